@@ -1,0 +1,31 @@
+# The two commands a new user needs: `make demo` and `make test`. Both build .venv first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test test-fast bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/dspla demo
+
+test: install
+	$(BIN)/python -m pytest -q
+
+# Everything except the real-mpiexec tier.
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not mpi"
+
+bench: install
+	$(BIN)/dspla bench all
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,26 @@
+"""dspla: a GraphBLAS-style sparse linear algebra language with distributed semirings.
+
+    import dspla as dp
+    A = dp.sparse("A", ("n", "n")); X = dp.dense("X", ("n", "f"))
+    f = dp.function(outputs={"T": dp.mxm(A, X, "plus_second")})
+    out = f(A=a_scipy, X=x_numpy)
+"""
+from . import errors, semiring
+from .errors import (DataFormatError, DimensionMismatch, DomainMismatch, DsplaError, DsplaSyntaxError,
+                     InputError, UnknownNameError)
+from .exec.values import Array
+from .frontend.dsl import (Expr, abs_ as abs, apply, cast, declare, dense, ewise_add, ewise_mult, exp, eye,
+                           log, log_softmax, mask, mxm, mxv, neg, param, reduce, reduce_all, reduce_cols,
+                           reduce_rows, relu, relu_grad, select, sigmoid, softmax, sparse, sqrt, step, tanh,
+                           transpose, vector, vxm)
+from .function import Function, function
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
+    "Expr", "Function", "InputError", "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "errors",
+    "ewise_add", "ewise_mult", "exp", "eye", "function", "log", "log_softmax", "mask", "mxm", "mxv", "neg",
+    "param", "reduce", "reduce_all", "reduce_cols", "reduce_rows", "relu", "relu_grad", "select", "semiring",
+    "sigmoid", "softmax", "sparse", "sqrt", "step", "tanh", "transpose", "vector", "vxm",
+]

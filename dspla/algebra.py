@@ -1,0 +1,266 @@
+"""The algebra: binary operators, monoids, semirings, unary operators and select predicates.
+
+Each is a row in a table keyed by its GraphBLAS name. A row says what the operator is
+(domain, result dtype, identity) and how SuiteSparse:GraphBLAS computes it (``gb``).
+Adding an operator or semiring is adding a row here; nothing else has to change.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import DomainMismatch, UnknownNameError
+from .ir.types import DType, promote
+
+F64, F32, I64, BOOL = DType.float64, DType.float32, DType.int64, DType.bool
+
+
+# ---------------------------------------------------------------------------- binary operators
+@dataclass(frozen=True)
+class BinaryOp:
+    """kind: arith (numeric), div (always floating), compare (-> bool), logical (bool in/out),
+    select (first/second/any/min/max: any dtype, result in the common dtype), pair (-> 1)."""
+
+    name: str
+    kind: str
+    gb: str
+
+    def __str__(self) -> str:
+        return self.name
+
+    def dtypes(self, a: DType, b: DType, where: str = "") -> tuple[DType, DType]:
+        """(dtype both operands are cast to, result dtype) for operands of dtypes a and b."""
+        if self.kind == "logical":
+            return BOOL, BOOL
+        c = promote(a, b)
+        if self.kind == "compare":
+            return c, BOOL
+        if self.kind == "div":
+            c = c if c.is_float else F64
+            return c, c
+        if self.kind == "arith" and c is BOOL:
+            raise DomainMismatch(f"{where or self.name}: operator {self.name!r} does not apply to bool "
+                                 "operands; use a logical operator (lor, land, lxor) or cast to int64/float64")
+        return c, c
+
+
+BINARY: dict[str, BinaryOp] = {}
+
+
+def _binary(name, kind, gb=None):
+    BINARY[name] = BinaryOp(name, kind, gb or name)
+
+
+for _n in ("plus", "minus", "rminus", "times", "pow"):
+    _binary(_n, "arith")
+_binary("div", "div", "truediv")
+_binary("rdiv", "div", "rtruediv")
+for _n in ("first", "second", "any", "min", "max"):
+    _binary(_n, "select")
+_binary("pair", "pair")
+for _n in ("land", "lor", "lxor"):
+    _binary(_n, "logical")
+for _n in ("eq", "ne", "gt", "ge", "lt", "le"):
+    _binary(_n, "compare")
+
+
+# ---------------------------------------------------------------------------------- monoids
+@dataclass(frozen=True)
+class Monoid:
+    """An associative, commutative operator with an identity; domain 'numeric', 'any' or 'bool'."""
+
+    name: str
+    domain: str
+    gb: str
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def op(self) -> BinaryOp:
+        return BINARY[self.name]
+
+    def identity(self, dtype: DType):
+        import numpy as np
+
+        if self.name == "plus" or self.name == "lor" or self.name == "lxor":
+            return dtype.np.type(0)
+        if self.name in ("times", "land"):
+            return dtype.np.type(1)
+        if self.name == "min":
+            return np.inf if dtype.is_float else (np.iinfo(np.int64).max if dtype is I64 else True)
+        if self.name == "max":
+            return -np.inf if dtype.is_float else (np.iinfo(np.int64).min if dtype is I64 else False)
+        return None  # any: no identity; every present value is an acceptable result
+
+    def check(self, dtype: DType, where: str = "") -> DType:
+        if self.domain == "bool":
+            return BOOL
+        if self.domain == "numeric" and dtype is BOOL:
+            raise DomainMismatch(f"{where or self.name}: monoid {self.name!r} does not apply to bool values; "
+                                 "use lor/land/lxor, or cast to int64/float64")
+        return dtype
+
+
+MONOIDS: dict[str, Monoid] = {
+    "plus": Monoid("plus", "numeric", "plus"),
+    "times": Monoid("times", "numeric", "times"),
+    "min": Monoid("min", "any", "min"),
+    "max": Monoid("max", "any", "max"),
+    "any": Monoid("any", "any", "any"),
+    "lor": Monoid("lor", "bool", "lor"),
+    "land": Monoid("land", "bool", "land"),
+    "lxor": Monoid("lxor", "bool", "lxor"),
+}
+
+
+# -------------------------------------------------------------------------------- semirings
+@dataclass(frozen=True)
+class Semiring:
+    name: str
+    monoid: Monoid
+    mult: BinaryOp
+    builtin: bool = True
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"semiring.{self.name}" if self.builtin else f"Semiring({self.name}: {self.monoid}.{self.mult})"
+
+    def dtypes(self, a: DType, b: DType, where: str = "") -> tuple[DType, DType]:
+        """(dtype operands are cast to, result dtype)."""
+        if self.monoid.domain == "bool" or self.mult.kind == "logical":
+            return BOOL, BOOL
+        try:
+            compute, out = self.mult.dtypes(a, b, where)
+        except DomainMismatch:
+            raise DomainMismatch(f"{where or self.name}: semiring {self.name!r} does not apply to bool operands "
+                                 "(its multiply is arithmetic); use lor_land or any_pair, or cast to int64/float64")
+        if out is BOOL and self.monoid.domain == "numeric":
+            raise DomainMismatch(f"{where or self.name}: semiring {self.name!r} does not apply to bool operands "
+                                 f"(monoid {self.monoid.name!r} is numeric); use lor_land or any_pair, or cast")
+        return compute, out
+
+
+SEMIRINGS: dict[str, Semiring] = {}
+for _name in ("plus_times", "plus_second", "plus_first", "plus_pair", "plus_min", "min_plus", "max_plus",
+              "min_times", "max_times", "min_second", "max_second", "min_first", "max_first", "min_max",
+              "max_min", "lor_land", "land_lor", "any_pair", "any_second", "any_first", "lxor_land"):
+    _m, _op = _name.split("_", 1)
+    SEMIRINGS[_name] = Semiring(_name, MONOIDS[_m], BINARY[_op])
+
+
+def define_semiring(name: str, monoid: str, op: str) -> Semiring:
+    """Register a semiring from a monoid and a multiply operator, usable by name everywhere."""
+    if not name.isidentifier():
+        raise ValueError(f"semiring name must be an identifier, got {name!r}")
+    sr = Semiring(name, get_monoid(monoid), get_binary(op), builtin=False)
+    old = SEMIRINGS.get(name)
+    if old is not None and (old.monoid, old.mult) != (sr.monoid, sr.mult):
+        raise ValueError(f"semiring {name!r} is already defined as {old.monoid.name}.{old.mult.name}")
+    SEMIRINGS[name] = sr
+    return sr
+
+
+# --------------------------------------------------------------------------- unary operators
+@dataclass(frozen=True)
+class UnaryOp:
+    """``steps`` is how GraphBLAS computes it: ('unary', gb_name) or ('bind', gb_binop, scalar),
+    applied in order to the present entries. ``result`` is 'same' (dtype kept), 'float'
+    (integers become float64), or 'numeric' (same, but bool is refused)."""
+
+    name: str
+    result: str
+    steps: tuple = field(default=())
+
+    def __str__(self) -> str:
+        return self.name
+
+    def dtypes(self, a: DType, where: str = "") -> tuple[DType, DType]:
+        if self.result == "float":
+            c = a if a.is_float else F64
+            return c, c
+        if self.result == "numeric" and a is BOOL:
+            raise DomainMismatch(f"{where or self.name}: {self.name} does not apply to bool values; cast first")
+        return a, a
+
+
+UNARY: dict[str, UnaryOp] = {}
+for _u in (
+    UnaryOp("relu", "numeric", (("bind", "max", 0),)),
+    UnaryOp("relu_grad", "numeric", (("bind", "gt", 0),)),  # step: 1 where x > 0 else 0
+    UnaryOp("sigmoid", "float", (("unary", "ainv"), ("unary", "exp"), ("bind", "plus", 1), ("unary", "minv"))),
+    UnaryOp("tanh", "float", (("unary", "tanh"),)),
+    UnaryOp("exp", "float", (("unary", "exp"),)),
+    UnaryOp("log", "float", (("unary", "log"),)),
+    UnaryOp("log1p", "float", (("unary", "log1p"),)),
+    UnaryOp("expm1", "float", (("unary", "expm1"),)),
+    UnaryOp("sqrt", "float", (("unary", "sqrt"),)),
+    UnaryOp("minv", "float", (("unary", "minv"),)),
+    UnaryOp("abs", "numeric", (("unary", "abs"),)),
+    UnaryOp("neg", "numeric", (("unary", "ainv"),)),
+    UnaryOp("sign", "numeric", (("unary", "signum"),)),
+    UnaryOp("square", "numeric", (("bind", "pow", 2),)),
+    UnaryOp("one", "same", (("unary", "one"),)),
+    UnaryOp("identity", "same", (("unary", "identity"),)),
+    UnaryOp("lnot", "same", (("unary", "lnot"),)),
+):
+    UNARY[_u.name] = _u
+UNARY["step"] = UnaryOp("step", "numeric", UNARY["relu_grad"].steps)
+
+
+# ------------------------------------------------------------------------ select predicates
+@dataclass(frozen=True)
+class SelectOp:
+    """Keep the entries where the predicate holds. ``on`` is 'value' (compares the entry with
+    the thunk) or 'index' (position relative to the diagonal offset given by the thunk)."""
+
+    name: str
+    on: str
+    gb: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+SELECT: dict[str, SelectOp] = {}
+for _n in ("gt", "ge", "lt", "le", "eq", "ne"):
+    SELECT[_n] = SelectOp(_n, "value", "value" + _n)
+SELECT["nonzero"] = SelectOp("nonzero", "value", "valuene")
+for _n in ("tril", "triu", "diag", "offdiag"):
+    SELECT[_n] = SelectOp(_n, "index", _n)
+SELECT_ALIASES = {">": "gt", ">=": "ge", "<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
+
+
+# ------------------------------------------------------------------------------ lookups
+def _lookup(table: dict, kind: str, name, cls):
+    if isinstance(name, cls):
+        return name
+    key = str(name)
+    if key not in table:
+        raise UnknownNameError(kind, key, table)
+    return table[key]
+
+
+def get_semiring(name) -> Semiring:
+    return _lookup(SEMIRINGS, "semiring", name, Semiring)
+
+
+def get_monoid(name) -> Monoid:
+    return _lookup(MONOIDS, "monoid", name, Monoid)
+
+
+def get_binary(name) -> BinaryOp:
+    if isinstance(name, Monoid):
+        return name.op
+    return _lookup(BINARY, "binary operator", name, BinaryOp)
+
+
+def get_unary(name) -> UnaryOp:
+    return _lookup(UNARY, "unary operator", name, UnaryOp)
+
+
+def get_select(name) -> SelectOp:
+    if isinstance(name, str) and name in SELECT_ALIASES:
+        name = SELECT_ALIASES[name]
+    return _lookup(SELECT, "select predicate", name, SelectOp)

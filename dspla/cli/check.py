@@ -1,0 +1,18 @@
+"""dspla check FILE: parse and type-check an expression file without data."""
+from __future__ import annotations
+
+
+def register(sub, common):
+    p = sub.add_parser("check", parents=[common], help="parse and type-check a .dspla file without data")
+    p.add_argument("file")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    from ..function import Function
+    from ..frontend.parser import parse_file
+
+    f = Function(parse_file(args.file))
+    ins = ", ".join(f"{n.attr('name')}: {n.type}" for n in f.inputs)
+    outs = ", ".join(f"{k}: {v.type}" for k, v in f.program.outputs)
+    print(f"{args.file}: ok\n  inputs:  {ins}\n  outputs: {outs}")

@@ -1,0 +1,86 @@
+"""One exception hierarchy for everything a user can get wrong.
+
+Every error a user can cause derives from DsplaError; the CLI prints ``str(err)`` (no
+traceback unless --debug). Errors that point into source carry a Span and render the
+offending line with a caret under it, lark-style.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where something was written: an expression file position or a Python call site."""
+
+    file: str
+    line: int
+    col: int
+    end_col: int | None = None
+    text: str | None = None  # the whole source line, for the caret display
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def caret(self) -> str:
+        if not self.text:
+            return ""
+        line = self.text.rstrip("\n")
+        width = max(1, (self.end_col or self.col + 1) - self.col)
+        return f"    {line}\n    {' ' * (self.col - 1)}{'^' * width}"
+
+
+class DsplaError(Exception):
+    """Base of every error dspla raises for bad programs, data or options."""
+
+    def __init__(self, message: str, span: Span | None = None):
+        self.message = message
+        self.span = span
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if self.span is None:
+            return self.message
+        caret = self.span.caret()
+        return f"{self.span}: {self.message}" + (f"\n{caret}" if caret else "")
+
+
+class DsplaSyntaxError(DsplaError):
+    """An expression file does not parse."""
+
+
+class UnknownNameError(DsplaError):
+    """An unknown semiring, operator, function, variable or plan; the message lists valid names."""
+
+    def __init__(self, kind: str, name: str, valid, span: Span | None = None):
+        self.kind, self.name, self.valid = kind, name, sorted(valid)
+        super().__init__(f"unknown {kind} {name!r}; valid {kind}s: {', '.join(self.valid)}", span)
+
+
+class DimensionMismatch(DsplaError, ValueError):
+    """Operand shapes do not agree (names both shapes and where the expression was written)."""
+
+
+class DomainMismatch(DsplaError, TypeError):
+    """Operand dtypes are not valid for an operator or semiring."""
+
+
+class InputError(DsplaError, ValueError):
+    """A run-time input is missing, extra, of the wrong kind, dtype or shape."""
+
+
+class DataFormatError(DsplaError, ValueError):
+    """A data file is malformed; the message names the file and the line (or pickle class)."""
+
+    def __init__(self, path: str, message: str, line: int | None = None):
+        self.path, self.line = str(path), line
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        super().__init__(f"{where}: {message}")
+
+
+class VerificationError(DsplaError):
+    """An IR or plan failed verification after a pass: a compiler bug, not a user error."""
+
+
+class PlanError(DsplaError):
+    """A requested plan, partition or layout cannot be used for this program or process count."""

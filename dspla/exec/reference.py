@@ -1,0 +1,183 @@
+"""The reference executor: interprets a Program node by node with SuiteSparse:GraphBLAS.
+
+One evaluation rule per op in the EVAL table. Every value is a graphblas Matrix; operands
+are cast to the dtype the op's algebra row asks for, so mixed-dtype programs mean the same
+thing here and in the distributed runtime.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import graphblas as gb
+
+from ..ir import Node, Op, Program
+from ..ir.typing import scalar_dtype
+from . import gbops
+from .values import concrete
+
+EVAL: dict[Op, Callable] = {}
+
+
+def eval_rule(op: Op):
+    def register(fn):
+        EVAL[op] = fn
+        return fn
+    return register
+
+
+class Env:
+    """What evaluation rules may look at besides their operands: bound inputs and dims."""
+
+    def __init__(self, inputs: dict, dims: dict):
+        self.inputs, self.dims = inputs, dims
+
+
+@eval_rule(Op.INPUT)
+def _input(node: Node, args, env: Env):
+    return env.inputs[node.attr("name")]
+
+
+@eval_rule(Op.IDENTITY)
+def _identity(node, args, env):
+    return gbops.identity(concrete(node.type.nrows, env.dims, "an identity matrix"), node.type.dtype)
+
+
+@eval_rule(Op.MXM)
+def _mxm(node, args, env):
+    a, b = args
+    sr = node.attr("semiring")
+    compute, out = sr.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
+    a, b = gbops.cast(a, compute), gbops.cast(b, compute)
+    return gbops.cast(a.mxm(b, gbops.semiring(sr, compute)).new(), out)
+
+
+def _ewise(node, args, union: bool):
+    a, b = args
+    op = node.attr("op")
+    compute, out = op.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
+    a, b = gbops.cast(a, compute), gbops.cast(b, compute)
+    shape = (max(a.nrows, b.nrows) if 1 in (a.nrows, b.nrows) else a.nrows,
+             max(a.ncols, b.ncols) if 1 in (a.ncols, b.ncols) else a.ncols)
+    if union:
+        a, b = gbops.expand(a, shape), gbops.expand(b, shape)
+        res = a.ewise_add(b, gbops.binary(op, compute)).new()
+    else:  # an intersection only needs the broadcast operand on the other one's pattern
+        if a.shape == shape:
+            b = gbops.expand(b, shape, like=a)
+        elif b.shape == shape:
+            a = gbops.expand(a, shape, like=b)
+        else:
+            a, b = gbops.expand(a, shape), gbops.expand(b, shape)
+        res = a.ewise_mult(b, gbops.binary(op, compute)).new()
+    return gbops.cast(res, out)
+
+
+@eval_rule(Op.EWISE_ADD)
+def _ewise_add(node, args, env):
+    return _ewise(node, args, union=True)
+
+
+@eval_rule(Op.EWISE_MULT)
+def _ewise_mult(node, args, env):
+    return _ewise(node, args, union=False)
+
+
+@eval_rule(Op.APPLY)
+def _apply(node, args, env):
+    (x,) = args
+    op = node.attr("op")
+    compute, out = op.dtypes(gbops.dtype_of(x))
+    return gbops.apply_unary(x, op, compute, out)
+
+
+@eval_rule(Op.APPLY_BIND)
+def _apply_bind(node, args, env):
+    (x,) = args
+    op, scalar, side = node.attr("op"), node.attr("scalar"), node.attr("side")
+    s = scalar_dtype(scalar, gbops.dtype_of(x))
+    compute, out = op.dtypes(*((s, gbops.dtype_of(x)) if side == "left" else (gbops.dtype_of(x), s)))
+    x = gbops.cast(x, compute)
+    value = compute.np.type(scalar)
+    kw = {"left": value} if side == "left" else {"right": value}
+    return gbops.cast(x.apply(gbops.binary(op, compute), **kw).new(), out)
+
+
+@eval_rule(Op.SELECT)
+def _select(node, args, env):
+    (x,) = args
+    op, thunk = node.attr("op"), node.attr("thunk")
+    if op.on == "value":
+        thunk = gbops.dtype_of(x).np.type(thunk)
+    else:
+        thunk = int(thunk)
+    return x.select(getattr(gb.select, op.gb), thunk).new()
+
+
+@eval_rule(Op.MASK)
+def _mask(node, args, env):
+    x, m = args
+    mask = m.S if node.attr("structure") else m.V
+    if node.attr("complement"):
+        mask = ~mask
+    return x.dup(mask=mask)
+
+
+@eval_rule(Op.TRANSPOSE)
+def _transpose(node, args, env):
+    return args[0].T.new()
+
+
+@eval_rule(Op.REDUCE)
+def _reduce(node, args, env):
+    (x,) = args
+    m, axis = node.attr("monoid"), node.attr("axis")
+    dt = node.type.dtype
+    x = gbops.cast(x, dt)
+    mon = gbops.monoid(m, dt)
+    if axis == "rows":
+        return gbops.column(x.reduce_rowwise(mon).new(), x.nrows)
+    if axis == "cols":
+        return gbops.row(x.reduce_columnwise(mon).new(), x.ncols)
+    s = x.reduce_scalar(mon).new()
+    out = gbops.empty(1, 1, dt)
+    if not s.is_empty:
+        out[0, 0] = s.value
+    return out
+
+
+@eval_rule(Op.CAST)
+def _cast(node, args, env):
+    return gbops.cast(args[0], node.attr("dtype"))
+
+
+assert set(EVAL) == set(Op), f"ops without an evaluation rule: {set(Op) - set(EVAL)}"
+
+
+class Schedule:
+    """The program in evaluation order with, for each step, which values die after it.
+    Built once per compiled program; running it does no graph work."""
+
+    def __init__(self, program: Program):
+        self.order = program.toposort()
+        index = {id(n): i for i, n in enumerate(self.order)}
+        self.slot = index
+        last = {}
+        for i, n in enumerate(self.order):
+            for a in n.args:
+                last[id(a)] = i
+        keep = {id(n) for _, n in program.outputs}
+        self.free_after = [[] for _ in self.order]
+        for nid, i in last.items():
+            if nid not in keep:
+                self.free_after[i].append(index[nid])
+        self.arg_slots = [tuple(index[id(a)] for a in n.args) for n in self.order]
+        self.outputs = [(name, index[id(n)]) for name, n in program.outputs]
+
+
+def run(schedule: Schedule, env: Env) -> dict:
+    vals: list = [None] * len(schedule.order)
+    for i, node in enumerate(schedule.order):
+        vals[i] = EVAL[node.op](node, [vals[j] for j in schedule.arg_slots[i]], env)
+        for j in schedule.free_after[i]:
+            vals[j] = None
+    return {name: vals[i] for name, i in schedule.outputs}

@@ -1,0 +1,322 @@
+"""The expression-file frontend: parse a .dspla file with the lark grammar in lang/ and build
+the same IR the embedded DSL builds, by calling the same functions.
+
+Nothing in a file is evaluated as Python: names resolve against the tables below and the
+file's own declarations only.
+"""
+from __future__ import annotations
+
+import ast as _pyast
+from functools import lru_cache
+from importlib import resources
+
+import lark
+
+from .. import algebra
+from ..errors import DimensionMismatch, DsplaError, DsplaSyntaxError, Span, UnknownNameError
+from ..ir import Node, Program
+from . import dsl
+from .dsl import Expr
+
+# Parameter kinds: how a call argument is read. 'expr' evaluates an expression; the others
+# read a bare name (or a string) from an algebra table, or a literal.
+E, SR, BIN, MON, UN, SEL, SCAL, DT, AX, BOOL, DIM = ("expr", "semiring", "binary operator", "monoid",
+                                                    "unary operator", "select predicate", "scalar", "dtype",
+                                                    "axis", "bool", "dim")
+_UNARY_FNS = ("relu", "relu_grad", "sigmoid", "tanh", "exp", "log", "abs", "neg", "sqrt", "step", "transpose",
+              "softmax", "log_softmax")
+# name -> (dsl function, [(param, kind, default)]); default _REQ means required
+_REQ = object()
+FUNCTIONS = {
+    "mxm": (dsl.mxm, [("a", E, _REQ), ("b", E, _REQ), ("semiring", SR, "plus_times")]),
+    "mxv": (dsl.mxv, [("a", E, _REQ), ("v", E, _REQ), ("semiring", SR, "plus_times")]),
+    "vxm": (dsl.vxm, [("u", E, _REQ), ("a", E, _REQ), ("semiring", SR, "plus_times")]),
+    "ewise_add": (dsl.ewise_add, [("a", E, _REQ), ("b", E, _REQ), ("op", BIN, "plus")]),
+    "ewise_mult": (dsl.ewise_mult, [("a", E, _REQ), ("b", E, _REQ), ("op", BIN, "times")]),
+    "apply": (dsl.apply, [("x", E, _REQ), ("op", "op", _REQ), ("left", SCAL, None), ("right", SCAL, None)]),
+    "reduce": (dsl.reduce, [("x", E, _REQ), ("monoid", MON, "plus"), ("axis", AX, "rows")]),
+    "reduce_rows": (dsl.reduce_rows, [("x", E, _REQ), ("monoid", MON, "plus")]),
+    "reduce_cols": (dsl.reduce_cols, [("x", E, _REQ), ("monoid", MON, "plus")]),
+    "reduce_all": (dsl.reduce_all, [("x", E, _REQ), ("monoid", MON, "plus")]),
+    "select": (dsl.select, [("x", E, _REQ), ("op", SEL, _REQ), ("thunk", SCAL, 0)]),
+    "mask": (dsl.mask, [("x", E, _REQ), ("m", E, _REQ), ("complement", BOOL, False), ("structure", BOOL, False)]),
+    "cast": (dsl.cast, [("x", E, _REQ), ("dtype", DT, _REQ)]),
+    "eye": (dsl.eye, [("n", DIM, _REQ), ("dtype", DT, "float64")]),
+}
+for _f in _UNARY_FNS:
+    FUNCTIONS[_f] = ({"abs": dsl.abs_}.get(_f) or getattr(dsl, _f), [("x", E, _REQ)])
+
+_TABLES = {SR: algebra.SEMIRINGS, BIN: algebra.BINARY, MON: algebra.MONOIDS, UN: algebra.UNARY,
+           SEL: {**algebra.SELECT, **{k: None for k in algebra.SELECT_ALIASES}}}
+
+
+@lru_cache(maxsize=1)
+def _parser() -> lark.Lark:
+    grammar = resources.files("dspla.grammar").joinpath("dspla.lark").read_text()
+    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+
+
+_TOKEN_TEXT = {"NAME": "a name", "NUMBER": "a number", "INT": "an integer", "STRING": "a string",
+               "_NEWLINE": "end of line", "$END": "end of file", "KIND": "sparse/dense/vector",
+               "DTYPE": "a dtype", "ROLE": "input/param", "BOOL": "true/false"}
+
+
+def _expected(terms) -> str:
+    """Readable names for the terminals lark expected: literal text for punctuation."""
+    shown = set()
+    for t in terms:
+        if t in _TOKEN_TEXT:
+            shown.add(_TOKEN_TEXT[t])
+            continue
+        try:
+            pat = _parser().get_terminal(t).pattern
+            shown.add(repr(pat.value) if pat.type == "str" else t.lower())
+        except KeyError:
+            shown.add(t.lower())
+    return ", ".join(sorted(shown))
+
+
+class _Builder:
+    def __init__(self, text: str, filename: str):
+        self.lines = text.splitlines()
+        self.file = filename
+        self.env: dict[str, Expr] = {}      # name -> current value
+        self.decls: list[Node] = []
+        self.outputs: list[tuple[str, Node]] = []
+
+    def span(self, meta_or_tok) -> Span:
+        line = getattr(meta_or_tok, "line", 1)
+        col = getattr(meta_or_tok, "column", 1)
+        end_line = getattr(meta_or_tok, "end_line", line)
+        end = getattr(meta_or_tok, "end_column", None) if end_line == line else None
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else None
+        return Span(self.file, line, col, end, text)
+
+    # ----------------------------------------------------------------- statements
+    def program(self, tree: lark.Tree) -> Program:
+        for st in tree.children:
+            getattr(self, "st_" + st.data)(st)
+        if not self.outputs:
+            raise DsplaError("the program has no 'output' statement", Span(self.file, max(1, len(self.lines)), 1))
+        return Program(tuple(self.outputs), tuple(self.decls), self.file)
+
+    def st_decl(self, t):
+        role, name, kind = t.children[0], t.children[1], t.children[2]
+        rest = t.children[3:]
+        dtype = "float64"
+        if rest and getattr(rest[-1], "type", None) == "DTYPE":
+            dtype = str(rest[-1])
+            rest = rest[:-1]
+        dims = [int(d) if d.type == "INT" else str(d) for d in rest]
+        span = self.span(t.meta)
+        if str(name) in self.env:
+            raise DsplaError(f"{name!s} is already defined", self.span(name))
+        if str(kind) == "vector":
+            if len(dims) != 1:
+                raise DimensionMismatch(f"vector[...] takes one dim, got {len(dims)}", span)
+            kind, dims = "dense", [dims[0], 1]
+        elif len(dims) != 2:
+            raise DimensionMismatch(f"{kind}[...] takes two dims (rows, columns), got {len(dims)}", span)
+        e = dsl.declare(str(name), str(kind), tuple(dims), dtype, role=str(role), span=span)
+        self.env[str(name)] = e
+        self.decls.append(e.node)
+
+    def st_assign(self, t):
+        name, expr = t.children
+        if str(name) in self.env and any(d.attr("name") == str(name) for d in self.decls):
+            raise DsplaError(f"cannot assign to {name!s}: it is an input", self.span(name))
+        value = self.expr(expr)
+        self.env[str(name)] = Expr(value.node.replace(name=str(name)))
+
+    def st_output(self, t):
+        for tok in t.children:
+            if str(tok) not in self.env:
+                self._unknown_var(tok)
+            if any(k == str(tok) for k, _ in self.outputs):
+                raise DsplaError(f"{tok!s} is output twice", self.span(tok))
+            self.outputs.append((str(tok), self.env[str(tok)].node))
+
+    # ---------------------------------------------------------------- expressions
+    def _unknown_var(self, tok):
+        raise UnknownNameError("variable", str(tok), self.env, self.span(tok))
+
+    def expr(self, t) -> Expr:
+        if isinstance(t, lark.Token):
+            raise DsplaError(f"expected an expression, got {t!s}", self.span(t))
+        span = self.span(t.meta)
+        kind = t.data
+        if kind == "var":
+            tok = t.children[0]
+            if str(tok) not in self.env:
+                self._unknown_var(tok)
+            return self.env[str(tok)]
+        if kind in ("number", "boolean", "string"):
+            raise DsplaError(f"a {kind} literal is only allowed as an operand of an operator or a function "
+                             "argument", span)
+        if kind == "call":
+            return self.call(t, span)
+        if kind == "neg":
+            return dsl.apply(self.expr(t.children[0]), "neg", span=span)
+        if kind == "transpose":
+            return dsl.transpose(self.expr(t.children[0]), span=span)
+        if kind in ("add", "sub", "mul", "div", "matmul", "pow"):
+            a, b = (self.operand(c) for c in t.children)
+            if kind == "matmul":
+                return dsl.mxm(self._need_expr(a, t.children[0]), self._need_expr(b, t.children[1]), "plus_times",
+                               span=span)
+            op = {"add": "plus", "sub": "minus", "mul": "times", "div": "div", "pow": "pow"}[kind]
+            try:
+                return dsl._arith(a, b, op, span)
+            except TypeError as e:
+                raise DsplaError(str(e), span) from None
+        raise DsplaError(f"unsupported expression {kind}", span)
+
+    def operand(self, t):
+        """An operator operand: a numeric literal stays a Python scalar (bound to the operator)."""
+        if isinstance(t, lark.Tree) and t.data == "number":
+            return _number(t.children[0])
+        if isinstance(t, lark.Tree) and t.data == "neg" and isinstance(t.children[0], lark.Tree) \
+                and t.children[0].data == "number":
+            return -_number(t.children[0].children[0])
+        return self.expr(t)
+
+    def _need_expr(self, v, tree):
+        if not isinstance(v, Expr):
+            raise DsplaError("@ needs matrices on both sides", self.span(tree.meta))
+        return v
+
+    def call(self, t, span):
+        fname = t.children[0]
+        if str(fname) not in FUNCTIONS:
+            raise UnknownNameError("function", str(fname), FUNCTIONS, self.span(fname))
+        fn, params = FUNCTIONS[str(fname)]
+        args = [c for c in t.children[1:] if c is not None]
+        pos = [a for a in args if not (isinstance(a, lark.Tree) and a.data == "kwarg")]
+        kws = [a for a in args if isinstance(a, lark.Tree) and a.data == "kwarg"]
+        if len(pos) > len(params):
+            raise DsplaError(f"{fname}() takes at most {len(params)} arguments "
+                             f"({', '.join(p for p, _, _ in params)}), got {len(pos)}", span)
+        bound = {}
+        for (pname, pkind, _), a in zip(params, pos):
+            bound[pname] = (pkind, a)
+        names = {p for p, _, _ in params}
+        for kw in kws:
+            key, val = kw.children
+            if str(key) not in names:
+                raise UnknownNameError(f"argument of {fname}()", str(key), names, self.span(key))
+            if str(key) in bound:
+                raise DsplaError(f"{fname}() got {key!s} twice", self.span(key))
+            bound[str(key)] = (dict((p, k) for p, k, _ in params)[str(key)], val)
+        kwargs = {}
+        for pname, pkind, default in params:
+            if pname not in bound:
+                if default is _REQ:
+                    raise DsplaError(f"{fname}() is missing its argument {pname!r} "
+                                     f"({fname}({', '.join(p for p, _, _ in params)}))", span)
+                if default is not None:
+                    kwargs[pname] = default
+                continue
+            kwargs[pname] = self.argument(pkind, bound[pname][1], str(fname), pname)
+        if str(fname) == "apply" and kwargs.get("left") is None and kwargs.get("right") is None:
+            if str(kwargs["op"]) not in algebra.UNARY:
+                raise UnknownNameError("unary operator", str(kwargs["op"]), algebra.UNARY,
+                                       self.span(bound["op"][1].meta))
+        elif str(fname) == "apply" and str(kwargs["op"]) not in algebra.BINARY:
+            raise UnknownNameError("binary operator", str(kwargs["op"]), algebra.BINARY,
+                                   self.span(bound["op"][1].meta))
+        try:
+            return fn(**kwargs, span=span)  # table params are the DSL functions' names
+        except (TypeError, ValueError) as e:
+            if isinstance(e, DsplaError):
+                raise
+            raise DsplaError(f"{fname}(): {e}", span) from None
+
+    def argument(self, kind, tree, fname, pname):
+        if kind == E:
+            return self.expr(tree)
+        word = self._word(tree)
+        span = self.span(tree.meta) if isinstance(tree, lark.Tree) else self.span(tree)
+        if kind in _TABLES or kind == "op":
+            table = _TABLES.get(kind) or {**algebra.UNARY, **algebra.BINARY}
+            if word is None:
+                raise DsplaError(f"{fname}(): {pname} is a {kind} name such as "
+                                 f"{', '.join(sorted(table)[:4])}", span)
+            if word not in table:
+                raise UnknownNameError(kind if kind != "op" else "operator", word, table, span)
+            return word
+        if kind == DT:
+            if word not in ("float64", "float32", "int64", "bool"):
+                raise UnknownNameError("dtype", str(word), ["float64", "float32", "int64", "bool"], span)
+            return word
+        if kind == AX:
+            if word not in ("rows", "cols", "all"):
+                raise UnknownNameError("axis", str(word), ["rows", "cols", "all"], span)
+            return word
+        if kind == DIM:
+            if isinstance(tree, lark.Tree) and tree.data == "number":
+                return int(_number(tree.children[0]))
+            if word is None:
+                raise DsplaError(f"{fname}(): {pname} is a dimension (a name or an integer)", span)
+            return word
+        if kind == BOOL:
+            if isinstance(tree, lark.Tree) and tree.data == "boolean":
+                return str(tree.children[0]) == "true"
+            raise DsplaError(f"{fname}(): {pname} is true or false", span)
+        if kind == SCAL:
+            v = self.operand(tree)
+            if isinstance(tree, lark.Tree) and tree.data == "boolean":
+                return str(tree.children[0]) == "true"
+            if isinstance(v, Expr):
+                raise DsplaError(f"{fname}(): {pname} is a number", span)
+            return v
+        raise AssertionError(kind)
+
+    @staticmethod
+    def _word(tree):
+        if isinstance(tree, lark.Tree) and tree.data == "var":
+            return str(tree.children[0])
+        if isinstance(tree, lark.Tree) and tree.data == "string":
+            return _pyast.literal_eval(str(tree.children[0]))  # a plain string literal, no escapes to run
+        return None
+
+
+def _number(tok):
+    s = str(tok)
+    return int(s) if s.isdigit() else float(s)
+
+
+def parse(text: str, filename: str = "<string>") -> Program:
+    """Parse and type-check a program; raises DsplaError subclasses with file:line:col."""
+    try:
+        tree = _parser().parse(text if text.endswith("\n") else text + "\n")
+    except lark.UnexpectedCharacters as e:
+        b = _Builder(text, filename)
+        raise DsplaSyntaxError(f"unexpected character {text[e.pos_in_stream]!r}; expected "
+                               f"{_expected(e.allowed)}", Span(filename, e.line, e.column, None,
+                                                            b.lines[e.line - 1] if e.line <= len(b.lines) else None))
+    except lark.UnexpectedToken as e:
+        b = _Builder(text, filename)
+        tok = e.token
+        what = "end of file" if tok.type == "$END" else ("end of line" if tok.type == "_NEWLINE" else repr(str(tok)))
+        line = tok.line if tok.line is not None else len(b.lines)
+        col = tok.column if tok.column is not None else 1
+        if tok.type == "_NEWLINE":
+            line, col = tok.line, tok.column
+        raise DsplaSyntaxError(f"unexpected {what}; expected {_expected(e.expected)}",
+                               Span(filename, line, col, None, b.lines[line - 1] if 0 < line <= len(b.lines) else None))
+    except lark.UnexpectedEOF as e:
+        raise DsplaSyntaxError(f"unexpected end of file; expected {_expected(e.expected)}",
+                               Span(filename, len(text.splitlines()) or 1, 1))
+    return _Builder(text, filename).program(tree)
+
+
+def parse_file(path) -> Program:
+    path = str(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise DsplaError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise DsplaError(f"{path}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
+    return parse(text, path)

@@ -1,0 +1,89 @@
+"""A compiled dspla program: passes run once at construction; calling it binds data and runs."""
+from __future__ import annotations
+
+import time
+
+from .errors import InputError
+from .exec import reference
+from .exec.values import Array, bind_dims, to_matrix
+from .frontend.dsl import Expr
+from .ir import Node, Op, Program
+from .passes import run_pipeline
+
+
+class Function:
+    def __init__(self, program: Program, passes=None):
+        self.source_program = program
+        self.program = run_pipeline(program, passes)
+        self.inputs = self.program.inputs
+        self._decl = {n.attr("name"): n for n in self.inputs}
+        self._schedule = reference.Schedule(self.program)
+        self.last_stats: dict | None = None
+
+    @property
+    def input_names(self) -> list[str]:
+        return list(self._decl)
+
+    @property
+    def output_names(self) -> list[str]:
+        return [k for k, _ in self.program.outputs]
+
+    @property
+    def params(self) -> list[str]:
+        return [k for k, n in self._decl.items() if n.attr("role") == "param"]
+
+    def bind(self, inputs: dict) -> tuple[dict, dict]:
+        """Check and convert inputs: (name -> graphblas Matrix, dim symbol -> size)."""
+        missing = [k for k in self._decl if k not in inputs]
+        extra = [k for k in inputs if k not in self._decl]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"missing input{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}")
+            if extra:
+                parts.append(f"unexpected input{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}")
+            raise InputError(f"{'; '.join(parts)}; the program takes "
+                             f"{', '.join(f'{k}: {n.type}' for k, n in self._decl.items())}")
+        mats = {k: to_matrix(inputs[k], self._decl[k]) for k in self._decl}
+        return mats, bind_dims(self._decl.values(), mats)
+
+    def __call__(self, **inputs) -> dict[str, Array]:
+        t0 = time.perf_counter()
+        mats, dims = self.bind(inputs)
+        env = reference.Env(mats, dims)
+        out = reference.run(self._schedule, env)
+        self.last_stats = {"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0}
+        return {k: Array(v, k) for k, v in out.items()}
+
+    def explain(self) -> str:
+        return str(self.program)
+
+    def __repr__(self) -> str:
+        return f"Function({', '.join(self.input_names)} -> {', '.join(self.output_names)})"
+
+
+def function(outputs, inputs=None) -> Function:
+    """Compile expressions into a callable program.
+
+    ``outputs``: a dict name -> expression, a single expression (output ``out``) or a list
+    (``out0``, ``out1``, ...). ``inputs``: optional expressions for the inputs, to fix their
+    order or to take inputs no output uses.
+    """
+    if isinstance(outputs, Expr):
+        outputs = {"out": outputs}
+    elif isinstance(outputs, (list, tuple)):
+        outputs = {f"out{i}": e for i, e in enumerate(outputs)}
+    outs = []
+    for k, e in outputs.items():
+        if not isinstance(e, Expr):
+            raise TypeError(f"output {k!r} is not a dspla expression ({type(e).__name__})")
+        if not k.isidentifier():
+            raise ValueError(f"output name {k!r} is not an identifier")
+        outs.append((k, e.node))
+    declared: tuple[Node, ...] = ()
+    if inputs is not None:
+        declared = tuple(e.node for e in inputs)
+        bad = [n for n in declared if n.op is not Op.INPUT]
+        if bad:
+            raise TypeError(f"inputs= takes declared inputs only, got {bad[0]!r}")
+    return Function(Program(tuple(outs), declared))

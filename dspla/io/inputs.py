@@ -1,0 +1,31 @@
+"""``--input`` specs: a path (by extension) or FILE.npz:ARRAY, read into scipy/numpy."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import DataFormatError, DsplaError
+
+
+def read_input(spec: str, kind: str = "dense"):
+    """Read one program input. ``kind`` is the declared kind ('sparse'/'dense'), used for
+    formats that can hold either."""
+    path, key = spec, None
+    if ".npz:" in spec:
+        path, _, key = spec.rpartition(":")
+    if not os.path.exists(path):
+        raise DsplaError(f"input file not found: {path}")
+    low = path.lower()
+    if low.endswith((".mtx", ".mtx.gz")):
+        from .mtx import load_mtx
+        return load_mtx(path)
+    if low.endswith(".npy"):
+        try:
+            return np.load(path, allow_pickle=False)
+        except ValueError as e:
+            raise DataFormatError(path, f"not a plain .npy array ({e})") from None
+    if low.endswith(".npz"):
+        from .npz import load_npz
+        return load_npz(path, key)
+    raise DsplaError(f"{path}: unknown input format (use .mtx, .mtx.gz, .npy or FILE.npz:ARRAY)")

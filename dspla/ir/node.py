@@ -1,0 +1,89 @@
+"""The IR: one closed set of ops and one immutable, printable node type.
+
+A Node is an op applied to argument nodes with attributes, carrying its inferred Type.
+Equality and hashing are structural (op, args, attrs, type); the source span and the
+user's name for a value are metadata and do not take part, so the same computation written
+in Python or in a .dspla file compares equal.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import Span
+from .types import Type
+
+
+class Op(enum.Enum):
+    INPUT = "input"            # name, role ('input' | 'param')
+    IDENTITY = "identity"      # the identity matrix of the node's shape (value 1)
+    MXM = "mxm"                # semiring
+    EWISE_ADD = "ewise_add"    # op: union of the patterns; a vector/1x1 operand broadcasts
+    EWISE_MULT = "ewise_mult"  # op: intersection of the patterns; a vector/1x1 operand broadcasts
+    APPLY = "apply"            # op: unary operator on present entries
+    APPLY_BIND = "apply_bind"  # op, scalar, side: a binary operator with a bound scalar
+    SELECT = "select"          # op, thunk: keep entries where the predicate holds
+    MASK = "mask"              # complement, structure: keep entries of arg 0 where mask arg 1 holds
+    TRANSPOSE = "transpose"
+    REDUCE = "reduce"          # monoid, axis ('rows' -> n x 1, 'cols' -> 1 x m, 'all' -> 1 x 1)
+    CAST = "cast"              # dtype
+
+
+Attrs = tuple  # tuple of (key, value) pairs in a fixed order; values hashable
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    op: Op
+    args: tuple["Node", ...]
+    attrs: Attrs
+    type: Type
+    span: Span | None = field(default=None, repr=False)
+    name: str | None = field(default=None, repr=False)  # the user's name for this value, if any
+
+    def __post_init__(self):
+        object.__setattr__(self, "_hash", hash((self.op, self.args, self.attrs, self.type)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Node) or self._hash != other._hash:
+            return False
+        return (self.op, self.attrs, self.type, self.args) == (other.op, other.attrs, other.type, other.args)
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        for k, v in self.attrs:
+            if k == key:
+                return v
+        return default
+
+    def replace(self, **kw) -> "Node":
+        d = dict(op=self.op, args=self.args, attrs=self.attrs, type=self.type, span=self.span, name=self.name)
+        d.update(kw)
+        return Node(**d)
+
+    @property
+    def label(self) -> str:
+        """How messages refer to this value: its name if it has one, else its op."""
+        if self.op is Op.INPUT:
+            return self.attr("name")
+        return self.name or self.op_text()
+
+    def op_text(self) -> str:
+        """The op with its attributes, e.g. ``mxm[plus_second]`` or ``apply_bind[times, 2.0, left]``."""
+        vals = [_fmt(v) for k, v in self.attrs if k not in ("name", "role")]
+        return f"{self.op.value}[{', '.join(vals)}]" if vals else self.op.value
+
+    def __repr__(self) -> str:
+        args = ", ".join(a.label for a in self.args)
+        return f"<{self.op_text()}({args}) : {self.type}>"
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return repr(v)
+    return str(v)

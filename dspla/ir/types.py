@@ -1,0 +1,108 @@
+"""Types of IR values: a kind (sparse or dense storage), a 2-D shape of dims, and a dtype.
+
+Every value is a matrix; vectors are n x 1 (column) or 1 x n (row). Semantics never depend on
+kind: a missing entry is missing whatever the storage. Kind says how the value is stored and
+laid out (CSR vs. a values array with a presence bitmap) and, for inputs, what a caller must
+pass: a dense input must have every entry present.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+Dim = Union[int, str]  # an int is a fixed size; a str is a symbol bound from data at run time
+
+
+class DType(enum.Enum):
+    float64 = "float64"
+    float32 = "float32"
+    int64 = "int64"
+    bool = "bool"
+
+    @property
+    def np(self) -> np.dtype:
+        return np.dtype(self.value)
+
+    @property
+    def gb(self) -> str:
+        return {"float64": "FP64", "float32": "FP32", "int64": "INT64", "bool": "BOOL"}[self.value]
+
+    @property
+    def is_float(self) -> bool:
+        return self in (DType.float64, DType.float32)
+
+    @property
+    def is_numeric(self) -> bool:
+        return self is not DType.bool
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, name) -> "DType":
+        from ..errors import UnknownNameError
+
+        if isinstance(name, DType):
+            return name
+        try:
+            return cls(np.dtype(name).name)
+        except (TypeError, ValueError):
+            pass
+        raise UnknownNameError("dtype", str(name), [d.value for d in cls])
+
+    @classmethod
+    def of_numpy(cls, dtype) -> "DType":
+        """The dspla dtype that holds a numpy dtype's values (integers widen to int64)."""
+        dt = np.dtype(dtype)
+        if dt == np.bool_:
+            return cls.bool
+        if dt.kind in "iu":
+            return cls.int64
+        if dt == np.float32:
+            return cls.float32
+        if dt.kind == "f":
+            return cls.float64
+        raise TypeError(f"no dspla dtype holds numpy {dt}")
+
+
+def promote(a: DType, b: DType) -> DType:
+    """numpy's promotion restricted to dspla dtypes (bool + int -> int, int + float -> float64)."""
+    return DType.of_numpy(np.result_type(a.np, b.np))
+
+
+class Kind(enum.Enum):
+    sparse = "sparse"
+    dense = "dense"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Type:
+    kind: Kind
+    shape: tuple[Dim, Dim]
+    dtype: DType = DType.float64
+
+    def __str__(self) -> str:
+        return f"{self.kind}[{self.shape[0]}, {self.shape[1]}] {self.dtype}"
+
+    def with_(self, **kw) -> "Type":
+        d = {"kind": self.kind, "shape": self.shape, "dtype": self.dtype}
+        d.update(kw)
+        return Type(**d)
+
+    @property
+    def nrows(self) -> Dim:
+        return self.shape[0]
+
+    @property
+    def ncols(self) -> Dim:
+        return self.shape[1]
+
+
+def shape_str(shape) -> str:
+    return f"[{shape[0]}, {shape[1]}]"

@@ -1,0 +1,53 @@
+"""The IR verifier, run after every pass.
+
+It re-derives every node's type with the op's rule and checks input names are used
+consistently. A failure names the node, shows its arguments and users and its source span.
+"""
+from __future__ import annotations
+
+from ..errors import DsplaError, VerificationError
+from .node import Node, Op
+from .program import Program
+from .typing import TYPE_RULES, _where
+
+REQUIRED_ATTRS = {
+    Op.INPUT: {"name", "role"}, Op.IDENTITY: set(), Op.MXM: {"semiring"}, Op.EWISE_ADD: {"op"},
+    Op.EWISE_MULT: {"op"}, Op.APPLY: {"op"}, Op.APPLY_BIND: {"op", "scalar", "side"},
+    Op.SELECT: {"op", "thunk"}, Op.MASK: {"complement", "structure"}, Op.TRANSPOSE: set(),
+    Op.REDUCE: {"monoid", "axis"}, Op.CAST: {"dtype"},
+}
+
+
+def verify(program: Program, after: str = "") -> Program:
+    names = program.names()
+    users = program.users()
+    inputs: dict[str, Node] = {}
+
+    def fail(node: Node, why: str):
+        ctx = [f"after pass {after!r}: " if after else "", f"{names.get(id(node), '?')} = {node!r}: {why}"]
+        for a in node.args:
+            ctx.append(f"\n    argument {names.get(id(a), '?')} = {a!r}")
+        for u in users.get(id(node), []):
+            ctx.append(f"\n    used by  {names.get(id(u), '?')} = {u!r}")
+        raise VerificationError("".join(ctx), node.span)
+
+    for node in program.toposort():
+        keys = {k for k, _ in node.attrs}
+        if keys != REQUIRED_ATTRS[node.op]:
+            fail(node, f"attributes {sorted(keys)} but {node.op.value} takes {sorted(REQUIRED_ATTRS[node.op])}")
+        if node.op is Op.INPUT:
+            prev = inputs.setdefault(node.attr("name"), node)
+            if prev is not node and prev.type != node.type:
+                fail(node, f"input {node.attr('name')!r} used with two types: {prev.type} and {node.type}")
+            continue
+        try:
+            want = TYPE_RULES[node.op](node.args, dict(node.attrs), node.type, _where(node.op, node.args,
+                                                                                     node.attrs), node.span)
+        except DsplaError as e:
+            fail(node, f"ill-typed: {e.message}")
+        if want != node.type:
+            fail(node, f"type is {node.type} but its rule gives {want}")
+    for name, _ in program.outputs:
+        if not name.isidentifier():
+            raise VerificationError(f"output name {name!r} is not an identifier")
+    return program

@@ -1,0 +1,23 @@
+"""The one traversal passes share: rebuild a program bottom-up, letting a rule replace nodes."""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ..ir import Node, Program
+
+
+def rewrite(program: Program, rule: Callable[[Node], Optional[Node]]) -> Program:
+    """Apply ``rule`` to every node after its arguments were rewritten; a rule returns a
+    replacement node or None to keep the node. Metadata (name, span) stays with the value."""
+    memo: dict[int, Node] = {}
+    for node in program.toposort():
+        args = tuple(memo[id(a)] for a in node.args)
+        cur = node if all(x is y for x, y in zip(args, node.args)) else node.replace(args=args)
+        new = rule(cur)
+        if new is not None and new is not cur:
+            if new.name is None and cur.name is not None:
+                new = new.replace(name=cur.name)
+            cur = new
+        memo[id(node)] = cur
+    declared = tuple(memo.get(id(d), d) for d in program.declared)
+    return Program(tuple((k, memo[id(v)]) for k, v in program.outputs), declared, program.source)
