@@ -20,7 +20,7 @@ class Span:
     text: str | None = None  # the whole source line, for the caret display
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
+        return f"{_short(self.file)}:{self.line}:{self.col}"
 
     def caret(self) -> str:
         if not self.text:
@@ -30,6 +30,17 @@ class Span:
         return f"    {line}\n    {' ' * (self.col - 1)}{'^' * width}"
 
 
+def _short(path: str) -> str:
+    """A path relative to the working directory when that is shorter (for messages)."""
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return rel if len(rel) < len(path) else path
+
+
 class DsplaError(Exception):
     """Base of every error dspla raises for bad programs, data or options."""
 
@@ -37,6 +48,15 @@ class DsplaError(Exception):
         self.message = message
         self.span = span
         super().__init__(self._render())
+
+    def at(self, span: Span) -> "DsplaError":
+        """The same error, located at ``span``."""
+        import copy
+
+        new = copy.copy(self)
+        new.span = span
+        new.args = (new._render(),)
+        return new
 
     def _render(self) -> str:
         if self.span is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..errors import DimensionMismatch, DomainMismatch, Span
+from ..errors import DimensionMismatch, DomainMismatch, DsplaError, Span
 from .node import Node, Op
 from .types import DType, Kind, Type
 
@@ -28,7 +28,12 @@ def make(op: Op, args=(), attrs=(), *, type: Type | None = None, span: Span | No
     """Build a node, inferring its type with the op's rule (leaves take their type as given)."""
     args = tuple(args)
     attrs = tuple(attrs)
-    inferred = TYPE_RULES[op](args, dict(attrs), type, _where(op, args, attrs), span)
+    try:
+        inferred = TYPE_RULES[op](args, dict(attrs), type, _where(op, args, attrs), span)
+    except DsplaError as e:
+        if e.span is None and span is not None:  # algebra rows do not know where they were used
+            raise e.at(span) from None
+        raise
     return Node(op, args, attrs, inferred, span, name)
 
 

@@ -1,0 +1,100 @@
+"""The expression-file language: parsing, both frontends giving the same IR, and the errors."""
+import pytest
+
+import dspla as dp
+from dspla.errors import DimensionMismatch, DomainMismatch, DsplaError, DsplaSyntaxError, UnknownNameError
+from dspla.frontend.parser import parse
+
+GCN = """# gcn_layer.dspla
+input  A : sparse[n, n]
+input  X : dense[n, f]
+param  W : dense[f, 7]          # params are inputs the trainer may update
+Z = A @ X @ W
+T = mxm(A, X, plus_second)
+H = relu(Z)
+output H, T
+"""
+
+
+def test_file_and_embedded_dsl_build_the_same_ir():
+    p = parse(GCN, "gcn.dspla")
+    A = dp.sparse("A", ("n", "n"))
+    X = dp.dense("X", ("n", "f"))
+    W = dp.param("W", ("f", 7))
+    f = dp.function(outputs={"H": dp.relu(A @ X @ W), "T": dp.mxm(A, X, dp.semiring.plus_second)})
+    assert f.source_program == p
+    assert f.program == dp.Function(p).program
+    # and a different program is not equal
+    g = dp.function(outputs={"H": dp.relu(A @ X @ W), "T": dp.mxm(A, X, "plus_first")})
+    assert g.source_program != p
+
+
+def test_declarations_dtypes_vectors_and_params():
+    p = parse("input A : sparse[n, m] int64\ninput v : vector[m] int64\nparam b : dense[1, 3] float32\n"
+              "y = mxv(A, v, min_plus)\noutput y\n")
+    ins = {n.attr("name"): n for n in p.inputs}
+    assert str(ins["A"].type) == "sparse[n, m] int64"
+    assert str(ins["v"].type) == "dense[m, 1] int64"
+    assert ins["b"].attr("role") == "param" and str(ins["b"].type) == "dense[1, 3] float32"
+    assert str(dict(p.outputs)["y"].type) == "dense[n, 1] int64"
+
+
+def test_expression_forms():
+    src = """input A : sparse[n, n]
+input X : dense[n, k]
+S = 2.0 * X - X / 3 + (-X) ** 2
+B = ewise_add(A, A.T, max) * ewise_mult(A, A, "min")
+M = mask(X, X, complement=true, structure=false)
+Q = select(A, ">", 0.5) + select(A, tril, -1)
+R = reduce(A, min, cols) @ X
+L = log_softmax(softmax(X)) + apply(X, "times", left=2) + apply(X, sigmoid)
+I = eye(n) + cast(A, float32)
+output S, B, M, Q, R, L, I
+"""
+    p = parse(src, "forms.dspla")
+    outs = dict(p.outputs)
+    assert str(outs["R"].type) == "dense[1, k] float64"
+    assert str(outs["I"].type) == "sparse[n, n] float64"
+    assert outs["S"].name == "S"
+
+
+def test_line_continuation_comments_and_blank_lines():
+    p = parse("\n\n# c\ninput A : sparse[n, n]   # trailing\n\nB = A @ \\\n    A\noutput B\n\n")
+    assert dict(p.outputs)["B"].op.value == "mxm"
+
+
+@pytest.mark.parametrize("src, exc, needles", [
+    ("input A : sparse[n, n]\nB = A @ \noutput B\n", DsplaSyntaxError, ["bad.dspla:2:9", "unexpected end of line",
+                                                                        "expected"]),
+    ("input A : sparse[n, n]\nB = A $ A\noutput B\n", DsplaSyntaxError, ["bad.dspla:2:7", "'$'"]),
+    ("input A : sparse[n, n]\nB = mxm(A, A, min_plux)\noutput B\n", UnknownNameError,
+     ["bad.dspla:2:15", "min_plux", "min_plus", "plus_times"]),
+    ("input A : sparse[n, n]\nB = relux(A)\noutput B\n", UnknownNameError, ["bad.dspla:2:5", "relux", "relu"]),
+    ("input A : sparse[n, n]\nB = A @ C\noutput B\n", UnknownNameError, ["bad.dspla:2:9", "variable 'C'"]),
+    ("input A : sparse[n, n]\ninput X : dense[f, 7]\nB = A @ X\noutput B\n", DimensionMismatch,
+     ["bad.dspla:3:5", "sparse[n, n]", "dense[f, 7]", "n != f", "B = A @ X\n        ^^^^^"]),
+    ("input A : sparse[n, n] bool\nB = A @ A\noutput B\n", DomainMismatch, ["bad.dspla:2:5", "plus_times", "bool"]),
+    ("input A : sparse[n, n]\nB = reduce_rows(A, minus)\noutput B\n", UnknownNameError, ["monoid", "minus", "plus"]),
+    ("input A : sparse[n, n]\nB = A\n", DsplaError, ["no 'output'"]),
+    ("input A : sparse[n, n]\ninput A : dense[n, n]\noutput A\n", DsplaError, ["bad.dspla:2:7", "already defined"]),
+    ("input A : sparse[n, n]\nA = A @ A\noutput A\n", DsplaError, ["cannot assign to A"]),
+    ("input A : sparse[n, n]\nB = mxm(A)\noutput B\n", DsplaError, ["missing its argument 'b'"]),
+    ("input A : sparse[n, n]\nB = mxm(A, A, semiring=plus_times, foo=1)\noutput B\n", UnknownNameError,
+     ["argument of mxm()", "foo"]),
+    ("input A : sparse[n, n]\nB = __import__(\"os\")\noutput B\n", UnknownNameError, ["function '__import__'"]),
+])
+def test_errors_point_at_the_source(src, exc, needles):
+    with pytest.raises(exc) as info:
+        parse(src, "bad.dspla")
+    msg = str(info.value)
+    for needle in needles:
+        assert needle in msg, f"{needle!r} not in {msg!r}"
+
+
+def test_nothing_is_evaluated_as_python(monkeypatch):
+    import builtins
+    called = []
+    monkeypatch.setattr(builtins, "eval", lambda *a, **k: called.append(a))
+    monkeypatch.setattr(builtins, "exec", lambda *a, **k: called.append(a))
+    parse('input A : sparse[n, n]\nB = select(A, ">", 1e3)\noutput B\n')
+    assert called == []
