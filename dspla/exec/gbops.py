@@ -15,7 +15,10 @@ from ..ir.types import DType
 def semiring(sr: Semiring, dtype: DType):
     name = f"{sr.monoid.gb}_{sr.mult.gb}"
     if sr.builtin and hasattr(gb.semiring, name):
-        return getattr(gb.semiring, name)[dtype.gb]
+        try:
+            return getattr(gb.semiring, name)[dtype.gb]
+        except KeyError:  # python-graphblas lacks some typed instances (min_max, max_min on BOOL)
+            pass
     anon = gb.core.operator.Semiring.register_anonymous(getattr(gb.monoid, sr.monoid.gb),
                                                          getattr(gb.binary, sr.mult.gb), sr.name)
     return anon[dtype.gb]
