@@ -107,6 +107,7 @@ def _select(node, args, env):
     (x,) = args
     op, thunk = node.attr("op"), node.attr("thunk")
     if op.on == "value":
+        thunk = 0 if op.name == "nonzero" else thunk
         thunk = gbops.dtype_of(x).np.type(thunk)
     else:
         thunk = int(thunk)

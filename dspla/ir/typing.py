@@ -133,7 +133,9 @@ def _apply_bind(args, attrs, given, where, span):
 @type_rule(Op.SELECT)
 def _select(args, attrs, given, where, span):
     (x,) = args
-    if attrs["op"].on == "value" and x.type.dtype is DType.bool and not isinstance(attrs["thunk"], bool):
+    op = attrs["op"]  # nonzero takes no thunk: it applies to bool values whatever the thunk
+    if op.on == "value" and op.name != "nonzero" and x.type.dtype is DType.bool \
+            and not isinstance(attrs["thunk"], bool):
         raise DomainMismatch(f"{where}: comparing bool values with {attrs['thunk']!r}", span)
     return x.type
 
