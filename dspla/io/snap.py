@@ -1,0 +1,148 @@
+"""SNAP-style edge lists (``.txt``, ``.txt.gz``, ``.edges``, ``.el``).
+
+Format, as read here:
+
+- one edge per line, ``SRC DST`` separated by any run of spaces/tabs; CRLF line endings are fine;
+- lines starting with ``#`` or ``%`` are comments (SNAP uses ``#``, KONECT/NetworkRepository
+  ``%``), as is anything after a ``#``/``%`` on a line; blank lines are skipped;
+- node ids are non-negative integers, not necessarily contiguous;
+- an optional third column is allowed (SNAP temporal graphs carry a timestamp there, weighted
+  lists a weight). It must be numeric and every line must have the same number of columns.
+  It is used as the edge value only with ``weighted=True``; otherwise it is checked and ignored.
+
+What you get (``load_snap``), a ``scipy.sparse.csr_array``:
+
+- ``directed=True`` (default; SNAP social graphs are directed): A[i, j] = 1 for an edge i -> j.
+  ``directed=False``: every edge is stored both ways, so A is symmetric.
+- ids are relabelled to 0..n-1 in increasing order of the original id (``relabel=True``); pass
+  ``return_ids=True`` to also get ``ids`` with ``ids[k]`` = the original id of node k.
+  ``relabel=False`` keeps the ids as row numbers (n = largest id + 1).
+- duplicate edges collapse to one entry of value 1.0 (with ``weighted=True``: the largest of the
+  listed weights, so an undirected edge listed in both directions is still one edge).
+- self loops are kept by default (``self_loops=False`` drops them); they are data in the file and
+  cost nothing in a 1D plan (a diagonal entry reads a local row).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import DataFormatError
+from ._textfile import loadtxt, locate, open_text, parse_float, parse_int
+
+COMMENTS = ("#", "%")
+
+
+def load_snap(path, *, directed: bool = True, self_loops: bool = True, weighted: bool = False,
+              relabel: bool = True, return_ids: bool = False):
+    """Read an edge list into an n x n csr_array (see the module docstring for the rules).
+
+    Returns ``A``, or ``(A, ids)`` with ``return_ids=True``."""
+    src, dst, w = read_edges(path, weighted=weighted)
+    if relabel:
+        ids, (src, dst) = _relabel(src, dst)
+    else:
+        ids = np.arange(int(max(src.max(initial=-1), dst.max(initial=-1))) + 1, dtype=np.int64)
+    A = edges_to_csr(src, dst, len(ids), w, directed=directed, self_loops=self_loops)
+    return (A, ids) if return_ids else A
+
+
+def read_edges(path, *, weighted: bool = False):
+    """The raw edge arrays ``(src, dst, weights or None)`` of an edge list, validated."""
+    ncols = _count_columns(path)
+    dtype = [("u", np.int64), ("v", np.int64)] + ([("w", np.float64)] if ncols == 3 else [])
+    with open_text(path) as f:
+        try:
+            rec = loadtxt(path, f, dtype, COMMENTS)
+        except ValueError:
+            rec = None
+    if rec is None:
+        locate(path, _line_validator(path, ncols), fallback="malformed edge list")
+    src, dst = rec["u"], rec["v"]
+    if len(src) and min(src.min(), dst.min()) < 0:
+        locate(path, _line_validator(path, ncols), fallback="negative node id")
+    w = rec["w"].copy() if (weighted and ncols == 3) else None
+    if weighted and ncols != 3:
+        raise DataFormatError(path, "weighted=True but the file has no third (weight) column")
+    return src, dst, w
+
+
+def edges_to_csr(src, dst, n: int, w=None, *, directed=True, self_loops=True) -> sp.csr_array:
+    """Edges (0-based) -> n x n csr_array, duplicates collapsed (value 1.0, or max weight)."""
+    if not self_loops:
+        keep = src != dst
+        src, dst = src[keep], dst[keep]
+        w = None if w is None else w[keep]
+    if not directed:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+        w = None if w is None else np.concatenate([w, w])
+    if w is None:
+        # scipy's coo->csr is a counting sort in C++; the summed duplicates are reset to 1.0.
+        A = sp.csr_array((np.ones(len(src)), (src, dst)), shape=(n, n))
+        A.sum_duplicates()
+        A.data[:] = 1.0
+        return A
+    key = src * np.int64(n) + dst
+    order = np.lexsort((w, key))  # by edge, then weight: the last of each run is the max
+    key, w = key[order], w[order]
+    last = np.flatnonzero(np.r_[key[1:] != key[:-1], True])
+    key, w = key[last], w[last]
+    A = sp.csr_array((w, (key // n, key % n)), shape=(n, n))
+    A.has_canonical_format = True  # already sorted and unique
+    return A
+
+
+def _relabel(src, dst):
+    """Original ids -> 0..n-1 in increasing id order. A presence bitmap when ids are not much
+    sparser than the edges (O(E + max id)), np.unique otherwise."""
+    if len(src) == 0:
+        return np.zeros(0, np.int64), (src, dst)
+    top = int(max(src.max(), dst.max()))
+    if top < 4 * (len(src) + len(dst)) + 1024:
+        present = np.zeros(top + 1, dtype=bool)
+        present[src] = True
+        present[dst] = True
+        ids = np.flatnonzero(present)
+        new = np.cumsum(present, dtype=np.int64) - 1
+        return ids, (new[src], new[dst])
+    ids, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    return ids, (inv[: len(src)], inv[len(src):])
+
+
+def _data_tokens(line: str) -> list[str]:
+    for c in COMMENTS:
+        line = line.split(c, 1)[0]
+    return line.split()
+
+
+def _count_columns(path) -> int:
+    """Columns of the first data line (2 or 3); reads only up to that line."""
+    with open_text(path) as f:
+        for no, line in enumerate(f, 1):
+            toks = _data_tokens(line)
+            if toks:
+                if len(toks) not in (2, 3):
+                    raise DataFormatError(
+                        path, f"expected 'SRC DST' or 'SRC DST VALUE', found {len(toks)} "
+                        f"column{'s' if len(toks) != 1 else ''}: {line.strip()!r}", line=no)
+                return len(toks)
+    return 2  # no edges at all: an empty graph
+
+
+def _line_validator(path, ncols: int):
+    def check(no: int, line: str) -> None:
+        toks = _data_tokens(line)
+        if not toks:
+            return
+        if len(toks) != ncols:
+            raise DataFormatError(path, f"expected {ncols} columns like the first edge line, "
+                                  f"found {len(toks)}: {line.strip()!r}", line=no)
+        for tok, what in zip(toks[:2], ("source node id", "target node id")):
+            v = parse_int(path, no, tok, what)
+            if v < 0:
+                raise DataFormatError(path, f"{what} {tok} is negative", line=no)
+            if v >= 2**63:
+                raise DataFormatError(path, f"{what} {tok} does not fit in 64 bits", line=no)
+        if ncols == 3:
+            parse_float(path, no, toks[2], "edge value")
+    return check
