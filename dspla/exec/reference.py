@@ -11,6 +11,7 @@ from typing import Callable
 import graphblas as gb
 
 from ..ir import Node, Op, Program
+from ..ir.types import promote
 from ..ir.typing import scalar_dtype
 from . import gbops
 from .values import concrete
@@ -106,12 +107,18 @@ def _apply_bind(node, args, env):
 def _select(node, args, env):
     (x,) = args
     op, thunk = node.attr("op"), node.attr("thunk")
-    if op.on == "value":
-        thunk = 0 if op.name == "nonzero" else thunk
-        thunk = gbops.dtype_of(x).np.type(thunk)
-    else:
-        thunk = int(thunk)
-    return x.select(getattr(gb.select, op.gb), thunk).new()
+    if op.on == "index":
+        return x.select(getattr(gb.select, op.gb), int(thunk)).new()
+    dt = gbops.dtype_of(x)
+    if op.name == "nonzero":
+        return x.select(gb.select.valuene, dt.np.type(0)).new()
+    # The thunk is a weak Python scalar (as in numpy 2): int64 values compared with 0.5 or
+    # -1.5 compare in float64, not against a thunk truncated to 0 or -1.
+    cmp = promote(dt, scalar_dtype(thunk, dt))
+    if cmp is dt:
+        return x.select(getattr(gb.select, op.gb), dt.np.type(thunk)).new()
+    keep = gbops.cast(x, cmp).select(getattr(gb.select, op.gb), cmp.np.type(thunk)).new()
+    return x.dup(mask=keep.S)
 
 
 @eval_rule(Op.MASK)
