@@ -128,8 +128,10 @@ class Semiring:
         return f"semiring.{self.name}" if self.builtin else f"Semiring({self.name}: {self.monoid}.{self.mult})"
 
     def dtypes(self, a: DType, b: DType, where: str = "") -> tuple[DType, DType]:
-        """(dtype operands are cast to, result dtype)."""
-        if self.monoid.domain == "bool" or self.mult.kind == "logical":
+        """(dtype operands are cast to, result dtype). Operands take the multiply's domain: a
+        comparison under a bool monoid compares in the promoted dtype (GraphBLAS LOR_EQ_FP64
+        compares doubles), a logical multiply or any other multiply under a bool monoid runs on bool."""
+        if self.mult.kind == "logical" or (self.monoid.domain == "bool" and self.mult.kind != "compare"):
             return BOOL, BOOL
         try:
             compute, out = self.mult.dtypes(a, b, where)
