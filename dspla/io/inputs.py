@@ -7,6 +7,8 @@ import numpy as np
 
 from ..errors import DataFormatError, DsplaError
 
+FORMATS_HELP = ".mtx[.gz], an edge list (.txt[.gz], .edges, .el), .npy or FILE.npz[:ARRAY]"
+
 
 def read_input(spec: str, kind: str = "dense"):
     """Read one program input. ``kind`` is the declared kind ('sparse'/'dense'), used for
@@ -17,9 +19,6 @@ def read_input(spec: str, kind: str = "dense"):
     if not os.path.exists(path):
         raise DsplaError(f"input file not found: {path}")
     low = path.lower()
-    if low.endswith((".mtx", ".mtx.gz")):
-        from .mtx import load_mtx
-        return load_mtx(path)
     if low.endswith(".npy"):
         try:
             return np.load(path, allow_pickle=False)
@@ -28,4 +27,15 @@ def read_input(spec: str, kind: str = "dense"):
     if low.endswith(".npz"):
         from .npz import load_npz
         return load_npz(path, key)
-    raise DsplaError(f"{path}: unknown input format (use .mtx, .mtx.gz, .npy or FILE.npz:ARRAY)")
+    from .graph import graph_format
+    try:
+        fmt = graph_format(path)
+    except DsplaError:
+        raise DsplaError(f"{path}: unknown input format (use {FORMATS_HELP})") from None
+    if fmt == "mtx":
+        from .mtx import load_mtx
+        return load_mtx(path)
+    # An edge list is a sparse matrix (directed: A[i, j] = 1 for an edge i -> j); as a dense
+    # input it reaches the input checker, which says how to convert.
+    from .snap import load_snap
+    return load_snap(path)

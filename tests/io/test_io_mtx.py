@@ -1,0 +1,164 @@
+"""MatrixMarket loader: hand-written files with hand-written expectations, real SuiteSparse files,
+and one error test per kind of malformation (file name and line number in the message)."""
+import gzip
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from conftest import dataset
+
+from dspla.errors import DataFormatError
+from dspla.io.mtx import load_mtx
+
+
+def write(tmp_path, text, name="m.mtx"):
+    p = tmp_path / name
+    if name.endswith(".gz"):
+        p.write_bytes(gzip.compress(text.encode()))
+    else:
+        p.write_text(text)
+    return p
+
+
+def dense(A):
+    return A.toarray() if sp.issparse(A) else A
+
+
+def test_coordinate_real_general_with_duplicates_summed(tmp_path):
+    p = write(tmp_path, "%%MatrixMarket matrix coordinate real general\n"
+                        "% a comment\n"
+                        "%\n"
+                        "3 4 5\n"
+                        "1 1 1.5\n"
+                        "3 4 -2e1\n"
+                        "2 3 0\n"          # an explicit zero stays a stored entry
+                        "1 1 2.5\n"        # duplicate of (1,1): summed
+                        "3 1 7\n")
+    A = load_mtx(p)
+    assert isinstance(A, sp.csr_array) and A.shape == (3, 4) and A.dtype == np.float64
+    np.testing.assert_array_equal(A.toarray(), [[4.0, 0, 0, 0],
+                                                [0, 0, 0, 0],
+                                                [7.0, 0, 0, -20.0]])
+    C = A.tocoo()
+    assert sorted(zip(C.row.tolist(), C.col.tolist(), C.data.tolist())) == [
+        (0, 0, 4.0), (1, 2, 0.0), (2, 0, 7.0), (2, 3, -20.0)]  # (1,1) once, the stored zero kept
+
+
+def test_explicit_zero_is_stored(tmp_path):
+    A = load_mtx(write(tmp_path, "%%MatrixMarket matrix coordinate real general\n2 2 1\n2 1 0.0\n"))
+    assert A.nnz == 1
+    C = A.tocoo()
+    assert (C.row.tolist(), C.col.tolist(), C.data.tolist()) == ([1], [0], [0.0])
+
+
+def test_pattern_symmetric_mirrors_without_doubling_diagonal(tmp_path):
+    p = write(tmp_path, "%%MatrixMarket matrix coordinate pattern symmetric\n"
+                        "3 3 4\n1 1\n2 1\n3 2\n3 3\n")
+    np.testing.assert_array_equal(load_mtx(p).toarray(), [[1.0, 1, 0],
+                                                          [1, 0, 1],
+                                                          [0, 1, 1]])
+
+
+def test_integer_skew_symmetric(tmp_path):
+    p = write(tmp_path, "%%MatrixMarket matrix coordinate integer skew-symmetric\n"
+                        "3 3 2\n2 1 5\n3 1 -4\n")
+    A = load_mtx(p)
+    assert A.dtype == np.int64
+    np.testing.assert_array_equal(A.toarray(), [[0, -5, 4],
+                                                [5, 0, 0],
+                                                [-4, 0, 0]])
+
+
+def test_complex_hermitian(tmp_path):
+    p = write(tmp_path, "%%MatrixMarket matrix coordinate complex hermitian\n"
+                        "2 2 2\n1 1 3 0\n2 1 1 2\n")
+    np.testing.assert_array_equal(load_mtx(p).toarray(), [[3, 1 - 2j], [1 + 2j, 0]])
+
+
+def test_array_general_is_column_major(tmp_path):
+    p = write(tmp_path, "%%MatrixMarket matrix array real general\n2 3\n1\n2\n3\n4\n5\n6\n")
+    A = load_mtx(p)
+    assert isinstance(A, np.ndarray) and A.flags.c_contiguous
+    np.testing.assert_array_equal(A, [[1.0, 3, 5], [2, 4, 6]])
+
+
+def test_array_symmetric_and_skew(tmp_path):
+    p = write(tmp_path, "%%MatrixMarket matrix array integer symmetric\n3 3\n1\n2\n3\n4\n5\n6\n")
+    np.testing.assert_array_equal(load_mtx(p), [[1, 2, 3], [2, 4, 5], [3, 5, 6]])
+    p = write(tmp_path, "%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n")
+    np.testing.assert_array_equal(load_mtx(p), [[0, -1, -2], [1, 0, -3], [2, 3, 0]])
+
+
+def test_gzip_crlf_and_case_insensitive_banner(tmp_path):
+    text = "%%MatrixMarket MATRIX Coordinate Real General\r\n2 2 2\r\n1 2 0.5\r\n2 2 1.5\r\n"
+    A = load_mtx(write(tmp_path, text, "m.mtx.gz"))
+    np.testing.assert_array_equal(A.toarray(), [[0, 0.5], [0, 1.5]])
+
+
+def test_empty_matrix(tmp_path):
+    A = load_mtx(write(tmp_path, "%%MatrixMarket matrix coordinate real general\n5 6 0\n"))
+    assert A.shape == (5, 6) and A.nnz == 0
+
+
+@pytest.mark.parametrize("name", ["delaunay_n14.mtx", "luxembourg_osm.mtx", "bcsstk13.mtx",
+                                  "rajat01.mtx", "mbeacxc.mtx", "bayer10.mtx"])
+def test_real_suitesparse_files_match_scipy(name):
+    path = dataset("suitesparse", name)
+    A = load_mtx(path)
+    B = sp.csr_array(scipy.io.mmread(str(path)))  # an independent reader as the oracle
+    assert A.shape == B.shape and A.nnz == B.nnz
+    assert abs(A - B).max() == 0
+
+
+def test_real_file_counts():
+    A = load_mtx(dataset("suitesparse", "luxembourg_osm.mtx"))
+    # pattern symmetric, 119,666 stored lower-triangle edges, no diagonal: mirrored twice
+    assert A.shape == (114599, 114599) and A.nnz == 2 * 119666
+    assert (A != A.T).nnz == 0 and set(np.unique(A.data)) == {1.0}
+
+
+BANNER = "%%MatrixMarket matrix coordinate real general\n"
+
+
+@pytest.mark.parametrize("text, line, fragment", [
+    ("%%MatrixMarkt matrix coordinate real general\n1 1 0\n", 1, "first line must start"),
+    ("%%MatrixMarket matrix coordinate real\n1 1 0\n", 1, "banner must be"),
+    ("%%MatrixMarket matrix sparse real general\n1 1 0\n", 1, "unsupported format 'sparse'"),
+    ("%%MatrixMarket matrix coordinate float general\n1 1 0\n", 1, "unsupported field 'float'"),
+    ("%%MatrixMarket matrix array pattern general\n1 1\n", 1, "only valid for coordinate"),
+    (BANNER + "% c\n3 3\n1 1 1\n", 3, "size line must be"),
+    (BANNER + "3 x 1\n1 1 1\n", 2, "'x' is not an integer"),
+    (BANNER + "%\n", 3, "ends before the size line"),
+    ("%%MatrixMarket matrix coordinate real symmetric\n3 4 1\n1 1 1\n", 2, "must be square"),
+    (BANNER + "3 3 2\n1 1 1\n2 2 x\n", 4, "value 'x' is not a number"),
+    (BANNER + "3 3 2\n1 1 1\n2 2\n", 4, "too few columns"),
+    (BANNER + "3 3 2\n1 1 1\n2 2 1 7\n", 4, "too many columns"),
+    (BANNER + "3 3 2\n1 1 1\n2.5 2 1\n", 4, "row index '2.5' is not an integer"),
+    (BANNER + "3 3 2\n1 1 1\n\n2 4 1\n", 5, "column index 4 out of range 1..3"),
+    (BANNER + "3 3 2\n0 1 1\n2 2 1\n", 3, "row index 0 out of range"),
+    (BANNER + "3 3 2\n1 1 1\n2 2 1\n3 3 1\n", 5, "more entries than the 2 declared"),
+    (BANNER + "% c\n3 3 3\n1 1 1\n2 2 1\n", 3, "declares 3 entries but the file has 2"),
+    ("%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 1.5\n", 3, "value '1.5' is not an integer"),
+    ("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 2 1\n", 3, "may not store diagonal"),
+    ("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", 2, "declares 4 entries but the file has 3"),
+])
+def test_malformed_files_name_file_and_line(tmp_path, text, line, fragment):
+    p = write(tmp_path, text, "bad.mtx")
+    with pytest.raises(DataFormatError) as e:
+        load_mtx(p)
+    msg = str(e.value)
+    assert f"bad.mtx:{line}:" in msg, msg
+    assert fragment in msg, msg
+    assert e.value.line == line
+
+
+def test_bad_gzip(tmp_path):
+    p = tmp_path / "x.mtx.gz"
+    p.write_text(BANNER + "1 1 0\n")  # not compressed
+    with pytest.raises(DataFormatError, match="x.mtx.gz.*not a gzip file"):
+        load_mtx(p)
+    good = gzip.compress((BANNER + "3 3 2\n1 1 1\n2 2 1\n").encode())
+    p.write_bytes(good[:-12])  # truncated stream
+    with pytest.raises(DataFormatError, match="x.mtx.gz.*(corrupt|truncated)"):
+        load_mtx(p)
