@@ -1,0 +1,84 @@
+"""A restricted unpickler for data files (the Planetoid ``ind.*`` pickles).
+
+A pickle is a program: every ``GLOBAL`` opcode imports a name and ``REDUCE`` calls it, so
+``pickle.load`` on an untrusted file can run ``os.system``. Here ``find_class`` admits only an
+explicit table of (module, name) pairs -- the numpy array/dtype reconstructors, the scipy sparse
+matrix classes and a few builtins -- and refuses everything else with a DataFormatError that
+names the file and the refused ``module.name``. Nothing is imported by name from the file: the
+table maps each admitted spelling straight to the object.
+"""
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import DataFormatError, DsplaError
+
+
+def _numpy_core(name: str):
+    # numpy 2 moved numpy.core to numpy._core; old pickles still say numpy.core.multiarray.
+    core = getattr(np, "_core", None)
+    if core is None:  # numpy 1.x
+        core = np.core  # pragma: no cover
+    return getattr(core.multiarray, name)
+
+
+def _table() -> dict[tuple[str, str], object]:
+    import collections
+
+    allowed: dict[tuple[str, str], object] = {
+        ("numpy", "ndarray"): np.ndarray,
+        ("numpy", "dtype"): np.dtype,
+        ("collections", "defaultdict"): collections.defaultdict,
+    }
+    for mod in ("numpy.core.multiarray", "numpy._core.multiarray"):
+        allowed[(mod, "_reconstruct")] = _numpy_core("_reconstruct")  # ndarray.__reduce__
+        allowed[(mod, "scalar")] = _numpy_core("scalar")  # numpy scalars (e.g. a float32)
+    # scipy has moved its sparse classes between private modules over the years.
+    for cls, mods in ((sp.csr_matrix, ("scipy.sparse.csr", "scipy.sparse._csr", "scipy.sparse")),
+                      (sp.lil_matrix, ("scipy.sparse.lil", "scipy.sparse._lil", "scipy.sparse"))):
+        for mod in mods:
+            allowed[(mod, cls.__name__)] = cls
+    # Python 2 pickles name builtins "__builtin__".
+    for mod in ("builtins", "__builtin__"):
+        for name, obj in (("list", list), ("dict", dict), ("set", set), ("int", int),
+                          ("float", float)):
+            allowed[(mod, name)] = obj
+    return allowed
+
+
+ALLOWED = _table()
+
+
+class RestrictedUnpickler(pickle.Unpickler):
+    def __init__(self, file, path: str, allowed=None):
+        # latin1: Python 2 pickles store numpy array bytes as str; latin1 maps them 1:1.
+        super().__init__(file, encoding="latin1")
+        self.path = path
+        self.allowed = ALLOWED if allowed is None else allowed
+
+    def find_class(self, module: str, name: str):
+        try:
+            return self.allowed[(module, name)]
+        except KeyError:
+            raise DataFormatError(
+                self.path, f"refused to unpickle {module}.{name}: only numpy arrays, scipy "
+                "sparse matrices and plain containers are allowed in data files") from None
+
+
+def restricted_load(path, allowed=None):
+    """Unpickle one object from ``path`` through :class:`RestrictedUnpickler`."""
+    path = str(path)
+    try:
+        with open(path, "rb") as f:
+            return RestrictedUnpickler(f, path, allowed).load()
+    except FileNotFoundError:
+        raise DsplaError(f"file not found: {path}") from None
+    except DataFormatError:
+        raise
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError,
+            IndexError, KeyError, MemoryError, OverflowError, UnicodeDecodeError) as e:
+        # A corrupt or truncated pickle fails somewhere inside the opcode machine.
+        raise DataFormatError(path, f"not a valid pickle ({type(e).__name__}: {e})") from None
