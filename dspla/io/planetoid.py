@@ -33,7 +33,7 @@ from ..errors import DataFormatError, DsplaError
 from ._textfile import locate, loadtxt, open_text, parse_int
 from .unpickle import restricted_load
 
-N_VAL = 500  # the reference's validation split size
+N_VAL = 500  # the reference's validation split size (override with n_val=)
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,8 @@ class PlanetoidData:
         return int(self.labels.max()) + 1
 
 
-def load_planetoid(directory, name: str = "cora", *, self_loops: bool = True) -> PlanetoidData:
+def load_planetoid(directory, name: str = "cora", *, self_loops: bool = True,
+                   n_val: int = N_VAL) -> PlanetoidData:
     """Load ``<directory>/ind.<name>.*`` (e.g. ``load_planetoid(".../planetoid", "cora")``)."""
     prefix = os.path.join(str(directory), f"ind.{name}.")
     parts = {}
@@ -75,9 +76,9 @@ def load_planetoid(directory, name: str = "cora", *, self_loops: bool = True) ->
         if m.shape[1] != ally.shape[1]:
             raise DataFormatError(prefix + p, f"has {m.shape[1]} classes, ally has {ally.shape[1]}")
     n_train, n_all = x.shape[0], allx.shape[0]
-    if n_train + N_VAL > n_all:
+    if n_train + n_val > n_all:
         raise DataFormatError(prefix + "allx", f"has {n_all} rows, fewer than the {n_train} "
-                              f"training + {N_VAL} validation nodes")
+                              f"training + {n_val} validation nodes")
 
     test = _test_index(prefix + "test.index", tx.shape[0], n_all)
     n = max(n_all + tx.shape[0], int(test.max(initial=-1)) + 1)
@@ -94,7 +95,7 @@ def load_planetoid(directory, name: str = "cora", *, self_loops: bool = True) ->
     adjacency = _adjacency(prefix + "graph", parts["graph"], n, self_loops)
     return PlanetoidData(adjacency, features, labels,
                          np.arange(n_train, dtype=np.int64),
-                         np.arange(n_train, n_train + N_VAL, dtype=np.int64),
+                         np.arange(n_train, n_train + n_val, dtype=np.int64),
                          np.sort(test), name)
 
 

@@ -25,6 +25,19 @@ def _numpy_core(name: str):
     return getattr(core.multiarray, name)
 
 
+def _latin1_encode(text: str, encoding: str = "utf-8") -> bytes:
+    """``_codecs.encode`` as Python 3 protocol-2 pickles use it (bytes written as latin1 text),
+    limited to that use: no other codec can be reached through a data file."""
+    if encoding.lower().replace("-", "") != "latin1" or not isinstance(text, str):
+        raise pickle.UnpicklingError(f"_codecs.encode with codec {encoding!r} is not allowed")
+    return text.encode("latin1")
+
+
+def _numpy_numeric_frombuffer():
+    core = getattr(np, "_core", None) or np.core
+    return core.numeric._frombuffer
+
+
 def _table() -> dict[tuple[str, str], object]:
     import collections
 
@@ -32,10 +45,13 @@ def _table() -> dict[tuple[str, str], object]:
         ("numpy", "ndarray"): np.ndarray,
         ("numpy", "dtype"): np.dtype,
         ("collections", "defaultdict"): collections.defaultdict,
+        ("_codecs", "encode"): _latin1_encode,
     }
     for mod in ("numpy.core.multiarray", "numpy._core.multiarray"):
         allowed[(mod, "_reconstruct")] = _numpy_core("_reconstruct")  # ndarray.__reduce__
         allowed[(mod, "scalar")] = _numpy_core("scalar")  # numpy scalars (e.g. a float32)
+    for mod in ("numpy.core.numeric", "numpy._core.numeric"):
+        allowed[(mod, "_frombuffer")] = _numpy_numeric_frombuffer()  # protocol-5 arrays
     # scipy has moved its sparse classes between private modules over the years.
     for cls, mods in ((sp.csr_matrix, ("scipy.sparse.csr", "scipy.sparse._csr", "scipy.sparse")),
                       (sp.lil_matrix, ("scipy.sparse.lil", "scipy.sparse._lil", "scipy.sparse"))):
