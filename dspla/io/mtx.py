@@ -51,10 +51,10 @@ def load_mtx(path):
     """Read a MatrixMarket file: csr_array (coordinate) or numpy 2-D array (array format)."""
     with open_text(path) as f, read_errors(path):
         h = _read_header(path, f)
-        try:
-            rec = loadtxt(path, f, _dtype(h), "%")
-        except ValueError:
-            rec = None
+    try:
+        rec = loadtxt(path, h.size_line, _dtype(h), "%")
+    except ValueError:
+        rec = None
     if rec is None or len(rec) != h.expected:
         _raise_body_error(path, h)
     return _coordinate(path, h, rec) if h.format == "coordinate" else _array(path, h, rec)

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
-from ._textfile import locate, loadtxt, open_text, parse_int
+from ._textfile import loadtxt, locate, parse_int
 from .unpickle import restricted_load
 
 N_VAL = 500  # the reference's validation split size (override with n_val=)
@@ -60,9 +60,10 @@ def load_planetoid(directory, name: str = "cora", *, self_loops: bool = True,
     """Load ``<directory>/ind.<name>.*`` (e.g. ``load_planetoid(".../planetoid", "cora")``)."""
     prefix = os.path.join(str(directory), f"ind.{name}.")
     parts = {}
-    for part in ("x", "y", "tx", "ty", "allx", "ally", "graph"):
-        if not os.path.exists(prefix + part):
+    for part in ("x", "y", "tx", "ty", "allx", "ally", "graph", "test.index"):
+        if not os.path.isfile(prefix + part):
             raise DsplaError(f"Planetoid file not found: {prefix + part}")
+    for part in ("x", "y", "tx", "ty", "allx", "ally", "graph"):
         parts[part] = restricted_load(prefix + part)
     x, tx, allx = (_features(prefix + p, parts[p]) for p in ("x", "tx", "allx"))
     y, ty, ally = (_onehot(prefix + p, parts[p]) for p in ("y", "ty", "ally"))
@@ -133,11 +134,10 @@ def _test_index(path, n_test: int, n_all: int) -> np.ndarray:
     def check(no, line):
         if line.strip():
             parse_int(path, no, line.strip(), "test node id")
-    with open_text(path) as f:
-        try:
-            idx = loadtxt(path, f, np.int64, "#")
-        except ValueError:
-            idx = None
+    try:
+        idx = loadtxt(path, 0, np.int64, "#")
+    except ValueError:
+        idx = None
     if idx is None or idx.ndim != 1:
         locate(path, check, fallback="expected one integer node id per line")
     if len(idx) != n_test:

@@ -3,8 +3,9 @@
 Format, as read here:
 
 - one edge per line, ``SRC DST`` separated by any run of spaces/tabs; CRLF line endings are fine;
-- lines starting with ``#`` or ``%`` are comments (SNAP uses ``#``, KONECT/NetworkRepository
-  ``%``), as is anything after a ``#``/``%`` on a line; blank lines are skipped;
+- comments start with ``#`` (SNAP), or with ``%`` when the file's first comment line does
+  (KONECT/NetworkRepository); anything after the comment character on a line is ignored and
+  blank lines are skipped;
 - node ids are non-negative integers, not necessarily contiguous;
 - an optional third column is allowed (SNAP temporal graphs carry a timestamp there, weighted
   lists a weight). It must be numeric and every line must have the same number of columns.
@@ -28,9 +29,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError
-from ._textfile import loadtxt, locate, open_text, parse_float, parse_int
+from ._textfile import loadtxt, locate, open_text, parse_float, parse_int, read_errors
 
-COMMENTS = ("#", "%")
+COMMENT_CHARS = ("#", "%")
 
 
 def load_snap(path, *, directed: bool = True, self_loops: bool = True, weighted: bool = False,
@@ -49,21 +50,18 @@ def load_snap(path, *, directed: bool = True, self_loops: bool = True, weighted:
 
 def read_edges(path, *, weighted: bool = False):
     """The raw edge arrays ``(src, dst, weights or None)`` of an edge list, validated."""
-    ncols = _count_columns(path)
-    dtype = [("u", np.int64), ("v", np.int64)] + ([("w", np.float64)] if ncols == 3 else [])
-    with open_text(path) as f:
-        try:
-            rec = loadtxt(path, f, dtype, COMMENTS)
-        except ValueError:
-            rec = None
-    if rec is None:
-        locate(path, _line_validator(path, ncols), fallback="malformed edge list")
-    src, dst = rec["u"], rec["v"]
-    if len(src) and min(src.min(), dst.min()) < 0:
-        locate(path, _line_validator(path, ncols), fallback="negative node id")
-    w = rec["w"].copy() if (weighted and ncols == 3) else None
+    ncols, comment, first = _sniff(path)
     if weighted and ncols != 3:
         raise DataFormatError(path, "weighted=True but the file has no third (weight) column")
+    dtype = [("u", np.int64), ("v", np.int64)] + ([("w", np.float64)] if ncols == 3 else [])
+    try:
+        rec = loadtxt(path, first - 1, dtype, comment)
+    except ValueError:
+        rec = None
+    if rec is None or (len(rec) and min(rec["u"].min(), rec["v"].min()) < 0):
+        locate(path, _line_validator(path, ncols, comment), fallback="malformed edge list")
+    src, dst = np.ascontiguousarray(rec["u"]), np.ascontiguousarray(rec["v"])
+    w = np.ascontiguousarray(rec["w"]) if weighted else None
     return src, dst, w
 
 
@@ -77,6 +75,8 @@ def edges_to_csr(src, dst, n: int, w=None, *, directed=True, self_loops=True) ->
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
         w = None if w is None else np.concatenate([w, w])
     if w is None:
+        if max(n, len(src)) < 2**31:  # int32 indices: half the memory, faster downstream
+            src, dst = src.astype(np.int32), dst.astype(np.int32)
         # scipy's coo->csr is a counting sort in C++; the summed duplicates are reset to 1.0.
         A = sp.csr_array((np.ones(len(src)), (src, dst)), shape=(n, n))
         A.sum_duplicates()
@@ -88,7 +88,6 @@ def edges_to_csr(src, dst, n: int, w=None, *, directed=True, self_loops=True) ->
     last = np.flatnonzero(np.r_[key[1:] != key[:-1], True])
     key, w = key[last], w[last]
     A = sp.csr_array((w, (key // n, key % n)), shape=(n, n))
-    A.has_canonical_format = True  # already sorted and unique
     return A
 
 
@@ -109,29 +108,33 @@ def _relabel(src, dst):
     return ids, (inv[: len(src)], inv[len(src):])
 
 
-def _data_tokens(line: str) -> list[str]:
-    for c in COMMENTS:
-        line = line.split(c, 1)[0]
-    return line.split()
+def _data_tokens(line: str, comment: str) -> list[str]:
+    return line.split(comment, 1)[0].split()
 
 
-def _count_columns(path) -> int:
-    """Columns of the first data line (2 or 3); reads only up to that line."""
-    with open_text(path) as f:
+def _sniff(path) -> tuple[int, str, int]:
+    """(columns of the first edge line: 2 or 3, the comment character, that line's number);
+    reads only the header."""
+    comment, no = None, 0
+    with open_text(path) as f, read_errors(path):
         for no, line in enumerate(f, 1):
-            toks = _data_tokens(line)
+            stripped = line.lstrip()
+            if stripped[:1] in COMMENT_CHARS:
+                comment = comment or stripped[0]  # the first comment line decides
+                continue
+            toks = stripped.split()
             if toks:
                 if len(toks) not in (2, 3):
                     raise DataFormatError(
                         path, f"expected 'SRC DST' or 'SRC DST VALUE', found {len(toks)} "
                         f"column{'s' if len(toks) != 1 else ''}: {line.strip()!r}", line=no)
-                return len(toks)
-    return 2  # no edges at all: an empty graph
+                return len(toks), comment or "#", no
+    return 2, comment or "#", no + 1  # no edges at all: an empty graph
 
 
-def _line_validator(path, ncols: int):
+def _line_validator(path, ncols: int, comment: str):
     def check(no: int, line: str) -> None:
-        toks = _data_tokens(line)
+        toks = _data_tokens(line, comment)
         if not toks:
             return
         if len(toks) != ncols:
