@@ -93,7 +93,7 @@ def edges_to_csr(src, dst, n: int, w=None, *, directed=True, self_loops=True) ->
 
 def _relabel(src, dst):
     """Original ids -> 0..n-1 in increasing id order. A presence bitmap when ids are not much
-    sparser than the edges (O(E + max id)), np.unique otherwise."""
+    sparser than the edges (O(E + max id)), sorting otherwise."""
     if len(src) == 0:
         return np.zeros(0, np.int64), (src, dst)
     top = int(max(src.max(), dst.max()))
@@ -104,8 +104,9 @@ def _relabel(src, dst):
         ids = np.flatnonzero(present)
         new = np.cumsum(present, dtype=np.int64) - 1
         return ids, (new[src], new[dst])
-    ids, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
-    return ids, (inv[: len(src)], inv[len(src):])
+    ids = np.sort(np.concatenate([src, dst]))  # sort-based unique: faster than np.unique
+    ids = ids[np.r_[True, ids[1:] != ids[:-1]]]
+    return ids, (np.searchsorted(ids, src), np.searchsorted(ids, dst))
 
 
 def _data_tokens(line: str, comment: str) -> list[str]:
