@@ -82,6 +82,8 @@ MXM_VARIANTS = {
     "outer-4x1x3": dict(sizes=(4, 1, 3), da="half", db="half"),
     "3x4x2-dense.dense": dict(sizes=(3, 4, 2), da="full", db="full", ka="dense", kb="dense"),
     "7x6x5-sparse": dict(sizes=(7, 6, 5), da="sparse", db="half", via="gb"),
+    "4x5x3-dense.sparse": dict(sizes=(4, 5, 3), da="full", db="sparse", ka="dense"),
+    "mxv-4x6-dense.vector": dict(sizes=(4, 6, 1), da="sparse", db="full", kb="dense", form="mxv"),
 }
 EXTRA_DTYPES = (("int64", "float64"), ("bool", "int64"), ("float32", "float32"), ("float64", "bool"))
 EXTRA_VARIANTS = ("5x4x3-sparse", "6x5x3-sparse.dense")
