@@ -1,5 +1,16 @@
-"""Reading graphs and arrays, writing results."""
-from .inputs import read_input
-from .results import write_results
+"""Reading graphs and arrays, writing results.
 
-__all__ = ["read_input", "write_results"]
+- :func:`load_graph`: any graph file (MatrixMarket, edge list, scipy .npz) -> csr_array;
+- :func:`load_mtx`, :func:`load_snap`, :func:`load_npz`, :func:`load_planetoid`: one format each;
+- :func:`read_input`: ``dspla run --input NAME=PATH``; :func:`write_results`: its output file.
+"""
+from .graph import load_graph
+from .inputs import read_input
+from .mtx import load_mtx
+from .npz import load_npz
+from .planetoid import PlanetoidData, load_planetoid
+from .results import write_results
+from .snap import load_snap
+
+__all__ = ["load_graph", "load_mtx", "load_snap", "load_npz", "load_planetoid", "PlanetoidData",
+           "read_input", "write_results"]

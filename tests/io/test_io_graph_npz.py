@@ -91,3 +91,14 @@ def test_read_input_formats(tmp_path):
 def test_read_input_real_edge_list():
     A = read_input(str(dataset("snap", "email-Enron.txt")), "sparse")
     assert A.shape == (36692, 36692)
+
+
+def test_slow_load_reports_timing_on_stderr(tmp_path, monkeypatch, capsys):
+    import dspla.io.graph as graph
+    (tmp_path / "e.txt").write_text("0 1\n")
+    load_graph(tmp_path / "e.txt")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(graph, "REPORT_AFTER_S", -1.0)
+    load_graph(tmp_path / "e.txt")
+    err = capsys.readouterr().err
+    assert "loaded" in err and "e.txt" in err and "2 x 2, 1 entries in" in err
