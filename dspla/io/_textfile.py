@@ -52,9 +52,14 @@ def loadtxt(path, skiprows: int, dtype, comment: str) -> np.ndarray:
     Given the path (not a Python file object) and a single comment string, numpy reads in C,
     gunzipping ``.gz`` itself: 5M lines in well under a second. A file object or several
     comment strings make it fall back to much slower Python-side line handling."""
+    path = str(path)
     with read_errors(path), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "input contained no data"
-        return np.loadtxt(str(path), dtype=dtype, comments=comment, skiprows=skiprows,
+        if path.lower().endswith(".gz") and not path.endswith(".gz"):
+            # numpy only recognises a lower-case .gz; decompress here (slower, but correct)
+            with open_text(path) as f:
+                return np.loadtxt(f, dtype=dtype, comments=comment, skiprows=skiprows, ndmin=1)
+        return np.loadtxt(path, dtype=dtype, comments=comment, skiprows=skiprows,
                           ndmin=1, encoding="latin-1")
 
 

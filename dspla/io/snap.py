@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DataFormatError
+from ..errors import DataFormatError, DsplaError
 from ._textfile import loadtxt, locate, open_text, parse_float, parse_int, read_errors
 
 COMMENT_CHARS = ("#", "%")
@@ -43,7 +43,11 @@ def load_snap(path, *, directed: bool = True, self_loops: bool = True, weighted:
     if relabel:
         ids, (src, dst) = _relabel(src, dst)
     else:
-        ids = np.arange(int(max(src.max(initial=-1), dst.max(initial=-1))) + 1, dtype=np.int64)
+        n = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+        if n > 2**31:
+            raise DsplaError(f"{path}: relabel=False would make a {n} x {n} matrix (largest node "
+                             f"id {n - 1}); use relabel=True")
+        ids = np.arange(n, dtype=np.int64)
     A = edges_to_csr(src, dst, len(ids), w, directed=directed, self_loops=self_loops)
     return (A, ids) if return_ids else A
 

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 from conftest import dataset
 
-from dspla.errors import DataFormatError
+from dspla.errors import DataFormatError, DsplaError
 from dspla.io.snap import load_snap
 
 TEXT = ("# Directed graph: toy.txt\n"
@@ -23,7 +23,7 @@ TEXT = ("# Directed graph: toy.txt\n"
 
 def write(tmp_path, text, name="g.txt"):
     p = tmp_path / name
-    p.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    p.write_bytes(gzip.compress(text.encode()) if name.lower().endswith(".gz") else text.encode())
     return p
 
 
@@ -51,14 +51,17 @@ def test_undirected_self_loop_not_doubled(tmp_path):
 
 
 def test_no_relabel_keeps_ids(tmp_path):
+    with pytest.raises(DsplaError, match="relabel=False would make a"):
+        load_snap(write(tmp_path, "1 99999999999\n", "big.txt"), relabel=False)
     A = load_snap(write(tmp_path, "1 3\n3 1\n"), relabel=False)
     assert A.shape == (4, 4)
     np.testing.assert_array_equal(A.toarray(), [[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0], [0, 1, 0, 0]])
 
 
-def test_crlf_gzip_and_percent_comments(tmp_path):
+@pytest.mark.parametrize("name", ["g.txt.gz", "G.TXT.GZ"])
+def test_crlf_gzip_and_percent_comments(tmp_path, name):
     text = "% sym unweighted\r\n% 3 3\r\n0\t1\r\n1\t2\r\n"
-    A = load_snap(write(tmp_path, text, "g.txt.gz"))
+    A = load_snap(write(tmp_path, text, name))
     np.testing.assert_array_equal(A.toarray(), [[0, 1, 0], [0, 0, 1], [0, 0, 0]])
 
 
