@@ -16,11 +16,15 @@ makes a second, line-by-line pass that names the first bad line (error path only
 """
 from __future__ import annotations
 
+import itertools
+import re
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError
-from ._textfile import loadtxt, numbered_lines, open_text, parse_float, parse_int, read_errors
+from ._textfile import (FLOAT, INT, SEP, first_rejected, line_offset, lines_from, loadtxt, open_text,
+                        parse_float, parse_int, read_all, read_errors)
 
 FORMATS = ("coordinate", "array")
 FIELDS = ("real", "double", "integer", "pattern", "complex")
@@ -54,10 +58,11 @@ def load_mtx(path):
     try:
         rec = loadtxt(path, h.size_line, _dtype(h), "%")
     except ValueError:
-        rec = None
-    if rec is None or len(rec) != h.expected:
-        _raise_body_error(path, h)
-    return _coordinate(path, h, rec) if h.format == "coordinate" else _array(path, h, rec)
+        _raise_body_error(path, h)  # some line does not parse
+    bad = _first_bad_entry(h, rec)
+    if bad is not None or len(rec) != h.expected:
+        _raise_body_error(path, h, n_read=len(rec), bad_entry=bad)
+    return _coordinate(h, rec) if h.format == "coordinate" else _array(h, rec)
 
 
 def _dtype(h: _Header):
@@ -79,13 +84,20 @@ def _values(h: _Header, rec):
     return rec["v"].copy()
 
 
-def _coordinate(path, h: _Header, rec) -> sp.csr_array:
-    i, j = rec["i"] - 1, rec["j"] - 1
-    bad = (i < 0) | (i >= h.nrows) | (j < 0) | (j >= h.ncols)
+def _first_bad_entry(h: _Header, rec) -> int | None:
+    """Index of the first entry with an index out of range (or a skew-symmetric diagonal)."""
+    if h.format != "coordinate" or len(rec) == 0:
+        return None
+    i, j = rec["i"], rec["j"]
+    bad = (i < 1) | (i > h.nrows) | (j < 1) | (j > h.ncols)
     if h.symmetry == "skew-symmetric":
         bad |= i == j
-    if bad.any():
-        _raise_body_error(path, h)
+    k = int(np.argmax(bad))
+    return k if bad[k] else None
+
+
+def _coordinate(h: _Header, rec) -> sp.csr_array:
+    i, j = rec["i"] - 1, rec["j"] - 1
     v = _values(h, rec)
     if h.symmetry != "general":
         off = i != j
@@ -100,7 +112,7 @@ def _coordinate(path, h: _Header, rec) -> sp.csr_array:
     return A
 
 
-def _array(path, h: _Header, rec) -> np.ndarray:
+def _array(h: _Header, rec) -> np.ndarray:
     v = _values(h, rec)
     m, n = h.nrows, h.ncols
     if h.symmetry == "general":
@@ -153,17 +165,51 @@ def _read_header(path, f) -> _Header:
     return _Header(fmt, field, sym, dims[0], dims[1], nnz, no)
 
 
-def _raise_body_error(path, h: _Header):
-    """Error path: re-read the body line by line and raise at the first bad line."""
+# A line holding an entry (not blank, not a comment).
+_DATA_LINE = re.compile(r"^[ \t]*[^%\s]", re.M)
+
+
+def _valid_line(h: _Header) -> str:
+    """A regex for a plainly valid body line (see _textfile.locate): stricter than the
+    line-by-line check below, never laxer."""
+    val = INT if h.field == "integer" else FLOAT
+    fields = ([r"[0-9]{1,18}"] * 2 if h.format == "coordinate" else []) + [val] * h.n_values
+    return rf"[ \t]*(?:{SEP.join(fields)}[ \t]*)?(?:%[^\n]*)?"
+
+
+def _raise_body_error(path, h: _Header, n_read: int | None = None, bad_entry: int | None = None):
+    """Error path: find the first bad body line and raise a DataFormatError naming it.
+
+    ``n_read``: entries numpy parsed (None when a line did not parse); ``bad_entry``: the first
+    entry the vectorised checks rejected. Rather than checking every line in Python, jump to
+    the suspect line -- the first one the regex rejects, or the culprit entry -- and check
+    from there (counting the entries skipped over)."""
+    if n_read is not None and bad_entry is None and n_read < h.expected:
+        raise DataFormatError(path, f"the size line declares {h.expected} entries but the file "
+                              f"has {n_read}", line=h.size_line)
+    text = read_all(path)
+    pos = line_offset(text, h.size_line)
+    if n_read is None:
+        jump = first_rejected(text, pos, _valid_line(h))
+        count = sum(1 for _ in _DATA_LINE.finditer(text, pos, jump))
+    else:
+        count = min(k for k in (bad_entry, h.expected if n_read > h.expected else None)
+                    if k is not None)
+        jump = next(itertools.islice(_DATA_LINE.finditer(text, pos), count, None)).start()
+    _check_lines(path, h, lines_from(text, jump, h.size_line + 1 + text.count("\n", pos, jump)),
+                 count)
+    raise DataFormatError(path, "malformed MatrixMarket body")
+
+
+def _check_lines(path, h: _Header, lines, count: int):
+    """Check body lines in order (``count`` entries came before them); raise at the first bad one."""
     ncols = (2 if h.format == "coordinate" else 0) + h.n_values
     layout = " ".join((["ROW", "COL"] if h.format == "coordinate" else [])
                       + {0: [], 1: ["VALUE"], 2: ["REAL", "IMAG"]}[h.n_values])
-    count, last = 0, h.size_line
-    for no, line in numbered_lines(path, skip=h.size_line):
+    for no, line in lines:
         toks = line.split("%", 1)[0].split()
         if not toks:
             continue
-        last = no
         count += 1
         if count > h.expected:
             raise DataFormatError(path, f"more entries than the {h.expected} declared "
@@ -187,5 +233,4 @@ def _raise_body_error(path, h: _Header):
                 parse_float(path, no, tok, "value")
     if count < h.expected:
         raise DataFormatError(path, f"the size line declares {h.expected} entries but the file "
-                              f"has {count} (last entry on line {last})", line=h.size_line)
-    raise DataFormatError(path, "malformed MatrixMarket body")
+                              f"has {count}", line=h.size_line)

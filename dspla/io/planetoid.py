@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
-from ._textfile import loadtxt, locate, parse_int
+from ._textfile import INT, loadtxt, locate, parse_int
 from .unpickle import restricted_load
 
 N_VAL = 500  # the reference's validation split size (override with n_val=)
@@ -132,14 +132,16 @@ def _agree(prefix, feats, labels, fp, lp):
 
 def _test_index(path, n_test: int, n_all: int) -> np.ndarray:
     def check(no, line):
-        if line.strip():
-            parse_int(path, no, line.strip(), "test node id")
+        tok = line.split("#", 1)[0].strip()
+        if tok:
+            parse_int(path, no, tok, "test node id")
     try:
         idx = loadtxt(path, 0, np.int64, "#")
     except ValueError:
         idx = None
     if idx is None or idx.ndim != 1:
-        locate(path, check, fallback="expected one integer node id per line")
+        locate(path, check, rf"[ \t]*(?:{INT}[ \t]*)?(?:#[^\n]*)?",
+               fallback="expected one integer node id per line")
     if len(idx) != n_test:
         raise DataFormatError(path, f"lists {len(idx)} test nodes but tx has {n_test} rows")
     if len(idx) and idx.min() < n_all:

@@ -25,11 +25,13 @@ What you get (``load_snap``), a ``scipy.sparse.csr_array``:
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
-from ._textfile import loadtxt, locate, open_text, parse_float, parse_int, read_errors
+from ._textfile import FLOAT, SEP, loadtxt, locate, open_text, parse_float, parse_int, read_errors
 
 COMMENT_CHARS = ("#", "%")
 
@@ -63,7 +65,8 @@ def read_edges(path, *, weighted: bool = False):
     except ValueError:
         rec = None
     if rec is None or (len(rec) and min(rec["u"].min(), rec["v"].min()) < 0):
-        locate(path, _line_validator(path, ncols, comment), fallback="malformed edge list")
+        locate(path, _line_validator(path, ncols, comment), _valid_line(ncols, comment),
+               fallback="malformed edge list")
     src, dst = np.ascontiguousarray(rec["u"]), np.ascontiguousarray(rec["v"])
     w = np.ascontiguousarray(rec["w"]) if weighted else None
     return src, dst, w
@@ -135,6 +138,13 @@ def _sniff(path) -> tuple[int, str, int]:
                         f"column{'s' if len(toks) != 1 else ''}: {line.strip()!r}", line=no)
                 return len(toks), comment or "#", no
     return 2, comment or "#", no + 1  # no edges at all: an empty graph
+
+
+def _valid_line(ncols: int, comment: str) -> str:
+    """A regex for a plainly valid line (see _textfile.locate): never laxer than the
+    validator below (no sign, at most 18 digits, so every id it passes fits in int64)."""
+    fields = [r"[0-9]{1,18}"] * 2 + ([FLOAT] if ncols == 3 else [])
+    return rf"[ \t]*(?:{SEP.join(fields)}[ \t]*)?(?:{re.escape(comment)}[^\n]*)?"
 
 
 def _line_validator(path, ncols: int, comment: str):

@@ -162,3 +162,27 @@ def test_bad_gzip(tmp_path):
     p.write_bytes(good[:-12])  # truncated stream
     with pytest.raises(DataFormatError, match="x.mtx.gz.*(corrupt|truncated)"):
         load_mtx(p)
+
+
+@pytest.mark.parametrize("body, line, fragment", [
+    # the regex pre-scan rejects "nan" and "+2" (stricter than needed); the check carries on
+    ("3 3 3\n1 1 nan\n+2 2 1\n3 3 x\n", 5, "value 'x' is not a number"),
+    # comments and blank lines between entries are counted right after the jump
+    ("3 3 3\n1 1 1\n% c\n\n2 2 1\n% d\n3 0 1\n", 8, "column index 0 out of range"),
+    # an index error before the surplus entry is the one reported
+    ("2 2 2\n1 1 1\n3 1 1\n2 2 1\n", 4, "row index 3 out of range"),
+    ("2 2 2\n1 1 1\n% c\n2 2 1\n\n1 2 1\n", 7, "more entries than the 2 declared"),
+])
+def test_error_line_after_many_lines(tmp_path, body, line, fragment):
+    p = write(tmp_path, BANNER + body, "bad.mtx")
+    with pytest.raises(DataFormatError) as e:
+        load_mtx(p)
+    assert f"bad.mtx:{line}:" in str(e.value) and fragment in str(e.value), str(e.value)
+
+
+def test_error_at_the_end_of_a_long_file(tmp_path):
+    n = 200_000
+    rows = "\n".join(f"{k % 1000 + 1} {k % 777 + 1} 0.5" for k in range(n))
+    p = write(tmp_path, BANNER + f"1000 1000 {n + 1}\n{rows}\n% tail\n1000 1 1e5q\n", "big.mtx")
+    with pytest.raises(DataFormatError, match=rf"big\.mtx:{n + 4}: value '1e5q' is not a number"):
+        load_mtx(p)

@@ -126,3 +126,17 @@ def test_hepph_relabelled():
     assert np.all(np.diff(ids) > 0) and ids[-1] > 12008  # ids are sparse: relabelling mattered
     first = np.searchsorted(ids, [17010, 1943])  # the file's first line is "17010\t1943"
     assert A[first[0], first[1]] == 1
+
+
+def test_error_line_after_lines_the_prescan_distrusts(tmp_path):
+    # "+5" and a 19-digit id are valid but fail the quick regex; the line check carries on
+    text = "# c\n+5 6\n1234567890123456789 1\n\n# d\n3 4\n3 -4\n"
+    with pytest.raises(DataFormatError, match=r"bad\.txt:7: target node id -4 is negative"):
+        load_snap(write(tmp_path, text, "bad.txt"))
+
+
+def test_error_at_the_end_of_a_long_file(tmp_path):
+    n = 200_000
+    text = "# big\n" + "\n".join(f"{k}\t{(7 * k) % n}" for k in range(n)) + "\n1 2 3\n"
+    with pytest.raises(DataFormatError, match=rf"big\.txt:{n + 2}: expected 2 columns"):
+        load_snap(write(tmp_path, text, "big.txt"))
