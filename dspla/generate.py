@@ -131,7 +131,8 @@ def random_geometric(n: int, radius: float | None = None, avg_degree: float | No
     _check(radius > 0, "random_geometric: radius must be > 0")
     rng = _rng(seed)
     pts = rng.random((n, 2))
-    g = max(1, min(int(1.0 / radius), 1 << 15))  # cells per side, each of side 1/g >= radius
+    # cells per side: each of side 1/g >= radius, and no more cells than ~points (memory)
+    g = max(1, min(int(1.0 / radius), math.isqrt(max(n, 1)) + 1))
     cx = np.minimum((pts[:, 0] * g).astype(np.int64), g - 1)
     cy = np.minimum((pts[:, 1] * g).astype(np.int64), g - 1)
     order = np.argsort(cx * g + cy, kind="stable")  # points grouped by cell

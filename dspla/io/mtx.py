@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,10 +32,15 @@ FIELDS = ("real", "double", "integer", "pattern", "complex")
 SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
 
 
+@dataclass(frozen=True)
 class _Header:
-    def __init__(self, fmt, field, symmetry, nrows, ncols, nnz, size_line):
-        self.format, self.field, self.symmetry = fmt, field, symmetry
-        self.nrows, self.ncols, self.nnz, self.size_line = nrows, ncols, nnz, size_line
+    format: str
+    field: str
+    symmetry: str
+    nrows: int
+    ncols: int
+    nnz: int | None  # coordinate only
+    size_line: int   # line number of the size line; the body starts after it
 
     @property
     def n_values(self) -> int:
