@@ -1,8 +1,12 @@
 """One thin adapter over the KaHyPar family: ``partition_hypergraph(hg, P, eps, seed, backend)``.
 
-- ``mtkahypar``: Mt-KaHyPar with a preset (default/quality/highest_quality/...), run on one
-  thread: with more threads its result depends on scheduling, and dspla promises the same
-  partition for the same seed (this machine class has 2 cores, so little is lost).
+- ``mtkahypar``: Mt-KaHyPar with a preset (default/quality/highest_quality/...).
+
+Determinism: Mt-KaHyPar's result depends on thread scheduling with more than one thread, and
+even on one thread a second call in the same process differs from the first (global state).
+So every call runs single-threaded in a fresh worker process; several seeds (trials) run in
+parallel workers instead of threads. This also contains KaHyPar, which exits the process on
+invalid input.
 - ``kahypar``: sequential KaHyPar, configured by the .ini files in dspla/data (written for dspla
   from KaHyPar's documented option names; the wheel ships none).
 
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from concurrent.futures.process import BrokenProcessPool
 from importlib import resources
 
 import numpy as np
@@ -105,15 +110,45 @@ def _kahypar(hg: Hypergraph, P: int, eps: float, seed: int, preset: str | None) 
 _IMPL = {"mtkahypar": _mtkahypar, "kahypar": _kahypar}
 
 
+def _run(backend, hg, P, eps, seed, preset):  # executed in a worker process
+    return _IMPL[backend](hg, P, eps, seed, preset)
+
+
+def default_workers() -> int:
+    return max(1, min(int(os.environ.get("DSPLA_PARTITION_WORKERS", "0")) or (os.cpu_count() or 1), 8))
+
+
+def partition_hypergraph_many(hg: Hypergraph, P: int, eps: float, seeds, backend: str = "mtkahypar",
+                              preset: str | None = None, workers: int | None = None) -> list[np.ndarray]:
+    """One partition per seed, each computed in a fresh single-threaded worker process (see the
+    module note on determinism), up to ``workers`` at a time."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if backend not in _IMPL:
+        raise UnknownNameError("hypergraph backend", backend, BACKENDS)
+    if backend == "mtkahypar" and (preset or "default").lower() not in MTK_PRESETS:
+        raise UnknownNameError("mtkahypar preset", preset, MTK_PRESETS)
+    if backend == "kahypar":
+        kahypar_config_path(preset or "km1_kway")
+    _check(hg, P, eps)
+    seeds = [int(s) for s in seeds]
+    if hg.num_nets == 0:  # nothing to cut: any balanced split is optimal
+        return [_greedy_balanced(hg.node_weights, P) for _ in seeds]
+    workers = min(len(seeds), workers or default_workers())
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, max_tasks_per_child=1) as pool:
+        futures = [pool.submit(_run, backend, hg, P, eps, s, preset) for s in seeds]
+        try:
+            return [f.result() for f in futures]
+        except BrokenProcessPool:
+            raise PlanError(f"the {backend} worker process died (invalid input or out of memory)") from None
+
+
 def partition_hypergraph(hg: Hypergraph, P: int, eps: float, seed: int = 0, backend: str = "mtkahypar",
                          preset: str | None = None) -> np.ndarray:
     """Minimise connectivity-1 of ``hg`` over P parts of weight <= (1 + eps) * ceil(total / P)."""
-    if backend not in _IMPL:
-        raise UnknownNameError("hypergraph backend", backend, BACKENDS)
-    _check(hg, P, eps)
-    if hg.num_nets == 0:  # nothing to cut: any balanced split is optimal
-        return np.zeros(hg.n, dtype=np.int64) if P == 1 else _greedy_balanced(hg.node_weights, P)
-    return _IMPL[backend](hg, P, eps, seed, preset)
+    return partition_hypergraph_many(hg, P, eps, [seed], backend, preset, workers=1)[0]
 
 
 def _greedy_balanced(w: np.ndarray, P: int) -> np.ndarray:
