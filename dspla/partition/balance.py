@@ -35,14 +35,15 @@ def imbalance_vs_average(parts: np.ndarray, w: np.ndarray, P: int) -> float:
     return float(part_weights(parts, w, P).max() / avg - 1.0) if avg > 0 else 0.0
 
 
-def backend_eps(w: np.ndarray, P: int, eps: float) -> float:
-    """The epsilon to hand a KaHyPar-family tool, whose bound is (1 + e) * ceil(total / P), so that
-    its bound never exceeds ours ((1 + eps) * total / P) because of the ceiling."""
+def backend_eps(w: np.ndarray, P: int, eps: float, backend_w: np.ndarray | None = None) -> float:
+    """The epsilon to hand a KaHyPar-family tool so that its bound, (1 + e) * ceil(total' / P) over
+    the weights it is given (``backend_w``, e.g. zero weights raised to 1), never exceeds ours,
+    (1 + eps) * total / P over the true weights."""
     total = float(w.sum())
-    if total <= 0:
+    btotal = float((w if backend_w is None else backend_w).sum())
+    if total <= 0 or btotal <= 0:
         return eps
-    avg = total / P
-    return max(0.0, (1.0 + eps) * avg / np.ceil(avg) - 1.0)
+    return max(0.0, (1.0 + eps) * (total / P) / np.ceil(btotal / P) - 1.0)
 
 
 def rebalance(parts: np.ndarray, w: np.ndarray, P: int, eps: float, cost: np.ndarray | None = None) -> tuple[np.ndarray, int]:

@@ -1,29 +1,50 @@
-"""Bottleneck refinement: lower the largest per-process send volume of a row partition.
+"""Bottleneck refinement: lower the largest per-process send volume and message count.
 
-KM1 partitioners minimise the TOTAL volume; the 1D plan waits for the process that sends most.
-Starting from their result, this moves (or swaps) the rows that make the busiest sender busy --
-rows j whose column is needed by many parts, so that owning j means sending row j of B to
-lambda_j - 1 peers -- to the least busy senders, as long as
+KM1 partitioners minimise the TOTAL volume; a 1D plan waits for the process that sends most.
+Starting from their result, two greedy phases move (or swap) single rows:
 
-- every part keeps weight <= the balance bound,
-- no other process ends up sending as much as the current maximum,
-- the total volume grows by at most ``km1_budget`` (a fraction of the start).
+1. volume: take rows off the busiest sender -- rows j whose column many parts need, so owning j
+   means sending row j of B to lambda_j - 1 peers -- and give them to the least busy senders;
+2. messages: for the process with the most messages, remove its smallest messages (peers it sends
+   only a row or two) by moving the rows involved to one side.
 
-Exact gains: net j's pins are the rows with a nonzero in column j plus row j itself (its owner),
-so the send volume of part p is sum over rows j it owns of (lambda_j - 1), and moving row v only
-changes lambda on the nets v is a pin of. Each step costs O(sum of those nets' sizes); the loop
-runs over moves (a few hundred), not over rows.
+A step is taken only if every part stays within the weight bound, no process ends up at the
+current maximum (of the phase's metric) or above the other metric's maximum, and the total
+volume has grown by at most ``km1_budget`` of the start.
+
+State is exact: net j's pins are the rows with a nonzero in column j plus row j (its owner), so
+process p sends sum over its rows j of (lambda_j - 1) rows, V[p, x] of them to process x, and
+moving row v only touches the nets v is a pin of. Each step costs O(sum of those nets' sizes);
+loops run over steps (hundreds), not over rows.
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+MAX_DENSE_P = 4096  # V is a dense P x P int32 matrix (64 MB at 4096)
+
+
+@dataclass
+class Delta:
+    nets: np.ndarray  # the nets v is a pin of
+    dl: np.ndarray  # change of lambda per net
+    keys: np.ndarray  # flat indices src * P + dst of V entries that change
+    dv: np.ndarray  # their change
+    parts: np.ndarray  # processes whose send volume or message count changes
+    dS: np.ndarray  # change of send volume of ``parts``
+    dM: np.ndarray  # change of message count of ``parts``
+
+    @property
+    def dkm1(self) -> int:
+        return int(self.dl.sum())
+
 
 class SendState:
-    """parts, net connectivities lambda, per-part send volume S and weight W, kept exact."""
+    """parts, net connectivities lambda, pair volumes V, per-part send volume S, messages M, weight W."""
 
     def __init__(self, A: sp.csr_matrix, parts: np.ndarray, w: np.ndarray, P: int):
         n = A.shape[0]
@@ -41,126 +62,190 @@ class SendState:
         net = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.pins_ptr))
         key = np.sort(net * P + self.parts[self.pins])
         key = key[np.r_[True, key[1:] != key[:-1]]]
-        self.lam = np.bincount(key // P, minlength=n).astype(np.int64)
-        self.S = np.bincount(self.parts, weights=self.lam - 1, minlength=P).astype(np.int64)
+        jn, x = key // P, key % P
+        self.lam = np.bincount(jn, minlength=n).astype(np.int64)
+        src = self.parts[jn]
+        far = src != x
+        self.V = np.bincount(src[far] * P + x[far], minlength=P * P).astype(np.int32).reshape(P, P)
+        self.S = self.V.sum(axis=1).astype(np.int64)
+        self.M = np.count_nonzero(self.V, axis=1).astype(np.int64)
 
-    def nets_of(self, v: int) -> np.ndarray:
-        return self.rows_idx[self.rows_ptr[v]:self.rows_ptr[v + 1]]
-
-    def delta(self, v: int, q: int):
-        """Effect of moving row v to part q: (nets, change of lambda per net, parts whose send
-        changes, their change), without applying it."""
-        p = int(self.parts[v])
-        nets = self.nets_of(v)
-        starts, ends = self.pins_ptr[nets], self.pins_ptr[nets + 1]
-        sizes = ends - starts
-        # gather the pins of all of v's nets at once
+    def _gather(self, nets: np.ndarray):
+        starts, sizes = self.pins_ptr[nets], np.diff(self.pins_ptr)[nets]
         idx = np.repeat(starts - np.r_[0, np.cumsum(sizes)[:-1]], sizes) + np.arange(sizes.sum())
-        pp = self.parts[self.pins[idx]]
-        which = np.repeat(np.arange(nets.size), sizes)
+        return self.parts[self.pins[idx]], np.repeat(np.arange(nets.size), sizes)
+
+    def delta(self, v: int, q: int) -> Delta:
+        """Exact effect of moving row v to part q, without applying it."""
+        P, p = self.P, int(self.parts[v])
+        nets = self.rows_idx[self.rows_ptr[v]:self.rows_ptr[v + 1]]
+        pp, which = self._gather(nets)
         in_p = np.bincount(which, weights=pp == p, minlength=nets.size)
         in_q = np.bincount(which, weights=pp == q, minlength=nets.size)
-        dl = (in_q == 0).astype(np.int64) - (in_p == 1).astype(np.int64)
-        owners = self.parts[nets]
+        leaves, joins = in_p == 1, in_q == 0
+        dl = joins.astype(np.int64) - leaves.astype(np.int64)
         own = nets == v
-        dS = np.bincount(owners[~own], weights=dl[~own], minlength=self.P)
-        lam_v = int(self.lam[v])
-        dS[p] -= lam_v - 1
-        dS[q] += lam_v + int(dl[own].sum()) - 1
-        touched = np.flatnonzero(dS)
-        return nets, dl, touched, dS[touched].astype(np.int64)
+        o = self.parts[nets]
+        # other nets: their owner stops sending to p / starts sending to q
+        k = [o[~own & leaves] * P + p, o[~own & joins] * P + q]
+        d = [np.full(int((~own & leaves).sum()), -1), np.ones(int((~own & joins).sum()), dtype=np.int64)]
+        # v's own net changes owner: p stops sending row v, q sends it to the parts then in the net
+        lam_set = np.unique(pp[which == np.flatnonzero(own)[0]])
+        after = lam_set
+        if leaves[own][0]:
+            after = after[after != p]
+        if joins[own][0]:
+            after = np.union1d(after, [q])
+        before_r, after_r = lam_set[lam_set != p], after[after != q]
+        k += [p * P + before_r, q * P + after_r]
+        d += [np.full(before_r.size, -1), np.ones(after_r.size, dtype=np.int64)]
+        keys, dv = np.concatenate(k), np.concatenate(d)
+        keys, inv = np.unique(keys, return_inverse=True)
+        dv = np.bincount(inv, weights=dv).astype(np.int64)
+        nz = dv != 0
+        keys, dv = keys[nz], dv[nz]
+        old = self.V.ravel()[keys]
+        new = old + dv
+        src = keys // P
+        touched, sinv = np.unique(src, return_inverse=True)
+        dS = np.bincount(sinv, weights=dv, minlength=touched.size).astype(np.int64)
+        dM = np.bincount(sinv, weights=(new > 0).astype(np.int64) - (old > 0), minlength=touched.size)
+        return Delta(nets, dl, keys, dv, touched, dS, dM.astype(np.int64))
 
-    def apply(self, v: int, q: int, d=None) -> int:
-        nets, dl, touched, dS = d if d is not None else self.delta(v, q)
+    def apply(self, v: int, q: int, d: Delta | None = None) -> int:
+        d = d if d is not None else self.delta(v, q)
         p = int(self.parts[v])
-        self.lam[nets] += dl
-        self.S[touched] += dS
+        self.lam[d.nets] += d.dl
+        self.V.ravel()[d.keys] += d.dv.astype(np.int32)
+        self.S[d.parts] += d.dS
+        self.M[d.parts] += d.dM
         self.parts[v] = q
         self.W[p] -= self.w[v]
         self.W[q] += self.w[v]
-        return int(dl.sum())
+        return d.dkm1
 
 
-def reduce_max_send(A: sp.csr_matrix, parts: np.ndarray, w: np.ndarray, P: int, bound: float,
-                    km1_budget: float = 0.02, candidates: int = 8, targets: int = 16, time_limit: float = 60.0,
-                    progress=None) -> tuple[np.ndarray, dict]:
-    """Greedy bottleneck descent; returns (new parts, stats). ``bound``: maximum part weight."""
+def refine_bottleneck(A: sp.csr_matrix, parts: np.ndarray, w: np.ndarray, P: int, bound: float,
+                      km1_budget: float = 0.005, volume_share: float = 0.6, msg_weight: float = 4.0,
+                      time_limit: float = 60.0,
+                      progress=None) -> tuple[np.ndarray, dict]:
+    """Both phases (volume, then messages); returns (new parts, before/after numbers)."""
+    if P < 2 or P > MAX_DENSE_P or A.shape[0] != A.shape[1]:
+        return np.asarray(parts), {"skipped": True}
     st = SendState(A, parts, w, P)
-    start_max, start_total = int(st.S.max()), int(st.S.sum())
-    budget = int(km1_budget * start_total)
-    spent, moves, swaps = 0, 0, 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < time_limit:
-        p = int(np.argmax(st.S))
-        smax = int(st.S[p])
-        best = _best_step(st, p, smax, bound, candidates, targets, budget - spent)
-        if best is None:
-            break
-        for v, q in best:
-            spent += st.apply(v, q)
-        moves += len(best)
-        swaps += len(best) == 2
-    if progress is not None:
-        progress.note(f"bottleneck refinement: max send {start_max} -> {int(st.S.max())}, total "
-                      f"{start_total} -> {int(st.S.sum())}, {moves} moves ({swaps} swaps)")
-    return st.parts, {"max_send_before": start_max, "max_send_after": int(st.S.max()),
-                      "volume_before": start_total, "volume_after": int(st.S.sum()), "moves": moves}
-
-
-def _best_step(st: SendState, p: int, smax: int, bound: float, candidates: int, targets: int, budget: int):
-    """The cheapest move or swap taking row v off the busiest sender p without any part reaching
-    smax; None when there is none."""
-    members = np.flatnonzero(st.parts == p)
-    contrib = st.lam[members] - 1
-    order = np.argsort(-contrib, kind="stable")[:candidates]
-    quiet = np.argsort(st.S, kind="stable")
-    quiet = quiet[quiet != p][:targets]
-    best, best_key = None, None
-    for v in members[order]:
-        if st.lam[v] <= 1:
-            break
-        for q in quiet:
-            q = int(q)
-            step = _try(st, int(v), q, p, smax, bound, budget)
+    info = {"max_send_before": int(st.S.max()), "max_messages_before": int(st.M.max()),
+            "volume_before": int(st.S.sum())}
+    t_end = time.perf_counter() + time_limit
+    spent, steps = 0, 0
+    # the volume phase may use part of the budget, the message phase the rest
+    for phase, share in ((_volume_step, volume_share), (_message_step, 1.0)):
+        budget = int(km1_budget * share * info["volume_before"])
+        while time.perf_counter() < t_end:
+            step = phase(st, bound, budget - spent, msg_weight)
             if step is None:
-                continue
-            key = step[0]
-            if best_key is None or key < best_key:
-                best, best_key = step[1], key
-        if best is not None:
-            return best  # the best target for the most loaded candidate that has one
-    return None
+                break
+            for v, q in step:
+                spent += st.apply(v, q)
+            steps += 1
+    info.update(max_send_after=int(st.S.max()), max_messages_after=int(st.M.max()), volume_after=int(st.S.sum()),
+                steps=steps)
+    if progress is not None:
+        progress.note(f"bottleneck refinement: max send {info['max_send_before']} -> {info['max_send_after']}, "
+                      f"max messages {info['max_messages_before']} -> {info['max_messages_after']}, volume "
+                      f"{info['volume_before']} -> {info['volume_after']} ({steps} steps)")
+    return st.parts, info
 
 
-def _try(st: SendState, v: int, q: int, p: int, smax: int, bound: float, budget: int):
-    """Move v to q, or swap it with a row u of q when q lacks room. Returns (key, steps) or None."""
+def _within(st: SendState, d: Delta, also: np.ndarray, target: int, smax: int, mmax: int, volume_phase: bool) -> bool:
+    """After applying ``d`` (on top of the current state), are all parts in d.parts and ``also``
+    below the limits, and has the target process come down from the phase's maximum?"""
+    parts = np.union1d(d.parts, np.union1d(also, [target]))
+    s0, m0 = st.S[parts], st.M[parts]
+    s, m = s0.copy(), m0.copy()
+    at = np.searchsorted(parts, d.parts)
+    s[at] += d.dS
+    m[at] += d.dM
+    t = np.searchsorted(parts, target)
+    # the phase's metric: the target drops below the maximum, nobody rises to it;
+    # the other metric: nobody rises above its maximum
+    if volume_phase:
+        return bool(s[t] < smax and (s[s > s0] < smax).all() and (m <= mmax).all())
+    return bool(m[t] < mmax and (m[m > m0] < mmax).all() and (s <= smax).all())
+
+
+def _try(st: SendState, v: int, q: int, target: int, bound: float, smax: int, mmax: int, volume_phase: bool,
+         budget: int):
+    """Move v to q, or swap it with a light-sending row of q when q lacks room.
+    Returns ((change of total volume, change of total messages), steps) or None."""
+    p = int(st.parts[v])
     d = st.delta(v, q)
-    nets, dl, touched, dS = d
-    new = st.S[touched] + dS
-    if new.max(initial=0) >= smax or dl.sum() > budget:
+    if d.dkm1 > budget:
         return None
+    none = np.zeros(0, dtype=np.int64)
     if st.W[q] + st.w[v] <= bound:
-        return (int(dl.sum()), int(new.max(initial=0))), [(v, q)]
-    # q needs to give back weight: try its rows that send little, of about v's weight
-    need = st.W[q] + st.w[v] - bound
-    room_p = bound - (st.W[p] - st.w[v])
+        ok = _within(st, d, none, target, smax, mmax, volume_phase)
+        return ((d.dkm1, int(d.dM.sum())), [(v, q)]) if ok else None
+    # q must give weight back to p: its rows of about v's weight that send least themselves
+    need, room_p = st.W[q] + st.w[v] - bound, bound - (st.W[p] - st.w[v])
     inq = np.flatnonzero(st.parts == q)
-    ok = (st.w[inq] >= need) & (st.w[inq] <= room_p)
-    cand = inq[ok]
+    cand = inq[(st.w[inq] >= need) & (st.w[inq] <= room_p)]
     if cand.size == 0:
         return None
-    cand = cand[np.argsort(st.lam[cand], kind="stable")[:4]]  # rows that send least themselves
-    st.apply(v, q, d)  # tentatively, to evaluate the partner exactly
+    cand = cand[np.argsort(st.lam[cand], kind="stable")[:4]]
+    st.apply(v, q, d)  # tentatively, so the partner's effect is exact
     try:
         best = None
         for u in cand:
             du = st.delta(int(u), p)
-            newu = st.S[du[2]] + du[3]
-            total = int(dl.sum() + du[1].sum())
-            if newu.max(initial=0) >= smax or total > budget:
+            total = d.dkm1 + du.dkm1
+            if total > budget or (best is not None and total >= best[0][0]):
                 continue
-            if best is None or total < best[0][0]:
-                best = ((total, int(newu.max(initial=0))), [(v, q), (int(u), p)])
+            if _within(st, du, d.parts, target, smax, mmax, volume_phase):
+                best = ((total, int(d.dM.sum() + du.dM.sum())), [(v, q), (int(u), p)])
         return best
     finally:
         st.apply(v, p)  # undo
+
+
+def _volume_step(st: SendState, bound: float, budget: int, msg_weight: float, candidates: int = 8,
+                 targets: int = 16):
+    """Take one row off the process that sends most, to one of the least busy senders."""
+    p = int(np.argmax(st.S))
+    smax, mmax = int(st.S[p]), int(st.M.max())
+    members = np.flatnonzero(st.parts == p)
+    order = members[np.argsort(-(st.lam[members]), kind="stable")[:candidates]]
+    quiet = np.argsort(st.S, kind="stable")
+    quiet = quiet[quiet != p][:targets]
+    tries = [t for v in order if st.lam[v] > 1 for q in quiet
+             if (t := _try(st, int(v), int(q), p, bound, smax, mmax, True, budget)) is not None]
+    return min(tries, key=lambda t: _cost(t[0], msg_weight))[1] if tries else None
+
+
+def _message_step(st: SendState, bound: float, budget: int, msg_weight: float, pairs: int = 6):
+    """Remove one of the smallest messages of the process that sends the most messages."""
+    p = int(np.argmax(st.M))
+    smax, mmax = int(st.S.max()), int(st.M[p])
+    row = st.V[p]
+    peers = np.flatnonzero(row)
+    peers = peers[np.argsort(row[peers], kind="stable")[:pairs]]
+    members = np.flatnonzero(st.parts == p)
+    pp, which = st._gather(members)  # parts of the pins of the nets p owns
+    for x in peers:
+        x = int(x)
+        rows_sent = members[np.unique(which[pp == x])]  # rows p sends to x
+        # either the rows go to x, or x's rows that need them come to p
+        moves = [(int(j), x) for j in rows_sent]
+        for j in rows_sent:
+            pins = st.pins[st.pins_ptr[j]:st.pins_ptr[j + 1]]
+            moves += [(int(i), p) for i in pins[st.parts[pins] == x]]
+        if len(moves) > 8:
+            continue
+        tries = [t for v, q in moves if (t := _try(st, v, q, p, bound, smax, mmax, False, budget)) is not None]
+        if tries:
+            return min(tries, key=lambda t: _cost(t[0], msg_weight))[1]
+    return None
+
+
+def _cost(delta: tuple[int, int], msg_weight: float) -> float:
+    """What a step costs: added volume (rows) plus added messages at ``msg_weight`` rows each."""
+    return delta[0] + msg_weight * delta[1]

@@ -107,7 +107,7 @@ def _shp(job: Job) -> np.ndarray:
                                             job.progress)
     job.info.update(batches=b, nets_required=need, nets=hg.num_nets, pins=hg.num_pins)
     with job.progress.phase(f"partition stochastic hypergraph ({job.backend}), P={job.P}"):
-        eps_b = backend_eps(np.diff(job.A.indptr), job.P, job.eps)
+        eps_b = backend_eps(np.diff(job.A.indptr), job.P, job.eps, hg.node_weights)
         return partition_hypergraph(hg, job.P, eps_b, job.seed, job.backend, p.get("preset"))
 
 
