@@ -35,9 +35,12 @@ def metis_parts(G: sp.csr_matrix, P: int, eps: float, seed: int, vweights: np.nd
         return np.zeros(n, dtype=np.int64), 0
     # METIS's ufactor is the allowed imbalance in thousandths (1.03 -> 30)
     opts = pymetis.Options(seed=int(seed), ufactor=max(1, int(round(eps * 1000))))
-    xadj = G.indptr.astype(np.int64)
-    adjncy = G.indices.astype(np.int64)
-    cut, parts = pymetis.part_graph(int(P), xadj=xadj, adjncy=adjncy,
+    xadj, adjncy = G.indptr.astype(np.int64), G.indices.astype(np.int64)
+    if hasattr(pymetis, "CSRAdjacency"):  # pymetis >= 2025.2; older ones take xadj/adjncy keywords
+        graph = {"adjacency": pymetis.CSRAdjacency(xadj, adjncy)}
+    else:
+        graph = {"xadj": xadj, "adjncy": adjncy}
+    cut, parts = pymetis.part_graph(int(P), **graph,
                                     vweights=None if vweights is None else np.asarray(vweights, np.int64),
                                     eweights=None if eweights is None else np.asarray(eweights, np.int64),
                                     options=opts)
