@@ -88,6 +88,9 @@ def run(args):
     for m in methods:
         if m not in METHODS:
             raise UnknownNameError("partitioning method", m, METHODS)
+    if args.backend and not any(args.backend in METHODS[m].backends for m in methods):
+        valid = sorted({b for m in methods for b in METHODS[m].backends})
+        raise DsplaError(f"--backend {args.backend!r} applies to none of the methods; valid: {', '.join(valid)}")
     A = as_pattern(load_graph(args.graph, directed=args.directed))
     n, ncols = A.shape
     b_parts = None if n == ncols else "auto"  # rectangular: B's rows go where their column is used most
@@ -107,7 +110,7 @@ def run(args):
     for P in Ps:
         for m in methods:
             r = partition(A, P, m, eps=args.eps, seed=args.seed,
-                          backend=args.backend if METHODS[m].backends else None, cache=args.cache,
+                          backend=args.backend if args.backend in METHODS[m].backends else None, cache=args.cache,
                           progress=quiet, **({k: v for k, v in params.items() if k in METHODS[m].params}))
             records.append(record(m, A, r.parts, P, args.K, r.imbalance, r.seconds, b_parts,
                                   imbalance_vs_average=r.imbalance_vs_average, cached=r.cached, backend=r.backend))

@@ -55,6 +55,7 @@ class SendState:
         C = M.tocsc()
         C.sort_indices()
         self.pins_ptr, self.pins = C.indptr.astype(np.int64), C.indices.astype(np.int64)  # net -> pins
+        self.pins_size = np.diff(self.pins_ptr)
         self.P = P
         self.parts = np.array(parts, dtype=np.int64, copy=True)
         self.w = np.asarray(w, dtype=np.int64)
@@ -71,7 +72,7 @@ class SendState:
         self.M = np.count_nonzero(self.V, axis=1).astype(np.int64)
 
     def _gather(self, nets: np.ndarray):
-        starts, sizes = self.pins_ptr[nets], np.diff(self.pins_ptr)[nets]
+        starts, sizes = self.pins_ptr[nets], self.pins_size[nets]
         idx = np.repeat(starts - np.r_[0, np.cumsum(sizes)[:-1]], sizes) + np.arange(sizes.sum())
         return self.parts[self.pins[idx]], np.repeat(np.arange(nets.size), sizes)
 
@@ -90,7 +91,7 @@ class SendState:
         k = [o[~own & leaves] * P + p, o[~own & joins] * P + q]
         d = [np.full(int((~own & leaves).sum()), -1), np.ones(int((~own & joins).sum()), dtype=np.int64)]
         # v's own net changes owner: p stops sending row v, q sends it to the parts then in the net
-        lam_set = np.unique(pp[which == np.flatnonzero(own)[0]])
+        lam_set = np.unique(self.parts[self.pins[self.pins_ptr[v]:self.pins_ptr[v + 1]]])
         after = lam_set
         if leaves[own][0]:
             after = after[after != p]
@@ -213,12 +214,27 @@ def _volume_step(st: SendState, bound: float, budget: int, msg_weight: float, ca
     p = int(np.argmax(st.S))
     smax, mmax = int(st.S[p]), int(st.M.max())
     members = np.flatnonzero(st.parts == p)
-    order = members[np.argsort(-(st.lam[members]), kind="stable")[:candidates]]
+    # moving v saves p the lambda_v - 1 sends of row v, but p then sends to v's new part the rows
+    # of v's nets p owns: rank by that pessimistic gain
+    sizes = st.rows_ptr[members + 1] - st.rows_ptr[members]
+    idx = np.repeat(st.rows_ptr[members] - np.r_[0, np.cumsum(sizes)[:-1]], sizes) + np.arange(sizes.sum())
+    nets = st.rows_idx[idx]
+    owned = np.bincount(np.repeat(np.arange(members.size), sizes), weights=(st.parts[nets] == p) & (nets != np.repeat(members, sizes)),
+                        minlength=members.size)
+    gain = st.lam[members] - 1 - owned
+    order = np.argsort(-gain, kind="stable")[:candidates]
+    order = members[order[gain[order] > 0]]
     quiet = np.argsort(st.S, kind="stable")
     quiet = quiet[quiet != p][:targets]
-    tries = [t for v in order if st.lam[v] > 1 for q in quiet
-             if (t := _try(st, int(v), int(q), p, bound, smax, mmax, True, budget)) is not None]
-    return min(tries, key=lambda t: _cost(t[0], msg_weight))[1] if tries else None
+    best = None
+    for v in order:  # most promising first; stop at the first candidate that has a free step
+        for q in quiet:
+            t = _try(st, int(v), int(q), p, bound, smax, mmax, True, budget)
+            if t is not None and (best is None or _cost(t[0], msg_weight) < _cost(best[0], msg_weight)):
+                best = t
+        if best is not None and _cost(best[0], msg_weight) <= 0:
+            break
+    return best[1] if best is not None else None
 
 
 def _message_step(st: SendState, bound: float, budget: int, msg_weight: float, pairs: int = 6):
