@@ -157,18 +157,20 @@ def refine_bottleneck(A: sp.csr_matrix, parts: np.ndarray, w: np.ndarray, P: int
     return st.parts, info
 
 
-def _within(st: SendState, d: Delta, also: np.ndarray, target: int, smax: int, mmax: int, volume_phase: bool) -> bool:
-    """After applying ``d`` (on top of the current state), are all parts in d.parts and ``also``
-    below the limits, and has the target process come down from the phase's maximum?"""
-    parts = np.union1d(d.parts, np.union1d(also, [target]))
-    s0, m0 = st.S[parts], st.M[parts]
-    s, m = s0.copy(), m0.copy()
-    at = np.searchsorted(parts, d.parts)
-    s[at] += d.dS
-    m[at] += d.dM
+def _within(st: SendState, deltas: list[Delta], base_S: np.ndarray, base_M: np.ndarray, target: int, smax: int,
+            mmax: int, volume_phase: bool) -> bool:
+    """Do the steps ``deltas`` (the first already applied to ``st`` when there are two) keep
+    every process within the limits, compared with the state before the step (base_S, base_M)?
+    The phase's metric: the target drops below its maximum and nobody rises to it; the other
+    metric: nobody rises above its maximum."""
+    parts = np.union1d(np.concatenate([d.parts for d in deltas]), [target])
+    s, m = st.S[parts].copy(), st.M[parts].copy()
+    last = deltas[-1]  # only the last delta is not yet in st
+    at = np.searchsorted(parts, last.parts)
+    s[at] += last.dS
+    m[at] += last.dM
+    s0, m0 = base_S[parts], base_M[parts]
     t = np.searchsorted(parts, target)
-    # the phase's metric: the target drops below the maximum, nobody rises to it;
-    # the other metric: nobody rises above its maximum
     if volume_phase:
         return bool(s[t] < smax and (s[s > s0] < smax).all() and (m <= mmax).all())
     return bool(m[t] < mmax and (m[m > m0] < mmax).all() and (s <= smax).all())
@@ -182,9 +184,8 @@ def _try(st: SendState, v: int, q: int, target: int, bound: float, smax: int, mm
     d = st.delta(v, q)
     if d.dkm1 > budget:
         return None
-    none = np.zeros(0, dtype=np.int64)
     if st.W[q] + st.w[v] <= bound:
-        ok = _within(st, d, none, target, smax, mmax, volume_phase)
+        ok = _within(st, [d], st.S, st.M, target, smax, mmax, volume_phase)
         return ((d.dkm1, int(d.dM.sum())), [(v, q)]) if ok else None
     # q must give weight back to p: its rows of about v's weight that send least themselves
     need, room_p = st.W[q] + st.w[v] - bound, bound - (st.W[p] - st.w[v])
@@ -193,6 +194,7 @@ def _try(st: SendState, v: int, q: int, target: int, bound: float, smax: int, mm
     if cand.size == 0:
         return None
     cand = cand[np.argsort(st.lam[cand], kind="stable")[:4]]
+    base_S, base_M = st.S.copy(), st.M.copy()
     st.apply(v, q, d)  # tentatively, so the partner's effect is exact
     try:
         best = None
@@ -201,7 +203,7 @@ def _try(st: SendState, v: int, q: int, target: int, bound: float, smax: int, mm
             total = d.dkm1 + du.dkm1
             if total > budget or (best is not None and total >= best[0][0]):
                 continue
-            if _within(st, du, d.parts, target, smax, mmax, volume_phase):
+            if _within(st, [d, du], base_S, base_M, target, smax, mmax, volume_phase):
                 best = ((total, int(d.dM.sum() + du.dM.sum())), [(v, q), (int(u), p)])
         return best
     finally:
