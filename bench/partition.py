@@ -8,7 +8,8 @@
    time. Partitions are cached (``--no-cache`` recomputes), so a rerun only re-analyses.
 2. ``--backends``: Mt-KaHyPar (default and quality presets) against KaHyPar (dspla's .ini), raw
    (no refinement), same graphs at ``--backend-P``: total volume (KM1), maximum volume, time.
-3. The exact analysis at P = 4096 on an R-MAT graph with 2^scale rows: median of 3 runs.
+3. ``--edges``: SPAC + METIS against the hypergraph model of edge partitioning (vertex cut).
+4. The exact analysis at P = 4096 on an R-MAT graph with 2^scale rows: median of 3 runs.
 
 Graphs come from ../shared/datasets (or $DSPLA_DATASETS). Times are single runs on a shared
 2-core machine unless stated; partitioning runs one thread per partition (see
@@ -108,6 +109,25 @@ def backends(args) -> list[dict]:
     return out
 
 
+def edges(args) -> list[dict]:
+    from dspla.partition import edge_partition
+
+    out = []
+    print("\n== edge partitioning: vertex cut (replicas), replication factor, seconds")
+    for name in args.graphs:
+        A = load(name)
+        for P in args.edge_P:
+            for method in ("spac", "hypergraph"):
+                r = edge_partition(A, P, method, eps=args.eps, seed=args.seed, cache=args.cache,
+                                   **({"preset": "default"} if method == "hypergraph" else {}))
+                out.append({"graph": name, "P": P, "method": method, "edges": int(r.edges.shape[0]),
+                            "vertex_cut": r.vertex_cut, "replication_factor": r.replication_factor,
+                            "imbalance": r.imbalance, "seconds": r.seconds})
+                print(f"{name:<18} P={P:<4} {method:<10} cut {r.vertex_cut:>8} rf {r.replication_factor:6.3f} "
+                      f"imb {r.imbalance:.3f} {r.seconds:8.1f}s", flush=True)
+    return out
+
+
 def analysis_speed(args) -> dict:
     from dspla.analysis import comm_stats
     from dspla.generate import rmat
@@ -140,6 +160,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-cache", dest="cache", action="store_false")
     ap.add_argument("--backends", action="store_true", help="also compare the hypergraph backends")
     ap.add_argument("--backend-P", default="64", help="process counts for the backend comparison")
+    ap.add_argument("--edges", action="store_true", help="also run the edge partitioners")
+    ap.add_argument("--edge-P", default="16,64", help="process counts for edge partitioning")
     ap.add_argument("--scale", type=int, default=20, help="R-MAT scale for the analysis timing (0: skip)")
     ap.add_argument("--skip-table", action="store_true")
     ap.add_argument("--json", help="write all measurements here")
@@ -150,6 +172,7 @@ def main(argv=None) -> int:
         ap.error(f"unknown graph(s) {', '.join(unknown)}; choose from {', '.join(GRAPHS)}")
     args.P = [int(x) for x in args.P.split(",")]
     args.backend_P = [int(x) for x in args.backend_P.split(",")]
+    args.edge_P = [int(x) for x in args.edge_P.split(",")]
     args.methods = [m for m in args.methods.split(",") if m]
     if "random" not in args.methods:
         args.methods.append("random")  # the normaliser
@@ -159,6 +182,8 @@ def main(argv=None) -> int:
         result["table2"] = table2(args)
     if args.backends:
         result["backends"] = backends(args)
+    if args.edges:
+        result["edges"] = edges(args)
     if args.scale:
         result["analysis"] = analysis_speed(args)
     if args.json:
