@@ -48,6 +48,51 @@ class Function:
         return mats, bind_dims(self._decl.values(), mats)
 
     def __call__(self, **inputs) -> dict[str, Array]:
+        """Run on the given inputs. Inside an MPI job (mpiexec/srun) this runs distributed with
+        the options set by ``configure`` and returns results on rank 0 (None elsewhere)."""
+        from .dist.launch import in_mpi_job
+
+        if in_mpi_job():
+            return self.run(inputs)
+        return self._reference(inputs)
+
+    def configure(self, **options) -> "Function":
+        """Set distributed options (plan, partition, parts, seed, eps, replication, stripe_width,
+        memory_cap, cache) used by calls inside an MPI job. Returns self."""
+        from .dist.planner import Options
+
+        valid = set(Options.__dataclass_fields__)
+        bad = sorted(set(options) - valid)
+        if bad:
+            from .errors import UnknownNameError
+            raise UnknownNameError("option", bad[0], valid)
+        self._options = {**getattr(self, "_options", {}), **options}
+        self._sessions = {}
+        return self
+
+    def run(self, inputs: dict | None = None, *, comm=None, repeat: int = 1, local: bool = False, **options):
+        """Run distributed on ``comm`` (default: the MPI world). Every rank calls this; inputs are
+        read on rank 0 only. Returns the outputs on rank 0 (None on other ranks), or with
+        local=True this rank's pieces. ``self.last_stats`` holds what moved."""
+        from .dist.launch import world
+        from .dist.planner import Options
+        from .dist.session import DistSession
+
+        comm = comm or world()
+        if comm is None:
+            out = self._reference(inputs or {})
+            return out
+        opt = Options(**{**getattr(self, "_options", {}), **options})
+        sessions = self.__dict__.setdefault("_sessions", {})
+        key = (id(comm), opt.key())
+        s = sessions.get(key)
+        if s is None:
+            s = sessions[key] = DistSession(self, comm, opt)
+        out = s.run(inputs, repeat=repeat, local=local)
+        self.last_stats = s.last_stats
+        return out
+
+    def _reference(self, inputs: dict) -> dict[str, Array]:
         t0 = time.perf_counter()
         mats, dims = self.bind(inputs)
         env = reference.Env(mats, dims)

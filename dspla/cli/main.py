@@ -33,6 +33,12 @@ def main(argv=None) -> int:
     except DsplaError as e:
         if debug:
             raise
+        from ..dist.launch import in_mpi_job
+        if in_mpi_job():
+            from ..dist.launch import world
+            w = world()
+            if w is not None and w.rank != 0:
+                return 2  # rank 0 reports the error once
         print(f"dspla: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,34 +1,112 @@
-"""dspla run FILE --input NAME=PATH ... --out result.npz"""
+"""dspla run FILE --input NAME=PATH ... --out result.npz [--np P --plan NAME ...]"""
 from __future__ import annotations
 
+import json
+import os
+import sys
 import time
 
 from .common import parse_inputs
 
 
 def register(sub, common):
-    p = sub.add_parser("run", parents=[common], help="run a .dspla program on data files")
+    p = sub.add_parser("run", parents=[common], help="run a .dspla program on data files, on 1 or P processes")
     p.add_argument("file")
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
-                   help="an input: .mtx/.mtx.gz, .npy, or FILE.npz:ARRAY (repeatable)")
+                   help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, or an edge list (repeatable)")
     p.add_argument("--out", "-o", help="write every output to this .npz (COO arrays, plus dense when full)")
+    g = p.add_argument_group("distributed execution")
+    g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
+    g.add_argument("--mpiexec", help="the launcher to use (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
+    g.add_argument("--plan", default="p2p1d", help="product plan: p2p1d, allgather1d, shift1d, twoface, 15d, 2d")
+    g.add_argument("--partition", default="hypergraph", help="row partition method (block, random, graph, "
+                                                             "hypergraph, ...)")
+    g.add_argument("--partition-file", help="a saved partition (.npy of process ids per row)")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--eps", type=float, default=0.03, help="allowed partition imbalance")
+    g.add_argument("--replication", "-c", type=int, default=2, help="replication factor c of shift1d / 15d")
+    g.add_argument("--stripe-width", type=int, help="twoface stripe width W")
+    g.add_argument("--no-cache", action="store_true", help="do not reuse or store partitions on disk")
+    g.add_argument("--stats", help="write what moved (words, messages, times per rank and product) as JSON")
+    g.add_argument("--repeat", type=int, default=1, help="run N times after one planning (benchmarks)")
     p.set_defaults(func=run)
 
 
+def _strip(argv, flags):
+    """argv without the given options (and their values): what the re-launched ranks get."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if name in flags:
+            skip = "=" not in a
+            continue
+        out.append(a)
+    return out
+
+
 def run(args):
+    from ..dist.launch import in_mpi_job, relaunch, world
+
+    if args.np is not None and not in_mpi_job():
+        if args.np < 1:
+            from ..errors import DsplaError
+            raise DsplaError(f"--np must be at least 1, got {args.np}")
+        argv = _strip(sys.argv[1:], {"--np", "--mpiexec"})
+        return relaunch(args.np, argv, args.mpiexec)
+
     from ..frontend.parser import parse_file
     from ..function import Function
     from ..io import read_input, write_results
 
     f = Function(parse_file(args.file))
-    specs = parse_inputs(args.input)
-    kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
-    data = {name: read_input(spec, kinds.get(name, "dense")) for name, spec in specs.items()}
+    comm = world()
+    rank = comm.rank if comm else 0
+    data = None
+    if rank == 0:
+        specs = parse_inputs(args.input)
+        kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
+        data = {name: read_input(spec, kinds.get(name, "dense")) for name, spec in specs.items()}
     t0 = time.perf_counter()
-    out = f(**data)
+    if comm is None:
+        out = f(**data)
+        stats = dict(f.last_stats)
+    else:
+        options = {"plan": args.plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
+                   "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache}
+        if args.partition_file:
+            import numpy as np
+            options["parts"] = np.load(args.partition_file) if rank == 0 else None
+            options["partition"] = "file"
+        out = f.run(data, repeat=args.repeat, **options)
+        stats = f.last_stats
     dt = time.perf_counter() - t0
+    if rank != 0:
+        return 0
     for name, arr in out.items():
         print(f"{name}: {arr.shape[0]}x{arr.shape[1]} {arr.dtype}, {arr.nvals} present")
+    if comm is not None:
+        print(f"P={stats['P']} plan {stats['plan']}, partition {stats['partition']}: words sent "
+              f"total {stats['words_sent_total']} (avg {stats['words_sent_avg']:.1f}, max {stats['words_sent_max']}), "
+              f"messages total {stats['messages_sent_total']}; iteration {stats['iteration_s_median']:.4f} s "
+              f"(median of {len(stats['iteration_s'])}), planning {stats['planning_s']:.3f} s")
     if args.out:
         write_results(args.out, out)
         print(f"wrote {args.out} ({dt:.3f} s)")
+    if args.stats:
+        tmp = args.stats + ".tmp"
+        with open(tmp, "w") as fh:
+            json.dump(stats, fh, indent=1, default=_jsonable)
+        os.replace(tmp, args.stats)
+    return 0
+
+
+def _jsonable(x):
+    import numpy as np
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return str(x)

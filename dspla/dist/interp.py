@@ -1,0 +1,341 @@
+"""The plan interpreter: runs one rank's RankProgram on a communicator, counting what moves.
+
+One handler per instruction type in the EXEC table. Handlers count words (matrix entries moved
+to another process) and messages, and time three phases: compute (local GraphBLAS work), pack
+(gathering rows into buffers and back) and wait (blocked in communication).
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import graphblas as gb
+import numpy as np
+
+from ..exec import gbops
+from ..exec.reference import EVAL, Env
+from ..ir.types import DType
+from . import local
+from .planir import (Allreduce, AllgatherRows, AllgatherSparse, Bcast, CastTo, Free, Local, MxM, Pack, RankProgram, Recv,
+                     RecvMxM, Send, SendRecvRows, TakeCols, TakeRows, Unpermute, WaitSends)
+
+EXEC: dict[type, Callable] = {}
+
+
+def handler(cls):
+    def register(fn):
+        EXEC[cls] = fn
+        return fn
+    return register
+
+
+class Counters:
+    __slots__ = ("words_sent", "words_received", "messages_sent", "messages_received")
+
+    def __init__(self):
+        self.words_sent = self.words_received = self.messages_sent = self.messages_received = 0
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+class Runtime:
+    """A rank's program bound to a communicator: sub-communicators and windows are set up once;
+    ``run`` executes one iteration."""
+
+    def __init__(self, program: RankProgram, comm, extra: dict | None = None):
+        self.program = program
+        self.comm = comm
+        self.groups = [comm] + [comm.split(color) for color in program.splits]
+        self.slots: list = [None] * program.n_slots
+        for slot, value in program.consts.items():
+            self.slots[slot] = value
+        self.extra = extra or {}
+        self.env = Env({}, self.extra.get("dims", {}))
+        self.reset_counters()
+
+    def reset_counters(self):
+        self.counters: dict = {}
+        self.times = {"compute_s": 0.0, "pack_s": 0.0, "wait_s": 0.0}
+
+    def count(self, instr, ws=0, ms=0, wr=0, mr=0):
+        c = self.counters.get(instr.product)
+        if c is None:
+            c = self.counters[instr.product] = Counters()
+        c.words_sent += ws
+        c.messages_sent += ms
+        c.words_received += wr
+        c.messages_received += mr
+
+    def run(self, inputs: dict) -> dict:
+        s = self.slots
+        for name, slot in self.program.inputs.items():
+            s[slot] = inputs[name]
+        for instr in self.program.instrs:
+            EXEC[type(instr)](self, instr)
+        out = {name: s[slot] for name, (slot, _) in self.program.outputs.items()}
+        for name, slot in self.program.inputs.items():
+            s[slot] = None
+        return out
+
+    def timed(self, phase: str, t0: float):
+        self.times[phase] += time.perf_counter() - t0
+
+
+def _dt(M) -> DType:
+    return gbops.dtype_of(M)
+
+
+# ------------------------------------------------------------------------------- compute
+@handler(Local)
+def _local(rt: Runtime, i: Local):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = EVAL[i.node.op](i.node, [rt.slots[a] for a in i.args], rt.env)
+    rt.timed("compute_s", t0)
+
+
+def _multiply(a, b, sr):
+    compute, out = sr.dtypes(_dt(a), _dt(b))
+    return gbops.cast(a, compute), gbops.cast(b, compute), gbops.semiring(sr, compute), compute, out
+
+
+@handler(MxM)
+def _mxm(rt: Runtime, i: MxM):
+    t0 = time.perf_counter()
+    a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
+    if i.accumulate:
+        C = rt.slots[i.out]
+        C(accum=gbops.binary(i.semiring.monoid.op, compute)) << a.mxm(b, op)
+    else:
+        rt.slots[i.out] = a.mxm(b, op).new()
+    rt.timed("compute_s", t0)
+
+
+@handler(Pack)
+def _pack(rt: Runtime, i: Pack):
+    t0 = time.perf_counter()
+    M = rt.slots[i.src]
+    rt.slots[i.out] = local.pack_rows(M, i.rows, _dt(M), i.presence)
+    rt.timed("pack_s", t0)
+
+
+@handler(Unpermute)
+def _unpermute(rt: Runtime, i: Unpermute):
+    t0 = time.perf_counter()
+    M = rt.slots[i.src]
+    # rows of the gathered matrix are in rank order; order[i] is the global row of stacked row i
+    inv = np.empty_like(i.order)
+    inv[i.order] = np.arange(i.order.size)
+    rt.slots[i.out] = M[inv, :].new()
+    rt.timed("pack_s", t0)
+
+
+@handler(TakeRows)
+def _take_rows(rt: Runtime, i: TakeRows):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = rt.slots[i.src][i.rows, :].new()
+    rt.timed("pack_s", t0)
+
+
+@handler(TakeCols)
+def _take_cols(rt: Runtime, i: TakeCols):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = rt.slots[i.src][:, i.cols].new()
+    rt.timed("pack_s", t0)
+
+
+@handler(CastTo)
+def _cast_to(rt: Runtime, i: CastTo):
+    rt.slots[i.out] = gbops.cast(rt.slots[i.src], DType(i.dtype))
+
+
+@handler(Free)
+def _free(rt: Runtime, i: Free):
+    for s in i.slots:
+        rt.slots[s] = None
+
+
+# ------------------------------------------------------------------------------ messages
+class _Posted:
+    __slots__ = ("req", "buf", "instr")
+
+    def __init__(self, req, buf, instr):
+        self.req, self.buf, self.instr = req, buf, instr
+
+
+@handler(Send)
+def _send(rt: Runtime, i: Send):
+    buf = rt.slots[i.buf]
+    t0 = time.perf_counter()
+    req = rt.comm.isend(buf, i.dest, i.tag)
+    rt.timed("wait_s", t0)
+    rt.slots[i.buf] = _Posted(req, buf, i)
+    rt.count(i, ws=i.words, ms=1)
+
+
+@handler(Recv)
+def _recv(rt: Runtime, i: Recv):
+    dt = DType(i.dtype)
+    buf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
+    rt.slots[i.out] = _Posted(rt.comm.irecv(buf, i.source, i.tag), buf, i)
+
+
+@handler(RecvMxM)
+def _recv_mxm(rt: Runtime, i: RecvMxM):
+    posted = [rt.slots[r] for r in i.recvs]
+    reqs = [p.req for p in posted]
+    C = rt.slots[i.out]
+    for _ in posted:
+        t0 = time.perf_counter()
+        j = rt.comm.waitany(reqs)
+        rt.timed("wait_s", t0)
+        p = posted[j]
+        r = p.instr
+        rt.count(i, wr=r.nrows * r.k, mr=1)
+        t0 = time.perf_counter()
+        R = local.unpack_rows(p.buf, r.nrows, r.k, DType(r.dtype), r.presence)
+        rt.timed("pack_s", t0)
+        t0 = time.perf_counter()
+        a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
+        C(accum=gbops.binary(i.semiring.monoid.op, compute)) << a.mxm(b, op)
+        rt.timed("compute_s", t0)
+    for r in i.recvs:
+        rt.slots[r] = None
+
+
+@handler(WaitSends)
+def _wait_sends(rt: Runtime, i: WaitSends):
+    posted = [rt.slots[b] for b in i.bufs]
+    t0 = time.perf_counter()
+    rt.comm.waitall([p.req for p in posted])
+    rt.timed("wait_s", t0)
+    for b in i.bufs:
+        rt.slots[b] = None
+
+
+@handler(SendRecvRows)
+def _sendrecv(rt: Runtime, i: SendRecvRows):
+    g = rt.groups[i.group]
+    M = rt.slots[i.src]
+    dt = DType(i.dtype)
+    t0 = time.perf_counter()
+    sendbuf = local.pack_rows(M, np.arange(M.nrows), dt, i.presence)
+    recvbuf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.sendrecv(sendbuf, i.dest, recvbuf, i.source, i.tag)
+    rt.timed("wait_s", t0)
+    rt.count(i, ws=M.nrows * M.ncols, ms=1, wr=i.nrows * i.k, mr=1)
+    t0 = time.perf_counter()
+    rt.slots[i.out] = local.unpack_rows(recvbuf, i.nrows, i.k, dt, i.presence)
+    rt.timed("pack_s", t0)
+
+
+# ---------------------------------------------------------------------------- collectives
+@handler(AllgatherRows)
+def _allgather_rows(rt: Runtime, i: AllgatherRows):
+    g = rt.groups[i.group]
+    M = rt.slots[i.src]
+    dt = DType(i.dtype)
+    total = int(i.counts.sum())
+    t0 = time.perf_counter()
+    mine = local.pack_rows(M, np.arange(M.nrows), dt, False) if not i.presence else None
+    if i.presence:
+        vals, pres = local.dense_parts(M)
+        mine = np.ascontiguousarray(vals, dtype=dt.np)
+    recv = np.empty((total, i.k), dtype=dt.np)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.allgatherv(mine, recv, i.counts * i.k)
+    if i.presence:
+        allpres = np.empty((total, i.k), dtype=bool)
+        g.allgatherv(np.ascontiguousarray(pres), allpres, i.counts * i.k)
+    rt.timed("wait_s", t0)
+    peers = int((i.counts > 0).sum()) - (1 if M.nrows else 0)
+    rt.count(i, ws=M.nrows * i.k * peers if M.nrows else 0, ms=peers if M.nrows else 0,
+             wr=(total - M.nrows) * i.k, mr=peers)
+    t0 = time.perf_counter()
+    rt.slots[i.out] = (local.from_values_presence(recv, allpres, dt) if i.presence else local.from_values(recv, dt))
+    rt.timed("pack_s", t0)
+
+
+@handler(AllgatherSparse)
+def _allgather_sparse(rt: Runtime, i: AllgatherSparse):
+    M = rt.slots[i.src]
+    t0 = time.perf_counter()
+    r, c, v = M.to_coo()
+    pieces = rt.comm.allgather((r.astype(np.int64), c.astype(np.int64), v))
+    rt.timed("wait_s", t0)
+    rows, cols, vals = [], [], []
+    for p, (pr, pc, pv) in enumerate(pieces):
+        off = i.offsets[p]
+        if i.axis == "rows":
+            rows.append(i.index[off + pr]); cols.append(pc)  # noqa: E702
+        else:
+            rows.append(pr); cols.append(i.index[off + pc])  # noqa: E702
+        vals.append(pv)
+    others = sum(len(p[2]) for k, p in enumerate(pieces) if k != rt.comm.rank)
+    rt.count(i, ws=M.nvals * (rt.comm.size - 1), ms=rt.comm.size - 1, wr=others, mr=rt.comm.size - 1)
+    rt.slots[i.out] = gb.Matrix.from_coo(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals),
+                                         nrows=i.shape[0], ncols=i.shape[1], dtype=M.dtype)
+
+
+def _mpi_op(monoid, dt: DType) -> str:
+    name = monoid.name
+    if name == "any":
+        return "lor" if dt is DType.bool else "max"
+    if dt is DType.bool:
+        return {"min": "land", "max": "lor", "plus": "lor", "times": "land"}.get(name, name)
+    return {"plus": "sum", "times": "prod"}.get(name, name)
+
+
+@handler(Allreduce)
+def _allreduce(rt: Runtime, i: Allreduce):
+    g = rt.groups[i.group]
+    M = rt.slots[i.src]
+    dt = _dt(M)
+    t0 = time.perf_counter()
+    ident = i.monoid.identity(dt)
+    if ident is None:  # any: a missing entry must never win; -inf / False lose under max / lor
+        ident = (-np.inf if dt.is_float else np.iinfo(np.int64).min) if dt is not DType.bool else False
+    vals, pres = local.dense_parts(M, fill=ident)
+    vals = np.ascontiguousarray(vals, dtype=dt.np)
+    out_vals, out_pres = np.empty_like(vals), np.empty_like(pres)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.allreduce_buf(vals, out_vals, _mpi_op(i.monoid, dt))
+    g.allreduce_buf(pres, out_pres, "lor")
+    rt.timed("wait_s", t0)
+    n = g.size
+    words = -(-2 * (n - 1) * vals.size // n) if n > 1 else 0  # ring: reduce-scatter + allgather
+    rt.count(i, ws=words, ms=2 * (n - 1), wr=words, mr=2 * (n - 1))
+    t0 = time.perf_counter()
+    rt.slots[i.out] = local.from_values_presence(out_vals, out_pres, dt)
+    rt.timed("pack_s", t0)
+
+
+@handler(Bcast)
+def _bcast(rt: Runtime, i: Bcast):
+    g = rt.groups[i.group]
+    dt = DType(i.dtype)
+    t0 = time.perf_counter()
+    if g.rank == i.root:
+        M = rt.slots[i.src]
+        buf = local.pack_rows(M, np.arange(M.nrows), dt, i.presence)
+    else:
+        buf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.bcast_buf(buf, i.root)
+    rt.timed("wait_s", t0)
+    if g.rank == i.root:
+        rt.count(i, ws=i.nrows * i.k * (g.size - 1), ms=g.size - 1)
+    else:
+        rt.count(i, wr=i.nrows * i.k, mr=1)
+    t0 = time.perf_counter()
+    rt.slots[i.out] = local.unpack_rows(buf, i.nrows, i.k, dt, i.presence) if g.rank != i.root else rt.slots[i.src]
+    rt.timed("pack_s", t0)
+
+
+def missing_handlers(classes) -> list:
+    return [c.__name__ for c in classes if c not in EXEC]

@@ -1,0 +1,111 @@
+"""Local pieces as GraphBLAS matrices <-> numpy buffers, without copies where possible.
+
+A full (every entry present) fullr matrix exposes its values array through unpack/pack
+(ownership moves, nothing is copied). Pieces with missing entries travel as values plus a
+presence bitmap packed into one byte buffer.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import graphblas as gb
+import numpy as np
+
+from ..ir.types import DType
+
+
+def is_full(M) -> bool:
+    return M.nvals == M.nrows * M.ncols
+
+
+@contextmanager
+def values_of(M):
+    """The C-ordered values array of a full matrix, lent for the duration of the block."""
+    d = M.ss.unpack("fullr")
+    try:
+        yield d["values"]
+    finally:
+        M.ss.pack_fullr(d["values"], take_ownership=True)
+
+
+def from_values(values: np.ndarray, dtype: DType):
+    """A full matrix owning ``values`` (a C-contiguous 2-D array the caller gives up)."""
+    nrows, ncols = values.shape
+    M = gb.Matrix(dtype.gb, nrows, ncols)
+    if values.size:
+        M.ss.pack_fullr(np.ascontiguousarray(values, dtype=dtype.np), take_ownership=True)
+    return M
+
+
+def from_values_presence(values: np.ndarray, present: np.ndarray, dtype: DType):
+    nrows, ncols = values.shape
+    if present.all():
+        return from_values(values, dtype)
+    M = gb.Matrix(dtype.gb, nrows, ncols)
+    if values.size:
+        M.ss.pack_bitmapr(bitmap=np.ascontiguousarray(present, dtype=bool),
+                          values=np.ascontiguousarray(values, dtype=dtype.np), take_ownership=True)
+    return M
+
+
+def dense_parts(M, fill=0):
+    """(values, present) dense arrays of any matrix (copies)."""
+    present = np.zeros((M.nrows, M.ncols), dtype=bool)
+    if M.nvals:
+        r, c, _ = M.to_coo(values=False)
+        present[r, c] = True
+    return M.to_dense(fill_value=fill) if M.nvals else np.full((M.nrows, M.ncols), fill, dtype=M.dtype.np_type), \
+        present
+
+
+def packed_nbytes(nrows: int, k: int, dtype: DType, with_presence: bool) -> int:
+    return nrows * k * (dtype.np.itemsize + (1 if with_presence else 0))
+
+
+def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool) -> np.ndarray:
+    """Rows ``rows`` of M in one contiguous buffer: values (nrows x k), then, with_presence,
+    one byte per entry. Without presence, M must be full (the planner proved it)."""
+    n, k = len(rows), M.ncols
+    if not with_presence:
+        out = np.empty((n, k), dtype=dtype.np)
+        if n and k:
+            with values_of(M) as v:
+                np.take(v, rows, axis=0, out=out)
+        return out
+    buf = np.empty(packed_nbytes(n, k, dtype, True), dtype=np.uint8)
+    vals, pres = dense_parts(M)
+    buf[: n * k * dtype.np.itemsize].view(dtype.np)[:] = vals[rows].reshape(-1)
+    buf[n * k * dtype.np.itemsize:] = pres[rows].reshape(-1)
+    return buf
+
+
+def recv_buffer(nrows: int, k: int, dtype: DType, with_presence: bool) -> np.ndarray:
+    if not with_presence:
+        return np.empty((nrows, k), dtype=dtype.np)
+    return np.empty(packed_nbytes(nrows, k, dtype, True), dtype=np.uint8)
+
+
+def unpack_rows(buf: np.ndarray, nrows: int, k: int, dtype: DType, with_presence: bool):
+    if not with_presence:
+        return from_values(buf, dtype)  # takes ownership: the buffer was allocated for this message
+    nb = nrows * k * dtype.np.itemsize
+    vals = buf[:nb].view(dtype.np).reshape(nrows, k).copy()
+    pres = buf[nb:].astype(bool).reshape(nrows, k)
+    return from_values_presence(vals, pres, dtype)
+
+
+def take_rows(M, rows: np.ndarray):
+    return M[rows, :].new() if len(rows) != M.nrows or not np.array_equal(rows, np.arange(M.nrows)) else M
+
+
+def take_cols(M, cols: np.ndarray):
+    return M[:, cols].new()
+
+
+def csr_piece(A, dtype: DType):
+    """A scipy CSR piece as a GraphBLAS matrix of ``dtype``."""
+    import scipy.sparse as sp
+
+    A = sp.csr_array(A)
+    M = gb.io.from_scipy_sparse(A) if A.nnz else gb.Matrix(dtype.gb, *A.shape)
+    return M if M.dtype == gb.dtypes.lookup_dtype(dtype.gb) else M.dup(dtype=dtype.gb)
