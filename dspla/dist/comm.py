@@ -115,10 +115,14 @@ class MPIComm(Comm):
         return self.comm.allgather(obj)
 
     def abort(self, message: str, code: int = 1):
+        import os
         import sys
         sys.stderr.write(message.rstrip("\n") + "\n")
         sys.stderr.flush()
-        _mpi().COMM_WORLD.Abort(code)
+        try:
+            _mpi().COMM_WORLD.Abort(code)
+        finally:  # never fall back into Python (and a second message from the excepthook)
+            os._exit(code)
 
 
 class MPIWindow:

@@ -6,6 +6,7 @@ to another process) and messages, and time three phases: compute (local GraphBLA
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Callable
 
@@ -53,6 +54,13 @@ class Runtime:
         self.extra = extra or {}
         self.env = Env({}, self.extra.get("dims", {}))
         self.reset_counters()
+        # DSPLA_FAULT=RANK[:INSTRUCTION]: that rank raises before that instruction (failure tests)
+        fault = os.environ.get("DSPLA_FAULT")
+        self.fault = None
+        if fault:
+            r, _, at = fault.partition(":")
+            if int(r) == comm.rank:
+                self.fault = int(at or 0)
 
     def reset_counters(self):
         self.counters: dict = {}
@@ -71,7 +79,9 @@ class Runtime:
         s = self.slots
         for name, slot in self.program.inputs.items():
             s[slot] = inputs[name]
-        for instr in self.program.instrs:
+        for k, instr in enumerate(self.program.instrs):
+            if k == self.fault:
+                raise RuntimeError(f"fault injected by DSPLA_FAULT before instruction {k} ({type(instr).__name__})")
             EXEC[type(instr)](self, instr)
         out = {name: s[slot] for name, (slot, _) in self.program.outputs.items()}
         for name, slot in self.program.inputs.items():
