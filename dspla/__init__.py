@@ -9,7 +9,7 @@ from . import errors, semiring
 from .errors import (DataFormatError, DimensionMismatch, DomainMismatch, DsplaError, DsplaSyntaxError,
                      InputError, UnknownNameError)
 from .exec.values import Array
-from .frontend.dsl import (Expr, abs_ as abs, apply, cast, declare, dense, ewise_add, ewise_mult, exp, eye,
+from .frontend.dsl import (Expr, abs_ as abs, apply, cast, declare, dense, dropout_mask, ewise_add, ewise_mult, exp, eye,
                            log, log_softmax, mask, mxm, mxv, neg, param, reduce, reduce_all, reduce_cols,
                            reduce_rows, relu, relu_grad, select, sigmoid, softmax, sparse, sqrt, step, tanh,
                            transpose, vector, vxm)
@@ -19,7 +19,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
-    "Expr", "Function", "InputError", "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "errors",
+    "Expr", "Function", "InputError", "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "dropout_mask",
+    "errors",
     "ewise_add", "ewise_mult", "exp", "eye", "function", "log", "log_softmax", "mask", "mxm", "mxv", "neg",
     "param", "reduce", "reduce_all", "reduce_cols", "reduce_rows", "relu", "relu_grad", "select", "semiring",
     "sigmoid", "softmax", "sparse", "sqrt", "step", "tanh", "transpose", "vector", "vxm",

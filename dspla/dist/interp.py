@@ -117,7 +117,7 @@ def _mxm(rt: Runtime, i: MxM):
         C = rt.slots[i.out]
         C(accum=gbops.binary(i.semiring.monoid.op, compute)) << a.mxm(b, op)
     else:
-        rt.slots[i.out] = a.mxm(b, op).new()
+        rt.slots[i.out] = gbops.mxm(a, b, i.semiring, compute)
     rt.timed("compute_s", t0)
 
 

@@ -21,11 +21,15 @@ def is_full(M) -> bool:
 @contextmanager
 def values_of(M):
     """The C-ordered values array of a full matrix, lent for the duration of the block."""
+    nrows, ncols = M.nrows, M.ncols
     d = M.ss.unpack("fullr")
+    values = d["values"]
+    if d.get("is_iso") or values.shape != (nrows, ncols):  # iso-valued: one value stands for all
+        values = np.full((nrows, ncols), values.reshape(-1)[0], dtype=values.dtype)
     try:
-        yield d["values"]
+        yield values
     finally:
-        M.ss.pack_fullr(d["values"], take_ownership=True)
+        M.ss.pack_fullr(values, take_ownership=True)
 
 
 def from_values(values: np.ndarray, dtype: DType):

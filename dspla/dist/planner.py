@@ -503,6 +503,24 @@ def _product(pl: Planner, n: Node):
     pl.set(n, out, canonical(n.type, pl.dims))
 
 
+@lower_rule(Op.DROPOUT_MASK)
+def _dropout(pl: Planner, n: Node):
+    """Local, with this rank's global row (or column) ids, so the mask does not depend on P."""
+    x, seed = n.args
+    lay = canonical(n.type, pl.dims)
+    xs, ss = pl.value(x), pl.value(seed, REP)
+    if lay == REP:
+        out = pl.slot()
+        pl.emit(Local(out, n, (xs, ss)))
+        return pl.set(n, out, lay)
+    ids = pl.const_all(lambda r: pl.dims[lay.dim].owned[r])
+    none = pl.const_all(lambda r: None)
+    args = (xs, ss, ids, none) if lay.kind == "row" else (xs, ss, none, ids)
+    out = pl.slot()
+    pl.emit(Local(out, n, args))
+    pl.set(n, out, lay)
+
+
 @lower_rule(Op.INPUT, Op.IDENTITY)
 def _never(pl: Planner, n: Node):
     raise AssertionError(f"{n!r} is handled before lowering")

@@ -179,6 +179,9 @@ class DistSession:
             products.append(rec)
         out["products"] = products
         out["planning_s"] = planning_s
+        part_s = sum(info.get("seconds", 0.0) for info in self.plan.partition.values()) if planning_s else 0.0
+        out["partition_s"] = part_s
+        out["planning_without_partition_s"] = max(0.0, planning_s - part_s)
         out["iteration_s"] = times
         out["iteration_s_median"] = statistics.median(times)
         return out

@@ -102,3 +102,15 @@ def expand(M, shape, like=None):
     if like is not None:
         return like.apply(gb.binary.second[dt.gb], right=value).new(dtype=dt.gb)
     return full(R, C, value, dt)
+
+
+def mxm(a, b, sr: Semiring, compute: DType):
+    """a ⊕.⊗ b in the compute dtype. Two full float operands under plus_times go through BLAS
+    (numpy matmul on the values arrays, lent without copies): same result, every entry present."""
+    if (sr.monoid.name == "plus" and sr.mult.name == "times" and compute.is_float and a.ncols > 0
+            and a.nvals == a.nrows * a.ncols and b.nvals == b.nrows * b.ncols and a.nvals and b.nvals):
+        from ..dist.local import from_values, values_of
+        with values_of(a) as av, values_of(b) as bv:
+            out = av @ bv
+        return from_values(out, compute)
+    return a.mxm(b, semiring(sr, compute)).new()

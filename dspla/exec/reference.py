@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 import graphblas as gb
+import numpy as np
 
 from ..ir import Node, Op, Program
 from ..ir.types import promote
@@ -49,7 +50,7 @@ def _mxm(node, args, env):
     sr = node.attr("semiring")
     compute, out = sr.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
     a, b = gbops.cast(a, compute), gbops.cast(b, compute)
-    return gbops.cast(a.mxm(b, gbops.semiring(sr, compute)).new(), out)
+    return gbops.cast(gbops.mxm(a, b, sr, compute), out)
 
 
 def _ewise(node, args, union: bool):
@@ -156,6 +157,33 @@ def _reduce(node, args, env):
 @eval_rule(Op.CAST)
 def _cast(node, args, env):
     return gbops.cast(args[0], node.attr("dtype"))
+
+
+def dropout_keep(seed: int, rows: np.ndarray, cols: np.ndarray, p: float) -> np.ndarray:
+    """Whether entry (row, col) survives dropout: a counter-based hash (splitmix64) of
+    (seed, global row, global column), so the mask does not depend on how rows are distributed."""
+    with np.errstate(over="ignore"):
+        z = (np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + rows.astype(np.uint64) * np.uint64(0xBF58476D1CE4E5B9)
+             + cols.astype(np.uint64) * np.uint64(0x94D049BB133111EB))
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53)) >= p
+
+
+@eval_rule(Op.DROPOUT_MASK)
+def _dropout_mask(node, args, env):
+    # a distributed piece passes its global row/column ids as two extra arguments (None: identity)
+    x, seed, row_ids, col_ids = (list(args) + [None, None])[:4]
+    p = node.attr("p")
+    dt = node.type.dtype
+    r, c, _ = x.to_coo(values=False)
+    gr = r if row_ids is None else row_ids[r]   # global ids when x is a distributed piece
+    gc = c if col_ids is None else col_ids[c]
+    s = int(seed[0, 0].new().value) if seed.nvals else 0
+    keep = dropout_keep(s, gr, gc, p)
+    return gb.Matrix.from_coo(r[keep], c[keep], dt.np.type(1.0 / (1.0 - p)), nrows=x.nrows, ncols=x.ncols,
+                              dtype=dt.gb)
 
 
 assert set(EVAL) == set(Op), f"ops without an evaluation rule: {set(Op) - set(EVAL)}"

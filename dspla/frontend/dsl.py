@@ -284,6 +284,14 @@ def cast(x, dtype, *, span=None) -> Expr:
     return Expr(make(Op.CAST, (_node(x),), (("dtype", DType.parse(dtype)),), span=_span(span)))
 
 
+def dropout_mask(x, p: float, seed, *, span=None) -> Expr:
+    """Inverted-dropout mask over x's present entries: 1/(1-p) where an entry is kept, missing
+    where dropped. ``seed`` is a 1 x 1 int64 input, so each call can draw a new mask; the mask
+    depends only on (seed, global row, global column), never on the number of processes.
+    Multiply by it (``H * D``) in the forward pass and again in the backward pass."""
+    return Expr(make(Op.DROPOUT_MASK, (_node(x), _node(seed)), (("p", float(p)),), span=_span(span)))
+
+
 # ------------------------------------------------------------- composites (on primitives)
 def softmax(x, *, span=None) -> Expr:
     """Row-wise softmax over the present entries of each row (shifted by the row max)."""

@@ -42,6 +42,7 @@ FUNCTIONS = {
     "mask": (dsl.mask, [("x", E, _REQ), ("m", E, _REQ), ("complement", BOOL, False), ("structure", BOOL, False)]),
     "cast": (dsl.cast, [("x", E, _REQ), ("dtype", DT, _REQ)]),
     "eye": (dsl.eye, [("n", DIM, _REQ), ("dtype", DT, "float64")]),
+    "dropout_mask": (dsl.dropout_mask, [("x", E, _REQ), ("p", SCAL, _REQ), ("seed", E, _REQ)]),
 }
 for _f in _UNARY_FNS:
     FUNCTIONS[_f] = ({"abs": dsl.abs_}.get(_f) or getattr(dsl, _f), [("x", E, _REQ)])

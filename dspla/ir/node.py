@@ -28,6 +28,7 @@ class Op(enum.Enum):
     TRANSPOSE = "transpose"
     REDUCE = "reduce"          # monoid, axis ('rows' -> n x 1, 'cols' -> 1 x m, 'all' -> 1 x 1)
     CAST = "cast"              # dtype
+    DROPOUT_MASK = "dropout_mask"  # p: args (x, seed 1x1 int64): 1/(1-p) on kept entries of x's pattern
 
 
 Attrs = tuple  # tuple of (key, value) pairs in a fixed order; values hashable

@@ -169,6 +169,17 @@ def _cast(args, attrs, given, where, span):
     return x.type.with_(dtype=attrs["dtype"])
 
 
+@type_rule(Op.DROPOUT_MASK)
+def _dropout_mask(args, attrs, given, where, span):
+    x, seed = args
+    if tuple(seed.type.shape) != (1, 1) or seed.type.dtype is not DType.int64:
+        raise DomainMismatch(f"{where}: the seed must be a 1 x 1 int64 value, got {seed.type}", span)
+    if not 0.0 <= attrs["p"] < 1.0:
+        raise DomainMismatch(f"{where}: the drop probability must be in [0, 1), got {attrs['p']}", span)
+    dt = x.type.dtype if x.type.dtype.is_float else DType.float64
+    return x.type.with_(dtype=dt)
+
+
 def check_rules_cover_ops():
     missing = [op for op in Op if op not in TYPE_RULES]
     assert not missing, f"ops without a type rule: {missing}"

@@ -14,7 +14,7 @@ REQUIRED_ATTRS = {
     Op.INPUT: {"name", "role"}, Op.IDENTITY: set(), Op.MXM: {"semiring"}, Op.EWISE_ADD: {"op"},
     Op.EWISE_MULT: {"op"}, Op.APPLY: {"op"}, Op.APPLY_BIND: {"op", "scalar", "side"},
     Op.SELECT: {"op", "thunk"}, Op.MASK: {"complement", "structure"}, Op.TRANSPOSE: set(),
-    Op.REDUCE: {"monoid", "axis"}, Op.CAST: {"dtype"},
+    Op.REDUCE: {"monoid", "axis"}, Op.CAST: {"dtype"}, Op.DROPOUT_MASK: {"p"},
 }
 
 

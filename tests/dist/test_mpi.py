@@ -139,7 +139,17 @@ def test_a_killed_rank_ends_the_job_within_seconds(case):
     d, _ = case
     cmd = [DSPLA, "run", str(d / "p.dspla"), "-i", f"A={d / 'a.mtx'}", "-i", f"X={d / 'x.npy'}", "--np", "3",
            "--repeat", "1000000"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _kill_one_rank_and_check(proc, d)
+    finally:  # never leave a million-iteration job behind
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _kill_one_rank_and_check(proc, d):
     marker = f"run {d / 'p.dspla'}"
     pids = []
     deadline = time.monotonic() + 60
@@ -151,10 +161,7 @@ def test_a_killed_rank_ends_the_job_within_seconds(case):
     time.sleep(2)  # let them get into the repeat loop
     os.kill(pids[1], signal.SIGKILL)
     t0 = time.monotonic()
-    try:
-        _, err = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
+    _, err = proc.communicate(timeout=30)
     assert proc.returncode != 0 and time.monotonic() - t0 < 30
     msgs = [ln for ln in err.splitlines() if ln.startswith("dspla")]
     assert len(msgs) == 1 and "failed" in msgs[0], err

@@ -120,3 +120,24 @@ def test_repeat_reuses_the_plan():
     A, X = _data(40, 4, 0.1, 1, "plus_times")
     got, stats = run_dist(f, {"A": A, "X": X}, 2, repeat=3, plan="p2p1d", partition="random")
     assert len(stats["iteration_s"]) == 3 and stats["planning_s"] > 0
+
+
+def test_dropout_mask_does_not_depend_on_P():
+    X = dp.dense("X", ("n", "f"))
+    A = dp.sparse("A", ("n", "n"))
+    seed = dp.dense("seed", (1, 1), dtype="int64")
+    H = A @ X
+    D = dp.dropout_mask(H, 0.5, seed)
+    f = dp.function(outputs={"D": D, "HD": H * D, "XT": dp.dropout_mask(X.T, 0.3, seed)})
+    rng = np.random.default_rng(0)
+    inputs = {"A": sp.random_array((40, 40), density=0.2, random_state=rng, format="csr"),
+              "X": rng.normal(size=(40, 8)), "seed": np.array([[7]])}
+    want = f(**inputs)
+    kept = want["D"].nvals / want["D"].present().size
+    assert 0.35 < kept < 0.65 and set(np.unique(want["D"].to_coo()[2])) == {2.0}
+    for P in (2, 3, 4):
+        got, _ = run_dist(f, inputs, P, plan="p2p1d", partition="random", seed=P)
+        assert_same(got, want, exact=False)  # masks exactly; HD up to the order of A @ X's sums
+        assert np.array_equal(got["D"].present(), want["D"].present())
+    other = f(**{**inputs, "seed": np.array([[8]])})
+    assert not np.array_equal(other["D"].present(), want["D"].present())
