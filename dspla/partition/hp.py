@@ -2,7 +2,7 @@
 
 Defaults chosen by measurement (docs/partitioning.md): Mt-KaHyPar's ``quality`` preset, one
 trial, then the bottleneck refinement (refine.py), which lowers the largest per-process send
-volume and message count for at most 0.5 % more total volume. ``trials`` > 1 partitions with
+volume and message count for at most 1 % more total volume. ``trials`` > 1 partitions with
 several seeds in parallel worker processes and keeps the trial with the lowest score
 (average + maximum rows sent per process, plus ``msg_weight`` x (average + maximum messages)).
 """
@@ -43,7 +43,7 @@ def _hypergraph(job: Job) -> np.ndarray:
     best, best_score = None, None
     for t, parts in enumerate(results):
         if refine:
-            parts, rinfo = refine_bottleneck(A, parts, w, P, bound, km1_budget=float(p.get("km1_budget", 0.005)),
+            parts, rinfo = refine_bottleneck(A, parts, w, P, bound, km1_budget=float(p.get("km1_budget", 0.01)),
                                              time_limit=float(p.get("refine_seconds", 60.0)), progress=job.progress)
             job.info.setdefault("refinement", []).append(rinfo)
         sc = score(A, parts, P) if trials > 1 else 0.0

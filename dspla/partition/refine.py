@@ -127,7 +127,7 @@ class SendState:
 
 
 def refine_bottleneck(A: sp.csr_matrix, parts: np.ndarray, w: np.ndarray, P: int, bound: float,
-                      km1_budget: float = 0.005, volume_share: float = 0.6, msg_weight: float = 4.0,
+                      km1_budget: float = 0.01, volume_share: float = 0.6, msg_weight: float = 4.0,
                       time_limit: float = 60.0,
                       progress=None) -> tuple[np.ndarray, dict]:
     """Both phases (volume, then messages); returns (new parts, before/after numbers)."""
