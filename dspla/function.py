@@ -92,16 +92,66 @@ class Function:
         self.last_stats = s.last_stats
         return out
 
+    def bound(self, mats: dict, dims: dict) -> Program:
+        """The program for these sizes: the passes that need them (matrix-chain order) applied.
+        Cached by the sizes and the sparse inputs' entry counts."""
+        nnz = {k: m.nvals for k, m in mats.items() if self._decl[k].type.kind.value == "sparse"}
+        key = (tuple(sorted(dims.items())), tuple(sorted(nnz.items())))
+        cache = self.__dict__.setdefault("_bound", {})
+        if key not in cache:
+            from .passes import run_pipeline
+            from .passes.chain import chain_order
+            by_shape = {}
+            for k, m in mats.items():
+                t = self._decl[k].type
+                if t.kind.value == "sparse":
+                    by_shape[t.shape] = max(by_shape.get(t.shape, 0), m.nvals)
+
+            def hint(n):
+                if n.op is Op.INPUT:
+                    return nnz.get(n.attr("name"))
+                return by_shape.get(n.type.shape)
+            prog = run_pipeline(self.program, [("matrix-chain", lambda p: chain_order(p, dims, hint))])
+            if len(cache) > 16:
+                cache.clear()
+            cache[key] = (prog, reference.Schedule(prog))
+        return cache[key][0]
+
+    def _schedule_for(self, prog: Program):
+        for p, sched in self._bound.values():
+            if p is prog:
+                return sched
+        return reference.Schedule(prog)
+
     def _reference(self, inputs: dict) -> dict[str, Array]:
         t0 = time.perf_counter()
         mats, dims = self.bind(inputs)
+        prog = self.bound(mats, dims)
         env = reference.Env(mats, dims)
-        out = reference.run(self._schedule, env)
+        out = reference.run(self._schedule_for(prog), env)
         self.last_stats = {"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0}
         return {k: Array(v, k) for k, v in out.items()}
 
-    def explain(self) -> str:
-        return str(self.program)
+    def explain(self, np: int | None = None, *, dims: dict | None = None, density: float | None = None,
+                json: bool = False, **inputs_and_options):
+        """The program after passes; with ``np=P``, also the distributed plan for P processes:
+        for every product the plans considered, their predicted time split into compute /
+        communication / latency, words and messages, memory per process, and the choice.
+        Keyword arguments naming inputs are planned against; the others are options (plan,
+        partition, seed, ...). Inputs not given are stood in for from their declared shapes."""
+        if np is None:
+            return str(self.program)
+        from .costmodel import load
+        from .dist.explain import as_json, as_text, plan_for, synthesize
+        from .dist.planner import Options
+
+        names = set(self.input_names)
+        given = {k: v for k, v in inputs_and_options.items() if k in names}
+        opts = {k: v for k, v in inputs_and_options.items() if k not in names and v is not None}
+        opt = Options(**{**getattr(self, "_options", {}), **opts})
+        coefs = opt.coefficients or load(np)
+        plan = plan_for(self, synthesize(self, given, dims, density), np, opt)
+        return as_json(plan, np, coefs.source) if json else as_text(self, plan, np, coefs.source)
 
     def __repr__(self) -> str:
         return f"Function({', '.join(self.input_names)} -> {', '.join(self.output_names)})"

@@ -1,15 +1,60 @@
-"""dspla explain FILE: the program after the compiler's passes."""
+"""dspla explain FILE [--np P] [--input NAME=PATH ...] [--json] | dspla explain --compare stats.json"""
 from __future__ import annotations
+
+import json
+
+from .common import parse_inputs
 
 
 def register(sub, common):
-    p = sub.add_parser("explain", parents=[common], help="show a program after the compiler's passes")
-    p.add_argument("file")
+    p = sub.add_parser("explain", parents=[common], help="show the program after passes and, with --np, the plans "
+                                                         "considered for each product and the choice")
+    p.add_argument("file", nargs="?")
+    p.add_argument("--np", type=int, help="plan for this many processes (no MPI needed)")
+    p.add_argument("--input", "-i", action="append", metavar="NAME=PATH", help="plan against this data")
+    p.add_argument("--dim", action="append", metavar="NAME=SIZE", help="size of a symbolic dim of inputs not given")
+    p.add_argument("--density", type=float, help="density of stand-in sparse inputs (default 16 per row)")
+    p.add_argument("--plan", default="auto")
+    p.add_argument("--partition", default="hypergraph")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--replication", "-c", type=int, default=2)
+    p.add_argument("--stripe-width", type=int)
+    p.add_argument("--memory-cap", type=float, help="bytes per process a product may use")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--compare", metavar="STATS", help="predicted next to measured, from a run's --stats file")
     p.set_defaults(func=run)
 
 
 def run(args):
-    from ..function import Function
-    from ..frontend.parser import parse_file
+    from ..errors import DsplaError
 
-    print(Function(parse_file(args.file)).explain())
+    if args.compare:
+        from ..dist.explain import compare
+        with open(args.compare) as f:
+            stats = json.load(f)
+        print(json.dumps(stats["products"], indent=1) if args.json else compare(stats))
+        return 0
+    if not args.file:
+        raise DsplaError("explain needs a FILE (or --compare STATS)")
+    from ..frontend.parser import parse_file
+    from ..function import Function
+
+    f = Function(parse_file(args.file))
+    if args.np is None:
+        print(f.explain())
+        return 0
+    from ..io import read_input
+
+    kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
+    given = {k: read_input(v, kinds.get(k, "dense")) for k, v in parse_inputs(args.input).items()}
+    dims = {}
+    for spec in args.dim or []:
+        k, _, v = spec.partition("=")
+        if not v.isdigit():
+            raise DsplaError(f"--dim takes NAME=SIZE, got {spec!r}")
+        dims[k] = int(v)
+    out = f.explain(np=args.np, dims=dims, density=args.density, json=args.json, plan=args.plan,
+                    partition=args.partition, seed=args.seed, replication=args.replication,
+                    stripe_width=args.stripe_width, memory_cap=args.memory_cap, **given)
+    print(json.dumps(out, indent=1) if args.json else out)
+    return 0

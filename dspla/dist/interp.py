@@ -64,6 +64,7 @@ class Runtime:
 
     def reset_counters(self):
         self.counters: dict = {}
+        self.product_times: dict = {}
         self.times = {"compute_s": 0.0, "pack_s": 0.0, "wait_s": 0.0}
 
     def count(self, instr, ws=0, ms=0, wr=0, mr=0):
@@ -79,10 +80,15 @@ class Runtime:
         s = self.slots
         for name, slot in self.program.inputs.items():
             s[slot] = inputs[name]
+        pt = self.product_times
+        clock = time.perf_counter
         for k, instr in enumerate(self.program.instrs):
             if k == self.fault:
                 raise RuntimeError(f"fault injected by DSPLA_FAULT before instruction {k} ({type(instr).__name__})")
+            t0 = clock()
             EXEC[type(instr)](self, instr)
+            if instr.product is not None:
+                pt[instr.product] = pt.get(instr.product, 0.0) + clock() - t0
         out = {name: s[slot] for name, (slot, _) in self.program.outputs.items()}
         for name, slot in self.program.inputs.items():
             s[slot] = None

@@ -25,14 +25,13 @@ from ..ir import Node, Op, Program
 from ..ir.types import Kind
 from . import fullness
 from .layout import REP, DimPart, Layout, canonical, piece
-from .planir import (Allreduce, AllgatherRows, AllgatherSparse, CastTo, Local, MxM, RankProgram, TakeCols, TakeRows,
+from .planir import (Allreduce, AllgatherRows, AllgatherSparse, Local, MxM, RankProgram, TakeCols, TakeRows,
                      Unpermute)
-from .plans import PLANS, get_plan
 
 
 @dataclass
 class Options:
-    plan: str = "p2p1d"            # a name in PLANS (the next issue adds "auto")
+    plan: str = "auto"             # a name in dspla.dist.plans.PLANS, or "auto" (lowest predicted time)
     partition: str = "hypergraph"  # a partition method, or "file" with parts given
     parts: np.ndarray | None = None
     seed: int = 0
@@ -42,10 +41,11 @@ class Options:
     memory_cap: float | None = None  # twoface, bytes per process
     cache: bool = True
     progress: bool | None = None
+    coefficients: object = None    # a dspla.costmodel.Coefficients; None: the calibrated (or shipped) ones
 
     def key(self) -> tuple:
         return (self.plan, self.partition, None if self.parts is None else self.parts.tobytes(), self.seed, self.eps,
-                self.replication, self.stripe_width, self.memory_cap)
+                self.replication, self.stripe_width, self.memory_cap, id(self.coefficients))
 
 
 @dataclass
@@ -58,6 +58,8 @@ class ProductInfo:
     K: int
     notes: list = field(default_factory=list)
     predicted: dict = field(default_factory=dict)
+    candidates: list = field(default_factory=list)   # one dict per plan considered (see costmodel)
+    why: str = ""
 
 
 @dataclass
@@ -71,6 +73,7 @@ class DistPlan:
     products: list
     partition: dict
     planning_s: float = 0.0
+    program: object = None          # the program planned (after the size-dependent passes)
 
     def explain(self) -> str:
         lines = [f"distributed plan for P = {self.P}"]
@@ -319,7 +322,7 @@ class Planner:
                                 [s[r] for s in self.splits]) for r in range(self.P)]
         input_layouts = {nm: canonical(self._input(nm).type, self.dims) for nm in inputs}
         return DistPlan(self.P, programs, self.dims, input_layouts, out_layouts, static_out, self.products,
-                        self.partition_info, time.perf_counter() - t0)
+                        self.partition_info, time.perf_counter() - t0, self.program)
 
     def _input(self, name):
         return next(n for n in self.order if n.op is Op.INPUT and n.attr("name") == name)
@@ -440,67 +443,9 @@ def _mxm(pl: Planner, n: Node):
     pl.set(n, out, nl)
 
 
-class ProductContext:
-    """What a plan sees: the static sparse A (whole, on the planning rank), how A's rows and B's
-    rows are distributed, B's slot and width K, and the planner's emission helpers."""
-
-    def __init__(self, pl: Planner, n: Node, index: int):
-        a, b = n.args
-        self.pl, self.node, self.index = pl, n, index
-        self.P = pl.P
-        self.semiring = n.attr("semiring")
-        self.compute, self.out_dtype = self.semiring.dtypes(a.type.dtype, b.type.dtype)
-        self.rows = pl.dims[a.type.nrows]
-        self.cols = pl.dims[a.type.ncols]
-        self.K = pl.concrete(b.type.ncols)
-        self.b = pl.value(b)
-        self.b_full = pl.facts[id(b)].full
-        self.b_dtype = b.type.dtype
-        self.opt = pl.opt
-        self.tag = 16 + 8 * index
-        self._A = pl.static[id(a)]
-        self._csr = None
-        self.emit, self.emit_rank, self.slot = pl.emit, pl.emit_rank, pl.slot
-        self.const, self.const_all, self.add_split = pl.const, pl.const_all, pl.add_split
-
-    @property
-    def A(self) -> sp.csr_array:
-        """A as scipy CSR in the compute dtype, original indexing (cached)."""
-        if self._csr is None:
-            import graphblas as gb
-            M = gbops.cast(self._A, self.compute)
-            self._csr = sp.csr_array(gb.io.to_scipy_sparse(M, format="csr")) if M.nvals else \
-                sp.csr_array(M.shape, dtype=self.compute.np)
-        return self._csr
-
-    def gb(self, csr):
-        from .local import csr_piece
-        return csr_piece(csr, self.compute)
-
-
 def _product(pl: Planner, n: Node):
-    a, b = n.args
-    index = len(pl.products)
-    spec = get_plan(pl.opt.plan) if pl.opt.plan in PLANS or pl.opt.plan != "auto" else None
-    ctx = ProductContext(pl, n, index)
-    info = ProductInfo(index, f"{pl.label(n)} = mxm[{ctx.semiring}]({pl.label(a)}, {pl.label(b)})",
-                       spec.name if spec else "?", f"{a.type.kind}[{pl.concrete(a.type.nrows)}x"
-                       f"{pl.concrete(a.type.ncols)}]", f"dense[{pl.concrete(b.type.nrows)}x{ctx.K}]", ctx.K)
-    reason = spec.check(ctx) if spec and spec.check else None
-    if reason:
-        info.notes.append(f"{spec.name} cannot run here ({reason}); using allgather1d")
-        spec = get_plan("allgather1d")
-        info.plan = spec.name
-    pl.products.append(info)
-    out = pl.slot()
-    ctx.out = out
-    ctx.info = info
-    spec.lower(ctx)
-    if ctx.out_dtype is not ctx.compute:
-        cast = pl.slot()
-        pl.emit(CastTo(cast, out, ctx.out_dtype.value))
-        out = cast
-    pl.set(n, out, canonical(n.type, pl.dims))
+    from .product import lower_product
+    lower_product(pl, n)
 
 
 @lower_rule(Op.DROPOUT_MASK)

@@ -57,7 +57,8 @@ class DistSession:
         from ..partition import METHODS
         from .plans import get_plan
 
-        get_plan(self.opt.plan)
+        if self.opt.plan != "auto":
+            get_plan(self.opt.plan)
         if self.opt.parts is None and self.opt.partition not in METHODS and self.opt.partition != "file":
             from ..errors import UnknownNameError
             raise UnknownNameError("partition method", self.opt.partition, METHODS)
@@ -99,7 +100,7 @@ class DistSession:
         if header["replan"]:
             programs = None
             if rank == 0:
-                self.plan = Planner(self.f.program, mats, dims, P, self.opt).build()
+                self.plan = Planner(self.f.bound(mats, dims), mats, dims, P, self.opt).build()
                 programs, self.plan.programs = self.plan.programs, None  # rank 0 keeps the metadata only
                 self._plan_key = (tuple((k, id(inputs[k])) for k in self._static_names()),
                                   tuple(sorted(dims.items())), self.opt.key())
@@ -135,7 +136,7 @@ class DistSession:
         if rank != 0:
             return out if local else None
         results = {}
-        for name, n in self.f.program.outputs:
+        for name, n in self.f.bound(mats, dims).outputs:
             lay = self.plan.output_layouts[name]
             if lay is None:
                 M = self.plan.static_outputs[name]
@@ -152,7 +153,7 @@ class DistSession:
         for c in per_product.values():
             for k in total:
                 total[k] += c[k]
-        return {**total, **rt.times, "products": per_product}
+        return {**total, **rt.times, "products": per_product, "product_s": dict(rt.product_times)}
 
     def _summary(self, per_rank: list, planning_s: float, times: list) -> dict:
         P = len(per_rank)
@@ -161,7 +162,9 @@ class DistSession:
             v = [r[key] for r in rows]
             return sum(v), (sum(v) / P if P else 0), max(v) if v else 0
 
-        out = {"plan": self.opt.plan, "partition": self._partition_name(), "P": P}
+        chosen = sorted({p.plan for p in self.plan.products})
+        plan = chosen[0] if len(chosen) == 1 else ("+".join(chosen) if chosen else self.opt.plan)
+        out = {"plan": plan, "requested_plan": self.opt.plan, "partition": self._partition_name(), "P": P}
         for key in ("words_sent", "messages_sent"):
             tot, avg, mx = agg(per_rank, key)
             out[f"{key}_total"], out[f"{key}_avg"], out[f"{key}_max"] = tot, avg, mx
@@ -172,7 +175,9 @@ class DistSession:
             rows = [r["products"].get(p.index, {"words_sent": 0, "words_received": 0, "messages_sent": 0,
                                                 "messages_received": 0}) for r in per_rank]
             rec = {"index": p.index, "expr": p.expr, "plan": p.plan, "K": p.K, "predicted": p.predicted,
-                   "notes": p.notes}
+                   "notes": p.notes, "why": p.why,
+                   "measured_s_max": max(r["product_s"].get(p.index, 0.0) for r in per_rank),
+                   "measured_s_avg": sum(r["product_s"].get(p.index, 0.0) for r in per_rank) / max(1, P)}
             for key in ("words_sent", "messages_sent"):
                 tot, avg, mx = agg(rows, key)
                 rec[f"{key}_total"], rec[f"{key}_avg"], rec[f"{key}_max"] = tot, avg, mx

@@ -1,0 +1,116 @@
+"""The machine's cost-model coefficients: where they come from and where they are kept.
+
+alpha: seconds per message or collective step (latency); beta: seconds per word moved, kept
+separately for point-to-point, collectives, one-sided gets and packing; gamma: seconds per
+nonzero x K of local SpMM; kappa: seconds per local product call / per message handled
+(Python and library overheads). ``dspla calibrate`` fits them on this machine and stores them
+in the user cache; the package ships a default calibration so a first run needs none.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, fields
+from importlib import resources
+
+FIELDS_DOC = {
+    "alpha_p2p": "s per point-to-point message", "beta_p2p": "s per word sent or received point-to-point",
+    "alpha_coll": "s per collective step (x log2 of the group size)", "beta_coll": "s per word received in "
+    "a collective", "alpha_get": "s per one-sided get", "beta_get": "s per word fetched one-sided",
+    "beta_pack": "s per word packed into or out of a message buffer", "gamma": "s per nonzero x K of local SpMM",
+    "delta": "s per output entry (rows x K) of a local SpMM",
+    "kappa": "s per local product call or per message handled (overheads)",
+}
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    alpha_p2p: float = 2.0e-5
+    beta_p2p: float = 1.0e-9
+    alpha_coll: float = 3.0e-5
+    beta_coll: float = 1.0e-9
+    alpha_get: float = 3.0e-5
+    beta_get: float = 2.0e-9
+    beta_pack: float = 1.0e-9
+    gamma: float = 2.0e-9
+    delta: float = 1.0e-9
+    kappa: float = 3.0e-5
+    source: str = "built-in guess"
+    P: int = 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def twoface(self, K: int | None = None) -> dict:
+        """The same coefficients under seed 001's names (eqs. 4.1-4.3): sync = collectives,
+        async = one-sided gets, gamma_A/kappa_A = local compute per nonzero x K / per stripe."""
+        return {"beta_S": self.beta_coll, "alpha_S": self.alpha_coll, "beta_A": self.beta_get,
+                "alpha_A": self.alpha_get, "gamma_A": self.gamma, "kappa_A": self.kappa}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Coefficients":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def cache_dir() -> str:
+    base = os.environ.get("DSPLA_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "dspla")
+    return base
+
+
+def user_path(P: int | None = None) -> str:
+    return os.path.join(cache_dir(), f"calibration-P{P}.json" if P else "calibration.json")
+
+
+def shipped() -> Coefficients:
+    text = resources.files("dspla").joinpath("data", "calibration_default.json").read_text()
+    d = json.loads(text)
+    return Coefficients.from_dict({**d["coefficients"], "source": "shipped default (" + d.get("machine", "?") + ")"})
+
+
+_loaded: dict = {}
+
+
+def _read(path: str) -> Coefficients:
+    with open(path) as f:
+        d = json.load(f)
+    return Coefficients.from_dict({**d["coefficients"], "source": path})
+
+
+def load(P: int | None = None, path: str | None = None) -> Coefficients:
+    """$DSPLA_CALIBRATION if set; else this user's calibration for P processes (or the nearest P
+    calibrated); else the shipped default."""
+    path = path or os.environ.get("DSPLA_CALIBRATION")
+    if path:
+        return _read(path)
+    if P in _loaded:
+        return _loaded[P]
+    found = {}
+    d = cache_dir()
+    if os.path.isdir(d):
+        for name in os.listdir(d):
+            if name.startswith("calibration-P") and name.endswith(".json"):
+                try:
+                    found[int(name[len("calibration-P"):-5])] = os.path.join(d, name)
+                except ValueError:
+                    pass
+    if found:
+        best = min(found, key=lambda q: (abs(q - (P or 2)), q))
+        c = _read(found[best])
+    else:
+        c = shipped()
+    _loaded[P] = c
+    return c
+
+
+def save(coefs: Coefficients, fits: dict, path: str | None = None) -> str:
+    path = path or user_path(coefs.P or None)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"coefficients": {k: v for k, v in coefs.as_dict().items() if k != "source"}, "fits": fits},
+                  f, indent=1)
+    os.replace(tmp, path)
+    _loaded.clear()
+    return path

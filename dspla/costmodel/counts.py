@@ -1,0 +1,140 @@
+"""What a lowered product will do on each rank, counted from its plan instructions.
+
+One rule per instruction type (COUNT) turns an instruction into increments of a rank's
+categories. Because the counts come from the very instructions the runtime executes, the
+model's words and messages are the plan's, not an independent guess.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Callable
+
+CATEGORIES = ("local_nnzk", "remote_nnzk", "local_out", "remote_out", "calls", "pack_words", "p2p_msgs", "p2p_words", "coll_steps",
+              "coll_words", "get_msgs", "get_words", "words_sent", "messages_sent", "memory_bytes")
+
+COUNT: dict[type, Callable] = {}
+
+
+def count_rule(*classes):
+    def register(fn):
+        for c in classes:
+            COUNT[c] = fn
+        return fn
+    return register
+
+
+class RankView:
+    """A rank's instructions and planning-time pieces, as the count rules see them."""
+
+    def __init__(self, instrs, consts, rank, P, K, group_sizes, itemsize=8):
+        self.instrs, self.consts, self.rank, self.P, self.K = instrs, consts, rank, P, K
+        self.group_sizes = group_sizes
+        self.itemsize = itemsize
+        self.recvs = {}   # slot -> Recv instruction
+
+    def nnz(self, slot) -> int:
+        v = self.consts.get(slot)
+        return int(v.nvals) if v is not None and hasattr(v, "nvals") else 0
+
+    def rows(self, slot) -> int:
+        v = self.consts.get(slot)
+        return int(v.nrows) if v is not None and hasattr(v, "nrows") else 0
+
+
+def count_rank(view: RankView) -> dict:
+    c = defaultdict(float)
+    for slot, v in view.consts.items():
+        if hasattr(v, "nvals"):
+            c["memory_bytes"] += v.nvals * (view.itemsize + 8)
+    for i in view.instrs:
+        rule = COUNT.get(type(i))
+        if rule is None:
+            raise KeyError(f"no cost rule for plan instruction {type(i).__name__}")
+        rule(i, view, c)
+    return dict(c)
+
+
+def log2(g: int) -> float:
+    return math.ceil(math.log2(g)) if g > 1 else 0.0
+
+
+def _register_builtin():
+    from ..dist import planir as ir
+
+    @count_rule(ir.MxM)
+    def _mxm(i, v, c):
+        side = "remote" if i.accumulate else "local"
+        c[f"{side}_nnzk"] += v.nnz(i.a) * v.K
+        c[f"{side}_out"] += v.rows(i.a) * v.K
+        c["calls"] += 1
+
+    @count_rule(ir.RecvMxM)
+    def _recv_mxm(i, v, c):
+        for r, b in zip(i.recvs, i.blocks):
+            rec = v.recvs.get(r)
+            c["remote_nnzk"] += v.nnz(b) * v.K
+            c["remote_out"] += v.rows(b) * v.K
+            c["calls"] += 1
+            if rec is not None:
+                c["p2p_msgs"] += 1
+                c["p2p_words"] += rec.nrows * rec.k
+                c["memory_bytes"] += rec.nrows * rec.k * v.itemsize
+
+    @count_rule(ir.Recv)
+    def _recv(i, v, c):
+        v.recvs[i.out] = i
+
+    @count_rule(ir.Pack)
+    def _pack(i, v, c):
+        c["pack_words"] += len(i.rows) * v.K
+        c["memory_bytes"] += len(i.rows) * v.K * v.itemsize
+
+    @count_rule(ir.Send)
+    def _send(i, v, c):
+        c["p2p_msgs"] += 1
+        c["p2p_words"] += i.words
+        c["words_sent"] += i.words
+        c["messages_sent"] += 1
+
+    @count_rule(ir.AllgatherRows)
+    def _allgather(i, v, c):
+        g = v.group_sizes[i.group]
+        own = int(i.counts[v.rank]) if i.group == 0 and v.rank < len(i.counts) else 0
+        total = int(i.counts.sum())
+        peers = int((i.counts > 0).sum()) - (1 if own else 0)
+        c["coll_steps"] += log2(g)
+        c["coll_words"] += (total - own) * i.k
+        c["pack_words"] += total * i.k
+        c["words_sent"] += own * i.k * peers
+        c["messages_sent"] += peers if own else 0
+        c["memory_bytes"] += total * i.k * v.itemsize
+
+    @count_rule(ir.Bcast)
+    def _bcast(i, v, c):
+        g = v.group_sizes[i.group]
+        c["coll_steps"] += log2(g)
+        c["coll_words"] += i.nrows * i.k
+        c["pack_words"] += i.nrows * i.k
+        c["memory_bytes"] += i.nrows * i.k * v.itemsize
+
+    @count_rule(ir.Allreduce)
+    def _allreduce(i, v, c):
+        g = v.group_sizes[i.group]
+        c["coll_steps"] += 2 * log2(g)
+
+    @count_rule(ir.SendRecvRows)
+    def _sendrecv(i, v, c):
+        c["p2p_msgs"] += 2
+        c["p2p_words"] += 2 * i.nrows * i.k
+        c["pack_words"] += 2 * i.nrows * i.k
+        c["words_sent"] += i.nrows * i.k
+        c["messages_sent"] += 1
+
+    @count_rule(ir.WaitSends, ir.Free, ir.CastTo, ir.Local, ir.TakeRows, ir.TakeCols, ir.Unpermute,
+                ir.AllgatherSparse)
+    def _free(i, v, c):
+        pass
+
+
+_register_builtin()

@@ -1,0 +1,73 @@
+"""Predicted time of a plan: the alpha-beta-gamma model on the exact per-rank counts, with the
+plan's own overlap rule, taken at the slowest process."""
+from __future__ import annotations
+
+from typing import Callable
+
+from .coefficients import Coefficients
+
+# plan name -> combine(parts) -> seconds; parts are one rank's times by category (see split)
+OVERLAP: dict[str, Callable] = {}
+
+
+def overlap_rule(name: str):
+    def register(fn):
+        OVERLAP[name] = fn
+        return fn
+    return register
+
+
+def split(c: dict, k: Coefficients) -> dict:
+    """One rank's counts as seconds, by what they cost: compute, bandwidth (comm), latency."""
+    g = c.get
+    return {
+        "local": k.gamma * g("local_nnzk", 0.0) + k.delta * g("local_out", 0.0),
+        "remote": k.gamma * g("remote_nnzk", 0.0) + k.delta * g("remote_out", 0.0),
+        "overhead": k.kappa * g("calls", 0.0),
+        "pack": k.beta_pack * g("pack_words", 0.0),
+        "p2p_bw": k.beta_p2p * g("p2p_words", 0.0),
+        "p2p_lat": k.alpha_p2p * g("p2p_msgs", 0.0),
+        "coll_bw": k.beta_coll * g("coll_words", 0.0),
+        "coll_lat": k.alpha_coll * g("coll_steps", 0.0),
+        "get_bw": k.beta_get * g("get_words", 0.0),
+        "get_lat": k.alpha_get * g("get_msgs", 0.0),
+    }
+
+
+def _sum(t: dict) -> float:
+    return sum(t.values())
+
+
+@overlap_rule("p2p1d")
+def _p2p1d(t: dict) -> float:
+    """Seed 000 Alg. 1: the local product runs while the messages are in flight."""
+    comm = t["pack"] + t["p2p_bw"] + t["p2p_lat"]
+    return max(t["local"], comm) + t["remote"] + t["overhead"]
+
+
+def rank_time(plan: str, counts: dict, k: Coefficients) -> tuple[float, dict]:
+    t = split(counts, k)
+    return OVERLAP.get(plan, _sum)(t), t
+
+
+def predict(plan: str, per_rank: list[dict], k: Coefficients) -> dict:
+    """The candidate record explain shows: predicted seconds of the slowest rank, split into
+    compute / comm (bandwidth) / latency, words and messages avg/max, memory per process."""
+    times = [rank_time(plan, c, k) for c in per_rank]
+    worst = max(range(len(times)), key=lambda r: times[r][0]) if times else 0
+    total, t = times[worst] if times else (0.0, split({}, k))
+    P = max(1, len(per_rank))
+    words = [c.get("words_sent", 0) for c in per_rank] or [0]
+    msgs = [c.get("messages_sent", 0) for c in per_rank] or [0]
+    mem = [c.get("memory_bytes", 0) for c in per_rank] or [0]
+    return {
+        "plan": plan,
+        "predicted_s": total,
+        "compute_s": t["local"] + t["remote"],
+        "comm_s": t["pack"] + t["p2p_bw"] + t["coll_bw"] + t["get_bw"],
+        "latency_s": t["overhead"] + t["p2p_lat"] + t["coll_lat"] + t["get_lat"],
+        "words_avg": sum(words) / P, "words_max": max(words),
+        "messages_avg": sum(msgs) / P, "messages_max": max(msgs),
+        "memory_bytes": int(max(mem)),
+        "slowest_rank": worst,
+    }

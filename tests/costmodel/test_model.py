@@ -1,0 +1,123 @@
+"""The cost model's arithmetic on hand-built counts, counts from real lowerings, the chain
+pass, auto's choice and memory cap, and explain's output."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dspla as dp
+from dspla.costmodel import Coefficients, predict, split
+from dspla.costmodel.calibrate import fit
+from dspla.dist.planner import Options
+
+K = Coefficients(alpha_p2p=1e-5, beta_p2p=1e-9, alpha_coll=2e-5, beta_coll=2e-9, alpha_get=3e-5, beta_get=3e-9,
+                 beta_pack=5e-10, gamma=1e-9, delta=2e-9, kappa=1e-6)
+
+
+def test_arithmetic_on_hand_built_counts():
+    c = {"local_nnzk": 1000, "local_out": 100, "remote_nnzk": 500, "calls": 3, "pack_words": 200, "p2p_msgs": 4,
+         "p2p_words": 400, "coll_steps": 2, "coll_words": 1000, "get_msgs": 5, "get_words": 50}
+    t = split(c, K)
+    assert t["local"] == pytest.approx(1000e-9 + 200e-9)
+    assert t["remote"] == pytest.approx(500e-9)
+    assert t["p2p_lat"] == pytest.approx(4e-5) and t["p2p_bw"] == pytest.approx(400e-9)
+    assert t["coll_lat"] == pytest.approx(4e-5) and t["coll_bw"] == pytest.approx(2000e-9)
+    assert t["get_lat"] == pytest.approx(15e-5) and t["get_bw"] == pytest.approx(150e-9)
+    # p2p1d overlaps the local product with its messages: max(local, comm) + remote + overhead
+    p = predict("p2p1d", [{"local_nnzk": 1000, "local_out": 100, "remote_nnzk": 500, "calls": 3, "pack_words": 200,
+                           "p2p_msgs": 4, "p2p_words": 400}], K)
+    comm = 200 * 5e-10 + 400e-9 + 4e-5
+    assert p["predicted_s"] == pytest.approx(max(1200e-9, comm) + 500e-9 + 3e-6)
+    # any other plan: the sum; the slowest rank decides
+    q = predict("allgather1d", [{"local_nnzk": 10}, {"local_nnzk": 1000, "words_sent": 7, "messages_sent": 1}], K)
+    assert q["predicted_s"] == pytest.approx(1000e-9) and q["slowest_rank"] == 1
+    assert q["words_max"] == 7 and q["words_avg"] == 3.5 and q["messages_avg"] == 0.5
+
+
+def test_fit_recovers_known_coefficients():
+    rng = np.random.default_rng(0)
+    X = np.c_[np.ones(40), rng.uniform(1, 1e6, 40)]
+    y = X @ np.array([3e-5, 2e-9]) * rng.uniform(0.98, 1.02, 40)
+    f = fit(X, y, ["alpha", "beta"])
+    assert f["coefficients"]["alpha"] == pytest.approx(3e-5, rel=0.1)
+    assert f["coefficients"]["beta"] == pytest.approx(2e-9, rel=0.05)
+    assert f["r2"] > 0.99
+
+
+def _spmm():
+    A = dp.sparse("A", ("n", "n"))
+    X = dp.dense("X", ("n", "k"))
+    return dp.function(outputs={"T": A @ X})
+
+
+def _data(n=80, k=6, seed=1):
+    rng = np.random.default_rng(seed)
+    return {"A": sp.random_array((n, n), density=0.06, random_state=rng, format="csr"), "X": rng.random((n, k))}
+
+
+def test_counts_from_the_lowering_equal_the_analysis():
+    from dspla.analysis import comm_stats
+    from dspla.dist.explain import plan_for
+    d = _data()
+    parts = np.random.default_rng(3).integers(0, 4, 80)
+    plan = plan_for(_spmm(), d, 4, Options(plan="p2p1d", parts=parts, coefficients=K))
+    cand = plan.products[0].candidates[0]
+    cs = comm_stats(d["A"], parts, 4, K=6)
+    assert cand["words_avg"] * 4 == 6 * cs.volume_total
+    assert cand["messages_avg"] * 4 == cs.messages_total
+
+
+def test_auto_picks_the_lowest_prediction_and_respects_the_memory_cap():
+    from dspla.dist.explain import plan_for
+    d = _data(200, 32)
+    plan = plan_for(_spmm(), d, 4, Options(plan="auto", partition="random", coefficients=K))
+    cands = [c for c in plan.products[0].candidates if "predicted_s" in c and "skipped" not in c]
+    assert len(cands) >= 2
+    best = min(cands, key=lambda c: c["predicted_s"])
+    assert plan.products[0].plan == best["plan"] and "lowest predicted time" in plan.products[0].why
+    # a cap below the best plan's memory excludes it
+    cap = best["memory_bytes"] - 1
+    plan2 = plan_for(_spmm(), d, 4, Options(plan="auto", partition="random", coefficients=K, memory_cap=cap))
+    chosen = next(c for c in plan2.products[0].candidates if c["plan"] == plan2.products[0].plan)
+    assert chosen["memory_bytes"] <= cap or "every plan exceeds" in " ".join(plan2.products[0].notes)
+
+
+def test_chain_order_by_work():
+    A = dp.sparse("A", ("n", "n"))
+    X = dp.dense("X", ("n", "f"))
+    W = dp.dense("W", ("f", "o"))
+    f = dp.function(outputs={"Z": A @ X @ W, "Q": dp.mxm(dp.mxm(A, X, "plus_pair"), W, "plus_pair")})
+    rng = np.random.default_rng(0)
+    a = sp.random_array((60, 60), density=0.1, random_state=rng, format="csr")
+    for fi, fo, want_inner in [(50, 4, ("X", "W")), (4, 50, ("A", "X"))]:
+        inputs = dict(A=a, X=rng.random((60, fi)), W=rng.random((fi, fo)))
+        prog = f.bound(*f.bind(inputs))
+        z = dict(prog.outputs)["Z"]
+        inner = next(x for x in z.args if x.op.value == "mxm")
+        assert tuple(x.label for x in inner.args) == want_inner
+        q = dict(prog.outputs)["Q"]  # plus_pair is not associative: never re-ordered
+        assert q.args[0].op.value == "mxm" and q.args[0].args[0].label == "A"
+        out = f(**inputs)
+        np.testing.assert_allclose(out["Z"].to_numpy(fill=0), a @ inputs["X"] @ inputs["W"], rtol=1e-12)
+
+
+def test_explain_json_is_stable_and_parseable(tmp_path):
+    (tmp_path / "p.dspla").write_text("input A : sparse[n, n]\ninput X : dense[n, k]\nT = A @ X\noutput T\n")
+    cmd = [sys.executable, "-m", "dspla.cli.main", "explain", str(tmp_path / "p.dspla"), "--np", "3", "--dim", "n=500",
+           "--dim", "k=16", "--partition", "random", "--json"]
+    outs = [subprocess.run(cmd, capture_output=True, text=True) for _ in range(2)]
+    assert all(o.returncode == 0 for o in outs), outs[0].stderr
+    a, b = (json.loads(o.stdout) for o in outs)
+    assert [p["chosen"] for p in a["products"]] == [p["chosen"] for p in b["products"]]
+    assert a["P"] == 3 and len(a["products"]) == 1
+    prod = a["products"][0]
+    assert set(prod) >= {"expr", "chosen", "candidates"}
+    keys = {"plan", "predicted_s", "compute_s", "comm_s", "latency_s", "words_avg", "words_max", "messages_avg",
+            "messages_max", "memory_bytes"}
+    assert any(set(c) >= keys for c in prod["candidates"])
+    assert prod["chosen"] in {c["plan"] for c in prod["candidates"]}
+    text = subprocess.run(cmd[:-1], capture_output=True, text=True).stdout
+    assert "chosen:" in text and "program after passes" in text and "predicted" in text
