@@ -18,7 +18,8 @@ def register(sub, common):
     g = p.add_argument_group("distributed execution")
     g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
     g.add_argument("--mpiexec", help="the launcher to use (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
-    g.add_argument("--plan", default="p2p1d", help="product plan: p2p1d, allgather1d, shift1d, twoface, 15d, 2d")
+    g.add_argument("--plan", default="auto", help="product plan: auto (lowest predicted time), p2p1d, allgather1d, "
+                                                 "shift1d, twoface, 15d, 2d")
     g.add_argument("--partition", default="hypergraph", help="row partition method (block, random, graph, "
                                                              "hypergraph, ...)")
     g.add_argument("--partition-file", help="a saved partition (.npy of process ids per row)")
