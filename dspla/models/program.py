@@ -1,0 +1,109 @@
+"""What ``dspla train`` needs from a step program, and the IR rewrites it applies.
+
+The convention (examples/gcn.dspla follows it): inputs ``A`` (sparse graph), ``X`` (features),
+``Y`` (one-hot labels, dense n x c), ``T`` (loss weights, dense n x 1) and optionally ``seed``
+(1 x 1 int64, fed a new value every step when the program uses dropout); parameters (``param``)
+of any names; outputs ``loss`` (1 x 1), ``logits`` (n x c) and, for every parameter ``W``, its
+gradient ``dW``.
+
+Rewrites (pure functions Program -> Program, like the compiler's passes):
+
+- :func:`set_dropout` sets p of every ``dropout_mask`` (``--dropout``);
+- :func:`without_dropout` removes dropout (``X * dropout_mask(X, ...)`` becomes ``X``): the
+  evaluation forward pass;
+- :func:`training_program` the program the trainer runs each epoch: the loss and gradients of
+  the step plus ``eval_logits``, the logits of the same weights without dropout, so one run per
+  epoch gives the update and the accuracy (common subexpressions such as Â are shared).
+"""
+from __future__ import annotations
+
+from ..errors import DsplaError
+from ..ir import Node, Op, Program
+from ..ir.types import Kind
+from ..passes.rewrite import rewrite
+
+REQUIRED_INPUTS = ("A", "X", "Y", "T")
+
+
+class StepProgramError(DsplaError):
+    pass
+
+
+def check_step(program: Program, where: str = "the step program") -> dict:
+    """Validate the convention; returns {"params": [names in declaration order], "uses_seed": bool}."""
+    inputs = {n.attr("name"): n for n in program.inputs}
+    outs = dict(program.outputs)
+    problems = []
+    for name in REQUIRED_INPUTS:
+        if name not in inputs:
+            problems.append(f"it has no input {name!r}")
+    if "A" in inputs and inputs["A"].type.kind is not Kind.sparse:
+        problems.append("input 'A' must be sparse")
+    params = [k for k, n in inputs.items() if n.attr("role") == "param"]
+    if not params:
+        problems.append("it declares no parameters (param W : dense[...])")
+    for name in ("loss", "logits"):
+        if name not in outs:
+            problems.append(f"it has no output {name!r}")
+    if "loss" in outs and tuple(outs["loss"].type.shape) != (1, 1):
+        problems.append(f"output 'loss' must be 1 x 1, it is {outs['loss'].type}")
+    for p in params:
+        g = outs.get("d" + p)
+        if g is None:
+            problems.append(f"it has no output 'd{p}' (the gradient of parameter {p!r})")
+        elif tuple(g.type.shape) != tuple(inputs[p].type.shape):
+            problems.append(f"output 'd{p}' is {g.type}, parameter {p!r} is {inputs[p].type}")
+    extra = [k for k, n in inputs.items() if n.attr("role") != "param" and k not in REQUIRED_INPUTS + ("seed",)]
+    if extra:
+        problems.append(f"it takes inputs the trainer cannot provide: {', '.join(extra)}")
+    if problems:
+        raise StepProgramError(f"{where} does not follow the training convention (docs/gcn.md): "
+                               + "; ".join(problems) + ". It must take A (sparse), X, Y, T and optionally seed, "
+                               "declare parameters, and output loss, logits and d<param> for each parameter")
+    return {"params": params, "uses_seed": "seed" in inputs}
+
+
+def set_dropout(program: Program, p: float) -> Program:
+    """Every dropout_mask with probability p."""
+    if not 0.0 <= p < 1.0:
+        raise DsplaError(f"dropout must be in [0, 1), got {p}")
+
+    def rule(n: Node):
+        if n.op is Op.DROPOUT_MASK and n.attr("p") != float(p):
+            return n.replace(attrs=tuple((k, float(p) if k == "p" else v) for k, v in n.attrs))
+        return None
+    return rewrite(program, rule)
+
+
+def without_dropout(program: Program) -> Program:
+    """``X * dropout_mask(X, p, s)`` -> ``X`` (either operand order); any other dropout_mask keeps
+    x's pattern with p = 0 (every entry 1.0, which multiplies by one)."""
+    def rule(n: Node):
+        if n.op is Op.EWISE_MULT and n.attr("op").name == "times":
+            a, b = n.args
+            if b.op is Op.DROPOUT_MASK and b.args[0] == a:
+                return a
+            if a.op is Op.DROPOUT_MASK and a.args[0] == b:
+                return b
+        if n.op is Op.DROPOUT_MASK and n.attr("p") != 0.0:
+            return n.replace(attrs=tuple((k, 0.0 if k == "p" else v) for k, v in n.attrs))
+        return None
+    return rewrite(program, rule)
+
+
+def training_program(program: Program, with_eval: bool = True, keep_logits: bool = False) -> Program:
+    """loss + every d<param>, and (with_eval) ``eval_logits``: the logits without dropout."""
+    info = check_step(program)
+    outs = dict(program.outputs)
+    keep = ["loss"] + (["logits"] if keep_logits else []) + ["d" + p for p in info["params"]]
+    outputs = [(k, outs[k]) for k in keep]
+    if with_eval:
+        ev = without_dropout(Program((("logits", outs["logits"]),), (), program.source))
+        outputs.append(("eval_logits", ev.outputs[0][1]))
+    return Program(tuple(outputs), program.declared, program.source)
+
+
+def eval_program(program: Program) -> Program:
+    """Only the logits, without dropout."""
+    outs = dict(program.outputs)
+    return without_dropout(Program((("logits", outs["logits"]),), (), program.source))

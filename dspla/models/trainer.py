@@ -1,0 +1,334 @@
+"""Training a GCN step program on 1 or P processes.
+
+Every rank runs the same loop; rank 0 holds the data, the parameters and the optimizer:
+
+    for each epoch:
+        outputs = step.run(inputs on rank 0)      # every rank: forward + backward, distributed
+        rank 0: metrics from eval_logits, optimizer step on the gradients, checkpoint
+        stop = bcast(early-stopping decision)
+
+The program the trainer runs is the user's step with its ``logits`` replaced by ``eval_logits``
+(the same forward without dropout, see dspla.models.program), so one distributed run per epoch
+gives the update and the accuracies of the current weights. The sparse inputs (A, X) and the
+labels and weights (Y, T) are the same Python objects every epoch, so the session plans once and
+sends them once; each epoch sends the parameters and the 1 x 1 dropout seed only.
+
+Dropout seeds are a function of (--seed, epoch) only, and the masks of (seed, global row, global
+column), so P = 1, 2, 4 processes take the same steps up to floating-point summation order.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ..errors import DsplaError
+from ..ir import Program
+from ..ir.types import Kind
+from . import checkpoint as ckpt
+from .optim import make_optimizer
+from .program import check_step, set_dropout, training_program
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 200
+    lr: float = 0.01
+    weight_decay: float = 5e-4
+    weight_decay_on: str = "first"     # "first": the first declared parameter (Kipf & Welling); "all"
+    hidden: int = 16
+    dropout: float | None = None       # None: as written in the program
+    seed: int = 0
+    optimizer: str = "adam"
+    momentum: float = 0.0
+    early_stopping: int = 0            # window N: stop when the val loss exceeds the mean of the previous N
+    checkpoint: str | None = None
+    checkpoint_every: int = 10
+    resume: bool = False
+    plan: str | None = None            # None: the runtime's default (auto when the planner provides it)
+    partition: str = "hypergraph"
+    partition_seed: int = 0
+    progress: bool = True
+    log_every: int | None = None       # non-terminal progress: a line every N epochs
+    extra_options: dict = field(default_factory=dict)
+
+    def public(self) -> dict:
+        d = asdict(self)
+        d.pop("extra_options")
+        return d
+
+
+def default_plan() -> str:
+    from ..dist.planner import Options
+    return Options().plan
+
+
+def epoch_seed(seed: int, epoch: int) -> int:
+    """The dropout seed of an epoch: even, so the program's ``seed + 1`` never meets another epoch's."""
+    return 2 * (int(seed) * 1_000_003 + int(epoch))
+
+
+def glorot(shape, rng) -> np.ndarray:
+    """Glorot & Bengio uniform initialisation (Kipf & Welling's)."""
+    limit = math.sqrt(6.0 / (shape[0] + shape[1]))
+    return rng.uniform(-limit, limit, size=shape)
+
+
+def log_softmax_np(Z: np.ndarray) -> np.ndarray:
+    Z = Z - Z.max(axis=1, keepdims=True)
+    return Z - np.log(np.exp(Z).sum(axis=1, keepdims=True))
+
+
+class Progress:
+    """One line per epoch on a terminal (rewritten in place), else a line every ``every`` epochs."""
+
+    def __init__(self, total: int, enabled: bool = True, every: int | None = None, stream=None):
+        self.total, self.enabled = total, enabled
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.every = every or (1 if self.tty else max(1, total // 20))
+        self.t0 = time.perf_counter()
+
+    def update(self, epoch: int, rec: dict):
+        if not self.enabled:
+            return
+        done = epoch + 1
+        if not self.tty and done % self.every and done != self.total:
+            return
+        w = 24
+        fill = int(w * done / max(1, self.total))
+        bar = "=" * fill + (">" if fill < w else "") + " " * max(0, w - fill - 1)
+        msg = (f"epoch {done:>{len(str(self.total))}}/{self.total} [{bar}] loss {rec['loss']:.4f} "
+               f"train {rec['train_acc']:.3f} val {rec['val_acc']:.3f} (val loss {rec['val_loss']:.4f}) "
+               f"{rec['time_s'] * 1e3:.1f} ms/epoch")
+        if self.tty:
+            self.stream.write("\r" + msg + ("\n" if done == self.total else ""))
+        else:
+            self.stream.write(msg + "\n")
+        self.stream.flush()
+
+    def close(self, note: str | None = None):
+        if self.enabled:
+            if self.tty:
+                self.stream.write("\n")
+            if note:
+                self.stream.write(note + "\n")
+            self.stream.flush()
+
+
+class Trainer:
+    """``Trainer(step_program, data, config, comm).fit()``; every rank constructs and calls it,
+    ``data`` (a dspla.models.data.NodeData) is needed on rank 0 only. ``fit`` returns the result
+    dict on rank 0 and None elsewhere."""
+
+    def __init__(self, program: Program, data=None, config: TrainConfig | None = None, comm=None):
+        from ..dist.launch import world
+        from ..function import Function
+
+        self.cfg = config or TrainConfig()
+        if self.cfg.dropout is not None:
+            program = set_dropout(program, self.cfg.dropout)
+        self.info = check_step(program)
+        self.step_program = program
+        self.f = Function(training_program(program))
+        self.comm = comm or world()
+        if self.comm is None:  # one process: the same runtime, on a one-rank communicator
+            from ..dist.comm import SimComm
+            self.comm = SimComm.create(1, timeout=3600.0)[0]
+        self.rank = self.comm.rank
+        self.data = data
+        if self.rank == 0 and data is None:
+            raise DsplaError("the trainer needs the data on rank 0")
+        self.plan = self.cfg.plan or default_plan()
+
+    # ------------------------------------------------------------------ rank 0 set-up
+    def _dims(self) -> dict:
+        d = self.data
+        actual = {"A": d.adjacency.shape, "X": d.features.shape, "Y": (d.n_nodes, d.n_classes),
+                  "T": (d.n_nodes, 1), "seed": (1, 1)}
+        dims: dict = {}
+        for n in self.f.inputs:
+            name = n.attr("name")
+            if name not in actual:
+                continue
+            for sym, size in zip(n.type.shape, actual[name]):
+                if isinstance(sym, str):
+                    if dims.setdefault(sym, size) != size:
+                        raise DsplaError(f"dimension {sym!r} is {dims[sym]} and {size} in the data for input {name}")
+                elif sym != size:
+                    raise DsplaError(f"input {name} is declared {n.type} but the data is {actual[name][0]} x "
+                                     f"{actual[name][1]}")
+        return dims
+
+    def _init_params(self) -> dict:
+        dims = self._dims()
+        rng = np.random.default_rng(self.cfg.seed)
+        params = {}
+        for name in self.info["params"]:
+            node = next(n for n in self.f.inputs if n.attr("name") == name)
+            shape = tuple(s if isinstance(s, int) else dims.get(s, self.cfg.hidden) for s in node.type.shape)
+            params[name] = glorot(shape, rng)
+        return params
+
+    def _static_inputs(self) -> dict:
+        d = self.data
+        kinds = {n.attr("name"): n.type.kind for n in self.f.inputs}
+        X = d.features
+        if kinds.get("X") is Kind.dense and hasattr(X, "toarray"):
+            X = X.toarray()
+        return {"A": d.adjacency, "X": X, "Y": d.one_hot(), "T": d.weights(d.train_idx)}
+
+    def _weight_decay(self) -> dict:
+        names = self.info["params"]
+        on = names[:1] if self.cfg.weight_decay_on == "first" else names
+        return {k: self.cfg.weight_decay for k in on} if self.cfg.weight_decay else {}
+
+    def _metrics(self, logits: np.ndarray) -> dict:
+        d = self.data
+        pred = logits.argmax(axis=1)
+        lp = log_softmax_np(logits)
+        out = {}
+        for split, idx in (("train", d.train_idx), ("val", d.val_idx), ("test", d.test_idx)):
+            out[f"{split}_acc"] = float((pred[idx] == d.labels[idx]).mean()) if len(idx) else float("nan")
+        vi = d.val_idx
+        out["val_loss"] = float(-lp[vi, d.labels[vi]].mean()) if len(vi) else float("nan")
+        return out
+
+    def _config_key(self) -> dict:
+        c = self.cfg
+        return {"program": str(self.step_program), "dataset": self.data.name, "nodes": self.data.n_nodes,
+                "hidden": c.hidden, "optimizer": c.optimizer, "lr": c.lr, "weight_decay": c.weight_decay,
+                "seed": c.seed, "dropout": c.dropout}
+
+    # ------------------------------------------------------------------ the loop
+    def fit(self):
+        cfg, comm, rank = self.cfg, self.comm, self.rank
+        opts = {"plan": self.plan, "partition": cfg.partition, "seed": cfg.partition_seed, **cfg.extra_options}
+        start, history, params, opt, static = 0, [], None, None, None
+        if rank == 0:
+            static = self._static_inputs()
+            params = self._init_params()
+            opt = make_optimizer(cfg.optimizer, cfg.lr, self._weight_decay(),
+                                 **({"momentum": cfg.momentum} if cfg.optimizer == "sgd" else {}))
+            if cfg.resume and cfg.checkpoint:
+                start, history = self._resume(params, opt)
+        start = comm.bcast(start, 0)
+        progress = Progress(cfg.epochs, cfg.progress and rank == 0, cfg.log_every)
+        first_stats = last_stats = None
+        stopped_early = False
+        t_train = time.perf_counter()
+        for epoch in range(start, cfg.epochs):
+            t0 = time.perf_counter()
+            inputs = None
+            if rank == 0:
+                # fresh parameter objects: the session re-sends an input when its object changes
+                inputs = {**static, **{k: v.copy() for k, v in params.items()}}
+                if self.info["uses_seed"]:
+                    inputs["seed"] = np.array([[epoch_seed(cfg.seed, epoch)]], dtype=np.int64)
+            out = self.f.run(inputs, comm=comm, **opts)
+            stop = False
+            if rank == 0:
+                stats = self.f.last_stats
+                first_stats = first_stats or stats
+                last_stats = stats
+                loss = float(out["loss"].to_numpy()[0, 0])
+                if not math.isfinite(loss):
+                    raise DsplaError(f"the loss became {loss} at epoch {epoch + 1}; lower --lr")
+                rec = {"epoch": epoch + 1, "loss": loss, **self._metrics(out["eval_logits"].to_numpy())}
+                opt.step(params, {p: out["d" + p].to_numpy(fill=0.0) for p in self.info["params"]})
+                rec["time_s"] = time.perf_counter() - t0
+                rec["step_s"] = stats.get("iteration_s_median")
+                history.append(rec)
+                progress.update(epoch, rec)
+                stop = self._early_stop(history)
+                done = epoch + 1
+                if cfg.checkpoint and (done % cfg.checkpoint_every == 0 or done == cfg.epochs or stop):
+                    self._save(done, params, opt, history)
+            stop = comm.bcast(stop, 0)
+            if stop:
+                stopped_early = True
+                break
+        train_s = time.perf_counter() - t_train
+        # the final weights: one more run for their logits (its gradients are not used)
+        inputs = None
+        if rank == 0:
+            inputs = {**static, **{k: v.copy() for k, v in params.items()}}
+            if self.info["uses_seed"]:
+                inputs["seed"] = np.array([[epoch_seed(cfg.seed, cfg.epochs)]], dtype=np.int64)
+        out = self.f.run(inputs, comm=comm, **opts)
+        if rank != 0:
+            return None
+        last_stats = last_stats or self.f.last_stats
+        first_stats = first_stats or self.f.last_stats
+        logits = out["eval_logits"].to_numpy()
+        final = self._metrics(logits)
+        progress.close(f"stopped early after epoch {len(history)} (validation loss rose)" if stopped_early else None)
+        return self._result(history, final, logits, params, first_stats, last_stats, train_s, stopped_early)
+
+    def _early_stop(self, history) -> bool:
+        N = self.cfg.early_stopping
+        if not N or len(history) <= N:
+            return False
+        vl = [h["val_loss"] for h in history]
+        return vl[-1] > float(np.mean(vl[-(N + 1):-1]))
+
+    def _save(self, done, params, opt, history):
+        arrays = {f"param.{k}": v for k, v in params.items()}
+        arrays.update({f"opt.{k}": np.asarray(v) for k, v in opt.state().items()})
+        ckpt.save(self.cfg.checkpoint, {"epoch": done, "history": history, "config": self._config_key(),
+                                        "optimizer": opt.name}, arrays)
+
+    def _resume(self, params, opt):
+        got = ckpt.load(self.cfg.checkpoint)
+        if got is None:
+            return 0, []
+        meta, arrays = got
+        want = self._config_key()
+        diff = [k for k in want if meta.get("config", {}).get(k) != want[k]]
+        if diff:
+            raise DsplaError(f"the checkpoint in {self.cfg.checkpoint} is from a different run (differs in "
+                             f"{', '.join(diff)}); remove it or use another --checkpoint directory")
+        for k in params:
+            a = arrays.get(f"param.{k}")
+            if a is None or a.shape != params[k].shape:
+                raise DsplaError(f"the checkpoint in {self.cfg.checkpoint} has no parameter {k} of shape "
+                                 f"{params[k].shape}")
+            params[k][...] = a
+        opt.load_state({k[4:]: v for k, v in arrays.items() if k.startswith("opt.")})
+        if self.cfg.progress:
+            sys.stderr.write(f"resuming from {self.cfg.checkpoint} after epoch {meta['epoch']}\n")
+        return int(meta["epoch"]), list(meta["history"])
+
+    def _result(self, history, final, logits, params, first_stats, stats, train_s, stopped_early) -> dict:
+        times = [h["time_s"] for h in history]
+        comm_keys = ("words_sent_total", "words_sent_avg", "words_sent_max", "messages_sent_total",
+                     "messages_sent_avg", "messages_sent_max")
+        return {
+            "dataset": self.data.summary(),
+            "config": {**self.cfg.public(), "plan": self.plan},
+            "P": stats.get("P", 1),
+            "plan": stats.get("plan"),
+            "requested_plan": self.plan,
+            "partition": stats.get("partition"),
+            "epochs": history,
+            "epochs_run": len(history),
+            "stopped_early": stopped_early,
+            "train_accuracy": final["train_acc"],
+            "val_accuracy": final["val_acc"],
+            "test_accuracy": final["test_acc"],
+            "val_loss": final["val_loss"],
+            "final_loss": history[-1]["loss"] if history else None,
+            "epoch_time_s_median": float(np.median(times)) if times else None,
+            "train_time_s": train_s,
+            "planning_s": first_stats.get("planning_s"),
+            "comm": {k: stats.get(k) for k in comm_keys},
+            "comm_per_rank": stats.get("per_rank"),
+            "products": [{k: p.get(k) for k in ("expr", "plan", "K", "words_sent_total", "words_sent_avg",
+                                                "words_sent_max", "messages_sent_total", "messages_sent_avg",
+                                                "messages_sent_max", "why")} for p in stats.get("products", [])],
+            "logits": logits,       # not written to JSON (see cli/train.py --save-logits)
+            "params": params,
+        }
