@@ -9,7 +9,7 @@ import sys
 
 from ..errors import DsplaError
 
-COMMANDS = ["run", "check", "explain", "calibrate", "demo", "bench", "partition", "comm_stats"]
+COMMANDS = ["run", "check", "explain", "calibrate", "train", "demo", "bench", "partition", "comm_stats"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -206,7 +206,8 @@ class Trainer:
     # ------------------------------------------------------------------ the loop
     def fit(self):
         cfg, comm, rank = self.cfg, self.comm, self.rank
-        opts = {"plan": self.plan, "partition": cfg.partition, "seed": cfg.partition_seed, **cfg.extra_options}
+        opts = {"plan": self.plan, "partition": cfg.partition, "seed": cfg.partition_seed,
+                **({} if cfg.progress else {"progress": False}), **cfg.extra_options}
         start, history, params, opt, static = 0, [], None, None, None
         if rank == 0:
             static = self._static_inputs()

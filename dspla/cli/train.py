@@ -1,0 +1,191 @@
+"""dspla train STEP.dspla --dataset cora --data-dir DIR [--np P] [--epochs ...] [--json result.json]
+
+Trains the parameters of a step program (one forward + backward pass written in the language,
+e.g. examples/gcn.dspla) with Adam or SGD, full-batch or on sampled mini-batches. See docs/gcn.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def register(sub, common):
+    p = sub.add_parser("train", parents=[common], help="train a GCN step program (forward + backward in dspla)",
+                       description="Train the parameters of a step program (examples/gcn.dspla) on a node "
+                                   "classification dataset, on 1 or P processes.")
+    p.add_argument("file", help="the step program (.dspla): inputs A, X, Y, T[, seed]; params; outputs loss, "
+                                "logits, d<param>")
+    d = p.add_argument_group("data")
+    d.add_argument("--dataset", help="cora, citeseer, pubmed (Planetoid files in --data-dir) or sbm (generated)")
+    d.add_argument("--data-dir", help="the folder with the Planetoid ind.<name>.* files")
+    d.add_argument("--graph", help="a graph file (.mtx, edge list, .npz) instead of --dataset")
+    d.add_argument("--features", help="with --graph: node features (.npy, n x f); default random Gaussian")
+    d.add_argument("--labels", help="with --graph: node labels (.npy, n ints); default random")
+    d.add_argument("--nodes", type=int, default=10000, help="sbm: number of nodes (default 10000)")
+    d.add_argument("--classes", type=int, default=7, help="sbm / random labels: number of classes (default 7)")
+    d.add_argument("--feature-dim", type=int, help="sbm / random features: width (default 64 / 128)")
+    d.add_argument("--avg-degree", type=float, default=10.0, help="sbm: average degree (default 10)")
+    d.add_argument("--data-seed", type=int, default=0, help="seed of generated graphs, features, labels, splits")
+    t = p.add_argument_group("training")
+    t.add_argument("--epochs", type=int, default=200)
+    t.add_argument("--lr", type=float, default=0.01)
+    t.add_argument("--weight-decay", type=float, default=5e-4, help="L2 on the first parameter (Kipf & Welling)")
+    t.add_argument("--weight-decay-all", action="store_true", help="apply --weight-decay to every parameter")
+    t.add_argument("--hidden", type=int, default=16, help="size of parameter dims the data does not fix (h)")
+    t.add_argument("--dropout", type=float, help="dropout probability of every dropout_mask (default: as written)")
+    t.add_argument("--seed", type=int, default=0, help="initialisation and dropout seed")
+    t.add_argument("--optimizer", default="adam", choices=["adam", "sgd"])
+    t.add_argument("--momentum", type=float, default=0.0, help="sgd momentum")
+    t.add_argument("--early-stopping", type=int, default=0, metavar="N",
+                   help="stop when the validation loss exceeds the mean of the previous N epochs (0: off)")
+    t.add_argument("--checkpoint", metavar="DIR", help="write DIR/checkpoint.npz (atomically) every "
+                                                       "--checkpoint-every epochs and at the end")
+    t.add_argument("--checkpoint-every", type=int, default=10)
+    t.add_argument("--resume", action="store_true", help="continue from the checkpoint in --checkpoint DIR")
+    m = p.add_argument_group("mini-batch")
+    m.add_argument("--minibatch", type=int, metavar="SIZE", help="train on sampled batches of SIZE target nodes")
+    m.add_argument("--sampler", default="neighbor", choices=["neighbor", "node"],
+                   help="neighbor: k-hop sampled neighbourhood (--fanout); node: the batch's induced subgraph")
+    m.add_argument("--fanout", default="10,10", help="neighbor sampler: neighbours kept per node per hop")
+    g = p.add_argument_group("distributed execution")
+    g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
+    g.add_argument("--mpiexec", help="the launcher (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
+    g.add_argument("--plan", help="product plan (default: the runtime's default, auto when available)")
+    g.add_argument("--partition", default="hypergraph", help="row partition method (hypergraph, graph, random, "
+                                                             "block, stochastic-hypergraph, ...)")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", help="write the result (per-epoch loss/accuracy, final accuracies, plan, "
+                                  "communication) to this file")
+    o.add_argument("--save-logits", metavar="FILE.npy", help="write the final (no-dropout) logits")
+    o.add_argument("--log-every", type=int, help="progress line every N epochs when stderr is not a terminal")
+    o.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def _check_args(args):
+    from ..errors import DsplaError
+
+    def bad(msg):
+        raise DsplaError(msg)
+    if not os.path.exists(args.file):
+        bad(f"step program not found: {args.file}")
+    if args.epochs < 1:
+        bad(f"--epochs must be at least 1, got {args.epochs}")
+    if not args.lr > 0:
+        bad(f"--lr must be positive, got {args.lr}")
+    if args.weight_decay < 0:
+        bad(f"--weight-decay must be >= 0, got {args.weight_decay}")
+    if args.hidden < 1:
+        bad(f"--hidden must be at least 1, got {args.hidden}")
+    if args.dropout is not None and not 0 <= args.dropout < 1:
+        bad(f"--dropout must be in [0, 1), got {args.dropout}")
+    if args.np is not None and args.np < 1:
+        bad(f"--np must be at least 1, got {args.np}")
+    if args.resume and not args.checkpoint:
+        bad("--resume needs --checkpoint DIR")
+    if args.minibatch is not None and args.minibatch < 1:
+        bad(f"--minibatch must be at least 1, got {args.minibatch}")
+    if args.dataset in ("cora", "citeseer", "pubmed"):
+        if not args.data_dir:
+            bad(f"--dataset {args.dataset} needs --data-dir (the folder with ind.{args.dataset}.*)")
+        if not os.path.exists(os.path.join(args.data_dir, f"ind.{args.dataset}.graph")):
+            bad(f"no Planetoid files for {args.dataset} in {args.data_dir}")
+    if args.graph and not os.path.exists(args.graph):
+        bad(f"graph file not found: {args.graph}")
+    if not args.dataset and not args.graph:
+        bad("give --dataset (cora, citeseer, pubmed, sbm) or --graph FILE")
+    if args.plan:
+        from ..dist.plans import plan_names
+        if args.plan != "auto" and args.plan not in plan_names():
+            from ..errors import UnknownNameError
+            raise UnknownNameError("plan", args.plan, plan_names() + ["auto"])
+
+
+def _fanout(text):
+    from ..errors import DsplaError
+    try:
+        out = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise DsplaError(f"--fanout takes comma-separated integers, got {text!r}") from None
+    if not out or min(out) < 1:
+        raise DsplaError(f"--fanout values must be >= 1, got {text!r}")
+    return out
+
+
+def run(args):
+    from ..dist.launch import in_mpi_job, relaunch, world
+    from .run import _strip
+
+    _check_args(args)
+    if args.np is not None and not in_mpi_job():
+        return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
+
+    from ..frontend.parser import parse_file
+    from ..models import TrainConfig, load_node_data
+    from ..models.program import check_step
+
+    program = parse_file(args.file)
+    check_step(program, args.file)
+    comm = world()
+    rank = comm.rank if comm else 0
+    data = None
+    if rank == 0:
+        data = load_node_data(args.dataset, data_dir=args.data_dir, graph=args.graph, features=args.features,
+                              labels=args.labels, nodes=args.nodes, classes=args.classes,
+                              feature_dim=args.feature_dim, avg_degree=args.avg_degree, data_seed=args.data_seed)
+        if not args.quiet:
+            s = data.summary()
+            print(f"{s['name']}: {s['nodes']} nodes, {s['edges']} edges, {s['features']} features, "
+                  f"{s['classes']} classes; train/val/test {s['train']}/{s['val']}/{s['test']}"
+                  + (f" ({s['description']})" if s["description"] else ""), file=sys.stderr)
+    cfg = TrainConfig(epochs=args.epochs, lr=args.lr, weight_decay=args.weight_decay,
+                      weight_decay_on="all" if args.weight_decay_all else "first", hidden=args.hidden,
+                      dropout=args.dropout, seed=args.seed, optimizer=args.optimizer, momentum=args.momentum,
+                      early_stopping=args.early_stopping, checkpoint=args.checkpoint,
+                      checkpoint_every=args.checkpoint_every, resume=args.resume, plan=args.plan,
+                      partition=args.partition, progress=not args.quiet, log_every=args.log_every)
+    if args.minibatch:
+        from ..models.minibatch import MiniBatchTrainer
+        trainer = MiniBatchTrainer(program, data, cfg, comm, batch_size=args.minibatch, sampler=args.sampler,
+                                   fanout=_fanout(args.fanout))
+    else:
+        from ..models import Trainer
+        trainer = Trainer(program, data, cfg, comm)
+    result = trainer.fit()
+    if rank != 0:
+        return 0
+    print_summary(result)
+    if args.save_logits:
+        import numpy as np
+        np.save(args.save_logits, result["logits"])
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
+def print_summary(r: dict, out=sys.stdout):
+    c = r.get("comm") or {}
+    print(f"test accuracy {r['test_accuracy']:.4f} (train {r['train_accuracy']:.4f}, val {r['val_accuracy']:.4f}) "
+          f"after {r['epochs_run']} epochs, {r['epoch_time_s_median'] * 1e3:.1f} ms/epoch (median)", file=out)
+    if c.get("words_sent_avg") is not None:
+        print(f"P={r['P']} plan {r['plan']}, partition {r['partition']}: per process and step, words sent "
+              f"avg {c['words_sent_avg']:.0f} max {c['words_sent_max']:.0f}, messages avg "
+              f"{c['messages_sent_avg']:.1f} max {c['messages_sent_max']:.0f}", file=out)
+
+
+def write_json(path: str, result: dict):
+    clean = {k: v for k, v in result.items() if k not in ("logits", "params")}
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(clean, fh, indent=1, default=_jsonable)
+    os.replace(tmp, path)
+
+
+def _jsonable(x):
+    import numpy as np
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return str(x)
