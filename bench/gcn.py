@@ -1,0 +1,193 @@
+"""GCN benchmarks (issue 6):
+
+  accuracy  Cora test accuracy over seeds (Kipf & Welling settings), mean and std;
+  pyg       epoch time of dspla's full-batch training against PyTorch Geometric's GCNConv on CPU
+            (same graph, dims, epochs; one epoch = a training step + an evaluation forward), on
+            Cora and soc-Slashdot0902 with random 128-wide features, 1 and 2 processes: ratios;
+  shp       mini-batch communication: average volume per batch under the stochastic hypergraph
+            partition (SHP) and the full-batch hypergraph partition (HP), over the same random batches.
+
+    dspla bench gcn accuracy --seeds 10
+    dspla bench gcn pyg [--graphs cora,slashdot] [--epochs 50]     (needs the bench extra: torch, PyG)
+    dspla bench gcn shp [--batches 1000] [--P 2,4]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from .common import git_commit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(ROOT, "..", "shared", "datasets")
+PLANETOID = os.path.join(SHARED, "planetoid")
+SLASHDOT = os.path.join(SHARED, "snap", "soc-Slashdot0902.txt.gz")
+GCN = os.path.join(ROOT, "examples", "gcn.dspla")
+DSPLA = os.path.join(os.path.dirname(sys.executable), "dspla")
+
+
+# ----------------------------------------------------------------------------- accuracy
+def accuracy(argv):
+    ap = argparse.ArgumentParser(prog="dspla bench gcn accuracy")
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--epochs", type=int, default=200)
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    from dspla.frontend.parser import parse_file
+    from dspla.models import TrainConfig, Trainer, load_node_data
+
+    data = load_node_data("cora", data_dir=PLANETOID)
+    prog = parse_file(GCN)
+    accs, rows = [], []
+    for s in range(a.seeds):
+        t0 = time.perf_counter()
+        r = Trainer(prog, data, TrainConfig(epochs=a.epochs, seed=s, progress=False)).fit()
+        accs.append(r["test_accuracy"])
+        rows.append({"seed": s, "test_accuracy": r["test_accuracy"], "val_accuracy": r["val_accuracy"],
+                     "epoch_ms": r["epoch_time_s_median"] * 1e3})
+        print(f"seed {s}: test {r['test_accuracy']:.4f} val {r['val_accuracy']:.4f} "
+              f"({time.perf_counter() - t0:.1f} s)", flush=True)
+    mean, std = float(np.mean(accs)), float(np.std(accs))
+    print(f"Cora, examples/gcn.dspla, {a.seeds} seeds x {a.epochs} epochs: mean test accuracy {mean * 100:.2f}% "
+          f"(std {std * 100:.2f}, min {min(accs) * 100:.1f}, max {max(accs) * 100:.1f}); bar >= 80.5%: "
+          f"{'met' if mean >= 0.805 else 'NOT met'}  [commit {git_commit()}]")
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"commit": git_commit(), "mean": mean, "std": std, "runs": rows}, fh, indent=1)
+    return 0
+
+
+def main(argv=None):
+    argv = list(argv or [])
+    cmds = {"accuracy": accuracy, "pyg": pyg, "shp": shp}
+    if not argv or argv[0] not in cmds:
+        print(__doc__)
+        return 2
+    return cmds[argv[0]](argv[1:])
+
+
+def _pyg_epoch_time(data, epochs: int, hidden: int = 16, cached: bool = False, threads: int | None = None):
+    """Median epoch time of PyTorch Geometric's GCN (the PyG example: dropout 0.5 on the input and
+    the hidden layer, GCNConv x 2, Adam lr 0.01 with weight decay 5e-4 on the first layer) on CPU.
+    One epoch = a training step + an evaluation forward, as in dspla's trainer."""
+    import torch
+    import torch.nn.functional as F
+    from torch_geometric.nn import GCNConv
+
+    if threads:
+        torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    A = data.adjacency.tocoo()
+    edge_index = torch.tensor(np.vstack([A.col, A.row]), dtype=torch.long)   # messages j -> i for A[i, j]
+    X = data.features.toarray() if hasattr(data.features, "toarray") else data.features
+    x = torch.tensor(np.asarray(X, dtype=np.float32))
+    y = torch.tensor(np.maximum(data.labels, 0))
+    train = torch.tensor(data.train_idx)
+
+    class GCN(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = GCNConv(x.shape[1], hidden, cached=cached)
+            self.conv2 = GCNConv(hidden, data.n_classes, cached=cached)
+
+        def forward(self, x, ei):
+            x = F.dropout(x, p=0.5, training=self.training)
+            x = self.conv1(x, ei).relu()
+            x = F.dropout(x, p=0.5, training=self.training)
+            return self.conv2(x, ei)
+
+    model = GCN()
+    opt = torch.optim.Adam([dict(params=model.conv1.parameters(), weight_decay=5e-4),
+                            dict(params=model.conv2.parameters(), weight_decay=0)], lr=0.01)
+    times = []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        model.train()
+        opt.zero_grad()
+        out = model(x, edge_index)
+        loss = F.cross_entropy(out[train], y[train])
+        loss.backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            pred = model(x, edge_index).argmax(dim=-1)
+            _ = [(pred[torch.tensor(i)] == y[torch.tensor(i)]).float().mean() for i in
+                 (data.train_idx, data.val_idx, data.test_idx)]
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times[1:] if len(times) > 1 else times))
+
+
+def _dspla_epoch_time(data_args: list, epochs: int, np_: int, plan: str | None):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        cmd = [DSPLA, "train", GCN, *data_args, "--epochs", str(epochs), "--json", out, "-q"]
+        if np_ > 1:
+            cmd += ["--np", str(np_)]
+        if plan:
+            cmd += ["--plan", plan]
+        subprocess.run(cmd, check=True)
+        with open(out) as fh:
+            r = json.load(fh)
+    times = [e["time_s"] for e in r["epochs"]][1:]
+    return float(np.median(times)), r
+
+
+def pyg(argv):
+    ap = argparse.ArgumentParser(prog="dspla bench gcn pyg")
+    ap.add_argument("--graphs", default="cora,slashdot")
+    ap.add_argument("--epochs", type=int, help="default: 200 on cora, 30 on slashdot")
+    ap.add_argument("--np", default="1,2")
+    ap.add_argument("--plan", help="dspla plan (default: the runtime's default)")
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    try:
+        import torch  # noqa: F401
+        import torch_geometric  # noqa: F401
+    except ImportError:
+        print("needs the bench extra: pip install torch==<cpu build> torch_geometric (see docs/gcn.md)")
+        return 2
+    from dspla.models import load_node_data
+
+    rows = []
+    for g in a.graphs.split(","):
+        if g == "cora":
+            data_args = ["--dataset", "cora", "--data-dir", PLANETOID]
+            data = load_node_data("cora", data_dir=PLANETOID)
+            epochs = a.epochs or 200
+        elif g == "slashdot":
+            data_args = ["--graph", SLASHDOT, "--feature-dim", "128", "--classes", "7", "--data-seed", "0"]
+            data = load_node_data(graph=SLASHDOT, feature_dim=128, classes=7, data_seed=0)
+            epochs = a.epochs or 30
+        else:
+            raise SystemExit(f"unknown graph {g!r} (cora, slashdot)")
+        s = data.summary()
+        print(f"{g}: {s['nodes']} nodes, {s['edges']} edges, {s['features']} features, {s['classes']} classes, "
+              f"{epochs} epochs", flush=True)
+        base = _pyg_epoch_time(data, epochs)
+        cached = _pyg_epoch_time(data, epochs, cached=True)
+        print(f"  PyG GCNConv: {base * 1e3:.1f} ms/epoch (cached=True: {cached * 1e3:.1f} ms/epoch)", flush=True)
+        for P in (int(x) for x in a.np.split(",")):
+            t, r = _dspla_epoch_time(data_args, epochs, P, a.plan)
+            bar = 1.0 if P == 1 else 0.6
+            ratio = t / base
+            print(f"  dspla P={P} ({r['plan']}): {t * 1e3:.1f} ms/epoch, ratio {ratio:.2f}x PyG (bar <= {bar}x: "
+                  f"{'met' if ratio <= bar else 'NOT met'}), {t / cached:.2f}x PyG cached; test acc "
+                  f"{r['test_accuracy']:.3f}", flush=True)
+            rows.append({"graph": g, "P": P, "epochs": epochs, "dspla_s": t, "pyg_s": base, "pyg_cached_s": cached,
+                         "ratio": ratio, "ratio_cached": t / cached, "plan": r["plan"], "bar": bar})
+    print(f"[commit {git_commit()}]")
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"commit": git_commit(), "rows": rows}, fh, indent=1)
+    return 0
+
+
+def shp(argv):
+    raise SystemExit("not yet")
