@@ -31,10 +31,11 @@ def gcn_step(p: float = 0.5) -> dp.Function:
     Ah = gcn_norm(A)
     AhT = Ah.T                                   # backward uses Âᵀ (= Â when A is symmetric)
     # forward (Â (X W): the narrow operand is the one Â multiplies)
-    Xd = X * dp.dropout_mask(X, p, seed)
+    # dropout; "+ 0 * X" makes a dropped entry an explicit 0 instead of missing (operands stay full)
+    Xd = X * (dp.dropout_mask(X, p, seed) + 0 * X)
     Z1 = Ah @ (Xd @ W1)
     H1 = dp.relu(Z1)
-    Dh = dp.dropout_mask(H1, p, seed + 1)
+    Dh = dp.dropout_mask(H1, p, seed + 1) + 0 * H1
     H1d = H1 * Dh
     logits = Ah @ (H1d @ W2)
     loss = -dp.reduce_all(dp.log_softmax(logits) * Y * T)

@@ -3,10 +3,11 @@
 One call of the compiled step computes, for parameters W1 (f x h) and W2 (h x c):
 
     forward                                   backward (seed 000 §3.1, seed 003 §III)
-    Xd  = X * dropout_mask(X, p, seed)        G2  = (softmax(Z2) - Y) * T
+    Xd  = X * (dropout_mask(X, p, seed) + 0 X)  G2  = (softmax(Z2) - Y) * T
     Z1  = Â (Xd W1)                           AG2 = Âᵀ G2                (reused twice:)
     H1  = relu(Z1)                            dW2 = H1dᵀ AG2
-    H1d = H1 * dropout_mask(H1, p, seed + 1)  S1  = (AG2 W2ᵀ) * Dh       (through the dropout)
+    Dh  = dropout_mask(H1, p, seed + 1) + 0 H1  S1 = (AG2 W2ᵀ) * Dh      (through the dropout)
+    H1d = H1 * Dh
     Z2  = Â (H1d W2)        -> logits         G1  = S1 * relu_grad(Z1)
     loss = -Σ (log_softmax(Z2) * Y * T)       AG1 = Âᵀ G1
                                               dW1 = (AG1ᵀ Xd)ᵀ
@@ -44,10 +45,11 @@ def gcn_step_exprs(p: float = 0.5, directed: bool = True, sparse_features: bool 
     Ah = gcn_norm(A)
     AhT = Ah.T if directed else Ah
     # forward, with inverted dropout on the input features and on H1
-    Xd = X * dsl.dropout_mask(X, p, seed)
+    # (+ 0 * X: a dropped entry is an explicit 0 rather than missing, so dense operands stay full)
+    Xd = X * (dsl.dropout_mask(X, p, seed) + 0 * X)
     Z1 = Ah @ (Xd @ W1)
     H1 = dsl.relu(Z1)
-    Dh = dsl.dropout_mask(H1, p, seed + 1)
+    Dh = dsl.dropout_mask(H1, p, seed + 1) + 0 * H1
     H1d = H1 * Dh
     Z2 = Ah @ (H1d @ W2)
     # mean cross-entropy over the rows weighted by T

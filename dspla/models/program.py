@@ -76,17 +76,30 @@ def set_dropout(program: Program, p: float) -> Program:
 
 
 def without_dropout(program: Program) -> Program:
-    """``X * dropout_mask(X, p, s)`` -> ``X`` (either operand order); any other dropout_mask keeps
-    x's pattern with p = 0 (every entry 1.0, which multiplies by one)."""
+    """Dropout removed: every ``dropout_mask(x, p, s)`` becomes ``one(x)`` (1.0 on x's pattern), and
+    what that leaves trivial folds away: ``one(x) + 0 * x`` -> ``one(x)``, ``x * one(x)`` -> ``x``."""
+    from ..algebra import get_unary
+
+    one = get_unary("one")
+
+    def is_one_of(m: Node, x: Node) -> bool:
+        return m.op is Op.APPLY and m.attr("op") == one and m.args[0] == x
+
     def rule(n: Node):
+        if n.op is Op.DROPOUT_MASK:
+            return Node(Op.APPLY, (n.args[0],), (("op", one),), n.type, n.span, n.name)
+        if n.op is Op.EWISE_ADD and n.attr("op").name == "plus":
+            a, b = n.args
+            for m, z in ((a, b), (b, a)):
+                if m.op is Op.APPLY and m.attr("op") == one and z.op is Op.APPLY_BIND \
+                        and z.attr("op").name == "times" and z.attr("scalar") == 0 and z.args[0] == m.args[0]:
+                    return m
         if n.op is Op.EWISE_MULT and n.attr("op").name == "times":
             a, b = n.args
-            if b.op is Op.DROPOUT_MASK and b.args[0] == a:
+            if is_one_of(b, a):
                 return a
-            if a.op is Op.DROPOUT_MASK and a.args[0] == b:
+            if is_one_of(a, b):
                 return b
-        if n.op is Op.DROPOUT_MASK and n.attr("p") != 0.0:
-            return n.replace(attrs=tuple((k, 0.0 if k == "p" else v) for k, v in n.attrs))
         return None
     return rewrite(program, rule)
 

@@ -179,6 +179,9 @@ class Trainer:
         X = d.features
         if kinds.get("X") is Kind.dense and hasattr(X, "toarray"):
             X = X.toarray()
+        elif kinds.get("X") is Kind.sparse and isinstance(X, np.ndarray):
+            import scipy.sparse as sp
+            X = sp.csr_array(X)      # a declared-sparse X given dense features: zeros are missing entries
         return {"A": d.adjacency, "X": X, "Y": d.one_hot(), "T": d.weights(d.train_idx)}
 
     def _weight_decay(self) -> dict:
