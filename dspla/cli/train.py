@@ -60,6 +60,7 @@ def register(sub, common):
     o.add_argument("--save-logits", metavar="FILE.npy", help="write the final (no-dropout) logits")
     o.add_argument("--log-every", type=int, help="progress line every N epochs when stderr is not a terminal")
     o.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    o.add_argument("--explain", action="store_true", help="print the distributed plan once it is made")
     p.set_defaults(func=run)
 
 
@@ -144,7 +145,8 @@ def run(args):
                       dropout=args.dropout, seed=args.seed, optimizer=args.optimizer, momentum=args.momentum,
                       early_stopping=args.early_stopping, checkpoint=args.checkpoint,
                       checkpoint_every=args.checkpoint_every, resume=args.resume, plan=args.plan,
-                      partition=args.partition, progress=not args.quiet, log_every=args.log_every)
+                      partition=args.partition, progress=not args.quiet, log_every=args.log_every,
+                      explain=args.explain)
     if args.minibatch:
         from ..models.minibatch import MiniBatchTrainer
         trainer = MiniBatchTrainer(program, data, cfg, comm, batch_size=args.minibatch, sampler=args.sampler,

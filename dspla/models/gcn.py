@@ -42,30 +42,39 @@ def gcn_step_exprs(p: float = 0.5, directed: bool = True, sparse_features: bool 
     W1 = dsl.param("W1", ("f", "h"), dtype)
     W2 = dsl.param("W2", ("h", "c"), dtype)
 
-    Ah = gcn_norm(A)
-    AhT = Ah.T if directed else Ah
+    v = _Namer()
+    Ah = v.Ah(gcn_norm(A))
+    AhT = v.AhT(Ah.T) if directed else Ah
     # forward, with inverted dropout on the input features and on H1
     # (+ 0 * X: a dropped entry is an explicit 0 rather than missing, so dense operands stay full)
-    Xd = X * (dsl.dropout_mask(X, p, seed) + 0 * X)
-    Z1 = Ah @ (Xd @ W1)
-    H1 = dsl.relu(Z1)
-    Dh = dsl.dropout_mask(H1, p, seed + 1) + 0 * H1
-    H1d = H1 * Dh
-    Z2 = Ah @ (H1d @ W2)
+    Xd = v.Xd(X * (dsl.dropout_mask(X, p, seed) + 0 * X))
+    Z1 = v.Z1(Ah @ v.XW1(Xd @ W1))
+    H1 = v.H1(dsl.relu(Z1))
+    Dh = v.Dh(dsl.dropout_mask(H1, p, seed + 1) + 0 * H1)
+    H1d = v.H1d(H1 * Dh)
+    Z2 = v.logits(Ah @ v.HW2(H1d @ W2))
     # mean cross-entropy over the rows weighted by T
-    loss = -dsl.reduce_all((dsl.log_softmax(Z2) * Y) * T)
+    loss = v.loss(-dsl.reduce_all((dsl.log_softmax(Z2) * Y) * T))
     # backward
-    G2 = (dsl.softmax(Z2) - Y) * T
-    AG2 = AhT @ G2
-    dW2 = H1d.T @ AG2
-    S1 = (AG2 @ W2.T) * Dh
-    G1 = S1 * dsl.relu_grad(Z1)
-    AG1 = AhT @ G1
+    G2 = v.G2((dsl.softmax(Z2) - Y) * T)
+    AG2 = v.AG2(AhT @ G2)
+    dW2 = v.dW2(H1d.T @ AG2)
+    S1 = v.S1((AG2 @ W2.T) * Dh)
+    G1 = v.G1(S1 * dsl.relu_grad(Z1))
+    AG1 = v.AG1(AhT @ G1)
     # Xdᵀ AG1 written as its transpose: AG1ᵀ and Xd are distributed alike (by rows of n), so each
     # process multiplies its own rows and one Allreduce sums the h x f partial products
-    dW1 = (AG1.T @ Xd).T
+    dW1 = v.dW1((AG1.T @ Xd).T)
     return {"inputs": [A, X, Y, T, seed, W1, W2],
             "outputs": {"loss": loss, "logits": Z2, "dW1": dW1, "dW2": dW2}}
+
+
+class _Namer:
+    """``v.Z1(expr)`` gives the value a name (shown by explain and in the runtime's statistics),
+    as an assignment does in a .dspla file; names are metadata: the program is the same."""
+
+    def __getattr__(self, name):
+        return lambda e: dsl.Expr(e.node.replace(name=name))
 
 
 def gcn_step(p: float = 0.5, directed: bool = True, sparse_features: bool = True) -> Function:

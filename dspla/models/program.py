@@ -112,6 +112,9 @@ def training_program(program: Program, with_eval: bool = True, keep_logits: bool
     outputs = [(k, outs[k]) for k in keep]
     if with_eval:
         ev = without_dropout(Program((("logits", outs["logits"]),), (), program.source))
+        # names of the evaluation pass get an eval_ prefix (values it shares with the step, such
+        # as Â, are merged into the step's by common-subexpression elimination and keep theirs)
+        ev = rewrite(ev, lambda n: n.replace(name="eval_" + n.name) if n.name and n.op is not Op.INPUT else None)
         outputs.append(("eval_logits", ev.outputs[0][1]))
     return Program(tuple(outputs), program.declared, program.source)
 

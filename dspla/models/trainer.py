@@ -53,6 +53,7 @@ class TrainConfig:
     partition_seed: int = 0
     progress: bool = True
     log_every: int | None = None       # non-terminal progress: a line every N epochs
+    explain: bool = False              # print the distributed plan (rank 0, stderr) once it is made
     extra_options: dict = field(default_factory=dict)
 
     def public(self) -> dict:
@@ -109,6 +110,11 @@ class Progress:
         else:
             self.stream.write(msg + "\n")
         self.stream.flush()
+
+    def note(self, text: str):
+        if self.enabled:
+            self.stream.write(("\n" if self.tty else "") + text.rstrip() + "\n")
+            self.stream.flush()
 
     def close(self, note: str | None = None):
         if self.enabled:
@@ -209,8 +215,12 @@ class Trainer:
     # ------------------------------------------------------------------ the loop
     def fit(self):
         cfg, comm, rank = self.cfg, self.comm, self.rank
+        from ..dist.planner import Options
+        from ..dist.session import DistSession
+
         opts = {"plan": self.plan, "partition": cfg.partition, "seed": cfg.partition_seed,
                 **({} if cfg.progress else {"progress": False}), **cfg.extra_options}
+        self.session = session = DistSession(self.f, comm, Options(**opts))
         start, history, params, opt, static = 0, [], None, None, None
         if rank == 0:
             static = self._static_inputs()
@@ -232,10 +242,12 @@ class Trainer:
                 inputs = {**static, **{k: v.copy() for k, v in params.items()}}
                 if self.info["uses_seed"]:
                     inputs["seed"] = np.array([[epoch_seed(cfg.seed, epoch)]], dtype=np.int64)
-            out = self.f.run(inputs, comm=comm, **opts)
+            out = session.run(inputs)
             stop = False
             if rank == 0:
-                stats = self.f.last_stats
+                stats = session.last_stats
+                if first_stats is None and cfg.explain:
+                    progress.note(self.explain())
                 first_stats = first_stats or stats
                 last_stats = stats
                 loss = float(out["loss"].to_numpy()[0, 0])
@@ -262,15 +274,20 @@ class Trainer:
             inputs = {**static, **{k: v.copy() for k, v in params.items()}}
             if self.info["uses_seed"]:
                 inputs["seed"] = np.array([[epoch_seed(cfg.seed, cfg.epochs)]], dtype=np.int64)
-        out = self.f.run(inputs, comm=comm, **opts)
+        out = session.run(inputs)
         if rank != 0:
             return None
-        last_stats = last_stats or self.f.last_stats
-        first_stats = first_stats or self.f.last_stats
+        last_stats = last_stats or session.last_stats
+        first_stats = first_stats or session.last_stats
         logits = out["eval_logits"].to_numpy()
         final = self._metrics(logits)
         progress.close(f"stopped early after epoch {len(history)} (validation loss rose)" if stopped_early else None)
         return self._result(history, final, logits, params, first_stats, last_stats, train_s, stopped_early)
+
+    def explain(self) -> str:
+        """The distributed plan of the training program (rank 0, after the first step)."""
+        plan = getattr(getattr(self, "session", None), "plan", None)
+        return plan.explain() if plan is not None else "(not planned yet)"
 
     def _early_stop(self, history) -> bool:
         N = self.cfg.early_stopping
