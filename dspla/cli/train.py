@@ -166,7 +166,8 @@ def run(args):
     return 0
 
 
-def print_summary(r: dict, out=sys.stdout):
+def print_summary(r: dict, out=None):
+    out = out or sys.stdout
     c = r.get("comm") or {}
     print(f"test accuracy {r['test_accuracy']:.4f} (train {r['train_accuracy']:.4f}, val {r['val_accuracy']:.4f}) "
           f"after {r['epochs_run']} epochs, {r['epoch_time_s_median'] * 1e3:.1f} ms/epoch (median)", file=out)
