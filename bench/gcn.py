@@ -189,5 +189,60 @@ def pyg(argv):
     return 0
 
 
+def _shp_graph(name):
+    import scipy.sparse as sp
+    from dspla.io import load_graph
+    from dspla.models import load_node_data
+    if name == "cora":
+        return load_node_data("cora", data_dir=PLANETOID).adjacency
+    path = {"ca-HepPh": "ca-HepPh.txt", "email-Enron": "email-Enron.txt", "slashdot": "soc-Slashdot0902.txt.gz"}[name]
+    A = sp.csr_array(load_graph(os.path.join(SHARED, "snap", path), quiet=True), dtype=np.float64)
+    A.data[:] = 1.0
+    return A
+
+
 def shp(argv):
-    raise SystemExit("not yet")
+    ap = argparse.ArgumentParser(prog="dspla bench gcn shp")
+    ap.add_argument("--graphs", default="cora,ca-HepPh,email-Enron")
+    ap.add_argument("--P", default="4,8")
+    ap.add_argument("--batches", type=int, default=1000, help="random batches measured per partition")
+    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--sampler", default="neighbor", choices=["neighbor", "node"])
+    ap.add_argument("--fanout", default="10,10")
+    ap.add_argument("--error", type=float, default=0.01, help="SHP: Hoeffding error of eq. 14 (sets b)")
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    import scipy.sparse as sp
+    from dspla.models.minibatch import Sampler, batch_volumes
+    from dspla.partition import partition
+
+    fanout = tuple(int(x) for x in a.fanout.split(","))
+    rows = []
+    for g in a.graphs.split(","):
+        A = _shp_graph(g)
+        n = A.shape[0]
+        pattern = sp.csr_array(A + sp.eye_array(n, format="csr"))
+        sampler = Sampler(min(a.batch_size, n // 8), a.sampler, fanout, 2)
+        for P in (int(x) for x in a.P.split(",")):
+            t0 = time.perf_counter()
+            hp = partition(pattern, P, "hypergraph", seed=0, progress=False)
+            t1 = time.perf_counter()
+            shp_ = partition(pattern, P, "stochastic-hypergraph", seed=0, sampler=sampler, error=a.error,
+                             max_batches=1000, cache=False, progress=False)
+            t2 = time.perf_counter()
+            vols = batch_volumes(A, {"SHP": shp_.parts, "HP": hp.parts}, sampler, a.batches, P, seed=12345)
+            s_, h_ = vols["SHP"], vols["HP"]
+            ratio = h_["volume_avg"] / s_["volume_avg"] if s_["volume_avg"] else float("nan")
+            info = shp_.info or {}
+            print(f"{g} (n={n}) P={P}: avg volume per batch (rows of H sent, one product) SHP "
+                  f"{s_['volume_avg']:.1f}, HP {h_['volume_avg']:.1f} -> HP/SHP {ratio:.3f}; messages SHP "
+                  f"{s_['messages_avg']:.1f} HP {h_['messages_avg']:.1f}; SHP from b={info.get('batches')} batches "
+                  f"({t2 - t1:.1f} s), HP {t1 - t0:.1f} s", flush=True)
+            rows.append({"graph": g, "n": n, "P": P, "shp": s_, "hp": h_, "hp_over_shp": ratio,
+                         "shp_batches": info.get("batches"), "batch_size": sampler.batch_size,
+                         "sampler": a.sampler, "fanout": list(fanout), "measured_batches": a.batches})
+    print(f"[commit {git_commit()}]")
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"commit": git_commit(), "rows": rows}, fh, indent=1)
+    return 0
