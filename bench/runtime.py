@@ -49,17 +49,21 @@ def main(argv=None) -> int:
         from dspla.io.graph import load_graph
         n = load_graph(args.graph, quiet=True).shape[0]
         rng = np.random.default_rng(0)
-        print(f"{'K':>5} {'P=1 s':>9} {'P=2 s':>9} {'ratio':>7} {'planning s':>11} {'plan/iter':>10}  "
+        print("P=1 runs with one GraphBLAS thread (one core, like each P=2 rank); P=1* with the default threads")
+        print(f"{'K':>5} {'P=1 s':>9} {'P=1* s':>9} {'P=2 s':>9} {'ratio':>7} {'ratio*':>7} {'planning s':>11} "
+              f"{'plan/iter':>10}  "
               f"{'P=2 compute/pack/wait per rank, last iteration (s)'}")
         for K in map(int, args.K.split(",")):
             x = os.path.join(d, f"x{K}.npy")
             np.save(x, rng.random((n, K)))
-            s1 = run(prog, {"A": args.graph, "X": x}, 1, repeat=args.repeat)
+            s1 = run(prog, {"A": args.graph, "X": x}, 1, repeat=args.repeat, env={"DSPLA_THREADS": "1"})
+            s1t = run(prog, {"A": args.graph, "X": x}, 1, repeat=args.repeat)
             s2 = run(prog, {"A": args.graph, "X": x}, 2, repeat=args.repeat)
-            t1, t2 = s1["iteration_s_median"], s2["iteration_s_median"]
+            t1, t1t, t2 = s1["iteration_s_median"], s1t["iteration_s_median"], s2["iteration_s_median"]
             phases = "; ".join(f"{r['compute_s']:.3f}/{r['pack_s']:.3f}/{r['wait_s']:.3f}" for r in s2["per_rank"])
             plan_s = s2["planning_without_partition_s"]
-            print(f"{K:>5} {t1:>9.4f} {t2:>9.4f} {t2 / t1:>7.3f} {plan_s:>11.3f} {plan_s / t2:>10.1f}  {phases}")
+            print(f"{K:>5} {t1:>9.4f} {t1t:>9.4f} {t2:>9.4f} {t2 / t1:>7.3f} {t2 / t1t:>7.3f} {plan_s:>11.3f} "
+                  f"{plan_s / t2:>10.1f}  {phases}")
         # per-iteration overhead: an empty matrix, P = 2
         a = os.path.join(d, "empty.mtx")
         open(a, "w").write("%%MatrixMarket matrix coordinate real general\n1000 1000 0\n")

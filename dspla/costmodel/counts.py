@@ -131,7 +131,11 @@ def _register_builtin():
         c["words_sent"] += i.nrows * i.k
         c["messages_sent"] += 1
 
-    @count_rule(ir.WaitSends, ir.Free, ir.CastTo, ir.Local, ir.TakeRows, ir.TakeCols, ir.Unpermute,
+    @count_rule(ir.Fill)
+    def _fill(i, v, c):
+        c["memory_bytes"] += i.nrows * i.k * v.itemsize
+
+    @count_rule(ir.WaitSends, ir.Free, ir.DropRows, ir.CastTo, ir.Local, ir.TakeRows, ir.TakeCols, ir.Unpermute,
                 ir.AllgatherSparse)
     def _free(i, v, c):
         pass

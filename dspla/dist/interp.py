@@ -17,7 +17,7 @@ from ..exec import gbops
 from ..exec.reference import EVAL, Env
 from ..ir.types import DType
 from . import local
-from .planir import (Allreduce, AllgatherRows, AllgatherSparse, Bcast, CastTo, Free, Local, MxM, Pack, RankProgram, Recv,
+from .planir import (Allreduce, AllgatherRows, AllgatherSparse, Bcast, CastTo, DropRows, Fill, Free, Local, MxM, Pack, RankProgram, Recv,
                      RecvMxM, Send, SendRecvRows, TakeCols, TakeRows, Unpermute, WaitSends)
 
 EXEC: dict[type, Callable] = {}
@@ -119,11 +119,25 @@ def _multiply(a, b, sr):
 def _mxm(rt: Runtime, i: MxM):
     t0 = time.perf_counter()
     a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
-    if i.accumulate:
+    if i.accumulate:  # into a full output: SuiteSparse's in-place C ⊕= A ⊗ B
         C = rt.slots[i.out]
         C(accum=gbops.binary(i.semiring.monoid.op, compute)) << a.mxm(b, op)
     else:
         rt.slots[i.out] = gbops.mxm(a, b, i.semiring, compute)
+    rt.timed("compute_s", t0)
+
+
+@handler(Fill)
+def _fill(rt: Runtime, i: Fill):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype))
+    rt.timed("compute_s", t0)
+
+
+@handler(DropRows)
+def _drop_rows(rt: Runtime, i: DropRows):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = gbops.drop_rows(rt.slots[i.out], i.rows)
     rt.timed("compute_s", t0)
 
 
@@ -213,7 +227,11 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         rt.timed("pack_s", t0)
         t0 = time.perf_counter()
         a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
-        C(accum=gbops.binary(i.semiring.monoid.op, compute)) << a.mxm(b, op)
+        acc = gbops.binary(i.semiring.monoid.op, compute)
+        if i.rows:  # the block holds only the rows that have remote entries: a small output
+            C[i.rows[j], :](accum=acc) << a.mxm(b, op).new()
+        else:
+            C(accum=acc) << a.mxm(b, op)
         rt.timed("compute_s", t0)
     for r in i.recvs:
         rt.slots[r] = None

@@ -60,6 +60,24 @@ class MxM(Instr):
 
 
 @dataclass(frozen=True, eq=False)
+class Fill(Instr):
+    """out = a full nrows x k matrix of the monoid's identity (products then accumulate into it
+    in place, which SuiteSparse does much faster than building a new output)."""
+    out: int
+    nrows: int
+    k: int
+    monoid: Any
+    dtype: str
+
+
+@dataclass(frozen=True, eq=False)
+class DropRows(Instr):
+    """Make ``rows`` of out missing (rows of A with no entries have no product entries)."""
+    out: int
+    rows: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class Pack(Instr):
     """out = rows ``rows`` of the dense local piece ``src`` as one contiguous message buffer."""
     out: int
@@ -120,6 +138,7 @@ class RecvMxM(Instr):
     recvs: tuple       # slots of posted Recv
     blocks: tuple      # slots of the matching local sparse blocks
     semiring: Any
+    rows: tuple = ()   # per block: the rows of out its (row-compressed) block feeds; () = all rows
 
 
 @dataclass(frozen=True, eq=False)

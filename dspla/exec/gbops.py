@@ -104,13 +104,59 @@ def expand(M, shape, like=None):
     return full(R, C, value, dt)
 
 
-def mxm(a, b, sr: Semiring, compute: DType):
-    """a ⊕.⊗ b in the compute dtype. Two full float operands under plus_times go through BLAS
-    (numpy matmul on the values arrays, lent without copies): same result, every entry present."""
+def is_full(M) -> bool:
+    return M.nvals == M.nrows * M.ncols
+
+
+def identity_full(nrows: int, ncols: int, m: Monoid, dtype: DType):
+    """A full matrix holding the monoid's identity (zeros come from calloc: nearly free)."""
+    from ..dist.local import from_values
+    ident = m.identity(dtype)
+    vals = np.zeros((nrows, ncols), dtype=dtype.np) if not ident else np.full((nrows, ncols), ident, dtype=dtype.np)
+    return from_values(vals, dtype)
+
+
+def empty_rows(a) -> np.ndarray:
+    """Rows of a with no entries."""
+    present = a.reduce_rowwise(gb.monoid.any).new()
+    if present.nvals == a.nrows:
+        return np.zeros(0, dtype=np.int64)
+    mask = np.ones(a.nrows, dtype=bool)
+    mask[present.to_coo(values=False)[0]] = False
+    return np.flatnonzero(mask)
+
+
+def drop_rows(C, rows: np.ndarray):
+    """C (full) with ``rows`` made missing."""
+    if rows.size == 0:
+        return C
+    d = C.ss.unpack("fullr")
+    vals = d["values"]
+    if d.get("is_iso") or vals.shape != (C.nrows, C.ncols):
+        vals = np.full((C.nrows, C.ncols), vals.reshape(-1)[0], dtype=vals.dtype)
+    bitmap = np.ones(vals.shape, dtype=bool)
+    bitmap[rows] = False
+    C.ss.pack_bitmapr(bitmap=bitmap, values=vals, take_ownership=True)
+    return C
+
+
+def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None):
+    """a ⊕.⊗ b in the compute dtype, by the fastest exact route:
+
+    - two full float operands under plus_times: BLAS (numpy matmul on lent values arrays);
+    - b full and the monoid has an identity: C starts full at the identity and SuiteSparse
+      accumulates C ⊕= a ⊗ b in place (much faster than building a new output), then the rows
+      of a with no entries are made missing again — identity ⊕ x = x, so nothing changes but speed;
+    - otherwise GraphBLAS's own C = a ⊕.⊗ b.
+    ``a_empty_rows``: a's empty rows when the caller knows them (planning-time matrices)."""
     if (sr.monoid.name == "plus" and sr.mult.name == "times" and compute.is_float and a.ncols > 0
-            and a.nvals == a.nrows * a.ncols and b.nvals == b.nrows * b.ncols and a.nvals and b.nvals):
+            and is_full(a) and is_full(b) and a.nvals and b.nvals):
         from ..dist.local import from_values, values_of
         with values_of(a) as av, values_of(b) as bv:
             out = av @ bv
         return from_values(out, compute)
+    if sr.monoid.identity(compute) is not None and b.nvals and is_full(b) and a.nvals:
+        C = identity_full(a.nrows, b.ncols, sr.monoid, compute)
+        C(accum=binary(sr.monoid.op, compute)) << a.mxm(b, semiring(sr, compute))
+        return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows)
     return a.mxm(b, semiring(sr, compute)).new()

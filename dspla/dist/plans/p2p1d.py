@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...analysis import comm_plan
-from ..planir import MxM, Pack, Recv, RecvMxM, Send, WaitSends
+from ..planir import DropRows, Fill, MxM, Pack, Recv, RecvMxM, Send, WaitSends
 from . import register_plan
 
 
@@ -41,6 +41,9 @@ def lower(ctx):
     ctx.info.predicted = {"volume_rows": plan.volume_total, "words": plan.volume_total * K,
                           "messages": plan.npairs}
     dtype, presence = ctx.b_dtype.value, not ctx.b_full
+    # With B full and a monoid identity, C starts full at the identity and every block
+    # accumulates into it in place (exact: identity ⊕ x = x); A's empty rows are dropped after.
+    in_place = ctx.b_full and ctx.semiring.monoid.identity(ctx.compute) is not None
     for r in range(ctx.P):
         A_r = A[rows.owned[r]]
         recvs = plan.receives(r)
@@ -53,20 +56,33 @@ def lower(ctx):
         groups = [(r, int(cols.counts[r]))] + [(q, lst.size) for q, lst in recvs.items()]
         blocks = split_by_owner(A_r, cols.parts, col_index, groups)
         prog = []
-        recv_slots, block_slots, send_slots = [], [], []
+        recv_slots, block_slots, row_lists, send_slots = [], [], [], []
         for q, lst in recvs.items():
             s = ctx.slot()
             prog.append(Recv(s, q, ctx.tag, lst.size, K, dtype, presence=presence, product=ctx.index))
             recv_slots.append(s)
-            block_slots.append(ctx.const(r, ctx.gb(blocks[q])))
+            if in_place:
+                block_slots.append(ctx.const(r, ctx.gb(blocks[q])))
+            else:  # rows with entries from q only: the product writes len(rows) x K, not n_r x K
+                rows_q = np.flatnonzero(np.diff(blocks[q].indptr))
+                block_slots.append(ctx.const(r, ctx.gb(blocks[q][rows_q])))
+                row_lists.append(rows_q)
         for q, lst in sends.items():
             s = ctx.slot()
             prog.append(Pack(s, ctx.b, cols.pos[lst], presence=presence, product=ctx.index))
             prog.append(Send(s, q, ctx.tag, lst.size * K, product=ctx.index))
             send_slots.append(s)
-        prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(blocks[r])), ctx.b, ctx.semiring, product=ctx.index))
+        if in_place:
+            prog.append(Fill(ctx.out, int(rows.counts[r]), K, ctx.semiring.monoid, ctx.compute.value,
+                             product=ctx.index))
+        prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(blocks[r])), ctx.b, ctx.semiring, accumulate=in_place,
+                        product=ctx.index))
         if recv_slots:
-            prog.append(RecvMxM(ctx.out, tuple(recv_slots), tuple(block_slots), ctx.semiring, product=ctx.index))
+            prog.append(RecvMxM(ctx.out, tuple(recv_slots), tuple(block_slots), ctx.semiring, tuple(row_lists),
+                                product=ctx.index))
         if send_slots:
             prog.append(WaitSends(tuple(send_slots), product=ctx.index))
+        empty = np.flatnonzero(np.diff(A_r.indptr) == 0)
+        if in_place and empty.size:
+            prog.append(DropRows(ctx.out, empty, product=ctx.index))
         ctx.emit_rank(r, prog)
