@@ -73,7 +73,8 @@ def main(argv=None):
     return cmds[argv[0]](argv[1:])
 
 
-def _pyg_epoch_time(data, epochs: int, hidden: int = 16, cached: bool = False, threads: int | None = None):
+def _pyg_epoch_time(data, epochs: int, hidden: int = 16, cached: bool = False, threads: int | None = None,
+                    input_dropout: bool = True):
     """Median epoch time of PyTorch Geometric's GCN (the PyG example: dropout 0.5 on the input and
     the hidden layer, GCNConv x 2, Adam lr 0.01 with weight decay 5e-4 on the first layer) on CPU.
     One epoch = a training step + an evaluation forward, as in dspla's trainer."""
@@ -98,7 +99,8 @@ def _pyg_epoch_time(data, epochs: int, hidden: int = 16, cached: bool = False, t
             self.conv2 = GCNConv(hidden, data.n_classes, cached=cached)
 
         def forward(self, x, ei):
-            x = F.dropout(x, p=0.5, training=self.training)
+            if input_dropout:
+                x = F.dropout(x, p=0.5, training=self.training)
             x = self.conv1(x, ei).relu()
             x = F.dropout(x, p=0.5, training=self.training)
             return self.conv2(x, ei)
@@ -124,10 +126,22 @@ def _pyg_epoch_time(data, epochs: int, hidden: int = 16, cached: bool = False, t
     return float(np.median(times[1:] if len(times) > 1 else times))
 
 
-def _dspla_epoch_time(data_args: list, epochs: int, np_: int, plan: str | None):
+def no_input_dropout(text: str) -> str:
+    """examples/gcn.dspla without the dropout on the input features (Xd = X)."""
+    out = text.replace("Dx   = dropout_mask(X, 0.5, seed) + 0 * X\n", "").replace("Xd   = X * Dx\n", "Xd   = X\n")
+    assert out != text and "Dx" not in out.split("output")[0].replace("dropout_mask(X", "")
+    return out
+
+
+def _dspla_epoch_time(data_args: list, epochs: int, np_: int, plan: str | None, input_dropout: bool = True):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "r.json")
-        cmd = [DSPLA, "train", GCN, *data_args, "--epochs", str(epochs), "--json", out, "-q"]
+        prog = GCN
+        if not input_dropout:
+            prog = os.path.join(d, "gcn_no_input_dropout.dspla")
+            with open(GCN) as fh, open(prog, "w") as gh:
+                gh.write(no_input_dropout(fh.read()))
+        cmd = [DSPLA, "train", prog, *data_args, "--epochs", str(epochs), "--json", out, "-q"]
         if np_ > 1:
             cmd += ["--np", str(np_)]
         if plan:
@@ -148,8 +162,11 @@ def pyg(argv):
     ap.add_argument("--rounds", type=int, default=2,
                     help="measure every configuration this many times, interleaved, and keep the fastest "
                          "(other work on the machine hits all configurations alike)")
+    ap.add_argument("--no-input-dropout", action="store_true",
+                    help="both models without the dropout on the input features (isolates its cost)")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
+    idrop = not a.no_input_dropout
     try:
         import torch  # noqa: F401
         import torch_geometric  # noqa: F401
@@ -176,14 +193,14 @@ def pyg(argv):
         Ps = [int(x) for x in a.np.split(",")]
         best: dict = {}
         for rnd in range(a.rounds):
-            t = _pyg_epoch_time(data, epochs)
+            t = _pyg_epoch_time(data, epochs, input_dropout=idrop)
             best["pyg"] = min(best.get("pyg", t), t)
-            t = _pyg_epoch_time(data, epochs, cached=True)
+            t = _pyg_epoch_time(data, epochs, cached=True, input_dropout=idrop)
             best["pyg_cached"] = min(best.get("pyg_cached", t), t)
             print(f"  round {rnd + 1}: PyG GCNConv {best['pyg'] * 1e3:.1f} ms/epoch (cached=True "
                   f"{best['pyg_cached'] * 1e3:.1f})", flush=True)
             for P in Ps:
-                t, r = _dspla_epoch_time(data_args, epochs, P, a.plan)
+                t, r = _dspla_epoch_time(data_args, epochs, P, a.plan, idrop)
                 if t < best.get(P, (np.inf,))[0]:
                     best[P] = (t, r)
                 print(f"  round {rnd + 1}: dspla P={P} {t * 1e3:.1f} ms/epoch", flush=True)
@@ -197,7 +214,8 @@ def pyg(argv):
                   f"{'met' if ratio <= bar else 'NOT met'}), {t / cached:.2f}x PyG cached; test acc "
                   f"{r['test_accuracy']:.3f}", flush=True)
             rows.append({"graph": g, "P": P, "epochs": epochs, "dspla_s": t, "pyg_s": base, "pyg_cached_s": cached,
-                         "ratio": ratio, "ratio_cached": t / cached, "plan": r["plan"], "bar": bar})
+                         "ratio": ratio, "ratio_cached": t / cached, "plan": r["plan"], "bar": bar,
+                         "input_dropout": idrop})
     print(f"[commit {git_commit()}]")
     if a.json:
         with open(a.json, "w") as fh:
