@@ -10,7 +10,7 @@ import math
 from collections import defaultdict
 from typing import Callable
 
-CATEGORIES = ("local_nnzk", "remote_nnzk", "local_out", "remote_out", "calls", "pack_words", "p2p_msgs", "p2p_words", "coll_steps",
+CATEGORIES = ("local_nnzk", "remote_nnzk", "local_out", "remote_out", "async_nnzk", "async_out", "calls", "pack_words", "p2p_msgs", "p2p_words", "coll_steps",
               "coll_words", "get_msgs", "get_words", "words_sent", "messages_sent", "memory_bytes")
 
 COUNT: dict[type, Callable] = {}
@@ -31,7 +31,7 @@ class RankView:
         self.instrs, self.consts, self.rank, self.P, self.K = instrs, consts, rank, P, K
         self.group_sizes = group_sizes
         self.itemsize = itemsize
-        self.recvs = {}   # slot -> Recv instruction
+        self.recvs = {}   # slot -> the Recv / Get / IBcast posting it
 
     def nnz(self, slot) -> int:
         v = self.consts.get(slot)
@@ -73,13 +73,65 @@ def _register_builtin():
     def _recv_mxm(i, v, c):
         for r, b in zip(i.recvs, i.blocks):
             rec = v.recvs.get(r)
-            c["remote_nnzk"] += v.nnz(b) * v.K
-            c["remote_out"] += v.rows(b) * v.K
+            side = "async" if isinstance(rec, ir.Get) else "remote"   # Two-Face's async half
+            c[f"{side}_nnzk"] += v.nnz(b) * v.K
+            c[f"{side}_out"] += v.rows(b) * v.K
             c["calls"] += 1
-            if rec is not None:
+            if isinstance(rec, ir.Recv):
                 c["p2p_msgs"] += 1
                 c["p2p_words"] += rec.nrows * rec.k
                 c["memory_bytes"] += rec.nrows * rec.k * v.itemsize
+
+    @count_rule(ir.Get)
+    def _get(i, v, c):
+        v.recvs[i.out] = i
+        c["get_msgs"] += 1
+        c["get_words"] += i.nrows * i.k
+        c["memory_bytes"] += i.nrows * i.k * v.itemsize
+
+    @count_rule(ir.IBcast)
+    def _ibcast(i, v, c):
+        v.recvs[i.out] = i
+        g = v.group_sizes[i.group]
+        c["coll_steps"] += log2(g)
+        c["coll_words"] += i.nrows * i.k
+        if i.src is not None:  # the root
+            c["words_sent"] += i.nrows * i.k * (g - 1)
+            c["messages_sent"] += g - 1
+        else:
+            c["memory_bytes"] += i.nrows * i.k * v.itemsize
+
+    @count_rule(ir.WinExpose)
+    def _win_expose(i, v, c):
+        c["coll_steps"] += log2(v.P)                       # the barrier
+        c["pack_words"] += i.nrows * i.k
+        c["memory_bytes"] += 2 * i.nrows * i.k * v.itemsize
+        c["words_sent"] += i.served_words
+        c["messages_sent"] += i.served_messages
+
+    @count_rule(ir.BcastSparse)
+    def _bcast_sparse(i, v, c):
+        g = v.group_sizes[i.group]
+        c["coll_steps"] += log2(g)
+        c["coll_words"] += 2 * i.nnz                      # values and column indices
+        c["pack_words"] += 2 * i.nnz
+        c["memory_bytes"] += i.nnz * (v.itemsize + 8)
+        if i.src is not None:
+            c["words_sent"] += i.nnz * (g - 1)
+            c["messages_sent"] += g - 1
+
+    @count_rule(ir.Alltoall)
+    def _alltoall(i, v, c):
+        me = i.me
+        sent = [len(r) * (hi - lo) for r, (lo, hi) in zip(i.send_rows, i.send_cols)]
+        recv = [a * b for a, b in i.recv_shapes]
+        peers = sum(1 for m, x in enumerate(recv) if m != me and x)
+        c["p2p_msgs"] += peers
+        c["p2p_words"] += sum(x for m, x in enumerate(recv) if m != me)
+        c["pack_words"] += sum(sent) + sum(recv)
+        c["words_sent"] += sum(x for m, x in enumerate(sent) if m != me)
+        c["messages_sent"] += sum(1 for m, x in enumerate(sent) if m != me and x)
+        c["memory_bytes"] += sum(recv) * v.itemsize
 
     @count_rule(ir.Recv)
     def _recv(i, v, c):
@@ -100,7 +152,8 @@ def _register_builtin():
     @count_rule(ir.AllgatherRows)
     def _allgather(i, v, c):
         g = v.group_sizes[i.group]
-        own = int(i.counts[v.rank]) if i.group == 0 and v.rank < len(i.counts) else 0
+        me = v.rank if i.me is None else i.me
+        own = int(i.counts[me]) if me < len(i.counts) else 0
         total = int(i.counts.sum())
         peers = int((i.counts > 0).sum()) - (1 if own else 0)
         c["coll_steps"] += log2(g)
@@ -116,12 +169,22 @@ def _register_builtin():
         c["coll_steps"] += log2(g)
         c["coll_words"] += i.nrows * i.k
         c["pack_words"] += i.nrows * i.k
-        c["memory_bytes"] += i.nrows * i.k * v.itemsize
+        if i.src is not None:  # the root
+            c["words_sent"] += i.nrows * i.k * (g - 1)
+            c["messages_sent"] += g - 1
+        else:
+            c["memory_bytes"] += i.nrows * i.k * v.itemsize
 
     @count_rule(ir.Allreduce)
     def _allreduce(i, v, c):
         g = v.group_sizes[i.group]
         c["coll_steps"] += 2 * log2(g)
+        if g > 1:  # reduce-scatter + allgather: each rank moves 2 (g - 1) / g of the buffer
+            c["coll_words"] += 2 * (g - 1) * i.entries / g
+            c["pack_words"] += 2 * i.entries
+            c["words_sent"] += 2 * (g - 1) * i.entries / g
+            c["messages_sent"] += 2 * (g - 1)
+            c["memory_bytes"] += 2 * i.entries * v.itemsize
 
     @count_rule(ir.SendRecvRows)
     def _sendrecv(i, v, c):
@@ -131,7 +194,7 @@ def _register_builtin():
         c["words_sent"] += i.nrows * i.k
         c["messages_sent"] += 1
 
-    @count_rule(ir.Fill)
+    @count_rule(ir.Fill, ir.Empty)
     def _fill(i, v, c):
         c["memory_bytes"] += i.nrows * i.k * v.itemsize
 

@@ -23,6 +23,7 @@ def split(c: dict, k: Coefficients) -> dict:
     return {
         "local": k.gamma * g("local_nnzk", 0.0) + k.delta * g("local_out", 0.0),
         "remote": k.gamma * g("remote_nnzk", 0.0) + k.delta * g("remote_out", 0.0),
+        "async": k.gamma * g("async_nnzk", 0.0) + k.delta * g("async_out", 0.0),
         "overhead": k.kappa * g("calls", 0.0),
         "pack": k.beta_pack * g("pack_words", 0.0),
         "p2p_bw": k.beta_p2p * g("p2p_words", 0.0),
@@ -45,6 +46,16 @@ def _p2p1d(t: dict) -> float:
     return max(t["local"], comm) + t["remote"] + t["overhead"]
 
 
+@overlap_rule("twoface")
+def _twoface(t: dict) -> float:
+    """Seed 001 Alg. 4.2 run from one thread: the sync half's collectives and the async half's
+    gets are all posted before the local product, so both halves' transfers are in flight
+    side by side with it (eq. 4.4 balances them); computing on what arrives follows."""
+    sync_comm = t["coll_bw"] + t["coll_lat"]
+    async_comm = t["get_bw"] + t["get_lat"]
+    return t["pack"] + max(t["local"], sync_comm, async_comm) + t["remote"] + t["async"] + t["overhead"]
+
+
 def rank_time(plan: str, counts: dict, k: Coefficients) -> tuple[float, dict]:
     t = split(counts, k)
     return OVERLAP.get(plan, _sum)(t), t
@@ -63,7 +74,7 @@ def predict(plan: str, per_rank: list[dict], k: Coefficients) -> dict:
     return {
         "plan": plan,
         "predicted_s": total,
-        "compute_s": t["local"] + t["remote"],
+        "compute_s": t["local"] + t["remote"] + t["async"],
         "comm_s": t["pack"] + t["p2p_bw"] + t["coll_bw"] + t["get_bw"],
         "latency_s": t["overhead"] + t["p2p_lat"] + t["coll_lat"] + t["get_lat"],
         "words_avg": sum(words) / P, "words_max": max(words),

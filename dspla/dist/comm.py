@@ -33,7 +33,7 @@ class Comm:
     def allreduce_buf(self, sendbuf, recvbuf, op): ...
     def alltoallv(self, sendbuf, sendcounts, recvbuf, recvcounts): ...
     def split(self, color, key=0): ...
-    def window(self, buf): ...
+    def window(self, nrows, row_bytes): ...
     def barrier(self): ...
     def bcast(self, obj, root=0): ...
     def scatter(self, objs, root=0): ...
@@ -96,8 +96,8 @@ class MPIComm(Comm):
         sub = self.comm.Split(MPI.UNDEFINED if color is None else int(color), key)
         return None if sub == MPI.COMM_NULL else MPIComm(sub)
 
-    def window(self, buf):
-        return MPIWindow(self, buf)
+    def window(self, nrows, row_bytes):
+        return MPIWindow(self, nrows, row_bytes)
 
     def barrier(self):
         self.comm.Barrier()
@@ -126,34 +126,38 @@ class MPIComm(Comm):
 
 
 class MPIWindow:
-    """One-sided access to each rank's ``buf`` (a 2-D C-contiguous array of rows). ``get``
-    fetches runs of rows (start, count) from a target with one Rget through an indexed datatype."""
+    """One-sided access to an ``nrows x row_bytes`` byte buffer on every rank (MPI-allocated, so
+    a shared-memory MPI can serve gets without the target's help). ``get`` fetches runs of rows
+    (start, count) from a target with one Rget through an indexed datatype of whole rows."""
 
-    def __init__(self, comm: MPIComm, buf):
+    def __init__(self, comm: MPIComm, nrows: int, row_bytes: int):
         MPI = _mpi()
-        self.buf = buf
-        self.win = MPI.Win.Create(buf if buf.size else None, buf.itemsize if buf.size else 1, comm=comm.comm)
+        self.comm = comm
+        size = nrows * row_bytes
+        self.win = MPI.Win.Allocate(size, 1, comm=comm.comm)
+        mem = np.frombuffer(self.win.tomemory(), dtype=np.uint8) if size else np.zeros(0, np.uint8)
+        self.buf = mem[:size].reshape(nrows, row_bytes)
         self.win.Lock_all(MPI.MODE_NOCHECK)
+        self._row = MPI.BYTE.Create_contiguous(max(1, row_bytes)).Commit()
         self._types = {}
-        self._row = buf.shape[1] if buf.ndim == 2 else 1
-        self._base = MPI._typedict[buf.dtype.char]
 
-    def sync(self):
-        """Make local writes to buf visible to others' gets (call, then barrier)."""
+    def expose(self):
+        """Make this rank's writes to buf visible to everyone's gets: sync, then a barrier."""
         self.win.Sync()
+        self.comm.barrier()
 
     def get(self, recvbuf, target, starts, counts):
-        MPI = _mpi()
         key = (target, starts.tobytes(), counts.tobytes())
         dt = self._types.get(key)
         if dt is None:
-            dt = self._base.Create_indexed((counts * self._row).tolist(), (starts * self._row).tolist()).Commit()
+            dt = self._row.Create_indexed(counts.tolist(), starts.tolist()).Commit()
             self._types[key] = dt
-        return self.win.Rget([recvbuf, recvbuf.size, self._base], target, (0, 1, dt))
+        return self.win.Rget([recvbuf, int(counts.sum()), self._row], target, (0, 1, dt))
 
     def free(self):
         for dt in self._types.values():
             dt.Free()
+        self._row.Free()
         self.win.Unlock_all()
         self.win.Free()
 
@@ -237,17 +241,20 @@ class SimComm(Comm):
                 w.cv.wait(min(left, 0.05))
 
     def waitany(self, reqs):
+        """Like MPI_Waitany: the index of a completed request, which becomes None (inactive) in
+        ``reqs``; -1 when every request is inactive."""
         found = []
 
         def pred():
             for i, r in enumerate(reqs):
-                if r is not None and not r.done and r.test():
+                if r is not None and r.test():
                     found.append(i)
                     return True
             return False
-        if all(r is None or r.done for r in reqs):
+        if all(r is None for r in reqs):
             return -1
         self._wait_until(pred)
+        reqs[found[0]] = None
         return found[0]
 
     def waitall(self, reqs):
@@ -310,8 +317,8 @@ class SimComm(Comm):
         mine = next(x for x in worlds if x is not None and self.rank in x.members)
         return SimComm(mine, mine.members.index(self.rank))
 
-    def window(self, buf):
-        return SimWindow(self, buf)
+    def window(self, nrows, row_bytes):
+        return SimWindow(self, nrows, row_bytes)
 
     def barrier(self):
         self._exchange(None)
@@ -339,19 +346,19 @@ class SimComm(Comm):
 
 
 class SimWindow:
-    def __init__(self, comm: SimComm, buf):
-        self.buf = buf
+    def __init__(self, comm: SimComm, nrows: int, row_bytes: int):
+        self.buf = np.zeros((nrows, row_bytes), dtype=np.uint8)
         self.comm = comm
-        self.bufs = comm.allgather(buf)
+        self.bufs = comm.allgather(self.buf)
 
-    def sync(self):
-        pass
+    def expose(self):
+        self.comm.barrier()
 
     def get(self, recvbuf, target, starts, counts):
         src = self.bufs[target]
         idx = np.concatenate([np.arange(s, s + c) for s, c in zip(starts, counts)]) if len(starts) else \
             np.zeros(0, np.int64)
-        np.copyto(recvbuf.reshape(len(idx), -1), src[idx])
+        recvbuf.reshape(-1).view(np.uint8).reshape(len(idx), -1)[:] = src[idx]
         return _Req()
 
     def free(self):

@@ -17,8 +17,9 @@ from ..exec import gbops
 from ..exec.reference import EVAL, Env
 from ..ir.types import DType
 from . import local
-from .planir import (Allreduce, AllgatherRows, AllgatherSparse, Bcast, CastTo, DropRows, Fill, Free, Local, MxM, Pack, RankProgram, Recv,
-                     RecvMxM, Send, SendRecvRows, TakeCols, TakeRows, Unpermute, WaitSends)
+from .planir import (Allreduce, AllgatherRows, AllgatherSparse, Alltoall, Bcast, BcastSparse, CastTo, DropRows, Empty, Fill,
+                     Free, Get, IBcast, Local, MxM, Pack, RankProgram, Recv, RecvMxM, Send, SendRecvRows, TakeCols, TakeRows,
+                     Unpermute, WaitSends, WinExpose)
 
 EXEC: dict[type, Callable] = {}
 
@@ -48,6 +49,8 @@ class Runtime:
         self.program = program
         self.comm = comm
         self.groups = [comm] + [comm.split(color) for color in program.splits]
+        self.windows = [comm.window(2 * nrows, row_bytes) for nrows, row_bytes in program.windows]
+        self.parity = [1] * len(self.windows)
         self.slots: list = [None] * program.n_slots
         for slot, value in program.consts.items():
             self.slots[slot] = value
@@ -61,6 +64,12 @@ class Runtime:
             r, _, at = fault.partition(":")
             if int(r) == comm.rank:
                 self.fault = int(at or 0)
+
+    def close(self):
+        """Free the windows (collective: every rank closes its runtime together)."""
+        for w in self.windows:
+            w.free()
+        self.windows = []
 
     def reset_counters(self):
         self.counters: dict = {}
@@ -223,7 +232,8 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         r = p.instr
         rt.count(i, wr=r.nrows * r.k, mr=1)
         t0 = time.perf_counter()
-        R = local.unpack_rows(p.buf, r.nrows, r.k, DType(r.dtype), r.presence)
+        R = (local.unpack_window_rows if type(r) is Get else local.unpack_rows)(p.buf, r.nrows, r.k, DType(r.dtype),
+                                                                               r.presence)
         rt.timed("pack_s", t0)
         t0 = time.perf_counter()
         a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
@@ -369,6 +379,110 @@ def _bcast(rt: Runtime, i: Bcast):
     t0 = time.perf_counter()
     rt.slots[i.out] = local.unpack_rows(buf, i.nrows, i.k, dt, i.presence) if g.rank != i.root else rt.slots[i.src]
     rt.timed("pack_s", t0)
+
+
+@handler(IBcast)
+def _ibcast(rt: Runtime, i: IBcast):
+    g = rt.groups[i.group]
+    if g.rank == i.root:
+        buf = rt.slots[i.src]
+        rt.count(i, ws=i.nrows * i.k * (g.size - 1), ms=g.size - 1)
+    else:
+        buf = local.recv_buffer(i.nrows, i.k, DType(i.dtype), i.presence)
+    t0 = time.perf_counter()
+    req = g.ibcast_buf(buf, i.root)
+    rt.timed("wait_s", t0)
+    rt.slots[i.out] = _Posted(req, buf, i)
+
+
+@handler(BcastSparse)
+def _bcast_sparse(rt: Runtime, i: BcastSparse):
+    g = rt.groups[i.group]
+    dt = DType(i.dtype)
+    t0 = time.perf_counter()
+    if g.rank == i.root:
+        g.bcast_buf(rt.slots[i.src], i.root)
+        rt.timed("wait_s", t0)
+        rt.count(i, ws=i.nnz * (g.size - 1), ms=g.size - 1)
+        rt.slots[i.out] = rt.slots[i.local]
+        return
+    buf = np.empty(local.csr_nbytes(i.nrows, i.nnz, dt), dtype=np.uint8)
+    g.bcast_buf(buf, i.root)
+    rt.timed("wait_s", t0)
+    rt.count(i, wr=i.nnz, mr=1)
+    t0 = time.perf_counter()
+    rt.slots[i.out] = local.csr_unpack(buf, i.nrows, i.ncols, i.nnz, dt)
+    rt.timed("pack_s", t0)
+
+
+@handler(Alltoall)
+def _alltoall(rt: Runtime, i: Alltoall):
+    g = rt.groups[i.group]
+    M = rt.slots[i.src]
+    dt = DType(i.dtype)
+    t0 = time.perf_counter()
+    if i.presence:
+        vals, pres = local.dense_parts(M)
+        vals = vals.astype(dt.np, copy=False)
+    else:
+        vals = M.to_dense() if M.nvals else np.zeros((M.nrows, M.ncols), dt.np)
+    sends = [vals[rows][:, lo:hi] for rows, (lo, hi) in zip(i.send_rows, i.send_cols)]
+    sendbuf = np.concatenate([x.reshape(-1) for x in sends]) if sends else np.zeros(0, dt.np)
+    sc = [x.size for x in sends]
+    rc = [a * b for a, b in i.recv_shapes]
+    recv = np.empty(sum(rc), dtype=dt.np)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.alltoallv(sendbuf, sc, recv, rc)
+    if i.presence:
+        psend = np.concatenate([pres[rows][:, lo:hi].reshape(-1) for rows, (lo, hi) in zip(i.send_rows, i.send_cols)])
+        precv = np.empty(sum(rc), dtype=bool)
+        g.alltoallv(psend, sc, precv, rc)
+    rt.timed("wait_s", t0)
+    me = g.rank
+    rt.count(i, ws=sum(c for m, c in enumerate(sc) if m != me), ms=sum(1 for m, c in enumerate(sc) if m != me and c),
+             wr=sum(c for m, c in enumerate(rc) if m != me), mr=sum(1 for m, c in enumerate(rc) if m != me and c))
+    t0 = time.perf_counter()
+    offs = np.r_[0, np.cumsum(rc)]
+    join = np.vstack if i.stack == "rows" else np.hstack
+    out_vals = join([recv[offs[m]:offs[m + 1]].reshape(shape) for m, shape in enumerate(i.recv_shapes)])
+    if i.presence:
+        out_pres = join([precv[offs[m]:offs[m + 1]].reshape(shape) for m, shape in enumerate(i.recv_shapes)])
+        rt.slots[i.out] = local.from_values_presence(np.ascontiguousarray(out_vals), out_pres, dt)
+    else:
+        rt.slots[i.out] = local.from_values(np.ascontiguousarray(out_vals), dt)
+    rt.timed("pack_s", t0)
+
+
+@handler(Empty)
+def _empty(rt: Runtime, i: Empty):
+    rt.slots[i.out] = gb.Matrix(DType(i.dtype).gb, i.nrows, i.k)
+
+
+# ------------------------------------------------------------------------------ one-sided
+@handler(WinExpose)
+def _win_expose(rt: Runtime, i: WinExpose):
+    w = rt.windows[i.win]
+    p = rt.parity[i.win] = 1 - rt.parity[i.win]
+    t0 = time.perf_counter()
+    if i.nrows and i.k:
+        local.write_window_rows(w.buf[p * i.nrows:(p + 1) * i.nrows], rt.slots[i.src], DType(i.dtype), i.presence)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    w.expose()
+    rt.timed("wait_s", t0)
+    rt.count(i, ws=i.served_words, ms=i.served_messages)
+
+
+@handler(Get)
+def _get(rt: Runtime, i: Get):
+    w = rt.windows[i.win]
+    buf = local.window_recv_buffer(i.nrows, i.k, DType(i.dtype), i.presence)
+    starts = i.starts + rt.parity[i.win] * i.target_nrows
+    t0 = time.perf_counter()
+    req = w.get(buf, i.target, starts, i.counts)
+    rt.timed("wait_s", t0)
+    rt.slots[i.out] = _Posted(req, buf, i)
 
 
 def missing_handlers(classes) -> list:

@@ -113,3 +113,63 @@ def csr_piece(A, dtype: DType):
     A = sp.csr_array(A)
     M = gb.io.from_scipy_sparse(A) if A.nnz else gb.Matrix(dtype.gb, *A.shape)
     return M if M.dtype == gb.dtypes.lookup_dtype(dtype.gb) else M.dup(dtype=dtype.gb)
+
+
+# ------------------------------------------------------------------ one-sided window rows
+# A window row is the K values of one dense row as bytes, followed (with presence) by K bytes
+# of presence flags, so runs of rows can be fetched with one indexed datatype.
+def window_row_bytes(k: int, dtype: DType, with_presence: bool) -> int:
+    return k * (dtype.np.itemsize + (1 if with_presence else 0))
+
+
+def write_window_rows(region: np.ndarray, M, dtype: DType, with_presence: bool):
+    """Write the local dense piece M into its window rows (region: nrows x row_bytes bytes)."""
+    nb = M.ncols * dtype.np.itemsize
+    if not with_presence:
+        with values_of(M) as v:
+            region[:, :nb] = np.ascontiguousarray(v, dtype=dtype.np).view(np.uint8).reshape(M.nrows, nb)
+        return
+    vals, pres = dense_parts(M)
+    region[:, :nb] = np.ascontiguousarray(vals, dtype=dtype.np).view(np.uint8).reshape(M.nrows, nb)
+    region[:, nb:] = pres
+
+
+def window_recv_buffer(nrows: int, k: int, dtype: DType, with_presence: bool) -> np.ndarray:
+    if not with_presence:
+        return np.empty((nrows, k), dtype=dtype.np)
+    return np.empty((nrows, window_row_bytes(k, dtype, True)), dtype=np.uint8)
+
+
+def unpack_window_rows(buf: np.ndarray, nrows: int, k: int, dtype: DType, with_presence: bool):
+    if not with_presence:
+        return from_values(buf, dtype)
+    nb = k * dtype.np.itemsize
+    vals = np.ascontiguousarray(buf[:, :nb]).view(dtype.np).reshape(nrows, k)
+    return from_values_presence(vals, buf[:, nb:].astype(bool), dtype)
+
+
+# ------------------------------------------------------------------ sparse pieces as bytes
+def csr_nbytes(nrows: int, nnz: int, dtype: DType) -> int:
+    return 8 * (nrows + 1) + 8 * nnz + dtype.np.itemsize * nnz
+
+
+def csr_pack(A, dtype: DType) -> np.ndarray:
+    """A scipy CSR piece as one byte buffer: indptr, column indices (int64), values."""
+    import scipy.sparse as sp
+
+    A = sp.csr_array(A)
+    A.sort_indices()
+    return np.concatenate([A.indptr.astype(np.int64).view(np.uint8), A.indices.astype(np.int64).view(np.uint8),
+                           np.ascontiguousarray(A.data, dtype=dtype.np).view(np.uint8)])
+
+
+def csr_unpack(buf: np.ndarray, nrows: int, ncols: int, nnz: int, dtype: DType):
+    a = 8 * (nrows + 1)
+    b = a + 8 * nnz
+    indptr = buf[:a].view(np.int64)
+    indices = buf[a:b].view(np.int64)
+    values = buf[b:].view(dtype.np)
+    if nnz == 0:
+        return gb.Matrix(dtype.gb, nrows, ncols)
+    return gb.Matrix.ss.import_csr(nrows=nrows, ncols=ncols, indptr=indptr.copy(), col_indices=indices.copy(),
+                                   values=values.copy(), dtype=dtype.gb, sorted_cols=True, take_ownership=True)

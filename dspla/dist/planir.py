@@ -133,7 +133,7 @@ class Recv(Instr):
 
 @dataclass(frozen=True, eq=False)
 class RecvMxM(Instr):
-    """As each posted receive completes (any order): out ⊕= blocks[i] ⊕.⊗ received rows."""
+    """As each posted receive, get or broadcast completes (any order): out ⊕= blocks[i] ⊕.⊗ rows."""
     out: int
     recvs: tuple       # slots of posted Recv
     blocks: tuple      # slots of the matching local sparse blocks
@@ -157,6 +157,7 @@ class AllgatherRows(Instr):
     dtype: str
     presence: bool = False
     group: int = 0
+    me: int | None = None   # this rank's index in the group (None: its world rank)
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,6 +179,7 @@ class Allreduce(Instr):
     src: int
     monoid: Any
     group: int = 0
+    entries: int = 0        # size of src when known at planning (for the cost model)
 
 
 @dataclass(frozen=True, eq=False)
@@ -209,6 +211,94 @@ class SendRecvRows(Instr):
 
 
 @dataclass(frozen=True, eq=False)
+class IBcast(Instr):
+    """Post a non-blocking broadcast of rows from ``root`` (root: ``src`` is a packed buffer) to the
+    members of ``group``; completed by RecvMxM on members, by WaitSends on the root."""
+    out: int
+    src: int | None
+    root: int
+    nrows: int
+    k: int
+    dtype: str
+    presence: bool = False
+    group: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class BcastSparse(Instr):
+    """out = root's sparse ``src`` (CSR arrays packed at planning time) on every member of
+    ``group``; receivers know nrows/ncols/nnz from the plan and preallocate."""
+    out: int
+    src: int | None      # root: slot of the packed bytes
+    local: int | None    # root: slot of its own GraphBLAS matrix (no unpacking for itself)
+    root: int
+    nrows: int
+    ncols: int
+    nnz: int
+    dtype: str
+    group: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class Alltoall(Instr):
+    """Exchange dense pieces inside ``group``: to member m this rank sends rows send_rows[m]
+    (positions) x columns send_cols[m] (a (lo, hi) range) of src; from member m it receives a
+    recv_shapes[m] piece. Received pieces are stacked in member order by rows or by columns
+    (1D rows <-> 2D blocks)."""
+    out: int
+    src: int
+    send_rows: tuple
+    send_cols: tuple
+    recv_shapes: tuple
+    stack: str           # "rows" | "cols"
+    dtype: str
+    me: int              # this rank's index in the group
+    presence: bool = False
+    group: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class Empty(Instr):
+    """out = an nrows x k matrix with no entries (a partial result no stage contributes to)."""
+    out: int
+    nrows: int
+    k: int
+    dtype: str
+
+
+# ------------------------------------------------------------------------------ one-sided
+@dataclass(frozen=True, eq=False)
+class WinExpose(Instr):
+    """Copy the dense local piece ``src`` into window ``win`` (double-buffered by iteration) and
+    make it visible to every rank's gets (sync + barrier). ``served_words/messages`` are what
+    others will get from this rank (known at planning), counted as sent by it."""
+    win: int
+    src: int
+    nrows: int
+    k: int
+    dtype: str
+    presence: bool = False
+    served_words: int = 0
+    served_messages: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class Get(Instr):
+    """Post one MPI_Rget of the row runs (starts[i], counts[i]) of ``target``'s window ``win``
+    through an indexed datatype (only the needed rows, nearby ones coalesced); completed by RecvMxM."""
+    out: int
+    win: int
+    target: int
+    target_nrows: int    # rows the target exposes (its buffer is double: parity x target_nrows)
+    starts: np.ndarray
+    counts: np.ndarray
+    nrows: int
+    k: int
+    dtype: str
+    presence: bool = False
+
+
+@dataclass(frozen=True, eq=False)
 class CastTo(Instr):
     """out = src cast to dtype (a product computed in one dtype whose result is another)."""
     out: int
@@ -227,7 +317,8 @@ class RankProgram:
     """Everything one rank runs. ``consts`` preload slots with planning-time pieces; ``inputs``
     and ``outputs`` map program names to slots and their layouts; ``splits`` are the colour of
     this rank in each sub-communicator the program uses (group g+1 is splits[g]; group 0 is
-    the world); ``windows`` lists slots exposed for one-sided gets."""
+    the world); ``windows`` lists (nrows, row_bytes) of each one-sided window this rank exposes
+    (every rank creates the same windows, in order, at set-up)."""
     rank: int
     P: int
     instrs: list

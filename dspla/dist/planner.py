@@ -119,6 +119,7 @@ class Planner:
         self.conv: dict[tuple, int] = {}
         self.products: list[ProductInfo] = []
         self.splits: list = []
+        self.windows: list = []   # per window: (nrows, row_bytes) for each rank
         self.names = program.names()
 
     # -- emission helpers used by lowering rules and plans
@@ -319,7 +320,7 @@ class Planner:
             outputs[name] = (self.value(n), lay)
             out_layouts[name] = lay
         programs = [RankProgram(r, self.P, self.progs[r], self.n_slots, self.consts[r], dict(inputs), dict(outputs),
-                                [s[r] for s in self.splits]) for r in range(self.P)]
+                                [s[r] for s in self.splits], [w[r] for w in self.windows]) for r in range(self.P)]
         input_layouts = {nm: canonical(self._input(nm).type, self.dims) for nm in inputs}
         return DistPlan(self.P, programs, self.dims, input_layouts, out_layouts, static_out, self.products,
                         self.partition_info, time.perf_counter() - t0, self.program)

@@ -42,6 +42,7 @@ class ProductContext:
         self.progs = [[] for _ in range(self.P)]
         self.consts = [dict() for _ in range(self.P)]
         self.splits: list = []
+        self.windows: list = []
         self.out = pl.slot()
 
     # -- emission into this candidate's buffers
@@ -72,6 +73,11 @@ class ProductContext:
     def add_split(self, colors) -> int:
         self.splits.append(list(colors))
         return len(self.pl.splits) + len(self.splits)
+
+    def add_window(self, specs) -> int:
+        """A one-sided window: specs[r] = (nrows, row_bytes) rank r exposes. Returns its index."""
+        self.windows.append(list(specs))
+        return len(self.pl.windows) + len(self.windows) - 1
 
     @property
     def coefficients(self):
@@ -113,6 +119,7 @@ class ProductContext:
             pl.progs[r].extend(self.progs[r])
             pl.consts[r].update(self.consts[r])
         pl.splits.extend(self.splits)
+        pl.windows.extend(self.windows)
 
 
 def memory_cap(opt, P: int) -> float:

@@ -110,6 +110,8 @@ class DistSession:
                 self._plan_key = (tuple((k, id(inputs[k])) for k in self._static_names()),
                                   tuple(sorted(dims.items())), self.opt.key())
                 header["send"] = list(self.plan.input_layouts)
+            if getattr(self, "runtime", None) is not None:
+                self.runtime.close()   # its windows (a collective: every rank replans together)
             self.runtime = None
             self.runtime = Runtime(comm.scatter(programs, 0), comm)
         planning_s = time.perf_counter() - t_plan
