@@ -33,11 +33,17 @@ class RankView:
         self.itemsize = itemsize
         self.recvs = {}   # slot -> the Recv / Get / IBcast posting it
 
+        self.moved = {}   # slot -> (nnz, nrows) of a sparse piece that arrives by a collective
+
     def nnz(self, slot) -> int:
+        if slot in self.moved:
+            return self.moved[slot][0]
         v = self.consts.get(slot)
         return int(v.nvals) if v is not None and hasattr(v, "nvals") else 0
 
     def rows(self, slot) -> int:
+        if slot in self.moved:
+            return self.moved[slot][1]
         v = self.consts.get(slot)
         return int(v.nrows) if v is not None and hasattr(v, "nrows") else 0
 
@@ -111,6 +117,7 @@ def _register_builtin():
 
     @count_rule(ir.BcastSparse)
     def _bcast_sparse(i, v, c):
+        v.moved[i.out] = (i.nnz, i.nrows)
         g = v.group_sizes[i.group]
         c["coll_steps"] += log2(g)
         c["coll_words"] += 2 * i.nnz                      # values and column indices

@@ -57,11 +57,14 @@ def _check(out_file, want):
         assert np.array_equal(vals[pres], w.to_numpy(fill=0)[pres]), name
 
 
-@pytest.mark.parametrize("plan,P", [("p2p1d", 1), ("p2p1d", 2), ("p2p1d", 3), ("p2p1d", 4), ("allgather1d", 4)])
-def test_run_np_matches_reference(case, plan, P, tmp_path):
+@pytest.mark.parametrize("plan,P,extra", [("p2p1d", 1, ()), ("p2p1d", 2, ()), ("p2p1d", 3, ()), ("p2p1d", 4, ()),
+                                          ("allgather1d", 4, ()), ("shift1d", 4, ("--replication", 2)),
+                                          ("15d", 4, ("--replication", 2)), ("2d", 4, ()), ("twoface", 2, ()),
+                                          ("twoface", 3, ("--stripe-width", 4)), ("twoface", 4, ("--stripe-width", 8))])
+def test_run_np_matches_reference(case, plan, P, extra, tmp_path):
     d, want = case
     r = dspla_run(d, "--np", P, "--plan", plan, "--partition", "random", "--seed", "2", "--out", tmp_path / "o.npz",
-                  "--stats", tmp_path / "s.json")
+                  "--stats", tmp_path / "s.json", *extra)
     assert r.returncode == 0, r.stderr
     _check(tmp_path / "o.npz", want)
 
@@ -79,7 +82,7 @@ def test_measured_traffic_equals_analysis_on_a_real_graph(tmp_path):
     np.save(tmp_path / "x.npy", np.ones((A.shape[0], 8)))
     (tmp_path / "p.dspla").write_text("input A : sparse[n, n]\ninput X : dense[n, k]\nT = A @ X\noutput T\n")
     r = subprocess.run([DSPLA, "run", str(tmp_path / "p.dspla"), "--np", "4", "--partition-file",
-                        str(tmp_path / "parts.npy"), "-i", f"A={g}", "-i", f"X={tmp_path / 'x.npy'}", "--stats",
+                        str(tmp_path / "parts.npy"), "--plan", "p2p1d", "-i", f"A={g}", "-i", f"X={tmp_path / 'x.npy'}", "--stats",
                         str(tmp_path / "s.json")], capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     st = json.load(open(tmp_path / "s.json"))

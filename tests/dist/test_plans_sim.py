@@ -141,3 +141,19 @@ def test_dropout_mask_does_not_depend_on_P():
         assert np.array_equal(got["D"].present(), want["D"].present())
     other = f(**{**inputs, "seed": np.array([[8]])})
     assert not np.array_equal(other["D"].present(), want["D"].present())
+
+
+@pytest.mark.parametrize("plan", PLANS)
+def test_operand_with_missing_entries(plan):
+    """B is not full (a selected intermediate): pieces travel with presence, and a missing
+    entry never becomes a zero, for every plan and for P = 1..4."""
+    A, X = _data(29, 4, 0.15, 9, "min_plus", empty_rows=(0,))
+    Asym, Xs = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
+    f = dp.function(outputs={"C": dp.mxm(Asym, dp.select(Xs, ">", 2), "min_plus"),
+                             "D": dp.mxm(Asym, dp.select(Xs, ">", 2), "plus_times")})
+    want = f(A=A, X=X)
+    for P in (1, 2, 3, 4):
+        if not _valid(plan, P):
+            continue
+        got, _ = run_dist(f, {"A": A, "X": X}, P, plan=plan, partition="random", seed=P, **PLAN_OPTIONS.get(plan, {}))
+        assert_same(got, want, exact=True)
