@@ -20,6 +20,7 @@ FIELDS_DOC = {
     "beta_pack": "s per word packed into or out of a message buffer", "gamma": "s per nonzero x K of local SpMM",
     "delta": "s per output entry (rows x K) of a local SpMM",
     "kappa": "s per local product call or per message handled (overheads)",
+    "kappa_instr": "s per plan instruction interpreted (Python dispatch, bookkeeping)",
 }
 
 
@@ -35,6 +36,7 @@ class Coefficients:
     gamma: float = 2.0e-9
     delta: float = 1.0e-9
     kappa: float = 3.0e-5
+    kappa_instr: float = 5.0e-6
     source: str = "built-in guess"
     P: int = 0
 

@@ -10,7 +10,7 @@ import math
 from collections import defaultdict
 from typing import Callable
 
-CATEGORIES = ("local_nnzk", "remote_nnzk", "local_out", "remote_out", "async_nnzk", "async_out", "calls", "pack_words", "p2p_msgs", "p2p_words", "coll_steps",
+CATEGORIES = ("local_nnzk", "remote_nnzk", "local_out", "remote_out", "async_nnzk", "async_out", "calls", "instrs", "pack_words", "p2p_msgs", "p2p_words", "coll_steps",
               "coll_words", "get_msgs", "get_words", "words_sent", "messages_sent", "memory_bytes")
 
 COUNT: dict[type, Callable] = {}
@@ -54,6 +54,7 @@ def count_rank(view: RankView) -> dict:
         if hasattr(v, "nvals"):
             c["memory_bytes"] += v.nvals * (view.itemsize + 8)
     for i in view.instrs:
+        c["instrs"] += 1               # the interpreter's cost per instruction, whatever it does
         rule = COUNT.get(type(i))
         if rule is None:
             raise KeyError(f"no cost rule for plan instruction {type(i).__name__}")
@@ -204,8 +205,14 @@ def _register_builtin():
     @count_rule(ir.Fill, ir.Empty)
     def _fill(i, v, c):
         c["memory_bytes"] += i.nrows * i.k * v.itemsize
+        if isinstance(i, ir.Fill):     # writes every entry, like packing
+            c["pack_words"] += i.nrows * i.k
 
-    @count_rule(ir.WaitSends, ir.Free, ir.DropRows, ir.CastTo, ir.Local, ir.TakeRows, ir.TakeCols, ir.Unpermute,
+    @count_rule(ir.TakeRows)
+    def _take_rows(i, v, c):
+        c["pack_words"] += len(i.rows) * v.K
+
+    @count_rule(ir.WaitSends, ir.Free, ir.DropRows, ir.CastTo, ir.Local, ir.TakeCols, ir.Unpermute,
                 ir.AllgatherSparse)
     def _free(i, v, c):
         pass

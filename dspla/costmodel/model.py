@@ -24,7 +24,7 @@ def split(c: dict, k: Coefficients) -> dict:
         "local": k.gamma * g("local_nnzk", 0.0) + k.delta * g("local_out", 0.0),
         "remote": k.gamma * g("remote_nnzk", 0.0) + k.delta * g("remote_out", 0.0),
         "async": k.gamma * g("async_nnzk", 0.0) + k.delta * g("async_out", 0.0),
-        "overhead": k.kappa * g("calls", 0.0),
+        "overhead": k.kappa * g("calls", 0.0) + k.kappa_instr * g("instrs", 0.0),
         "pack": k.beta_pack * g("pack_words", 0.0),
         "p2p_bw": k.beta_p2p * g("p2p_words", 0.0),
         "p2p_lat": k.alpha_p2p * g("p2p_msgs", 0.0),

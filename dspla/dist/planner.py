@@ -60,6 +60,7 @@ class ProductInfo:
     predicted: dict = field(default_factory=dict)
     candidates: list = field(default_factory=list)   # one dict per plan considered (see costmodel)
     why: str = ""
+    counts: dict = field(default_factory=dict, repr=False)   # plan -> per-rank cost-model counts (fitting)
 
 
 @dataclass

@@ -107,11 +107,14 @@ class ProductContext:
             sizes.append(sum(1 for x in colors if x == c) if c is not None else 0)
         return sizes
 
-    def predict(self, plan: str) -> dict:
-        from ..costmodel import RankView, count_rank, predict
-        per_rank = [count_rank(RankView(self.progs[r], self.consts[r], r, self.P, self.K, self.group_sizes(r),
-                                        self.compute.np.itemsize)) for r in range(self.P)]
-        return predict(plan, per_rank, self.coefficients)
+    def counts(self) -> list[dict]:
+        from ..costmodel import RankView, count_rank
+        return [count_rank(RankView(self.progs[r], self.consts[r], r, self.P, self.K, self.group_sizes(r),
+                                    self.compute.np.itemsize)) for r in range(self.P)]
+
+    def predict(self, plan: str, per_rank: list | None = None) -> dict:
+        from ..costmodel import predict
+        return predict(plan, per_rank if per_rank is not None else self.counts(), self.coefficients)
 
     def commit(self):
         pl = self.pl
@@ -158,7 +161,8 @@ def lower_product(pl, n: Node):
                 names.append("allgather1d")
             continue
         spec.lower(probe)
-        cand = probe.predict(name)
+        info.counts[name] = probe.counts()
+        cand = probe.predict(name, info.counts[name])
         cand.update({k: v for k, v in probe.info.predicted.items() if k not in cand})
         cand["notes"] = list(probe.info.notes)
         if cand["memory_bytes"] > cap:

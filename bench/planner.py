@@ -1,0 +1,155 @@
+"""Issue 5's accuracy bar: does the cost model predict each plan's time, and does --plan auto
+pick (within 10%) the fastest plan, on real graphs x K in {16, 64, 256} x P in {2, 4}?
+
+One MPI job per (graph, P): rank 0 loads the graph (hypergraph partition, cached), and for each
+K every plan and ``auto`` are planned once, then timed in interleaved rounds (so the machine's
+noise hits all alike); a plan's time is the median of all its iterations. Prints one row per
+(graph, P, K, plan) and the fractions the bars are about; --json keeps everything.
+
+    dspla bench planner [--graphs NAMES] [--P 2,4] [--K 16,64,256] [--rounds 3] [--repeat 3] [--json F]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from .common import git_commit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "..", "shared", "datasets")
+GRAPHS = {"ca-HepPh": "snap/ca-HepPh.txt", "email-Enron": "snap/email-Enron.txt",
+          "delaunay_n16": "suitesparse/delaunay_n16.mtx", "luxembourg_osm": "suitesparse/luxembourg_osm.mtx",
+          "soc-Slashdot0902": "snap/soc-Slashdot0902.txt.gz"}
+
+
+def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
+    """Runs under mpiexec on every rank."""
+    import dspla as dp
+    from dspla.dist.launch import world
+    from dspla.dist.planner import Options
+    from dspla.dist.plans import plan_names
+    from dspla.dist.product import memory_cap
+    from dspla.dist.session import DistSession
+    from dspla.io.graph import load_graph
+
+    comm = world()
+    P = comm.size
+    A = load_graph(graph, quiet=True) if comm.rank == 0 else None
+    A_, X_ = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
+    f = dp.function(outputs={"C": A_ @ X_})
+    rng = np.random.default_rng(0)
+    rows = []
+    for K in Ks:
+        X = rng.random((A.shape[0], K)) if comm.rank == 0 else None
+        inputs = {"A": A, "X": X} if comm.rank == 0 else None
+        sessions, times = {}, {}
+        for plan in plan_names() + ["auto"]:
+            s = DistSession(f, comm, Options(plan=plan, partition="hypergraph", seed=0,
+                                             replication=2 if P % 2 == 0 else 1, progress=False))
+            s.run(inputs, repeat=1)                      # planning (and a warm-up iteration)
+            chosen = s.plan.products[0].plan if comm.rank == 0 else None
+            chosen = comm.bcast(chosen, 0)
+            if plan != "auto" and chosen != plan:        # the plan cannot run at this P
+                if s.runtime is not None:
+                    s.runtime.close()
+                continue
+            sessions[plan], times[plan] = s, []
+        for _ in range(rounds):
+            for plan, s in sessions.items():
+                s.run(inputs, repeat=repeat)
+                if comm.rank == 0:
+                    times[plan].extend(s.last_stats["iteration_s"])
+        if comm.rank == 0:
+            cap = memory_cap(sessions["auto"].opt, P)
+            for plan, s in sessions.items():
+                info = s.plan.products[0]
+                cand = next(c for c in info.candidates if c["plan"] == info.plan and "predicted_s" in c)
+                rows.append({"K": K, "plan": plan, "chosen": info.plan, "predicted_s": cand["predicted_s"],
+                             "measured_s": statistics.median(times[plan]), "memory_bytes": cand["memory_bytes"],
+                             "memory_cap": cap, "words_max": cand["words_max"]})
+        for s in sessions.values():
+            if s.runtime is not None:
+                s.runtime.close()
+    if comm.rank == 0:
+        json.dump(rows, open(out, "w"))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="dspla bench planner")
+    ap.add_argument("--graphs", default=",".join(GRAPHS))
+    ap.add_argument("--P", default="2,4")
+    ap.add_argument("--K", default="16,64,256")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json")
+    ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    Ks = [int(k) for k in args.K.split(",")]
+    if args.worker:
+        worker(args.worker[0], Ks, args.rounds, args.repeat, args.worker[1])
+        return 0
+    from dspla.costmodel import load
+    from dspla.dist.launch import YIELD_ENV, find_mpiexec
+    print(f"commit {git_commit()}; median of {args.rounds} x {args.repeat} interleaved iterations per plan")
+    allrows = []
+    for P in map(int, args.P.split(",")):
+        print(f"P={P}: coefficients from {load(P).source}")
+        for name in args.graphs.split(","):
+            path = os.path.join(DATA, GRAPHS.get(name, name))
+            with tempfile.TemporaryDirectory() as d:
+                out = os.path.join(d, "rows.json")
+                cmd = [find_mpiexec(), "-n", str(P), sys.executable, "-m", "bench.planner", "--K", args.K, "--rounds",
+                                            str(args.rounds), "--repeat", str(args.repeat), "--worker", path, out]
+                r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**YIELD_ENV, **os.environ})
+                if r.returncode != 0:
+                    print(f"  {name} P={P}: failed\n{r.stderr[-2000:]}")
+                    continue
+                rows = json.load(open(out))
+            for row in rows:
+                row.update(graph=name, P=P)
+            allrows.extend(rows)
+            for K in Ks:
+                mine = [x for x in rows if x["K"] == K]
+                explicit = [x for x in mine if x["plan"] != "auto"]
+                best = min(explicit, key=lambda x: x["measured_s"])
+                auto = next(x for x in mine if x["plan"] == "auto")
+                cells = "  ".join(f"{x['plan']} {x['measured_s'] * 1e3:.1f}/{x['predicted_s'] * 1e3:.1f}"
+                                  f" ({x['predicted_s'] / x['measured_s']:.2f})" for x in explicit)
+                print(f"  {name:<17} K={K:<4} measured/predicted ms (ratio): {cells}")
+                print(f"  {'':<17} {'':<6} auto -> {auto['chosen']}: {auto['measured_s'] * 1e3:.1f} ms; fastest "
+                      f"{best['plan']} {best['measured_s'] * 1e3:.1f} ms; auto/fastest "
+                      f"{auto['measured_s'] / best['measured_s']:.2f} (chosen plan's own run / fastest "
+                      f"{next(x for x in explicit if x['plan'] == auto['chosen'])['measured_s'] / best['measured_s']:.2f})")
+    summarize(allrows)
+    if args.json:
+        json.dump({"commit": git_commit(), "rows": allrows}, open(args.json, "w"), indent=1)
+    return 0
+
+
+def summarize(rows):
+    explicit = [x for x in rows if x["plan"] != "auto"]
+    ratios = np.array([x["predicted_s"] / x["measured_s"] for x in explicit])
+    within = float(np.mean((ratios >= 0.67) & (ratios <= 1.5))) if ratios.size else float("nan")
+    cases = sorted({(x["graph"], x["P"], x["K"]) for x in rows})
+    good = over = 0
+    for g, P, K in cases:
+        mine = [x for x in rows if (x["graph"], x["P"], x["K"]) == (g, P, K)]
+        best = min(x["measured_s"] for x in mine if x["plan"] != "auto")
+        auto = next(x for x in mine if x["plan"] == "auto")
+        good += auto["measured_s"] <= 1.10 * best
+        over += auto["memory_bytes"] > auto["memory_cap"]
+    print(f"predicted/measured in [0.67, 1.5]: {within:.0%} of {ratios.size} plan runs (bar >= 80%); "
+          f"median ratio {np.median(ratios):.2f}")
+    print(f"auto within 10% of the fastest plan: {good}/{len(cases)} = {good / max(1, len(cases)):.0%} (bar >= 90%); "
+          f"auto over the memory cap: {over}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
