@@ -27,6 +27,8 @@ def register(sub, common):
     g.add_argument("--eps", type=float, default=0.03, help="allowed partition imbalance")
     g.add_argument("--replication", "-c", type=int, default=2, help="replication factor c of shift1d / 15d")
     g.add_argument("--stripe-width", type=int, help="twoface stripe width W")
+    g.add_argument("--memory-cap", type=float, help="bytes per process a product's buffers may use (auto skips plans "
+                   "over it; twoface turns sync stripes async to stay under it)")
     g.add_argument("--no-cache", action="store_true", help="do not reuse or store partitions on disk")
     g.add_argument("--stats", help="write what moved (words, messages, times per rank and product) as JSON")
     g.add_argument("--repeat", type=int, default=1, help="run N times after one planning (benchmarks)")
@@ -76,7 +78,8 @@ def run(args):
         stats = dict(f.last_stats)
     else:
         options = {"plan": args.plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
-                   "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache}
+                   "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
+                   "memory_cap": args.memory_cap}
         if args.partition_file:
             import numpy as np
             options["parts"] = np.load(args.partition_file) if rank == 0 else None
