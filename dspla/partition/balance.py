@@ -86,4 +86,88 @@ def rebalance(parts: np.ndarray, w: np.ndarray, P: int, eps: float, cost: np.nda
             W[q] += w[v]
             heapq.heapreplace(heap, (W[q], q))
             moves += 1
+    if (W > bound).any():
+        moves += _swap(parts, w, W, bound, cost)
+    if (W > bound).any():
+        moves += _repack(parts, w, W, bound)
     return parts, moves
+
+
+def _swap(parts: np.ndarray, w: np.ndarray, W: np.ndarray, bound: float, cost: np.ndarray | None) -> int:
+    """Second phase of ``rebalance``, for parts that single moves could not fix: when every
+    vertex of an overloaded part p is heavier than the room left anywhere (a few heavy rows of
+    similar weight per part, e.g. ca-HepPh's author cliques at P >= 256), exchange a vertex v of
+    p for a lighter vertex u of a part q that stays within the bound. Among the exchanges that
+    bring p within the bound, the one moving the least weight is taken, else the one that
+    lightens p most. Updates ``parts`` and ``W`` in place; returns the vertices moved.
+    Each step costs O(n) vectorised work; steps are few (about one per overloaded part)."""
+    moves = 0
+    stuck: set[int] = set()
+    for _ in range(4 * len(W) + 16):
+        over = [int(p) for p in np.flatnonzero(W > bound) if int(p) not in stuck]
+        if not over:
+            break
+        p = max(over, key=lambda q: W[q])
+        members = np.flatnonzero(parts == p)
+        order = np.argsort(-w[members] if cost is None else cost[members], kind="stable")
+        # candidate partners: vertices of parts within the bound
+        cand = np.flatnonzero(W[parts] <= bound)
+        wu, room = w[cand], bound - W[parts[cand]]
+        best = None
+        for v in members[order]:
+            d = w[v] - wu                      # weight p sheds (and q gains) by the exchange
+            ok = (d > 0) & (d <= room)
+            if not ok.any():
+                continue
+            dk = np.where(ok, d, np.inf)
+            enough = ok & (d >= W[p] - bound)
+            k = int(np.argmin(np.where(enough, d, np.inf))) if enough.any() else int(np.argmin(-np.where(ok, d, -np.inf)))
+            best = (v, int(cand[k]), float(dk[k]))
+            if enough.any():
+                break
+        if best is None:
+            stuck.add(p)
+            continue
+        v, u, dd = best
+        q = int(parts[u])
+        parts[v], parts[u] = q, p
+        W[p] -= dd
+        W[q] += dd
+        moves += 2
+    return moves
+
+
+def _repack(parts: np.ndarray, w: np.ndarray, W: np.ndarray, bound: float) -> int:
+    """Last resort of ``rebalance``: the overloaded parts and as many of the lightest parts are
+    emptied and their vertices packed again, heaviest first into the lightest of them (LPT);
+    the set of lightest parts doubles until the packing fits. Touches few parts: it runs only
+    when moves and exchanges left some part over the bound. Returns the vertices moved."""
+    P = len(W)
+    over = np.flatnonzero(W > bound)
+    k = len(over)
+    best = None
+    while True:
+        light = [int(q) for q in np.argsort(W, kind="stable") if W[q] <= bound][:k]
+        S = np.concatenate([over, np.asarray(light, dtype=np.int64)])
+        pool = np.flatnonzero(np.isin(parts, S))
+        pool = pool[np.argsort(-w[pool], kind="stable")]
+        heap = [(0.0, int(q)) for q in np.sort(S)]
+        heapq.heapify(heap)
+        new = np.empty(len(pool), dtype=np.int64)
+        for i, v in enumerate(pool):
+            a, q = heap[0]
+            new[i] = q
+            heapq.heapreplace(heap, (a + w[v], q))
+        top = max(a for a, _ in heap)
+        if best is None or top < best[0]:
+            best = (top, pool, new)
+        if top <= bound or len(light) + k >= P:
+            break
+        k *= 2
+    top, pool, new = best
+    if top >= W.max():
+        return 0  # no better than before: leave it
+    moved = int((parts[pool] != new).sum())
+    parts[pool] = new
+    W[:] = np.bincount(parts, weights=w, minlength=P)
+    return moved

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 # Bumped whenever an algorithm changes so that old entries are not reused.
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 
 
 def cache_dir() -> Path:
