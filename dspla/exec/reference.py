@@ -159,16 +159,51 @@ def _cast(node, args, env):
     return gbops.cast(args[0], node.attr("dtype"))
 
 
+_M1, _M2, _M3 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, in place."""
+    with np.errstate(over="ignore"):
+        z ^= z >> np.uint64(30)
+        z *= _M2
+        z ^= z >> np.uint64(27)
+        z *= _M3
+        z ^= z >> np.uint64(31)
+    return z
+
+
+def _threshold(p: float) -> np.uint64:
+    # keep when the top 53 bits, as a fraction of 2^53, are >= p: compared as integers (exact)
+    return np.uint64(int(np.ceil(p * (1 << 53))))
+
+
 def dropout_keep(seed: int, rows: np.ndarray, cols: np.ndarray, p: float) -> np.ndarray:
     """Whether entry (row, col) survives dropout: a counter-based hash (splitmix64) of
     (seed, global row, global column), so the mask does not depend on how rows are distributed."""
     with np.errstate(over="ignore"):
-        z = (np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + rows.astype(np.uint64) * np.uint64(0xBF58476D1CE4E5B9)
-             + cols.astype(np.uint64) * np.uint64(0x94D049BB133111EB))
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53)) >= p
+        z = (np.uint64(seed) * _M1 + rows.astype(np.uint64) * _M2 + cols.astype(np.uint64) * _M3)
+    return (_mix(z) >> np.uint64(11)) >= _threshold(p)
+
+
+def dropout_keep_full(seed: int, rows: np.ndarray, cols: np.ndarray, p: float) -> np.ndarray:
+    """dropout_keep for every (rows[i], cols[j]) pair: an len(rows) x len(cols) array, built by
+    broadcasting (no coordinate lists; the same values as dropout_keep)."""
+    out = np.empty((rows.size, cols.size), dtype=bool)
+    thr = _threshold(p)
+    with np.errstate(over="ignore"):
+        r = np.uint64(seed) * _M1 + rows.astype(np.uint64) * _M2
+        c = (cols.astype(np.uint64) * _M3)[None, :]
+        step = max(1, (1 << 16) // max(1, cols.size))      # blocks of ~64k entries stay in cache
+        z = np.empty((step, cols.size), dtype=np.uint64)
+        for lo in range(0, rows.size, step):
+            hi = min(rows.size, lo + step)
+            zz = z[: hi - lo]
+            np.add(r[lo:hi, None], c, out=zz)
+            _mix(zz)
+            zz >>= np.uint64(11)
+            np.greater_equal(zz, thr, out=out[lo:hi])
+    return out
 
 
 @eval_rule(Op.DROPOUT_MASK)
@@ -177,13 +212,21 @@ def _dropout_mask(node, args, env):
     x, seed, row_ids, col_ids = (list(args) + [None, None])[:4]
     p = node.attr("p")
     dt = node.type.dtype
+    s = int(seed[0, 0].new().value) if seed.nvals else 0
+    scale = dt.np.type(1.0 / (1.0 - p))
+    if x.nvals == x.nrows * x.ncols and x.nvals:   # full (dense features): a bitmap, no coordinates
+        gr = np.arange(x.nrows) if row_ids is None else np.asarray(row_ids)
+        gc = np.arange(x.ncols) if col_ids is None else np.asarray(col_ids)
+        keep = dropout_keep_full(s, gr, gc, p)
+        M = gb.Matrix(dt.gb, x.nrows, x.ncols)
+        M.ss.pack_bitmapr(bitmap=keep.view(np.int8), values=np.array([scale], dtype=dt.np), nvals=int(np.count_nonzero(keep)),
+                          is_iso=True, take_ownership=True)
+        return M
     r, c, _ = x.to_coo(values=False)
     gr = r if row_ids is None else row_ids[r]   # global ids when x is a distributed piece
     gc = c if col_ids is None else col_ids[c]
-    s = int(seed[0, 0].new().value) if seed.nvals else 0
     keep = dropout_keep(s, gr, gc, p)
-    return gb.Matrix.from_coo(r[keep], c[keep], dt.np.type(1.0 / (1.0 - p)), nrows=x.nrows, ncols=x.ncols,
-                              dtype=dt.gb)
+    return gb.Matrix.from_coo(r[keep], c[keep], scale, nrows=x.nrows, ncols=x.ncols, dtype=dt.gb)
 
 
 assert set(EVAL) == set(Op), f"ops without an evaluation rule: {set(Op) - set(EVAL)}"
