@@ -2,8 +2,8 @@
 pick (within 10%) the fastest plan, on real graphs x K in {16, 64, 256} x P in {2, 4}?
 
 One MPI job per (graph, P): rank 0 loads the graph (hypergraph partition, cached), and for each
-K every plan and ``auto`` are planned once, then timed in interleaved rounds (so the machine's
-noise hits all alike); a plan's time is the median of all its iterations. Prints one row per
+K every plan and ``auto`` are planned once, then timed in rounds of warm iterations (the first
+of each round is dropped); a plan's time is the median of all its iterations. Prints one row per
 (graph, P, K, plan) and the fractions the bars are about; --json keeps everything.
 
     dspla bench planner [--graphs NAMES] [--P 2,4] [--K 16,64,256] [--rounds 3] [--repeat 3] [--json F]
@@ -11,6 +11,7 @@ noise hits all alike); a plan's time is the median of all its iterations. Prints
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -49,34 +50,29 @@ def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
     for K in Ks:
         X = rng.random((A.shape[0], K)) if comm.rank == 0 else None
         inputs = {"A": A, "X": X} if comm.rank == 0 else None
-        sessions, times = {}, {}
         for plan in plan_names() + ["auto"]:
+            # one plan at a time (keeping every plan's session alive ran rank 0 out of memory on
+            # the larger graphs at K = 256): plan, warm up, then rounds x repeat iterations
             s = DistSession(f, comm, Options(plan=plan, partition="hypergraph", seed=0,
                                              replication=2 if P % 2 == 0 else 1, progress=False))
-            s.run(inputs, repeat=1)                      # planning (and a warm-up iteration)
-            chosen = s.plan.products[0].plan if comm.rank == 0 else None
-            chosen = comm.bcast(chosen, 0)
-            if plan != "auto" and chosen != plan:        # the plan cannot run at this P
-                if s.runtime is not None:
-                    s.runtime.close()
-                continue
-            sessions[plan], times[plan] = s, []
-        for _ in range(rounds):
-            for plan, s in sessions.items():
-                s.run(inputs, repeat=repeat)
+            s.run(inputs, repeat=1)
+            chosen = comm.bcast(s.plan.products[0].plan if comm.rank == 0 else None, 0)
+            if plan == "auto" or chosen == plan:        # else the plan cannot run at this P
+                times = []
+                for _ in range(rounds):
+                    s.run(inputs, repeat=repeat + 1)
+                    if comm.rank == 0:
+                        times.extend(s.last_stats["iteration_s"][1:])   # the first of a round re-warms
                 if comm.rank == 0:
-                    times[plan].extend(s.last_stats["iteration_s"])
-        if comm.rank == 0:
-            cap = memory_cap(sessions["auto"].opt, P)
-            for plan, s in sessions.items():
-                info = s.plan.products[0]
-                cand = next(c for c in info.candidates if c["plan"] == info.plan and "predicted_s" in c)
-                rows.append({"K": K, "plan": plan, "chosen": info.plan, "predicted_s": cand["predicted_s"],
-                             "measured_s": statistics.median(times[plan]), "memory_bytes": cand["memory_bytes"],
-                             "memory_cap": cap, "words_max": cand["words_max"]})
-        for s in sessions.values():
+                    info = s.plan.products[0]
+                    cand = next(c for c in info.candidates if c["plan"] == info.plan and "predicted_s" in c)
+                    rows.append({"K": K, "plan": plan, "chosen": info.plan, "predicted_s": cand["predicted_s"],
+                                 "measured_s": statistics.median(times), "memory_bytes": cand["memory_bytes"],
+                                 "memory_cap": memory_cap(s.opt, P), "words_max": cand["words_max"]})
             if s.runtime is not None:
                 s.runtime.close()
+            del s
+            gc.collect()
     if comm.rank == 0:
         json.dump(rows, open(out, "w"))
 
@@ -97,7 +93,7 @@ def main(argv=None) -> int:
         return 0
     from dspla.costmodel import load
     from dspla.dist.launch import YIELD_ENV, find_mpiexec
-    print(f"commit {git_commit()}; median of {args.rounds} x {args.repeat} interleaved iterations per plan")
+    print(f"commit {git_commit()}; median of {args.rounds} rounds x {args.repeat} warm iterations per plan")
     allrows = []
     for P in map(int, args.P.split(",")):
         print(f"P={P}: coefficients from {load(P).source}")
@@ -109,7 +105,7 @@ def main(argv=None) -> int:
                                             str(args.rounds), "--repeat", str(args.repeat), "--worker", path, out]
                 r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**YIELD_ENV, **os.environ})
                 if r.returncode != 0:
-                    print(f"  {name} P={P}: failed\n{r.stderr[-2000:]}")
+                    print(f"  {name} P={P}: failed (exit {r.returncode})\n{r.stdout[-1000:]}{r.stderr[-2000:]}")
                     continue
                 rows = json.load(open(out))
             for row in rows:

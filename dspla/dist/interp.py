@@ -348,7 +348,10 @@ def _allreduce(rt: Runtime, i: Allreduce):
     rt.timed("pack_s", t0)
     t0 = time.perf_counter()
     g.allreduce_buf(vals, out_vals, _mpi_op(i.monoid, dt))
-    g.allreduce_buf(pres, out_pres, "lor")
+    if i.presence:
+        g.allreduce_buf(pres, out_pres, "lor")
+    else:
+        out_pres = pres
     rt.timed("wait_s", t0)
     n = g.size
     words = -(-2 * (n - 1) * vals.size // n) if n > 1 else 0  # ring: reduce-scatter + allgather

@@ -53,13 +53,20 @@ def from_values_presence(values: np.ndarray, present: np.ndarray, dtype: DType):
 
 
 def dense_parts(M, fill=0):
-    """(values, present) dense arrays of any matrix (copies)."""
-    present = np.zeros((M.nrows, M.ncols), dtype=bool)
-    if M.nvals:
-        r, c, _ = M.to_coo(values=False)
-        present[r, c] = True
-    return M.to_dense(fill_value=fill) if M.nvals else np.full((M.nrows, M.ncols), fill, dtype=M.dtype.np_type), \
-        present
+    """(values, present) dense arrays of any matrix (copies; no coordinate lists)."""
+    shape = (M.nrows, M.ncols)
+    if M.nvals == M.nrows * M.ncols:
+        return (M.to_dense() if M.nvals else np.full(shape, fill, dtype=M.dtype.np_type)), np.ones(shape, dtype=bool)
+    if not M.nvals:
+        return np.full(shape, fill, dtype=M.dtype.np_type), np.zeros(shape, dtype=bool)
+    d = M.dup().ss.export("bitmapr", give_ownership=True)
+    present = d["bitmap"].astype(bool, copy=False).reshape(shape)
+    values = d["values"]
+    if d.get("is_iso"):
+        values = np.full(shape, values.reshape(-1)[0], dtype=values.dtype)
+    values = values.reshape(shape)
+    values[~present] = fill
+    return values, present
 
 
 def packed_nbytes(nrows: int, k: int, dtype: DType, with_presence: bool) -> int:

@@ -180,6 +180,7 @@ class Allreduce(Instr):
     monoid: Any
     group: int = 0
     entries: int = 0        # size of src when known at planning (for the cost model)
+    presence: bool = True   # False: src is proven full, only values travel
 
 
 @dataclass(frozen=True, eq=False)

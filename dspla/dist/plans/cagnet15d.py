@@ -71,7 +71,8 @@ def lower(ctx):
             prog.append(Free((Hk,)))
         prog.append(Free((Hi,)))
         Zi = ctx.slot()
-        prog.append(Allreduce(Zi, Z, ctx.semiring.monoid, group=prow, entries=int(I.size) * K, product=ctx.index))
+        prog.append(Allreduce(Zi, Z, ctx.semiring.monoid, group=prow, entries=int(I.size) * K,
+                                  presence=not in_place, product=ctx.index))
         prog.append(TakeRows(ctx.out, Zi, mine, product=ctx.index))
         prog.append(Free((Z, Zi)))
         empty = np.flatnonzero(np.diff(A_i.indptr)[mine] == 0)
