@@ -51,7 +51,9 @@ class Function:
         """Run on the given inputs. Inside an MPI job (mpiexec/srun) this runs distributed with
         the options set by ``configure`` and returns results on rank 0 (None elsewhere)."""
         from .dist.launch import in_mpi_job
+        from .memory import keep_freed_memory
 
+        keep_freed_memory()
         if in_mpi_job():
             return self.run(inputs)
         return self._reference(inputs)

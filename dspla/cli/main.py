@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from ..memory import keep_freed_memory
+    keep_freed_memory()
     debug = args.debug or os.environ.get("DSPLA_DEBUG") == "1"
     try:
         return int(args.func(args) or 0)

@@ -39,6 +39,9 @@ def world():
         from .comm import MPIComm
         from .session import configure_threads
 
+        from ..memory import keep_freed_memory
+
+        keep_freed_memory()
         _WORLD = MPIComm()
         configure_threads(_WORLD.size)
         if _WORLD.size > 1:
