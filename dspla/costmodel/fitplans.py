@@ -26,7 +26,9 @@ def _graphs(quick: bool):
     n = 1 << (13 if quick else 14)
     out = [("rmat", rmat(13 if quick else 14, 8, seed=1), "random"),
            ("geometric", random_geometric(n, avg_degree=10, seed=2), "block"),
-           ("erdos", erdos_renyi(n, 6, seed=3), "random")]
+           ("erdos", erdos_renyi(n, 6, seed=3), "random"),
+           # a communication-aware partition, as real runs use: p2p1d then moves little
+           ("rmat-hp", rmat(13 if quick else 14, 8, seed=5), "hypergraph")]
     return out
 
 
@@ -49,7 +51,7 @@ def plan_runs(comm, quick: bool = False, say=None, repeat: int = 3) -> list | No
             X = rng.random((A.shape[0], K)) if comm.rank == 0 else None
             for plan in plan_names():
                 opts = Options(plan=plan, partition=part, seed=0, replication=2 if comm.size % 2 == 0 else 1,
-                               cache=False)
+                               cache=True, progress=False)
                 s = DistSession(f, comm, opts)
                 inputs = {"A": A, "X": X} if comm.rank == 0 else None
                 s.run(inputs, repeat=1)                         # plans; checks the plan can run here
