@@ -13,14 +13,8 @@ import numpy as np
 
 from ..planir import AllgatherRows, Allreduce, Bcast, DropRows, Empty, Fill, Free, MxM, TakeRows
 from . import register_plan
-from .p2p1d import split_by_owner
+from .p2p1d import column_groups, replication_check, split_by_owner
 
-
-def _check(ctx):
-    c = ctx.opt.replication or 1
-    if c < 1 or ctx.P % c:
-        return f"replication c={c} must divide P={ctx.P} (use --replication with a divisor of P)"
-    return None
 
 
 def chunks(nblocks: int, c: int) -> list:
@@ -31,7 +25,7 @@ def chunks(nblocks: int, c: int) -> list:
     return out
 
 
-@register_plan("15d", check=_check)
+@register_plan("15d", check=replication_check)
 def lower(ctx):
     """CAGNET 1.5D: block rows replicated c-fold, per-column broadcasts, row Allreduce."""
     A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P
@@ -39,9 +33,7 @@ def lower(ctx):
     nb = P // c
     prow = ctx.add_split([r // c for r in range(P)])
     pcol = ctx.add_split([r % c for r in range(P)])
-    blk_of_col = cols.parts // c
-    idx_in_blk = cols.permpos - cols.offsets[blk_of_col * c]
-    blk_rows = np.array([int(cols.counts[k * c:(k + 1) * c].sum()) for k in range(nb)])
+    blk_of_col, idx_in_blk, blk_rows = column_groups(cols, c)
     chunk = chunks(nb, c)
     dtype, presence = ctx.b_dtype.value, not ctx.b_full
     in_place = ctx.b_full and ctx.semiring.monoid.identity(ctx.compute) is not None

@@ -33,6 +33,35 @@ def split_by_owner(A_r: sp.csr_array, owner_of_col: np.ndarray, col_index: np.nd
     return blocks
 
 
+def column_groups(cols, g: int):
+    """Columns grouped by blocks of g consecutive ranks (rank // g): each column's group, its
+    position inside the group's rows (the ranks' rows concatenated in rank order), and each
+    group's row count. The block layout shift1d, 15d and 2d multiply against."""
+    group = cols.parts // g
+    index = cols.permpos - cols.offsets[group * g]
+    rows = np.add.reduceat(cols.counts, np.arange(0, cols.P, g)) if cols.P else np.zeros(0, np.int64)
+    return group, index, rows.astype(np.int64)
+
+
+def replication_check(ctx):
+    """check() of the plans with a replication factor c (shift1d, 15d)."""
+    c = ctx.opt.replication or 1
+    if c < 1 or ctx.P % c:
+        return f"replication c={c} must divide P={ctx.P} (use --replication with a divisor of P)"
+    return None
+
+
+def add_remote_block(ctx, r: int, B: sp.csr_array, in_place: bool, blocks: list, row_lists: list):
+    """The planned piece for one arriving block: whole when accumulating in place into a full
+    output; else compressed to the rows with entries (RecvMxM then writes only those rows)."""
+    if in_place:
+        blocks.append(ctx.const(r, ctx.gb(B)))
+    else:
+        rows_q = np.flatnonzero(np.diff(B.indptr))
+        blocks.append(ctx.const(r, ctx.gb(B[rows_q])))
+        row_lists.append(rows_q)
+
+
 @register_plan("p2p1d")
 def lower(ctx):
     """1D row partition, p2p messages with hypergraph-derived send sets (seed 000)."""
@@ -61,12 +90,7 @@ def lower(ctx):
             s = ctx.slot()
             prog.append(Recv(s, q, ctx.tag, lst.size, K, dtype, presence=presence, product=ctx.index))
             recv_slots.append(s)
-            if in_place:
-                block_slots.append(ctx.const(r, ctx.gb(blocks[q])))
-            else:  # rows with entries from q only: the product writes len(rows) x K, not n_r x K
-                rows_q = np.flatnonzero(np.diff(blocks[q].indptr))
-                block_slots.append(ctx.const(r, ctx.gb(blocks[q][rows_q])))
-                row_lists.append(rows_q)
+            add_remote_block(ctx, r, blocks[q], in_place, block_slots, row_lists)
         for q, lst in sends.items():
             s = ctx.slot()
             prog.append(Pack(s, ctx.b, cols.pos[lst], presence=presence, product=ctx.index))

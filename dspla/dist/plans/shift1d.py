@@ -8,25 +8,17 @@ import numpy as np
 
 from ..planir import AllgatherRows, DropRows, Fill, Free, MxM, SendRecvRows
 from . import register_plan
-from .p2p1d import split_by_owner
+from .p2p1d import column_groups, replication_check, split_by_owner
 
 
-def _check(ctx):
-    c = ctx.opt.replication or 1
-    if c < 1 or ctx.P % c:
-        return f"replication c={c} must divide P={ctx.P} (use --replication with a divisor of P)"
-    return None
 
-
-@register_plan("shift1d", check=_check)
+@register_plan("shift1d", check=replication_check)
 def lower(ctx):
     """1D rows; B replicated c-fold by Allgather in groups, super-blocks shifted around a ring."""
     A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P
     c = ctx.opt.replication or 1
     q = P // c
-    sb_of_col = cols.parts // c                                  # super-block of each column
-    idx_in_sb = cols.permpos - cols.offsets[sb_of_col * c]       # position inside its super-block
-    sb_rows = np.array([int(cols.counts[s * c:(s + 1) * c].sum()) for s in range(q)])
+    sb_of_col, idx_in_sb, sb_rows = column_groups(cols, c)      # super-blocks of c ranks' rows
     group = ctx.add_split([r // c for r in range(P)])
     dtype, presence = ctx.b_dtype.value, not ctx.b_full
     in_place = ctx.b_full and ctx.semiring.monoid.identity(ctx.compute) is not None

@@ -17,7 +17,7 @@ import numpy as np
 from ..local import csr_pack
 from ..planir import Alltoall, Bcast, BcastSparse, DropRows, Fill, Free, MxM
 from . import register_plan
-from .p2p1d import split_by_owner
+from .p2p1d import column_groups, split_by_owner
 
 
 def _check(ctx):
@@ -41,9 +41,7 @@ def lower(ctx):
     J = k_ranges(K, s)
     prow = ctx.add_split([r // s for r in range(P)])
     pcol = ctx.add_split([r % s for r in range(P)])
-    blk_of_col = cols.parts // s
-    idx_in_blk = cols.permpos - cols.offsets[blk_of_col * s]
-    blk_rows = np.array([int(cols.counts[k * s:(k + 1) * s].sum()) for k in range(s)])
+    blk_of_col, idx_in_blk, blk_rows = column_groups(cols, s)
     dtype, presence = ctx.b_dtype.value, not ctx.b_full
     in_place = ctx.b_full and ctx.semiring.monoid.identity(ctx.compute) is not None
     blocks_of_row = {}

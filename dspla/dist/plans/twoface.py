@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from ..local import window_row_bytes
 from ..planir import DropRows, Fill, Get, IBcast, MxM, Pack, RecvMxM, WaitSends, WinExpose
 from . import register_plan
+from .p2p1d import add_remote_block
 
 
 def default_width(K: int) -> int:
@@ -192,9 +193,10 @@ def lower(ctx):
         pieces = []                                    # (kind, info, width)
         key[sid < 0] = 0
         pieces.append(("local", None, int(cols.counts[r])))
+        entry_async = np.isin(sid, gids[is_async])   # once per rank, not per peer or group
+        owner = cols.parts[coo.col]
         for q, (starts, counts, fetched) in gets[r].items():
-            m = (sid >= 0) & (cols.parts[coo.col] == q)
-            m &= np.isin(sid, gids[is_async])
+            m = entry_async & (owner == q)
             pid = len(pieces)
             key[m] = pid
             colpos[m] = np.searchsorted(fetched, cols.pos[coo.col[m]])
@@ -206,7 +208,7 @@ def lower(ctx):
             if r == q:
                 pieces.append(("root", gi, stripe_rows))
                 continue
-            m = np.isin(sid, sids) & ~np.isin(sid, gids[is_async])
+            m = np.isin(sid, sids) & ~entry_async
             pid = len(pieces)
             key[m] = pid
             colpos[m] = np.searchsorted(stripe_rows, cols.pos[coo.col[m]])
@@ -252,13 +254,7 @@ def lower(ctx):
         prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(block(0, pieces[0][2]))), ctx.b, ctx.semiring,
                         accumulate=in_place, product=ctx.index))
         for s_, pid, width in posted:
-            B = block(pid, width)
-            if in_place:
-                blocks.append(ctx.const(r, ctx.gb(B)))
-            else:
-                rows_q = np.flatnonzero(np.diff(B.indptr))
-                blocks.append(ctx.const(r, ctx.gb(B[rows_q])))
-                row_lists.append(rows_q)
+            add_remote_block(ctx, r, block(pid, width), in_place, blocks, row_lists)
         if posted:
             prog.append(RecvMxM(ctx.out, tuple(p[0] for p in posted), tuple(blocks), ctx.semiring, tuple(row_lists),
                                 product=ctx.index))
