@@ -96,18 +96,6 @@ def _register_builtin():
         c["get_words"] += i.nrows * i.k
         c["memory_bytes"] += i.nrows * i.k * v.itemsize
 
-    @count_rule(ir.IBcast)
-    def _ibcast(i, v, c):
-        v.recvs[i.out] = i
-        g = v.group_sizes[i.group]
-        c["coll_steps"] += log2(g)
-        c["coll_words"] += i.nrows * i.k
-        if i.src is not None:  # the root
-            c["words_sent"] += i.nrows * i.k * (g - 1)
-            c["messages_sent"] += g - 1
-        else:
-            c["memory_bytes"] += i.nrows * i.k * v.itemsize
-
     @count_rule(ir.WinExpose)
     def _win_expose(i, v, c):
         c["coll_steps"] += log2(v.P)                       # the barrier
@@ -171,12 +159,15 @@ def _register_builtin():
         c["messages_sent"] += peers if own else 0
         c["memory_bytes"] += total * i.k * v.itemsize
 
-    @count_rule(ir.Bcast)
+    @count_rule(ir.Bcast, ir.IBcast)
     def _bcast(i, v, c):
+        if isinstance(i, ir.IBcast):   # posted: RecvMxM consumes it; the root's Pack counts packing
+            v.recvs[i.out] = i
+        else:
+            c["pack_words"] += i.nrows * i.k
         g = v.group_sizes[i.group]
         c["coll_steps"] += log2(g)
         c["coll_words"] += i.nrows * i.k
-        c["pack_words"] += i.nrows * i.k
         if i.src is not None:  # the root
             c["words_sent"] += i.nrows * i.k * (g - 1)
             c["messages_sent"] += g - 1
