@@ -57,6 +57,9 @@ class CommPlan:
         return {int(self.src[q]): self.rows[self.ptr[q]:self.ptr[q + 1]] for q in qs}
 
 
+FLAG_LIMIT = 1 << 26   # up to this many (receiver, column) flags (64 MB) dedup by marking, not sorting
+
+
 def sorted_unique(a: np.ndarray) -> np.ndarray:
     """np.unique for int keys: numpy 2's hash-based unique is ~20x slower than sort + mask here."""
     a = np.sort(a)
@@ -120,14 +123,24 @@ def comm_plan(A, parts, P: int | None = None, b_parts=None) -> CommPlan:
         b_parts = auto_b_parts(A, parts, P)
     b_parts, _ = _check_parts(b_parts, m, P, "the partition of B's rows")
 
-    # (receiver, column) for every nonzero, deduplicated: one sort of nnz int64 keys.
+    # (receiver, column) for every nonzero, deduplicated, then keyed
+    # ((src * P) + dst) * m + row: sorting the keys orders pairs by (src, dst) and rows inside each pair.
     recv = np.repeat(parts, np.diff(A.indptr))
     cols = A.indices.astype(np.int64)
-    send = b_parts[cols]
-    remote = recv != send
-    # key = ((src * P) + dst) * m + row: sorting it orders pairs by (src, dst) and rows inside each pair.
-    key = (send[remote] * P + recv[remote]) * m + cols[remote]
-    key = sorted_unique(key)
+    if P * m <= FLAG_LIMIT:
+        # one flag per (receiver, column): dedup by marking, then sort only the distinct remote
+        # pairs (the volume) instead of all nnz remote entries (Slashdot P = 2: 4 ms vs 17 ms)
+        need = np.zeros(P * m, dtype=bool)
+        need[recv * m + cols] = True
+        flat = np.flatnonzero(need)
+        dst, col = flat // m, flat % m
+        src = b_parts[col]
+        remote = src != dst
+        key = np.sort((src[remote] * P + dst[remote]) * m + col[remote])
+    else:
+        send = b_parts[cols]
+        remote = recv != send
+        key = sorted_unique((send[remote] * P + recv[remote]) * m + cols[remote])
     rows = key % m
     pair = key // m
     if pair.size:

@@ -37,13 +37,14 @@ def world():
     global _WORLD
     if _WORLD is None and in_mpi_job():
         from .comm import MPIComm
-        from .session import configure_threads
+        from .session import configure_threads, freeze_startup
 
         from ..memory import keep_freed_memory
 
         keep_freed_memory()
         _WORLD = MPIComm()
         configure_threads(_WORLD.size)
+        freeze_startup()
         if _WORLD.size > 1:
             _install_abort_hook(_WORLD)
     return _WORLD

@@ -48,6 +48,10 @@ class DistSession:
         self._last_inputs: dict = {}
         self.last_stats: dict | None = None
         self.last_local: dict | None = None
+        # what planning uses, imported now: a plan's time is its own work, not first-use imports
+        # (~40 ms of module and dataclass set-up)
+        from .. import analysis, costmodel, partition  # noqa: F401
+        from . import plans, product  # noqa: F401
 
     # -- rank 0 only
     def _static_names(self):
@@ -207,6 +211,17 @@ class DistSession:
         return vals[0] if len(vals) == 1 else ",".join(f"{d}:{m}" for d, m in methods.items()) if vals else "none"
 
 
+_PLAN_FROZEN = False
+
+
+def freeze_startup():
+    """Freeze what exists when MPI starts (modules, numba's and python-graphblas's tables:
+    ~20 ms of collector work on every full collection) so that settling a plan scans only the
+    objects planning made."""
+    gc.collect()
+    gc.freeze()
+
+
 def settle_garbage():
     """Collect, then freeze what survives (the plan, pieces, the program) out of the collector.
 
@@ -215,10 +230,14 @@ def settle_garbage():
     temporaries of an iteration piled up between collections and every iteration paid fresh
     memory: Slashdot GCN epochs at P = 2 swung between 190 and 900 ms. With the long-lived
     objects frozen, collecting after each iteration costs ~0.3 ms and frees them at once.
-    Unfreezing first lets a re-plan free the previous plan's objects."""
-    gc.unfreeze()
+    A re-plan unfreezes everything first so the previous plan's objects can be freed (a full
+    collection); the first plan collects only what was made since start-up."""
+    global _PLAN_FROZEN
+    if _PLAN_FROZEN:
+        gc.unfreeze()
     gc.collect()
     gc.freeze()
+    _PLAN_FROZEN = True
 
 
 def configure_threads(P: int):

@@ -59,9 +59,12 @@ def oracle(A, parts, b_parts, P):
     return {k: sorted(v) for k, v in need.items()}
 
 
+@pytest.mark.parametrize("dedup", ["flags", "sort"])   # the two ways comm_plan deduplicates (by P x m)
 @pytest.mark.parametrize("shape,P,seed", [((30, 30), 4, 0), ((40, 40), 7, 1), ((25, 35), 3, 2), ((50, 20), 5, 3),
                                           ((60, 60), 1, 4), ((12, 12), 12, 5)])
-def test_against_loop_oracle(shape, P, seed):
+def test_against_loop_oracle(shape, P, seed, dedup, monkeypatch):
+    if dedup == "sort":
+        monkeypatch.setattr("dspla.analysis.comm.FLAG_LIMIT", 0)
     rng = np.random.default_rng(seed)
     A = sp.random(*shape, density=0.15, random_state=seed, format="csr")
     parts = rng.integers(0, P, shape[0])

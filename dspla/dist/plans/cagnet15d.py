@@ -33,7 +33,7 @@ def lower(ctx):
     nb = P // c
     prow = ctx.add_split([r // c for r in range(P)])
     pcol = ctx.add_split([r % c for r in range(P)])
-    blk_of_col, idx_in_blk, blk_rows = column_groups(cols, c)
+    blk_cols, blk_rows = column_groups(cols, c)
     chunk = chunks(nb, c)
     dtype, presence = ctx.b_dtype.value, not ctx.b_full
     in_place = ctx.b_full and ctx.semiring.monoid.identity(ctx.compute) is not None
@@ -44,7 +44,7 @@ def lower(ctx):
         lo = int(rows.counts[i * c:r].sum())
         mine = np.arange(lo, lo + int(rows.counts[r]))
         A_i = A[I]
-        blocks = split_by_owner(A_i, blk_of_col, idx_in_blk, [(k, int(blk_rows[k])) for k in chunk[j]])
+        blocks = split_by_owner(A_i, [(k, blk_cols[k]) for k in chunk[j]])
         prog = []
         Hi = ctx.slot()
         prog.append(AllgatherRows(Hi, ctx.b, cols.counts[i * c:(i + 1) * c], K, dtype, presence=presence, group=prow,

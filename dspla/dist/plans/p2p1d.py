@@ -17,30 +17,41 @@ from ..planir import DropRows, Fill, MxM, Pack, Recv, RecvMxM, Send, WaitSends
 from . import register_plan
 
 
-def split_by_owner(A_r: sp.csr_array, owner_of_col: np.ndarray, col_index: np.ndarray, groups):
-    """Column blocks of a local row block: for each (owner, width) in groups, the entries whose
-    column belongs to that owner, columns renumbered by col_index (one sort, no loop per entry)."""
-    coo = A_r.tocoo()
-    own = owner_of_col[coo.col]
-    order = np.argsort(own, kind="stable")
-    own_sorted = own[order]
+def split_by_owner(A_r: sp.csr_array, lists) -> dict:
+    """Column blocks of a local row block: for each (owner, cols) in lists, the entries in the
+    columns ``cols`` (ascending) renumbered by position in ``cols``; entries in columns no list
+    names are dropped. Canonical CSR in, canonical CSR out; no loop per entry."""
+    if len(lists) <= 16:
+        # scipy's column gather: two C passes per block, 4x faster than numpy masks at P = 2
+        return {owner: A_r[:, cols] for owner, cols in lists}
+    # many blocks: one stable sort of the entries by block (row order is kept within a block, and
+    # columns stay ascending because each list is)
+    ncols, nrows = A_r.shape[1], A_r.shape[0]
+    block_of_col = np.full(ncols, len(lists), dtype=np.uint16 if len(lists) < (1 << 16) - 1 else np.int64)
+    index = np.zeros(ncols, dtype=np.int64)
+    for b, (_, cols) in enumerate(lists):
+        block_of_col[cols] = b
+        index[cols] = np.arange(len(cols))
+    blk = block_of_col[A_r.indices]
+    order = np.argsort(blk, kind="stable")   # 16-bit keys: numpy's radix sort
+    bounds = np.searchsorted(blk[order], np.arange(len(lists) + 1))
+    row = np.repeat(np.arange(nrows, dtype=np.int64), np.diff(A_r.indptr))
     blocks = {}
-    for owner, width in groups:
-        lo, hi = np.searchsorted(own_sorted, [owner, owner + 1])
-        sel = order[lo:hi]
-        blocks[owner] = sp.csr_array((coo.data[sel], (coo.row[sel], col_index[coo.col[sel]])),
-                                     shape=(A_r.shape[0], width))
+    for b, (owner, cols) in enumerate(lists):
+        sel = order[bounds[b]:bounds[b + 1]]
+        indptr = np.zeros(nrows + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row[sel], minlength=nrows), out=indptr[1:])
+        blocks[owner] = sp.csr_array((A_r.data[sel], index[A_r.indices[sel]], indptr), shape=(nrows, len(cols)))
     return blocks
 
 
 def column_groups(cols, g: int):
-    """Columns grouped by blocks of g consecutive ranks (rank // g): each column's group, its
-    position inside the group's rows (the ranks' rows concatenated in rank order), and each
-    group's row count. The block layout shift1d, 15d and 2d multiply against."""
-    group = cols.parts // g
-    index = cols.permpos - cols.offsets[group * g]
-    rows = np.add.reduceat(cols.counts, np.arange(0, cols.P, g)) if cols.P else np.zeros(0, np.int64)
-    return group, index, rows.astype(np.int64)
+    """Columns grouped by blocks of g consecutive ranks (rank // g): for each group its columns
+    in position order (the ranks' rows concatenated in rank order) and its row count. The
+    block layout shift1d, 15d and 2d multiply against."""
+    starts = cols.offsets[np.r_[np.arange(0, cols.P, g), cols.P]]
+    lists = [cols.order[lo:hi] for lo, hi in zip(starts[:-1], starts[1:])]
+    return lists, np.diff(starts).astype(np.int64)
 
 
 def replication_check(ctx):
@@ -77,13 +88,8 @@ def lower(ctx):
         A_r = A[rows.owned[r]]
         recvs = plan.receives(r)
         sends = plan.sends(r)
-        # column -> index inside its block: own columns by local position, received ones by
-        # position in the sender's list
-        col_index = cols.pos.copy()
-        for q, lst in recvs.items():
-            col_index[lst] = np.arange(lst.size)
-        groups = [(r, int(cols.counts[r]))] + [(q, lst.size) for q, lst in recvs.items()]
-        blocks = split_by_owner(A_r, cols.parts, col_index, groups)
+        # own columns by local position, received ones by position in the sender's list
+        blocks = split_by_owner(A_r, [(r, cols.owned[r])] + list(recvs.items()))
         prog = []
         recv_slots, block_slots, row_lists, send_slots = [], [], [], []
         for q, lst in recvs.items():

@@ -18,7 +18,7 @@ def lower(ctx):
     A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P
     c = ctx.opt.replication or 1
     q = P // c
-    sb_of_col, idx_in_sb, sb_rows = column_groups(cols, c)      # super-blocks of c ranks' rows
+    sb_cols, sb_rows = column_groups(cols, c)      # super-blocks of c ranks' rows
     group = ctx.add_split([r // c for r in range(P)])
     dtype, presence = ctx.b_dtype.value, not ctx.b_full
     in_place = ctx.b_full and ctx.semiring.monoid.identity(ctx.compute) is not None
@@ -27,7 +27,7 @@ def lower(ctx):
     for r in range(P):
         g = r // c
         A_r = A[rows.owned[r]]
-        blocks = split_by_owner(A_r, sb_of_col, idx_in_sb, [(s, int(sb_rows[s])) for s in range(q)])
+        blocks = split_by_owner(A_r, list(enumerate(sb_cols)))
         prog = []
         cur = ctx.slot()
         prog.append(AllgatherRows(cur, ctx.b, cols.counts[g * c:(g + 1) * c], K, dtype, presence=presence,

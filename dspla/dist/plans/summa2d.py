@@ -41,13 +41,13 @@ def lower(ctx):
     J = k_ranges(K, s)
     prow = ctx.add_split([r // s for r in range(P)])
     pcol = ctx.add_split([r % s for r in range(P)])
-    blk_of_col, idx_in_blk, blk_rows = column_groups(cols, s)
+    blk_cols, blk_rows = column_groups(cols, s)
     dtype, presence = ctx.b_dtype.value, not ctx.b_full
     in_place = ctx.b_full and ctx.semiring.monoid.identity(ctx.compute) is not None
     blocks_of_row = {}
     for i in range(s):
         I = np.concatenate([rows.owned[m] for m in range(i * s, (i + 1) * s)])
-        blocks_of_row[i] = (I, split_by_owner(A[I], blk_of_col, idx_in_blk, [(k, int(blk_rows[k])) for k in range(s)]))
+        blocks_of_row[i] = (I, split_by_owner(A[I], list(enumerate(blk_cols))))
     for r in range(P):
         i, j = divmod(r, s)
         I, blocks = blocks_of_row[i]
