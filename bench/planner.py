@@ -2,11 +2,12 @@
 pick (within 10%) the fastest plan, on real graphs x K in {16, 64, 256} x P in {2, 4}?
 
 One MPI job per (graph, P): rank 0 loads the graph (hypergraph partition, cached), and for each
-K every plan and ``auto`` are planned once, then timed in rounds of warm iterations (the first
-of each round is dropped); a plan's time is the median of all its iterations. Prints one row per
-(graph, P, K, plan) and the fractions the bars are about; --json keeps everything.
+K, in every round, every plan and ``auto`` in turn is planned, warmed up and timed for a few
+iterations (the first dropped); a plan's time is the median of its iterations over all rounds.
+Prints one row per (graph, P, K, plan) and the fractions the bars are about; --json keeps
+everything.
 
-    dspla bench planner [--graphs NAMES] [--P 2,4] [--K 16,64,256] [--rounds 3] [--repeat 3] [--json F]
+    dspla bench planner [--graphs NAMES] [--P 2,4] [--K 16,64,256] [--rounds 5] [--repeat 3] [--json F]
 """
 from __future__ import annotations
 
@@ -50,29 +51,34 @@ def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
     for K in Ks:
         X = rng.random((A.shape[0], K)) if comm.rank == 0 else None
         inputs = {"A": A, "X": X} if comm.rank == 0 else None
-        for plan in plan_names() + ["auto"]:
-            # one plan at a time (keeping every plan's session alive ran rank 0 out of memory on
-            # the larger graphs at K = 256): plan, warm up, then rounds x repeat iterations
-            s = DistSession(f, comm, Options(plan=plan, partition="hypergraph", seed=0,
-                                             replication=2 if P % 2 == 0 else 1, progress=False))
-            s.run(inputs, repeat=1)
-            chosen = comm.bcast(s.plan.products[0].plan if comm.rank == 0 else None, 0)
-            if plan == "auto" or chosen == plan:        # else the plan cannot run at this P
-                times = []
-                for _ in range(rounds):
+        times: dict = {}
+        meta: dict = {}
+        # Rounds outside, plans inside: every plan (and auto) is timed once per round, so a slow
+        # spell of this shared machine hits all of them alike instead of one plan's whole block
+        # (at P = 4 on 2 cores, blocks timed one after another differed by 11-21% for the same
+        # plan). One plan's session alive at a time: keeping all of them ran rank 0 out of
+        # memory on the larger graphs at K = 256.
+        for _ in range(rounds):
+            for plan in plan_names() + ["auto"]:
+                s = DistSession(f, comm, Options(plan=plan, partition="hypergraph", seed=0,
+                                                 replication=2 if P % 2 == 0 else 1, progress=False))
+                s.run(inputs, repeat=1)
+                chosen = comm.bcast(s.plan.products[0].plan if comm.rank == 0 else None, 0)
+                if plan == "auto" or chosen == plan:        # else the plan cannot run at this P
                     s.run(inputs, repeat=repeat + 1)
                     if comm.rank == 0:
-                        times.extend(s.last_stats["iteration_s"][1:])   # the first of a round re-warms
-                if comm.rank == 0:
-                    info = s.plan.products[0]
-                    cand = next(c for c in info.candidates if c["plan"] == info.plan and "predicted_s" in c)
-                    rows.append({"K": K, "plan": plan, "chosen": info.plan, "predicted_s": cand["predicted_s"],
-                                 "measured_s": statistics.median(times), "memory_bytes": cand["memory_bytes"],
-                                 "memory_cap": memory_cap(s.opt, P), "words_max": cand["words_max"]})
-            if s.runtime is not None:
-                s.runtime.close()
-            del s
-            gc.collect()
+                        times.setdefault(plan, []).extend(s.last_stats["iteration_s"][1:])  # the first re-warms
+                        info = s.plan.products[0]
+                        cand = next(c for c in info.candidates if c["plan"] == info.plan and "predicted_s" in c)
+                        meta[plan] = {"K": K, "plan": plan, "chosen": info.plan, "predicted_s": cand["predicted_s"],
+                                      "memory_bytes": cand["memory_bytes"], "memory_cap": memory_cap(s.opt, P),
+                                      "words_max": cand["words_max"]}
+                if s.runtime is not None:
+                    s.runtime.close()
+                del s
+                gc.collect()
+        if comm.rank == 0:
+            rows.extend({**meta[p], "measured_s": statistics.median(times[p])} for p in meta)
     if comm.rank == 0:
         json.dump(rows, open(out, "w"))
 
@@ -82,7 +88,7 @@ def main(argv=None) -> int:
     ap.add_argument("--graphs", default=",".join(GRAPHS))
     ap.add_argument("--P", default="2,4")
     ap.add_argument("--K", default="16,64,256")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)

@@ -78,11 +78,12 @@ def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool) -> np.ndar
     one byte per entry. Without presence, M must be full (the planner proved it)."""
     n, k = len(rows), M.ncols
     if not with_presence:
-        out = np.empty((n, k), dtype=dtype.np)
-        if n and k:
-            with values_of(M) as v:
-                np.take(v, rows, axis=0, out=out)
-        return out
+        if not (n and k):
+            return np.empty((n, k), dtype=dtype.np)
+        with values_of(M) as v:
+            # the rows were planned in range; mode="clip" skips the bounds pass that made
+            # take(..., out=) twice as slow
+            return np.take(v, rows, axis=0, mode="clip").astype(dtype.np, copy=False)
     buf = np.empty(packed_nbytes(n, k, dtype, True), dtype=np.uint8)
     vals, pres = dense_parts(M)
     buf[: n * k * dtype.np.itemsize].view(dtype.np)[:] = vals[rows].reshape(-1)
