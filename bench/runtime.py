@@ -3,13 +3,15 @@
 - p2p1d SpMM on soc-Slashdot0902 (hypergraph partition), P = 2 against P = 1, K in {16, 64, 256}:
   the bar is P=2 time <= 0.65x P=1 time (median iteration, planning excluded);
 - per-iteration Python overhead of p2p1d at P = 2 on an empty matrix (bar: < 200 us);
-- planning time (send lists, buffers, pieces; partitioner excluded) <= 20 SpMM iterations.
+- planning time (send lists, buffers, pieces; partitioner excluded) <= 20 SpMM iterations
+  (median P = 2 iteration and median planning time over the trials).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,10 +41,18 @@ def run(prog, inputs, np_, plan="p2p1d", partition="hypergraph", repeat=9, extra
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="dspla bench runtime")
     ap.add_argument("--K", default="16,64,256")
-    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="iterations per run (default max(9, 1000 // K): a K = 16 iteration is ~4 ms, and 9 of "
+                         "them swung the ratio between 0.5 and 1.0 on this shared machine)")
+    ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--graph", default=GRAPH)
     args = ap.parse_args(argv)
-    print(f"commit {git_commit()}; graph {os.path.basename(args.graph)}; median of {args.repeat} iterations")
+
+    def reps(K):
+        return args.repeat or max(9, 1000 // K)
+
+    print(f"commit {git_commit()}; graph {os.path.basename(args.graph)}; median over {args.trials} alternated "
+          f"trials of the median iteration of {', '.join(f'{reps(int(K))} (K={K})' for K in args.K.split(','))}")
     with tempfile.TemporaryDirectory() as d:
         prog = os.path.join(d, "spmm.dspla")
         open(prog, "w").write("input A : sparse[n, n]\ninput X : dense[n, k]\nT = A @ X\noutput T\n")
@@ -56,12 +66,15 @@ def main(argv=None) -> int:
         for K in map(int, args.K.split(",")):
             x = os.path.join(d, f"x{K}.npy")
             np.save(x, rng.random((n, K)))
-            s1 = run(prog, {"A": args.graph, "X": x}, 1, repeat=args.repeat, env={"DSPLA_THREADS": "1"})
-            s1t = run(prog, {"A": args.graph, "X": x}, 1, repeat=args.repeat)
-            s2 = run(prog, {"A": args.graph, "X": x}, 2, repeat=args.repeat)
-            t1, t1t, t2 = s1["iteration_s_median"], s1t["iteration_s_median"], s2["iteration_s_median"]
+            # P=1, P=1*, P=2 alternated --trials times; each figure is the median over the trials
+            # of each run's median iteration (single runs of the one-thread P=1 were bimodal here)
+            runs = [(run(prog, {"A": args.graph, "X": x}, 1, repeat=reps(K), env={"DSPLA_THREADS": "1"}),
+                     run(prog, {"A": args.graph, "X": x}, 1, repeat=reps(K)),
+                     run(prog, {"A": args.graph, "X": x}, 2, repeat=reps(K))) for _ in range(args.trials)]
+            t1, t1t, t2 = (statistics.median(r[j]["iteration_s_median"] for r in runs) for j in range(3))
+            s2 = runs[-1][2]
             phases = "; ".join(f"{r['compute_s']:.3f}/{r['pack_s']:.3f}/{r['wait_s']:.3f}" for r in s2["per_rank"])
-            plan_s = s2["planning_without_partition_s"]
+            plan_s = statistics.median(r[2]["planning_without_partition_s"] for r in runs)
             print(f"{K:>5} {t1:>9.4f} {t1t:>9.4f} {t2:>9.4f} {t2 / t1:>7.3f} {t2 / t1t:>7.3f} {plan_s:>11.3f} "
                   f"{plan_s / t2:>10.1f}  {phases}")
         # per-iteration overhead: an empty matrix, P = 2
