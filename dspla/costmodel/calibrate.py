@@ -64,13 +64,27 @@ class Progress:
             sys.stderr.flush()
 
 
+def _shared_cores(comm) -> int:
+    """The cores the ranks share when they all run on one machine (so P beyond it oversubscribes);
+    0 on several machines, where each rank is taken to have its own core."""
+    import os
+    import socket
+    hosts = comm.allgather(socket.gethostname())
+    if len(set(hosts)) > 1:
+        return 0
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 0
+
+
 def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficients, dict] | None:
     """Every rank calls this; rank 0 returns (coefficients, fits), the others None."""
     P, rank = comm.size, comm.rank
     say = Progress(rank == 0)
     rng = np.random.default_rng(0)
     sizes = [1, 64, 1024, 16384, 131072] if quick else [1, 16, 256, 4096, 32768, 262144, 1048576]
-    data: dict[str, list] = {k: [] for k in ("p2p", "coll", "get", "spmm", "pack")}
+    data: dict[str, list] = {k: [] for k in ("p2p", "coll", "get", "spmm", "pack", "fill")}
 
     # point-to-point: ping-pong between rank 0 and rank 1 (half a round trip per message)
     say(f"ping-pong over {len(sizes)} sizes")
@@ -157,11 +171,19 @@ def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficien
         t = _time(lambda: np.take(src, idx, axis=0, out=out))
         data["pack"].append(([float(m * 32)], t))
 
+    # creating a full output at the identity (the start of an in-place accumulation)
+    say("filling outputs")
+    from ..algebra import MONOIDS
+    for m in (5000, 20000, 100000):
+        t = _time(lambda: gbops.identity_full(m, 32, MONOIDS["plus"], DType.float64))
+        data["fill"].append(([float(m * 32)], t))
+
     # whole plans on generated graphs, for the end-to-end refit below
     from .fitplans import plan_runs
     say("every plan on generated graphs")
     records = plan_runs(comm, quick=quick, say=say) if plans else None
 
+    cores = _shared_cores(comm)
     gathered = comm.gather(data, 0)
     if rank != 0:
         return None
@@ -173,7 +195,7 @@ def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficien
             mine[family][i] = (x, max(per[family][i][1] for per in gathered))
     for family, names, keys in [("p2p", ["alpha_p2p", "beta_p2p"], None), ("coll", ["alpha_coll", "beta_coll"], None),
                                 ("get", ["alpha_get", "beta_get"], None), ("spmm", ["kappa", "gamma", "delta"], None),
-                                ("pack", ["beta_pack"], None)]:
+                                ("pack", ["beta_pack"], None), ("fill", ["beta_fill"], None)]:
         rows = mine[family]
         if not rows:
             continue
@@ -184,7 +206,7 @@ def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficien
         coefs.update(f["coefficients"])
     say("fitted: " + ", ".join(f"{k} R2={v['r2']:.3f}" for k, v in fits.items()))
     base = Coefficients()
-    micro = Coefficients(**{**base.as_dict(), **coefs, "source": f"calibrated at P={P}", "P": P})
+    micro = Coefficients(**{**base.as_dict(), **coefs, "source": f"calibrated at P={P}", "P": P, "cores": cores})
     if not records:
         return micro, fits
     from .fitplans import refit

@@ -19,6 +19,7 @@ FIELDS_DOC = {
     "a collective", "alpha_get": "s per one-sided get", "beta_get": "s per word fetched one-sided",
     "beta_pack": "s per word packed into or out of a message buffer", "gamma": "s per nonzero x K of local SpMM",
     "delta": "s per output entry (rows x K) of a local SpMM",
+    "beta_fill": "s per entry of an output created full at the monoid's identity (for in-place accumulation)",
     "kappa": "s per local product call or per message handled (overheads)",
     "kappa_instr": "s per plan instruction interpreted (Python dispatch, bookkeeping)",
 }
@@ -35,8 +36,10 @@ class Coefficients:
     beta_pack: float = 1.0e-9
     gamma: float = 2.0e-9
     delta: float = 1.0e-9
+    beta_fill: float = 5.0e-10
     kappa: float = 3.0e-5
     kappa_instr: float = 5.0e-6
+    cores: int = 0                 # cores of the one machine calibrated on (0: unknown / a cluster)
     source: str = "built-in guess"
     P: int = 0
 

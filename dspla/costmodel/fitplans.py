@@ -17,7 +17,7 @@ import numpy as np
 from .coefficients import Coefficients
 from .model import predict
 
-FITTED = ("alpha_p2p", "beta_p2p", "alpha_coll", "beta_coll", "alpha_get", "beta_get", "beta_pack", "gamma", "delta",
+FITTED = ("alpha_p2p", "beta_p2p", "alpha_coll", "beta_coll", "alpha_get", "beta_get", "beta_pack", "beta_fill", "gamma", "delta",
           "kappa", "kappa_instr")
 
 
@@ -97,7 +97,9 @@ def refit(records, base: Coefficients, tie: float = 0.05) -> tuple[Coefficients,
         return np.concatenate([pred - meas, tie * (theta - theta0)])
 
     t0 = time.perf_counter()
-    sol = least_squares(residual, theta0, method="trf", x_scale=1.0, max_nfev=400)
+    # a robust loss: at P > cores a collective now and then takes 20-50x its usual time (ranks
+    # descheduled mid-exchange); squared errors let those few runs drag every coefficient
+    sol = least_squares(residual, theta0, method="trf", x_scale=1.0, max_nfev=400, loss="soft_l1", f_scale=0.25)
     fitted = coefs(sol.x)
     before, after = accuracy(records, base), accuracy(records, fitted)
     report = {"samples": len(records), "before": before, "after": after, "seconds": time.perf_counter() - t0,

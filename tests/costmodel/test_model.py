@@ -26,15 +26,31 @@ def test_arithmetic_on_hand_built_counts():
     assert t["p2p_lat"] == pytest.approx(4e-5) and t["p2p_bw"] == pytest.approx(400e-9)
     assert t["coll_lat"] == pytest.approx(4e-5) and t["coll_bw"] == pytest.approx(2000e-9)
     assert t["get_lat"] == pytest.approx(15e-5) and t["get_bw"] == pytest.approx(150e-9)
-    # p2p1d overlaps the local product with its messages: max(local, comm) + remote + overhead
+    # p2p1d packs first (same thread), then overlaps the local product with its messages:
+    # pack + max(local, transfer) + remote + overhead; here the transfer is the longer ...
     p = predict("p2p1d", [{"local_nnzk": 1000, "local_out": 100, "remote_nnzk": 500, "calls": 3, "pack_words": 200,
                            "p2p_msgs": 4, "p2p_words": 400}], K)
-    comm = 200 * 5e-10 + 400e-9 + 4e-5
-    assert p["predicted_s"] == pytest.approx(max(1200e-9, comm) + 500e-9 + 3e-6)
+    assert p["predicted_s"] == pytest.approx(200 * 5e-10 + (400e-9 + 4e-5) + 500e-9 + 3e-6)
+    # ... and here the local product, which hides the transfer entirely
+    p = predict("p2p1d", [{"local_nnzk": 1e6, "remote_nnzk": 500, "calls": 3, "pack_words": 200,
+                           "p2p_msgs": 4, "p2p_words": 400}], K)
+    assert p["predicted_s"] == pytest.approx(200 * 5e-10 + 1e-3 + 500e-9 + 3e-6)
     # any other plan: the sum; the slowest rank decides
     q = predict("allgather1d", [{"local_nnzk": 10}, {"local_nnzk": 1000, "words_sent": 7, "messages_sent": 1}], K)
     assert q["predicted_s"] == pytest.approx(1000e-9) and q["slowest_rank"] == 1
     assert q["words_max"] == 7 and q["words_avg"] == 3.5 and q["messages_avg"] == 0.5
+
+
+def test_more_processes_than_cores_share_them():
+    from dataclasses import replace
+    ranks = [{"local_nnzk": 1000}, {"local_nnzk": 600}, {"local_nnzk": 600}, {"local_nnzk": 200}]
+    alone = predict("allgather1d", ranks, K)
+    assert alone["predicted_s"] == pytest.approx(1000e-9) and not alone["oversubscribed"]
+    # four processes on two cores: at least all their work shared by the two
+    two = predict("allgather1d", ranks, replace(K, cores=2))
+    assert two["predicted_s"] == pytest.approx(2400e-9 / 2) and two["oversubscribed"]
+    # enough cores: the slowest process decides again
+    assert predict("allgather1d", ranks, replace(K, cores=4))["predicted_s"] == pytest.approx(1000e-9)
 
 
 def test_fit_recovers_known_coefficients():
@@ -68,6 +84,20 @@ def test_counts_from_the_lowering_equal_the_analysis():
     cs = comm_stats(d["A"], parts, 4, K=6)
     assert cand["words_avg"] * 4 == 6 * cs.volume_total
     assert cand["messages_avg"] * 4 == cs.messages_total
+
+
+def test_p2p1d_local_product_counts_as_local_even_in_place():
+    """The product on a rank's own rows is the one that overlaps the messages, whether it
+    writes a new output or accumulates into a full one (B full: in place)."""
+    from dspla.dist.explain import plan_for
+    d = _data()
+    parts = np.random.default_rng(3).integers(0, 4, 80)
+    plan = plan_for(_spmm(), d, 4, Options(plan="p2p1d", parts=parts, coefficients=K))
+    for r, c in enumerate(plan.products[0].counts["p2p1d"]):
+        A = d["A"].tocsr()
+        own = parts == r
+        assert c["local_nnzk"] == 6 * A[own][:, own].nnz
+        assert c["remote_nnzk"] == 6 * A[own][:, ~own].nnz
 
 
 def test_auto_picks_the_lowest_prediction_and_respects_the_memory_cap():
