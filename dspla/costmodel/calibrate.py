@@ -171,11 +171,19 @@ def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficien
         t = _time(lambda: np.take(src, idx, axis=0, out=out))
         data["pack"].append(([float(m * 32)], t))
 
-    # creating a full output at the identity (the start of an in-place accumulation)
+    # creating a full output at the identity (the start of an in-place accumulation), written
+    # once: calloc hands out untouched zero pages, so without the write the cost would show up
+    # later, in the product that first writes them
     say("filling outputs")
     from ..algebra import MONOIDS
+    from ..dist.local import values_of
+
+    def fill(m):
+        M = gbops.identity_full(m, 32, MONOIDS["plus"], DType.float64)
+        with values_of(M) as v:
+            v.fill(0.0)
     for m in (5000, 20000, 100000):
-        t = _time(lambda: gbops.identity_full(m, 32, MONOIDS["plus"], DType.float64))
+        t = _time(lambda: fill(m))
         data["fill"].append(([float(m * 32)], t))
 
     # whole plans on generated graphs, for the end-to-end refit below

@@ -17,6 +17,7 @@ import numpy as np
 from .coefficients import Coefficients
 from .model import predict
 
+SPAN = 10.0   # how far (x or /) the refit may move a coefficient from its microbenchmark value
 FITTED = ("alpha_p2p", "beta_p2p", "alpha_coll", "beta_coll", "alpha_get", "beta_get", "beta_pack", "beta_fill", "gamma", "delta",
           "kappa", "kappa_instr")
 
@@ -86,7 +87,9 @@ def refit(records, base: Coefficients, tie: float = 0.05) -> tuple[Coefficients,
     from scipy.optimize import least_squares
 
     d = base.as_dict()
-    theta0 = np.log(np.array([max(float(d[k]), 1e-13) for k in FITTED]))
+    # a coefficient a microbenchmark could not separate (fitted as 0) starts from the built-in guess
+    guess = Coefficients().as_dict()
+    theta0 = np.log(np.array([float(d[k]) if d[k] > 0 else guess[k] for k in FITTED]))
     meas = np.log(np.array([max(r["measured_s"], 1e-9) for r in records]))
 
     def coefs(theta):
@@ -99,7 +102,11 @@ def refit(records, base: Coefficients, tie: float = 0.05) -> tuple[Coefficients,
     t0 = time.perf_counter()
     # a robust loss: at P > cores a collective now and then takes 20-50x its usual time (ranks
     # descheduled mid-exchange); squared errors let those few runs drag every coefficient
-    sol = least_squares(residual, theta0, method="trf", x_scale=1.0, max_nfev=400, loss="soft_l1", f_scale=0.25)
+    # Each coefficient stays within SPAN of its microbenchmark value: the plan runs cannot tell
+    # every term apart (at P = 4 on 2 cores an unbounded fit set gamma to 1e-13 and put all local
+    # compute into the per-row term), and a machine constant is not off by more than that.
+    sol = least_squares(residual, theta0, method="trf", x_scale=1.0, max_nfev=400, loss="soft_l1", f_scale=0.25,
+                        bounds=(theta0 - np.log(SPAN), theta0 + np.log(SPAN)))
     fitted = coefs(sol.x)
     before, after = accuracy(records, base), accuracy(records, fitted)
     report = {"samples": len(records), "before": before, "after": after, "seconds": time.perf_counter() - t0,

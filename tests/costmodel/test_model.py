@@ -63,6 +63,26 @@ def test_fit_recovers_known_coefficients():
     assert f["r2"] > 0.99
 
 
+def test_refit_recovers_coefficients_despite_an_outlier_run():
+    """The end-to-end refit on synthetic plan runs made from known coefficients: one run taking
+    30x its time (a descheduled collective at P > cores) must not drag the fit."""
+    from dataclasses import replace
+    from dspla.costmodel.fitplans import refit
+    rng = np.random.default_rng(0)
+    true = replace(K, gamma=4e-10, beta_coll=3e-9)
+    records = []
+    for _ in range(30):
+        counts = [{"local_nnzk": float(rng.uniform(1e5, 1e7)), "coll_words": float(rng.uniform(1e4, 1e6)),
+                   "calls": 1.0, "instrs": 3.0} for _ in range(2)]
+        t = predict("allgather1d", counts, true)["predicted_s"] * rng.uniform(0.97, 1.03)
+        records.append({"plan": "allgather1d", "counts": counts, "measured_s": t})
+    records[7]["measured_s"] *= 30
+    fitted, report = refit(records, replace(true, gamma=1e-9, beta_coll=1e-8))
+    assert fitted.gamma == pytest.approx(4e-10, rel=0.15)
+    assert fitted.beta_coll == pytest.approx(3e-9, rel=0.3)
+    assert report["after"]["within_0.67_1.5"] >= 29 / 30
+
+
 def _spmm():
     A = dp.sparse("A", ("n", "n"))
     X = dp.dense("X", ("n", "k"))
