@@ -100,11 +100,11 @@ def refit(records, base: Coefficients, tie: float = 0.05) -> tuple[Coefficients,
         return np.concatenate([pred - meas, tie * (theta - theta0)])
 
     t0 = time.perf_counter()
-    # a robust loss: at P > cores a collective now and then takes 20-50x its usual time (ranks
-    # descheduled mid-exchange); squared errors let those few runs drag every coefficient
-    # Each coefficient stays within SPAN of its microbenchmark value: the plan runs cannot tell
-    # every term apart (at P = 4 on 2 cores an unbounded fit set gamma to 1e-13 and put all local
-    # compute into the per-row term), and a machine constant is not off by more than that.
+    # A robust loss: at P > cores a collective now and then takes 20-50x its usual time (ranks
+    # descheduled mid-exchange), and squared errors let those few runs drag every coefficient.
+    # Bounds: each coefficient stays within SPAN of its microbenchmark value, because the plan
+    # runs cannot tell every term apart (at P = 4 on 2 cores an unbounded fit set gamma to 1e-13
+    # and put all local compute into the per-row term).
     sol = least_squares(residual, theta0, method="trf", x_scale=1.0, max_nfev=400, loss="soft_l1", f_scale=0.25,
                         bounds=(theta0 - np.log(SPAN), theta0 + np.log(SPAN)))
     fitted = coefs(sol.x)
