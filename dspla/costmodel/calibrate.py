@@ -136,9 +136,10 @@ def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficien
             starts = (np.arange(nget) * (rows // max(nget, 1)))[:nget].astype(np.int64)
             counts = np.full(nget, min(run, rows // max(nget, 1)), dtype=np.int64)
             out = np.empty((int(counts.sum()), K))
+            pattern = win.pattern(starts, counts)
 
             def get():
-                comm.waitall([win.get(out, target, starts, counts)])
+                comm.waitall([win.get(out, target, pattern)])
             t = _sync_time(comm, get)
             data["get"].append(([1.0, float(counts.sum() * K)], t))
         comm.barrier()

@@ -127,8 +127,9 @@ class MPIComm(Comm):
 
 class MPIWindow:
     """One-sided access to an ``nrows x row_bytes`` byte buffer on every rank (MPI-allocated, so
-    a shared-memory MPI can serve gets without the target's help). ``get`` fetches runs of rows
-    (start, count) from a target with one Rget through an indexed datatype of whole rows."""
+    a shared-memory MPI can serve gets without the target's help). ``pattern`` turns runs of rows
+    (start, count) into an indexed datatype of whole rows, once; ``get`` fetches a pattern from a
+    target with one Rget."""
 
     def __init__(self, comm: MPIComm, nrows: int, row_bytes: int):
         MPI = _mpi()
@@ -139,23 +140,24 @@ class MPIWindow:
         self.buf = mem[:size].reshape(nrows, row_bytes)
         self.win.Lock_all(MPI.MODE_NOCHECK)
         self._row = MPI.BYTE.Create_contiguous(max(1, row_bytes)).Commit()
-        self._types = {}
+        self._types = []
 
     def expose(self):
         """Make this rank's writes to buf visible to everyone's gets: sync, then a barrier."""
         self.win.Sync()
         self.comm.barrier()
 
-    def get(self, recvbuf, target, starts, counts):
-        key = (target, starts.tobytes(), counts.tobytes())
-        dt = self._types.get(key)
-        if dt is None:
-            dt = self._row.Create_indexed(counts.tolist(), starts.tolist()).Commit()
-            self._types[key] = dt
-        return self.win.Rget([recvbuf, int(counts.sum()), self._row], target, (0, 1, dt))
+    def pattern(self, starts, counts):
+        dt = self._row.Create_indexed(counts.tolist(), starts.tolist()).Commit()
+        self._types.append(dt)
+        return dt, int(counts.sum())
+
+    def get(self, recvbuf, target, pattern):
+        dt, nrows = pattern
+        return self.win.Rget([recvbuf, nrows, self._row], target, (0, 1, dt))
 
     def free(self):
-        for dt in self._types.values():
+        for dt in self._types:
             dt.Free()
         self._row.Free()
         self.win.Unlock_all()
@@ -354,11 +356,12 @@ class SimWindow:
     def expose(self):
         self.comm.barrier()
 
-    def get(self, recvbuf, target, starts, counts):
-        src = self.bufs[target]
-        idx = np.concatenate([np.arange(s, s + c) for s, c in zip(starts, counts)]) if len(starts) else \
+    def pattern(self, starts, counts):
+        return np.concatenate([np.arange(s, s + c) for s, c in zip(starts, counts)]) if len(starts) else \
             np.zeros(0, np.int64)
-        recvbuf.reshape(-1).view(np.uint8).reshape(len(idx), -1)[:] = src[idx]
+
+    def get(self, recvbuf, target, pattern):
+        recvbuf.reshape(-1).view(np.uint8).reshape(len(pattern), -1)[:] = self.bufs[target][pattern]
         return _Req()
 
     def free(self):

@@ -55,6 +55,7 @@ class Runtime:
         for slot, value in program.consts.items():
             self.slots[slot] = value
         self.extra = extra or {}
+        self.patterns: dict = {}   # (Get instruction, window half) -> the window's access pattern
         self.env = Env({}, self.extra.get("dims", {}))
         self.reset_counters()
         # DSPLA_FAULT=RANK[:INSTRUCTION]: that rank raises before that instruction (failure tests)
@@ -481,9 +482,12 @@ def _win_expose(rt: Runtime, i: WinExpose):
 def _get(rt: Runtime, i: Get):
     w = rt.windows[i.win]
     buf = local.window_recv_buffer(i.nrows, i.k, DType(i.dtype), i.presence)
-    starts = i.starts + rt.parity[i.win] * i.target_nrows
+    parity = rt.parity[i.win]
+    pattern = rt.patterns.get((id(i), parity))
+    if pattern is None:   # each get's rows in each half of the double-buffered window, built once
+        pattern = rt.patterns[id(i), parity] = w.pattern(i.starts + parity * i.target_nrows, i.counts)
     t0 = time.perf_counter()
-    req = w.get(buf, i.target, starts, i.counts)
+    req = w.get(buf, i.target, pattern)
     rt.timed("wait_s", t0)
     rt.slots[i.out] = _Posted(req, buf, i)
 

@@ -90,3 +90,29 @@ def test_memory_cap_in_the_plan_keeps_the_result():
     stats = _run(coef, memory_cap=1)          # every sync stripe must go async
     per = stats["per_rank"]
     assert per[0]["words_received"] == 5 * K  # rows 2, 3 (node 1), 4 (node 2), 6, 7 (node 3)
+
+
+def test_gets_from_both_halves_of_the_window_across_calls():
+    """The windows are double-buffered (each iteration writes the other half), so the gets
+    alternate between two access patterns: a new dense input on the same plan every call (a
+    stale half would still hold the previous one) must match A @ X each time."""
+    from dspla.dist.comm import run_simulated
+    from dspla.dist.planner import Options
+    from dspla.dist.session import DistSession
+    Asym, Xs = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
+    f = dp.function(outputs={"C": Asym @ Xs})
+    coef = Coefficients(beta_coll=1.0, alpha_coll=2.0, beta_get=1.0, alpha_get=3.0, gamma=0.5, kappa=1.0)
+    Xv = [np.arange(32.0).reshape(8, 4) * (t + 1) - t for t in range(4)]
+
+    def body(comm):
+        s = DistSession(f, comm, Options(plan="twoface", parts=PARTS, stripe_width=W, coefficients=coef))
+        outs = []
+        for t, X in enumerate(Xv):
+            out = s.run({"A": A, "X": X} if comm.rank == 0 else None, repeat=2 if t == 3 else 1)
+            outs.append(None if out is None else out["C"].to_numpy(fill=0))
+        return outs, s.last_stats
+
+    outs, stats = run_simulated(4, body, timeout=120)[0]
+    assert stats["per_rank"][0]["words_received"] == 1 * K + 2 * W * K   # still the planned traffic
+    for got, X in zip(outs, Xv):
+        np.testing.assert_array_equal(got, A @ X)
