@@ -49,12 +49,10 @@ class RankView:
         if slot in self.moved:
             return self.moved[slot][1]
         v = self.consts.get(slot)
-        if v is None or not hasattr(v, "nrows"):
+        if v is None or not hasattr(v, "nrows") or v.nvals == 0:
             return 0
-        if v.nvals == 0:
-            return 0
-        from graphblas import monoid
-        return int(v.reduce_rowwise(monoid.any).new().nvals)
+        from ..exec.gbops import occupied
+        return int(occupied(v).nvals)
 
 
 def count_rank(view: RankView) -> dict:

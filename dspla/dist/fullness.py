@@ -18,13 +18,11 @@ class Facts:
 
 
 def of_matrix(M) -> Facts:
-    from graphblas import monoid
+    from ..exec.gbops import occupied
 
     if M.nvals == M.nrows * M.ncols:
         return Facts(True)
-    # a structural reduction: ~2 ms for a 1M-entry matrix where np.unique of its indices took 100 ms
-    return Facts(False, M.reduce_rowwise(monoid.any).new().nvals == M.nrows,
-                 M.reduce_columnwise(monoid.any).new().nvals == M.ncols)
+    return Facts(False, occupied(M, "rows").nvals == M.nrows, occupied(M, "cols").nvals == M.ncols)
 
 
 def prove(order: list[Node], static: dict) -> dict[int, Facts]:
