@@ -34,11 +34,11 @@ GRAPHS = {"ca-HepPh": "snap/ca-HepPh.txt", "email-Enron": "snap/email-Enron.txt"
 def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
     """Runs under mpiexec on every rank."""
     import dspla as dp
-    from dspla.dist.launch import world
-    from dspla.dist.planner import Options
-    from dspla.dist.plans import plan_names
-    from dspla.dist.product import memory_cap
-    from dspla.dist.session import DistSession
+    from dspla.runtime.launch import world
+    from dspla.plan.options import Options
+    from dspla.plan.plans import plan_names
+    from dspla.plan.options import memory_cap
+    from dspla.runtime.session import DistSession
     from dspla.io.graph import load_graph
 
     comm = world()
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
         worker(args.worker[0], Ks, args.rounds, args.repeat, args.worker[1])
         return 0
     from dspla.costmodel import load
-    from dspla.dist.launch import YIELD_ENV, find_mpiexec
+    from dspla.runtime.launch import YIELD_ENV, find_mpiexec
     print(f"commit {git_commit()}; median of {args.rounds} rounds x {args.repeat} warm iterations per plan")
     allrows = []
     for P in map(int, args.P.split(",")):

@@ -6,13 +6,52 @@
     out = f(A=a_scipy, X=x_numpy)
 """
 from . import errors, semiring
-from .errors import (DataFormatError, DimensionMismatch, DomainMismatch, DsplaError, DsplaSyntaxError,
-                     InputError, UnknownNameError)
+from .errors import (
+                     DataFormatError,
+                     DimensionMismatch,
+                     DomainMismatch,
+                     DsplaError,
+                     DsplaSyntaxError,
+                     InputError,
+                     UnknownNameError,
+)
 from .exec.values import Array
-from .frontend.dsl import (Expr, abs_ as abs, apply, cast, declare, dense, dropout_mask, ewise_add, ewise_mult, exp, eye,
-                           log, log_softmax, mask, mxm, mxv, neg, param, reduce, reduce_all, reduce_cols,
-                           reduce_rows, relu, relu_grad, select, sigmoid, softmax, sparse, sqrt, step, tanh,
-                           transpose, vector, vxm)
+from .frontend.dsl import (
+                     Expr,
+                     apply,
+                     cast,
+                     declare,
+                     dense,
+                     dropout_mask,
+                     ewise_add,
+                     ewise_mult,
+                     exp,
+                     eye,
+                     log,
+                     log_softmax,
+                     mask,
+                     mxm,
+                     mxv,
+                     neg,
+                     param,
+                     reduce,
+                     reduce_all,
+                     reduce_cols,
+                     reduce_rows,
+                     relu,
+                     relu_grad,
+                     select,
+                     sigmoid,
+                     softmax,
+                     sparse,
+                     sqrt,
+                     step,
+                     tanh,
+                     transpose,
+                     vector,
+                     vxm,
+)
+from .frontend.dsl import abs_ as abs
 from .function import Function, function
 
 __version__ = "0.1.0"

@@ -7,6 +7,9 @@ Adding an operator or semiring is adding a row here; nothing else has to change.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from .errors import DomainMismatch, UnknownNameError
 from .ir.types import DType, promote
@@ -18,11 +21,19 @@ F64, F32, I64, BOOL = DType.float64, DType.float32, DType.int64, DType.bool
 @dataclass(frozen=True)
 class BinaryOp:
     """kind: arith (numeric), div (always floating), compare (-> bool), logical (bool in/out),
-    select (first/second/any/min/max: any dtype, result in the common dtype), pair (-> 1)."""
+    select (first/second/any/min/max: any dtype, result in the common dtype), pair (-> 1).
+
+    Facts: ``associative``/``commutative`` as usual; ``distributes_over`` names the monoids this
+    operator distributes over on both sides (x*(y+z) = x*y + x*z and (y+z)*x = y*x + z*x), which
+    makes a semiring of them associative as a matrix product (matrix-chain order relies on it).
+    The lists are conservative: a fact left out only forgoes a rewrite."""
 
     name: str
     kind: str
     gb: str
+    associative: bool = False
+    commutative: bool = False
+    distributes_over: tuple = ()
 
     def __str__(self) -> str:
         return self.name
@@ -46,31 +57,72 @@ class BinaryOp:
 BINARY: dict[str, BinaryOp] = {}
 
 
-def _binary(name, kind, gb=None):
-    BINARY[name] = BinaryOp(name, kind, gb or name)
+def _binary(name, kind, gb=None, assoc=False, comm=False, dist=()):
+    BINARY[name] = BinaryOp(name, kind, gb or name, assoc, comm, dist)
 
 
-for _n in ("plus", "minus", "rminus", "times", "pow"):
+_binary("plus", "arith", assoc=True, comm=True, dist=("min", "max"))
+_binary("times", "arith", assoc=True, comm=True, dist=("plus",))
+for _n in ("minus", "rminus", "pow"):
     _binary(_n, "arith")
 _binary("div", "div", "truediv")
 _binary("rdiv", "div", "rtruediv")
-for _n in ("first", "second", "any", "min", "max"):
-    _binary(_n, "select")
-_binary("pair", "pair")
-for _n in ("land", "lor", "lxor"):
-    _binary(_n, "logical")
+_binary("first", "select", assoc=True)
+_binary("second", "select", assoc=True)
+_binary("any", "select", assoc=True, comm=True)
+_binary("min", "select", assoc=True, comm=True, dist=("max",))
+_binary("max", "select", assoc=True, comm=True, dist=("min",))
+_binary("pair", "pair", assoc=True, comm=True, dist=("any",))
+_binary("land", "logical", assoc=True, comm=True, dist=("lor",))
+_binary("lor", "logical", assoc=True, comm=True, dist=("land",))
+_binary("lxor", "logical", assoc=True, comm=True)
 for _n in ("eq", "ne", "gt", "ge", "lt", "le"):
-    _binary(_n, "compare")
+    _binary(_n, "compare", comm=_n in ("eq", "ne"))
+
+
+# ---------------------------------------------------------------------------- reductions
+@dataclass(frozen=True)
+class Reduction:
+    """How processes combine values element-wise: an MPI built-in reduction by name, the numpy
+    ufunc computing the same (the simulated communicator's), and the value a missing entry
+    contributes (the reduction's identity, per dtype kind: float, int64, bool)."""
+
+    name: str
+    ufunc: Any
+    fills: tuple
+
+    def fill(self, dtype: DType):
+        return dtype.np.type(self.fills[0 if dtype.is_float else 1 if dtype is I64 else 2])
+
+
+_I64 = np.iinfo(np.int64)
+REDUCTIONS: dict[str, Reduction] = {r.name: r for r in (
+    Reduction("sum", np.add, (0.0, 0, False)),
+    Reduction("prod", np.multiply, (1.0, 1, True)),
+    Reduction("min", np.minimum, (np.inf, _I64.max, True)),
+    Reduction("max", np.maximum, (-np.inf, _I64.min, False)),
+    Reduction("lor", np.logical_or, (0.0, 0, False)),
+    Reduction("land", np.logical_and, (1.0, 1, True)),
+    Reduction("lxor", np.logical_xor, (0.0, 0, False)),
+)}
 
 
 # ---------------------------------------------------------------------------------- monoids
 @dataclass(frozen=True)
 class Monoid:
-    """An associative, commutative operator with an identity; domain 'numeric', 'any' or 'bool'."""
+    """An associative, commutative operator with an identity; domain 'numeric', 'any' or 'bool'.
+
+    ``identities``: the identity for (float, int64, bool) values, None where there is none
+    (``any``). ``reductions``: the element-wise reduction that combines partial results across
+    processes, for (numeric, bool) values: over bool, plus is lor and times land, as in GraphBLAS;
+    ``any`` reduces by max (every present value is an acceptable result, and a missing entry,
+    filled with the lowest value, never wins)."""
 
     name: str
     domain: str
     gb: str
+    identities: tuple | None
+    reductions: tuple
 
     def __str__(self) -> str:
         return self.name
@@ -80,17 +132,12 @@ class Monoid:
         return BINARY[self.name]
 
     def identity(self, dtype: DType):
-        import numpy as np
+        if self.identities is None:
+            return None
+        return dtype.np.type(self.identities[0 if dtype.is_float else 1 if dtype is I64 else 2])
 
-        if self.name == "plus" or self.name == "lor" or self.name == "lxor":
-            return dtype.np.type(0)
-        if self.name in ("times", "land"):
-            return dtype.np.type(1)
-        if self.name == "min":
-            return np.inf if dtype.is_float else (np.iinfo(np.int64).max if dtype is I64 else True)
-        if self.name == "max":
-            return -np.inf if dtype.is_float else (np.iinfo(np.int64).min if dtype is I64 else False)
-        return None  # any: no identity; every present value is an acceptable result
+    def reduction(self, dtype: DType) -> Reduction:
+        return REDUCTIONS[self.reductions[1 if dtype is BOOL else 0]]
 
     def check(self, dtype: DType, where: str = "") -> DType:
         if self.domain == "bool":
@@ -101,16 +148,16 @@ class Monoid:
         return dtype
 
 
-MONOIDS: dict[str, Monoid] = {
-    "plus": Monoid("plus", "numeric", "plus"),
-    "times": Monoid("times", "numeric", "times"),
-    "min": Monoid("min", "any", "min"),
-    "max": Monoid("max", "any", "max"),
-    "any": Monoid("any", "any", "any"),
-    "lor": Monoid("lor", "bool", "lor"),
-    "land": Monoid("land", "bool", "land"),
-    "lxor": Monoid("lxor", "bool", "lxor"),
-}
+MONOIDS: dict[str, Monoid] = {m.name: m for m in (
+    Monoid("plus", "numeric", "plus", (0.0, 0, False), ("sum", "lor")),
+    Monoid("times", "numeric", "times", (1.0, 1, True), ("prod", "land")),
+    Monoid("min", "any", "min", (np.inf, _I64.max, True), ("min", "land")),
+    Monoid("max", "any", "max", (-np.inf, _I64.min, False), ("max", "lor")),
+    Monoid("any", "any", "any", None, ("max", "lor")),
+    Monoid("lor", "bool", "lor", (0.0, 0, False), ("lor", "lor")),
+    Monoid("land", "bool", "land", (1.0, 1, True), ("land", "land")),
+    Monoid("lxor", "bool", "lxor", (0.0, 0, False), ("lxor", "lxor")),
+)}
 
 
 # -------------------------------------------------------------------------------- semirings
@@ -126,6 +173,11 @@ class Semiring:
 
     def __repr__(self) -> str:
         return f"semiring.{self.name}" if self.builtin else f"Semiring({self.name}: {self.monoid}.{self.mult})"
+
+    @property
+    def associative(self) -> bool:
+        """(A B) C == A (B C): the multiply is associative and distributes over the monoid."""
+        return self.mult.associative and self.monoid.name in self.mult.distributes_over
 
     def dtypes(self, a: DType, b: DType, where: str = "") -> tuple[DType, DType]:
         """(dtype operands are cast to, result dtype). Operands take the multiply's domain: a

@@ -6,6 +6,8 @@ offending line with a caret under it, lark-style.
 """
 from __future__ import annotations
 
+import copy
+import os
 from dataclasses import dataclass
 
 
@@ -32,7 +34,6 @@ class Span:
 
 def _short(path: str) -> str:
     """A path relative to the working directory when that is shorter (for messages)."""
-    import os
 
     try:
         rel = os.path.relpath(path)
@@ -51,7 +52,6 @@ class DsplaError(Exception):
 
     def at(self, span: Span) -> "DsplaError":
         """The same error, located at ``span``."""
-        import copy
 
         new = copy.copy(self)
         new.span = span

@@ -1,23 +1,32 @@
-"""A compiled dspla program: passes run once at construction; calling it binds data and runs."""
+"""A compiled dspla program: the data-independent compiler steps run once at construction;
+calling it binds data, finishes compiling for the data's sizes, and runs."""
 from __future__ import annotations
 
 import time
 
-from .errors import InputError
+from . import compile as compiler
+from .errors import InputError, UnknownNameError
 from .exec import reference
 from .exec.values import Array, bind_dims, to_matrix
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
-from .passes import run_pipeline
+from .plan.explain import as_json, as_text, synthesize
+from .plan.options import Options
+from .runtime.launch import in_mpi_job, one_process, world
+from .runtime.process import keep_freed_memory
+from .runtime.session import DistSession
 
 
 class Function:
-    def __init__(self, program: Program, passes=None):
+    def __init__(self, program: Program):
         self.source_program = program
-        self.program = run_pipeline(program, passes)
+        self.compiled = compiler.frontend(program)
+        self.program = self.compiled.program
         self.inputs = self.program.inputs
         self._decl = {n.attr("name"): n for n in self.inputs}
-        self._schedule = reference.Schedule(self.program)
+        self._sized: dict = {}
+        self._options: dict = {}
+        self._sessions: dict = {}
         self.last_stats: dict | None = None
 
     @property
@@ -47,12 +56,33 @@ class Function:
         mats = {k: to_matrix(inputs[k], self._decl[k]) for k in self._decl}
         return mats, bind_dims(self._decl.values(), mats)
 
+    def sized(self, mats: dict, dims: dict) -> compiler.Compilation:
+        """The compilation for these sizes (matrix-chain order applied), with the inputs bound.
+        Cached by the sizes and the sparse inputs' entry counts."""
+        nnz = {k: m.nvals for k, m in mats.items() if self._decl[k].type.kind.value == "sparse"}
+        key = (tuple(sorted(dims.items())), tuple(sorted(nnz.items())))
+        hit = self._sized.get(key)
+        if hit is None:
+            if len(self._sized) > 16:
+                self._sized.clear()
+            c = compiler.for_sizes(self.compiled, mats, dims)
+            hit = self._sized[key] = (c, reference.Schedule(c.program))
+        c, _ = hit
+        return compiler.Compilation(c.program, mats, dims, timings=c.timings)
+
+    def bound(self, mats: dict, dims: dict) -> Program:
+        """The program for these sizes."""
+        return self.sized(mats, dims).program
+
+    def _schedule_for(self, prog: Program):
+        for c, sched in self._sized.values():
+            if c.program is prog:
+                return sched
+        return reference.Schedule(prog)
+
     def __call__(self, **inputs) -> dict[str, Array]:
         """Run on the given inputs. Inside an MPI job (mpiexec/srun) this runs distributed with
         the options set by ``configure`` and returns results on rank 0 (None elsewhere)."""
-        from .dist.launch import in_mpi_job
-        from .memory import keep_freed_memory
-
         keep_freed_memory()
         if in_mpi_job():
             return self.run(inputs)
@@ -61,14 +91,11 @@ class Function:
     def configure(self, **options) -> "Function":
         """Set distributed options (plan, partition, parts, seed, eps, replication, stripe_width,
         memory_cap, cache) used by calls inside an MPI job. Returns self."""
-        from .dist.planner import Options
-
         valid = set(Options.__dataclass_fields__)
         bad = sorted(set(options) - valid)
         if bad:
-            from .errors import UnknownNameError
             raise UnknownNameError("option", bad[0], valid)
-        self._options = {**getattr(self, "_options", {}), **options}
+        self._options = {**self._options, **options}
         self._sessions = {}
         return self
 
@@ -76,54 +103,28 @@ class Function:
         """Run distributed on ``comm`` (default: the MPI world). Every rank calls this; inputs are
         read on rank 0 only. Returns the outputs on rank 0 (None on other ranks), or with
         local=True this rank's pieces. ``self.last_stats`` holds what moved."""
-        from .dist.launch import world
-        from .dist.planner import Options
-        from .dist.session import DistSession
-
         comm = comm or world()
         if comm is None:
-            out = self._reference(inputs or {})
-            return out
-        opt = Options(**{**getattr(self, "_options", {}), **options})
-        sessions = self.__dict__.setdefault("_sessions", {})
-        key = (id(comm), opt.key())
-        s = sessions.get(key)
-        if s is None:
-            s = sessions[key] = DistSession(self, comm, opt)
+            return self._reference(inputs or {})
+        s = self.session(comm, **options)
         out = s.run(inputs, repeat=repeat, local=local)
         self.last_stats = s.last_stats
         return out
 
-    def bound(self, mats: dict, dims: dict) -> Program:
-        """The program for these sizes: the passes that need them (matrix-chain order) applied.
-        Cached by the sizes and the sparse inputs' entry counts."""
-        nnz = {k: m.nvals for k, m in mats.items() if self._decl[k].type.kind.value == "sparse"}
-        key = (tuple(sorted(dims.items())), tuple(sorted(nnz.items())))
-        cache = self.__dict__.setdefault("_bound", {})
-        if key not in cache:
-            from .passes import run_pipeline
-            from .passes.chain import chain_order
-            by_shape = {}
-            for k, m in mats.items():
-                t = self._decl[k].type
-                if t.kind.value == "sparse":
-                    by_shape[t.shape] = max(by_shape.get(t.shape, 0), m.nvals)
-
-            def hint(n):
-                if n.op is Op.INPUT:
-                    return nnz.get(n.attr("name"))
-                return by_shape.get(n.type.shape)
-            prog = run_pipeline(self.program, [("matrix-chain", lambda p: chain_order(p, dims, hint))])
-            if len(cache) > 16:
-                cache.clear()
-            cache[key] = (prog, reference.Schedule(prog))
-        return cache[key][0]
-
-    def _schedule_for(self, prog: Program):
-        for p, sched in self._bound.values():
-            if p is prog:
-                return sched
-        return reference.Schedule(prog)
+    def session(self, comm=None, *, keep: bool = True, **options) -> DistSession:
+        """The distributed session running this function on ``comm`` (default: the MPI world,
+        else one process through the same runtime) with these options: it plans on its first
+        call and again only when the sparse inputs, sizes or options change. Sessions are kept
+        per communicator and options unless ``keep=False``."""
+        comm = comm or world() or one_process()
+        opt = Options(**{**self._options, **options})
+        if not keep:
+            return DistSession(self, comm, opt)
+        key = (id(comm), opt.key())
+        s = self._sessions.get(key)
+        if s is None:
+            s = self._sessions[key] = DistSession(self, comm, opt)
+        return s
 
     def _reference(self, inputs: dict) -> dict[str, Array]:
         t0 = time.perf_counter()
@@ -134,26 +135,37 @@ class Function:
         self.last_stats = {"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0}
         return {k: Array(v, k) for k, v in out.items()}
 
+    def plan(self, np: int, inputs: dict, options: Options | None = None, dump_after: str | None = None,
+             dump=None) -> compiler.Compilation:
+        """Compile for ``np`` processes against ``inputs`` (no MPI needed): every rank's program."""
+        mats, dims = self.bind(inputs)
+        return compiler.distribute(self.sized(mats, dims), np, options or Options(**self._options),
+                                   dump_after=dump_after, dump=dump)
+
     def explain(self, np: int | None = None, *, dims: dict | None = None, density: float | None = None,
-                json: bool = False, **inputs_and_options):
+                json: bool = False, dump_after: str | None = None, **inputs_and_options):
         """The program after passes; with ``np=P``, also the distributed plan for P processes:
         for every product the plans considered, their predicted time split into compute /
         communication / latency, words and messages, memory per process, and the choice.
         Keyword arguments naming inputs are planned against; the others are options (plan,
-        partition, seed, ...). Inputs not given are stood in for from their declared shapes."""
+        partition, seed, ...). Inputs not given are stood in for from their declared shapes.
+        ``dump_after=STEP`` returns what that compiler step produced instead."""
         if np is None:
-            return str(self.program)
-        from .costmodel import load
-        from .dist.explain import as_json, as_text, plan_for, synthesize
-        from .dist.planner import Options
-
+            if dump_after is None:
+                return str(self.program)
+            dumped = []
+            compiler.run(compiler.Compilation(self.source_program), stop=dump_after, dump_after=dump_after,
+                         dump=dumped.append)
+            return dumped[0]
         names = set(self.input_names)
         given = {k: v for k, v in inputs_and_options.items() if k in names}
         opts = {k: v for k, v in inputs_and_options.items() if k not in names and v is not None}
-        opt = Options(**{**getattr(self, "_options", {}), **opts})
-        coefs = opt.coefficients or load(np)
-        plan = plan_for(self, synthesize(self, given, dims, density), np, opt)
-        return as_json(plan, np, coefs.source) if json else as_text(self, plan, np, coefs.source)
+        opt = Options(**{**self._options, **opts})
+        dumped = []
+        c = self.plan(np, synthesize(self.inputs, given, dims, density), opt, dump_after, dumped.append)
+        if dump_after is not None:
+            return dumped[0]
+        return as_json(c.plan, np, opt) if json else as_text(c.plan, np, opt)
 
     def __repr__(self) -> str:
         return f"Function({', '.join(self.input_names)} -> {', '.join(self.output_names)})"

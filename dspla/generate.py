@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import DsplaError
+from .io.snap import edges_to_csr
 
 _CHUNK = 1 << 22  # edges drawn per batch: bounds temporary memory for huge graphs
 
@@ -30,7 +31,6 @@ def _rng(seed) -> np.random.Generator:
 
 def _to_csr(src, dst, n: int, directed: bool) -> sp.csr_array:
     """Edges -> csr pattern: self loops dropped, duplicates collapsed, symmetric if undirected."""
-    from .io.snap import edges_to_csr
     return edges_to_csr(np.asarray(src), np.asarray(dst), n, directed=directed, self_loops=False)
 
 

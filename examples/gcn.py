@@ -52,7 +52,7 @@ def gcn_step(p: float = 0.5) -> dp.Function:
 
 
 def main(argv=None):
-    from dspla.dist.launch import world
+    from dspla.runtime.launch import world
     from dspla.models import TrainConfig, Trainer, load_node_data
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -5,7 +5,7 @@ import importlib
 import os
 import sys
 
-from ..errors import DsplaError
+from ..errors import DsplaError, UnknownNameError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -31,7 +31,6 @@ def run(args):
         print("\n".join(names))
         return 0
     if args.name not in names:
-        from ..errors import UnknownNameError
         raise UnknownNameError("benchmark", args.name, names)
     if ROOT not in sys.path:
         sys.path.insert(0, ROOT)

@@ -4,6 +4,11 @@ from __future__ import annotations
 import sys
 import time
 
+from ..calibration import calibrate
+from ..costmodel import save
+from ..runtime.launch import in_mpi_job, relaunch, world
+from .run import _strip
+
 
 def register(sub, common):
     p = sub.add_parser("calibrate", parents=[common], help="measure this machine and fit the cost-model coefficients")
@@ -16,13 +21,9 @@ def register(sub, common):
 
 
 def run(args):
-    from ..dist.launch import in_mpi_job, relaunch, world
 
     if not in_mpi_job():
-        from .run import _strip
         return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
-    from ..costmodel import save
-    from ..costmodel.calibrate import calibrate
 
     comm = world()
     t0 = time.perf_counter()

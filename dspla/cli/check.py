@@ -1,6 +1,9 @@
 """dspla check FILE: parse and type-check an expression file without data."""
 from __future__ import annotations
 
+from ..frontend.parser import parse_file
+from ..function import Function
+
 
 def register(sub, common):
     p = sub.add_parser("check", parents=[common], help="parse and type-check a .dspla file without data")
@@ -9,8 +12,6 @@ def register(sub, common):
 
 
 def run(args):
-    from ..function import Function
-    from ..frontend.parser import parse_file
 
     f = Function(parse_file(args.file))
     ins = ", ".join(f"{n.attr('name')}: {n.type}" for n in f.inputs)

@@ -8,6 +8,15 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
+from ..analysis import comm_stats
+from ..errors import DataFormatError, DsplaError, UnknownNameError
+from ..io.graph import load_graph
+from ..partition import METHODS, partition
+from ..partition.balance import imbalance
+from ..partition.core import as_pattern
+from ..partition.simple import random_parts
 from .partition import add_graph_args, add_partition_args, method_params
 
 ABBREV = {"hypergraph": "HP", "graph": "GP", "random": "RP", "block": "BP", "stochastic-hypergraph": "SHP"}
@@ -32,7 +41,6 @@ def register(sub, common):
 
 
 def _parse_P(text: str) -> list[int]:
-    from ..errors import DsplaError
 
     try:
         Ps = [int(x) for x in text.split(",") if x.strip()]
@@ -44,9 +52,7 @@ def _parse_P(text: str) -> list[int]:
 
 
 def _load_partition_file(path: str, n: int):
-    import numpy as np
 
-    from ..errors import DataFormatError
 
     try:
         parts = np.load(path, allow_pickle=False)
@@ -61,7 +67,6 @@ def _load_partition_file(path: str, n: int):
 
 def record(method: str, A, parts, P: int, K: int, imbalance: float, seconds: float, b_parts=None, **extra) -> dict:
     """One JSON record of comm-stats (the fields the issue fixes first, then extras)."""
-    from ..analysis import comm_stats
 
     s = comm_stats(A, parts, P, K, b_parts=b_parts).summary()
     rec = {"method": method, "P": P, "volume_total": s["volume_total"], "volume_avg": s["volume_avg"],
@@ -74,13 +79,7 @@ def record(method: str, A, parts, P: int, K: int, imbalance: float, seconds: flo
 
 
 def run(args):
-    import numpy as np
 
-    from ..io.graph import load_graph
-    from ..partition import METHODS, partition
-    from ..partition.balance import imbalance
-    from ..partition.core import as_pattern
-    from ..errors import DsplaError, UnknownNameError
 
     explicit = _parse_P(args.P) if args.P else None
     default = "" if args.partition_file else "hypergraph,graph,random"
@@ -118,7 +117,6 @@ def run(args):
             w = np.diff(A.indptr)
             records.append(record(args.name, A, file_parts, P, args.K, imbalance(file_parts, w, P), 0.0, b_parts))
         if "random" not in methods:  # the table normalises to RP: compute it, keep it out of the JSON
-            from ..partition.simple import random_parts
             baseline[P] = record("random", A, random_parts(n, P, args.seed), P, args.K, 0.0, 0.0, b_parts)
     print(format_table(records, baseline))
     if args.json:

@@ -6,6 +6,12 @@ from __future__ import annotations
 import sys
 import time
 
+from ..errors import DsplaError
+from ..models import TrainConfig, Trainer, gcn_step, load_node_data
+from ..models.trainer import default_plan
+from ..runtime.launch import in_mpi_job, relaunch, world
+from .run import _strip
+
 
 def register(sub, common):
     p = sub.add_parser("demo", parents=[common], help="train a GCN on a generated graph with 2 MPI processes",
@@ -22,18 +28,13 @@ def register(sub, common):
 
 
 def run(args):
-    from ..dist.launch import in_mpi_job, relaunch, world
-    from ..errors import DsplaError
 
     if args.np < 1 or args.nodes < 2000 or args.epochs < 1:
         raise DsplaError("need --np >= 1, --nodes >= 2000 and --epochs >= 1")
     if not in_mpi_job() and args.np > 1:
-        from .run import _strip
         print(f"dspla demo: re-launching on {args.np} MPI processes", file=sys.stderr, flush=True)
         return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}) + ["--np", str(args.np)], args.mpiexec)
 
-    from ..models import TrainConfig, Trainer, gcn_step, load_node_data
-    from ..models.trainer import default_plan
 
     t_start = time.perf_counter()
     comm = world()

@@ -3,6 +3,11 @@ from __future__ import annotations
 
 import json
 
+from ..errors import DsplaError
+from ..frontend.parser import parse_file
+from ..function import Function
+from ..io import read_input
+from ..plan.explain import compare
 from .common import parse_inputs
 
 
@@ -26,24 +31,19 @@ def register(sub, common):
 
 
 def run(args):
-    from ..errors import DsplaError
 
     if args.compare:
-        from ..dist.explain import compare
         with open(args.compare) as f:
             stats = json.load(f)
         print(json.dumps(stats["products"], indent=1) if args.json else compare(stats))
         return 0
     if not args.file:
         raise DsplaError("explain needs a FILE (or --compare STATS)")
-    from ..frontend.parser import parse_file
-    from ..function import Function
 
     f = Function(parse_file(args.file))
     if args.np is None:
         print(f.explain())
         return 0
-    from ..io import read_input
 
     kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
     given = {k: read_input(v, kinds.get(k, "dense")) for k, v in parse_inputs(args.input).items()}

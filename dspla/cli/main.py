@@ -8,6 +8,8 @@ import os
 import sys
 
 from ..errors import DsplaError
+from ..runtime.launch import in_mpi_job, world
+from ..runtime.process import keep_freed_memory
 
 COMMANDS = ["run", "check", "explain", "calibrate", "train", "demo", "bench", "partition", "comm_stats"]
 
@@ -27,7 +29,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from ..memory import keep_freed_memory
     keep_freed_memory()
     debug = args.debug or os.environ.get("DSPLA_DEBUG") == "1"
     try:
@@ -35,9 +36,7 @@ def main(argv=None) -> int:
     except DsplaError as e:
         if debug:
             raise
-        from ..dist.launch import in_mpi_job
         if in_mpi_job():
-            from ..dist.launch import world
             w = world()
             if w is not None and w.rank != 0:
                 return 2  # rank 0 reports the error once

@@ -1,6 +1,12 @@
 """dspla partition GRAPH -P 64 --method hypergraph [--eps 0.03] [--seed 0] [--no-cache] --out part.npy"""
 from __future__ import annotations
 
+from ..analysis import comm_stats
+from ..errors import UnknownNameError
+from ..io.graph import load_graph
+from ..partition import METHODS, partition
+from ..partition.core import as_pattern
+
 
 def add_graph_args(p) -> None:
     """GRAPH and --directed/--undirected, shared with comm-stats."""
@@ -42,13 +48,8 @@ def register(sub, common):
 
 
 def run(args):
-    from ..analysis import comm_stats
-    from ..io.graph import load_graph
-    from ..partition import METHODS, partition
-    from ..partition.core import as_pattern
 
     if args.method not in METHODS:  # fail before loading a big file
-        from ..errors import UnknownNameError
         raise UnknownNameError("partitioning method", args.method, METHODS)
     A = as_pattern(load_graph(args.graph, directed=args.directed))
     r = partition(A, args.P, args.method, eps=args.eps, seed=args.seed, backend=args.backend, cache=args.cache,

@@ -6,6 +6,13 @@ import os
 import sys
 import time
 
+import numpy as np
+
+from ..errors import DsplaError
+from ..frontend.parser import parse_file
+from ..function import Function
+from ..io import read_input, write_results
+from ..runtime.launch import in_mpi_job, relaunch, world
 from .common import parse_inputs
 
 
@@ -51,18 +58,13 @@ def _strip(argv, flags):
 
 
 def run(args):
-    from ..dist.launch import in_mpi_job, relaunch, world
 
     if args.np is not None and not in_mpi_job():
         if args.np < 1:
-            from ..errors import DsplaError
             raise DsplaError(f"--np must be at least 1, got {args.np}")
         argv = _strip(sys.argv[1:], {"--np", "--mpiexec"})
         return relaunch(args.np, argv, args.mpiexec)
 
-    from ..frontend.parser import parse_file
-    from ..function import Function
-    from ..io import read_input, write_results
 
     f = Function(parse_file(args.file))
     comm = world()
@@ -81,7 +83,6 @@ def run(args):
                    "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
                    "memory_cap": args.memory_cap}
         if args.partition_file:
-            import numpy as np
             options["parts"] = np.load(args.partition_file) if rank == 0 else None
             options["partition"] = "file"
         out = f.run(data, repeat=args.repeat, **options)
@@ -108,7 +109,6 @@ def run(args):
 
 
 def _jsonable(x):
-    import numpy as np
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, np.ndarray):

@@ -9,6 +9,17 @@ import json
 import os
 import sys
 
+import numpy as np
+
+from ..errors import DsplaError, UnknownNameError
+from ..frontend.parser import parse_file
+from ..models import TrainConfig, Trainer, load_node_data
+from ..models.minibatch import MiniBatchTrainer
+from ..models.program import check_step
+from ..plan.plans import plan_names
+from ..runtime.launch import in_mpi_job, relaunch, world
+from .run import _strip
+
 
 def register(sub, common):
     p = sub.add_parser("train", parents=[common], help="train a GCN step program (forward + backward in dspla)",
@@ -65,7 +76,6 @@ def register(sub, common):
 
 
 def _check_args(args):
-    from ..errors import DsplaError
 
     def bad(msg):
         raise DsplaError(msg)
@@ -97,14 +107,11 @@ def _check_args(args):
     if not args.dataset and not args.graph:
         bad("give --dataset (cora, citeseer, pubmed, sbm) or --graph FILE")
     if args.plan:
-        from ..dist.plans import plan_names
         if args.plan != "auto" and args.plan not in plan_names():
-            from ..errors import UnknownNameError
             raise UnknownNameError("plan", args.plan, plan_names() + ["auto"])
 
 
 def _fanout(text):
-    from ..errors import DsplaError
     try:
         out = tuple(int(x) for x in text.split(","))
     except ValueError:
@@ -115,16 +122,11 @@ def _fanout(text):
 
 
 def run(args):
-    from ..dist.launch import in_mpi_job, relaunch, world
-    from .run import _strip
 
     _check_args(args)
     if args.np is not None and not in_mpi_job():
         return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
 
-    from ..frontend.parser import parse_file
-    from ..models import TrainConfig, load_node_data
-    from ..models.program import check_step
 
     program = parse_file(args.file)
     check_step(program, args.file)
@@ -148,18 +150,15 @@ def run(args):
                       partition=args.partition, progress=not args.quiet, log_every=args.log_every,
                       explain=args.explain)
     if args.minibatch:
-        from ..models.minibatch import MiniBatchTrainer
         trainer = MiniBatchTrainer(program, data, cfg, comm, batch_size=args.minibatch, sampler=args.sampler,
                                    fanout=_fanout(args.fanout))
     else:
-        from ..models import Trainer
         trainer = Trainer(program, data, cfg, comm)
     result = trainer.fit()
     if rank != 0:
         return 0
     print_summary(result)
     if args.save_logits:
-        import numpy as np
         np.save(args.save_logits, result["logits"])
     if args.json:
         write_json(args.json, result)
@@ -186,7 +185,6 @@ def write_json(path: str, result: dict):
 
 
 def _jsonable(x):
-    import numpy as np
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, np.ndarray):

@@ -1,5 +1,7 @@
 """The cost model: coefficients (calibrated per machine), per-instruction counts of a lowered
-plan, and the predicted time of each plan for explain and for ``--plan auto``."""
+plan, the predicted time of each plan for explain and for ``--plan auto``, and the refit of
+the coefficients to measured plan runs. It reads plan IR only; calibration, which runs plans,
+lives above it (dspla.calibration)."""
 from .coefficients import Coefficients, load, save, shipped, user_path
 from .counts import COUNT, RankView, count_rank, count_rule
 from .model import OVERLAP, overlap_rule, predict, split

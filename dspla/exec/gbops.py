@@ -9,6 +9,7 @@ import numpy as np
 
 from ..algebra import BinaryOp, Monoid, Semiring, UnaryOp
 from ..ir.types import DType
+from .buffers import from_values, values_of
 
 
 @lru_cache(maxsize=None)
@@ -110,7 +111,6 @@ def is_full(M) -> bool:
 
 def identity_full(nrows: int, ncols: int, m: Monoid, dtype: DType):
     """A full matrix holding the monoid's identity (zeros come from calloc: nearly free)."""
-    from ..dist.local import from_values
     ident = m.identity(dtype)
     vals = np.zeros((nrows, ncols), dtype=dtype.np) if not ident else np.full((nrows, ncols), ident, dtype=dtype.np)
     return from_values(vals, dtype)
@@ -158,7 +158,6 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None):
     ``a_empty_rows``: a's empty rows when the caller knows them (planning-time matrices)."""
     if (sr.monoid.name == "plus" and sr.mult.name == "times" and compute.is_float and a.ncols > 0
             and is_full(a) and is_full(b) and a.nvals and b.nvals):
-        from ..dist.local import from_values, values_of
         with values_of(a) as av, values_of(b) as bv:
             out = av @ bv
         return from_values(out, compute)

@@ -13,7 +13,13 @@ from importlib import resources
 import lark
 
 from .. import algebra
-from ..errors import DimensionMismatch, DsplaError, DsplaSyntaxError, Span, UnknownNameError
+from ..errors import (
+    DimensionMismatch,
+    DsplaError,
+    DsplaSyntaxError,
+    Span,
+    UnknownNameError,
+)
 from ..ir import Node, Program
 from . import dsl
 from .dsl import Expr

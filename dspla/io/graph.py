@@ -22,6 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
+from .mtx import load_mtx
+from .npz import load_npz
+from .snap import edges_to_csr, load_snap
 
 EDGE_LIST_EXTS = (".txt", ".edges", ".el")
 MTX_EXTS = (".mtx",)
@@ -50,16 +53,13 @@ def load_graph(path, *, directed: bool | None = None, quiet: bool = False, **opt
     t0 = time.perf_counter()
     fmt = graph_format(path)
     if fmt == "edgelist":
-        from .snap import load_snap
         A = load_snap(path, directed=True if directed is None else directed, **opts)
     else:
         if opts:
             raise DsplaError(f"options {', '.join(sorted(opts))} apply to edge lists, not to {path}")
         if fmt == "mtx":
-            from .mtx import load_mtx
             A = load_mtx(path)
         else:
-            from .npz import load_npz
             A = load_npz(path)
         if not sp.issparse(A):
             A = np.asarray(A)
@@ -81,7 +81,6 @@ def symmetrize(A: sp.csr_array, path="matrix") -> sp.csr_array:
     if A.shape[0] != A.shape[1]:
         raise DataFormatError(path, f"an undirected graph needs a square matrix, this one is "
                               f"{A.shape[0]} x {A.shape[1]}")
-    from .snap import edges_to_csr
     C = A.tocoo()
     return edges_to_csr(C.row.astype(np.int64), C.col.astype(np.int64), A.shape[0],
                         C.data.astype(np.float64), directed=False)

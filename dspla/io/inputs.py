@@ -6,6 +6,10 @@ import os
 import numpy as np
 
 from ..errors import DataFormatError, DsplaError
+from .graph import graph_format
+from .mtx import load_mtx
+from .npz import load_npz
+from .snap import load_snap
 
 FORMATS_HELP = ".mtx[.gz], an edge list (.txt[.gz], .edges, .el), .npy or FILE.npz[:ARRAY]"
 
@@ -25,17 +29,13 @@ def read_input(spec: str, kind: str = "dense"):
         except ValueError as e:
             raise DataFormatError(path, f"not a plain .npy array ({e})") from None
     if low.endswith(".npz"):
-        from .npz import load_npz
         return load_npz(path, key)
-    from .graph import graph_format
     try:
         fmt = graph_format(path)
     except DsplaError:
         raise DsplaError(f"{path}: unknown input format (use {FORMATS_HELP})") from None
     if fmt == "mtx":
-        from .mtx import load_mtx
         return load_mtx(path)
     # An edge list is a sparse matrix (directed: A[i, j] = 1 for an edge i -> j); as a dense
     # input it reaches the input checker, which says how to convert.
-    from .snap import load_snap
     return load_snap(path)

@@ -24,8 +24,20 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError
-from ._textfile import (FLOAT, INT, SEP, first_rejected, line_offset, lines_from, loadtxt, open_text,
-                        parse_float, parse_int, read_all, read_errors)
+from ._textfile import (
+    FLOAT,
+    INT,
+    SEP,
+    first_rejected,
+    line_offset,
+    lines_from,
+    loadtxt,
+    open_text,
+    parse_float,
+    parse_int,
+    read_all,
+    read_errors,
+)
 
 FORMATS = ("coordinate", "array")
 FIELDS = ("real", "double", "integer", "pattern", "complex")

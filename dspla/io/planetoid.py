@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
 from ._textfile import INT, loadtxt, locate, parse_int
+from .snap import edges_to_csr
 from .unpickle import restricted_load
 
 N_VAL = 500  # the reference's validation split size (override with n_val=)
@@ -169,5 +170,4 @@ def _adjacency(path, graph, n: int, self_loops: bool) -> sp.csr_array:
         if len(ids) and (ids.min() < 0 or ids.max() >= n):
             bad = int(ids[(ids < 0) | (ids >= n)][0])
             raise DataFormatError(path, f"node {bad} is outside 0..{n - 1} (the dataset has {n} nodes)")
-    from .snap import edges_to_csr
     return edges_to_csr(src, nbrs, n, directed=False, self_loops=self_loops)

@@ -31,7 +31,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
-from ._textfile import FLOAT, SEP, loadtxt, locate, open_text, parse_float, parse_int, read_errors
+from ._textfile import (
+    FLOAT,
+    SEP,
+    loadtxt,
+    locate,
+    open_text,
+    parse_float,
+    parse_int,
+    read_errors,
+)
 
 COMMENT_CHARS = ("#", "%")
 

@@ -9,6 +9,7 @@ table maps each admitted spelling straight to the object.
 """
 from __future__ import annotations
 
+import collections
 import pickle
 
 import numpy as np
@@ -39,7 +40,6 @@ def _numpy_numeric_frombuffer():
 
 
 def _table() -> dict[tuple[str, str], object]:
-    import collections
 
     allowed: dict[tuple[str, str], object] = {
         ("numpy", "ndarray"): np.ndarray,

@@ -1,7 +1,7 @@
 """The expression IR: types, the node, programs, type rules and the verifier."""
 from .node import Node, Op
 from .program import Program
-from .types import DType, Dim, Kind, Type, promote
+from .types import Dim, DType, Kind, Type, promote
 from .typing import make
 from .verify import verify
 

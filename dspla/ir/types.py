@@ -13,6 +13,8 @@ from typing import Union
 
 import numpy as np
 
+from ..errors import UnknownNameError
+
 Dim = Union[int, str]  # an int is a fixed size; a str is a symbol bound from data at run time
 
 
@@ -43,8 +45,6 @@ class DType(enum.Enum):
 
     @classmethod
     def parse(cls, name) -> "DType":
-        from ..errors import UnknownNameError
-
         if isinstance(name, DType):
             return name
         try:

@@ -13,12 +13,14 @@ from .node import Node, Op
 from .types import DType, Kind, Type
 
 TYPE_RULES: dict[Op, Callable] = {}
+ATTRS: dict[Op, frozenset] = {}   # the attributes a node of each op carries (the verifier checks them)
 
 
-def type_rule(*ops: Op):
+def type_rule(*ops: Op, attrs=()):
     def register(fn):
         for op in ops:
             TYPE_RULES[op] = fn
+            ATTRS[op] = frozenset(attrs)
         return fn
     return register
 
@@ -47,7 +49,7 @@ def _dims_differ(where, what, a: Node, b: Node, da, db, span):
                             span)
 
 
-@type_rule(Op.INPUT)
+@type_rule(Op.INPUT, attrs=("name", "role"))
 def _input(args, attrs, given, where, span):
     if given is None:
         raise ValueError(f"{where}: an input needs its declared type")
@@ -61,7 +63,7 @@ def _identity(args, attrs, given, where, span):
     return given
 
 
-@type_rule(Op.MXM)
+@type_rule(Op.MXM, attrs=("semiring",))
 def _mxm(args, attrs, given, where, span):
     a, b = args
     if a.type.ncols != b.type.nrows:
@@ -84,7 +86,7 @@ def broadcast_shape(a: Node, b: Node, where, span):
     return tuple(shape)
 
 
-@type_rule(Op.EWISE_ADD)
+@type_rule(Op.EWISE_ADD, attrs=("op",))
 def _ewise_add(args, attrs, given, where, span):
     a, b = args
     shape = broadcast_shape(a, b, where, span)
@@ -94,7 +96,7 @@ def _ewise_add(args, attrs, given, where, span):
     return Type(kind, shape, out)
 
 
-@type_rule(Op.EWISE_MULT)
+@type_rule(Op.EWISE_MULT, attrs=("op",))
 def _ewise_mult(args, attrs, given, where, span):
     a, b = args
     shape = broadcast_shape(a, b, where, span)
@@ -105,7 +107,7 @@ def _ewise_mult(args, attrs, given, where, span):
     return Type(kind, shape, out)
 
 
-@type_rule(Op.APPLY)
+@type_rule(Op.APPLY, attrs=("op",))
 def _apply(args, attrs, given, where, span):
     (x,) = args
     _, out = attrs["op"].dtypes(x.type.dtype, where)
@@ -121,7 +123,7 @@ def scalar_dtype(value, like: DType) -> DType:
     return like if like.is_float else DType.float64
 
 
-@type_rule(Op.APPLY_BIND)
+@type_rule(Op.APPLY_BIND, attrs=("op", "scalar", "side"))
 def _apply_bind(args, attrs, given, where, span):
     (x,) = args
     s = scalar_dtype(attrs["scalar"], x.type.dtype)
@@ -130,7 +132,7 @@ def _apply_bind(args, attrs, given, where, span):
     return x.type.with_(dtype=out)
 
 
-@type_rule(Op.SELECT)
+@type_rule(Op.SELECT, attrs=("op", "thunk"))
 def _select(args, attrs, given, where, span):
     (x,) = args
     op = attrs["op"]  # nonzero takes no thunk: it applies to bool values whatever the thunk
@@ -140,7 +142,7 @@ def _select(args, attrs, given, where, span):
     return x.type
 
 
-@type_rule(Op.MASK)
+@type_rule(Op.MASK, attrs=("complement", "structure"))
 def _mask(args, attrs, given, where, span):
     x, m = args
     if tuple(x.type.shape) != tuple(m.type.shape):
@@ -154,7 +156,7 @@ def _transpose(args, attrs, given, where, span):
     return x.type.with_(shape=(x.type.ncols, x.type.nrows))
 
 
-@type_rule(Op.REDUCE)
+@type_rule(Op.REDUCE, attrs=("monoid", "axis"))
 def _reduce(args, attrs, given, where, span):
     (x,) = args
     axis = attrs["axis"]
@@ -163,13 +165,13 @@ def _reduce(args, attrs, given, where, span):
     return Type(Kind.dense, shape, out)
 
 
-@type_rule(Op.CAST)
+@type_rule(Op.CAST, attrs=("dtype",))
 def _cast(args, attrs, given, where, span):
     (x,) = args
     return x.type.with_(dtype=attrs["dtype"])
 
 
-@type_rule(Op.DROPOUT_MASK)
+@type_rule(Op.DROPOUT_MASK, attrs=("p",))
 def _dropout_mask(args, attrs, given, where, span):
     x, seed = args
     if tuple(seed.type.shape) != (1, 1) or seed.type.dtype is not DType.int64:

@@ -8,14 +8,7 @@ from __future__ import annotations
 from ..errors import DsplaError, VerificationError
 from .node import Node, Op
 from .program import Program
-from .typing import TYPE_RULES, _where
-
-REQUIRED_ATTRS = {
-    Op.INPUT: {"name", "role"}, Op.IDENTITY: set(), Op.MXM: {"semiring"}, Op.EWISE_ADD: {"op"},
-    Op.EWISE_MULT: {"op"}, Op.APPLY: {"op"}, Op.APPLY_BIND: {"op", "scalar", "side"},
-    Op.SELECT: {"op", "thunk"}, Op.MASK: {"complement", "structure"}, Op.TRANSPOSE: set(),
-    Op.REDUCE: {"monoid", "axis"}, Op.CAST: {"dtype"}, Op.DROPOUT_MASK: {"p"},
-}
+from .typing import ATTRS, TYPE_RULES, _where
 
 
 def verify(program: Program, after: str = "") -> Program:
@@ -33,8 +26,8 @@ def verify(program: Program, after: str = "") -> Program:
 
     for node in program.toposort():
         keys = {k for k, _ in node.attrs}
-        if keys != REQUIRED_ATTRS[node.op]:
-            fail(node, f"attributes {sorted(keys)} but {node.op.value} takes {sorted(REQUIRED_ATTRS[node.op])}")
+        if keys != ATTRS[node.op]:
+            fail(node, f"attributes {sorted(keys)} but {node.op.value} takes {sorted(ATTRS[node.op])}")
         if node.op is Op.INPUT:
             prev = inputs.setdefault(node.attr("name"), node)
             if prev is not node and prev.type != node.type:

@@ -6,7 +6,13 @@ from .data import NodeData, load_node_data, row_normalize
 from .gcn import gcn_step, gcn_step_exprs
 from .normalize import gcn_norm, gcn_norm_scipy
 from .optim import SGD, Adam, make_optimizer
-from .program import check_step, eval_program, set_dropout, training_program, without_dropout
+from .program import (
+           check_step,
+           eval_program,
+           set_dropout,
+           training_program,
+           without_dropout,
+)
 from .trainer import TrainConfig, Trainer, epoch_seed
 
 __all__ = ["Adam", "NodeData", "SGD", "TrainConfig", "Trainer", "check_step", "epoch_seed", "eval_program",

@@ -9,7 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DsplaError
+from ..errors import DsplaError, UnknownNameError
+from ..generate import contextual_sbm
+from ..io import load_graph
+from ..io.planetoid import load_planetoid
 
 PLANETOID = ("cora", "citeseer", "pubmed")
 
@@ -104,7 +107,6 @@ def load_node_data(dataset: str | None = None, *, data_dir: str | None = None, g
     if graph is not None and dataset is not None:
         raise DsplaError("give either --dataset or --graph, not both")
     if dataset in PLANETOID:
-        from ..io.planetoid import load_planetoid
         if not data_dir:
             raise DsplaError(f"--dataset {dataset} needs --data-dir, the folder with ind.{dataset}.* "
                              "(e.g. ../shared/datasets/planetoid)")
@@ -114,16 +116,13 @@ def load_node_data(dataset: str | None = None, *, data_dir: str | None = None, g
         return NodeData(sp.csr_array(d.adjacency, dtype=np.float64), X, d.labels, d.train_idx, d.val_idx,
                         d.test_idx, dataset, "Planetoid (Kipf & Welling split)")
     if dataset == "sbm":
-        from ..generate import contextual_sbm
         d = contextual_sbm(nodes, n_classes=classes, avg_degree=avg_degree, homophily=homophily,
                            n_features=feature_dim or 64, seed=data_seed, dtype=np.float64)
         X = row_normalize(d.features) if normalize_features else d.features
         return NodeData(sp.csr_array(d.adjacency, dtype=np.float64), X, d.labels, d.train_idx, d.val_idx,
                         d.test_idx, "sbm", f"contextual SBM, seed {data_seed}, homophily {d.homophily:.2f}")
     if dataset is not None:
-        from ..errors import UnknownNameError
         raise UnknownNameError("dataset", dataset, list(PLANETOID) + ["sbm"])
-    from ..io import load_graph
     A = sp.csr_array(load_graph(graph), dtype=np.float64)
     n = A.shape[0]
     A.data[:] = 1.0

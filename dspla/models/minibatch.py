@@ -24,7 +24,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DsplaError
+from ..analysis import comm_stats
+from ..errors import DsplaError, UnknownNameError
+from ..function import Function
+from ..partition import partition
+from .optim import make_optimizer
+from .program import eval_program, training_program
 from .trainer import Progress, TrainConfig, Trainer, epoch_seed, log_softmax_np
 
 
@@ -62,7 +67,6 @@ class Sampler:
 
     def __post_init__(self):
         if self.kind not in ("neighbor", "node"):
-            from ..errors import UnknownNameError
             raise UnknownNameError("sampler", self.kind, ["neighbor", "node"])
         if self.kind == "neighbor" and len(self.fanout) < self.hops:
             self.fanout = tuple(self.fanout) + (self.fanout[-1],) * (self.hops - len(self.fanout))
@@ -113,7 +117,6 @@ class Sampler:
 def global_partition(A: sp.csr_array, P: int, method: str, sampler: Sampler, seed: int = 0, progress=None,
                      shp_error: float = 0.02):
     """Row owners of the full graph: SHP from the sampler's batches, or a full-graph method."""
-    from ..partition import partition
 
     if P == 1:
         return np.zeros(A.shape[0], np.int64), {"method": "none"}
@@ -134,18 +137,12 @@ class MiniBatchTrainer(Trainer):
     def __init__(self, program, data=None, config: TrainConfig | None = None, comm=None, *, batch_size: int = 64,
                  sampler: str = "neighbor", fanout=(10, 10)):
         super().__init__(program, data, config, comm)
-        from ..function import Function
-        from .program import eval_program, training_program
         self.batch_size = int(batch_size)
         self.sampler_kind, self.fanout = sampler, tuple(fanout)
         self.f_batch = Function(training_program(self.step_program, with_eval=False))
         self.f_eval = Function(eval_program(self.step_program))
 
     def fit(self):
-        from ..dist.planner import Options
-        from ..dist.session import DistSession
-        from .optim import make_optimizer
-
         cfg, comm, rank, P = self.cfg, self.comm, self.rank, self.comm.size
         rng = np.random.default_rng(cfg.seed)
         parts = static = params = opt = None
@@ -161,7 +158,7 @@ class MiniBatchTrainer(Trainer):
             opt = make_optimizer(cfg.optimizer, cfg.lr, self._weight_decay(),
                                  **({"momentum": cfg.momentum} if cfg.optimizer == "sgd" else {}))
         base = {"plan": self.plan, **({} if cfg.progress else {"progress": False})}
-        eval_session = DistSession(self.f_eval, comm, Options(**base, partition="file", parts=parts))
+        eval_session = self.f_eval.session(comm, **base, partition="file", parts=parts)
         n_batches = comm.bcast(math.ceil(len(self.data.train_idx) / self.batch_size) if rank == 0 else None, 0)
         progress = Progress(cfg.epochs, cfg.progress and rank == 0, cfg.log_every)
         history, batch_words, batch_msgs, batch_sizes = [], [], [], []
@@ -180,7 +177,7 @@ class MiniBatchTrainer(Trainer):
                                                 epoch_seed(cfg.seed, epoch * n_batches + b))
                     sub_parts = parts[nodes]
                     batch_sizes.append(nodes.size)
-                s = DistSession(self.f_batch, comm, Options(**base, partition="file", parts=sub_parts))
+                s = self.f_batch.session(comm, keep=False, **base, partition="file", parts=sub_parts)
                 out = s.run(inputs)
                 if rank == 0:
                     st = s.last_stats
@@ -233,7 +230,6 @@ def batch_volumes(A, parts_by_name: dict, sampler: Sampler, batches: int, P: int
                   progress=None) -> dict:
     """Average communication volume (rows of H sent between processes for one product, i.e. words
     per feature column) per batch under each partition, over the SAME random batches."""
-    from ..analysis import comm_stats
 
     rng = np.random.default_rng(seed)
     A = sp.csr_array(A)

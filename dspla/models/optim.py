@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnknownNameError
+
 
 class Optimizer:
     name = "?"
@@ -106,6 +108,5 @@ OPTIMIZERS = {"adam": Adam, "sgd": SGD}
 
 def make_optimizer(name: str, lr: float, weight_decay: dict | None = None, **kw) -> Optimizer:
     if name not in OPTIMIZERS:
-        from ..errors import UnknownNameError
         raise UnknownNameError("optimizer", name, list(OPTIMIZERS))
     return OPTIMIZERS[name](lr, weight_decay, **kw)

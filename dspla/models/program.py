@@ -17,6 +17,7 @@ Rewrites (pure functions Program -> Program, like the compiler's passes):
 """
 from __future__ import annotations
 
+from ..algebra import get_unary
 from ..errors import DsplaError
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
@@ -78,7 +79,6 @@ def set_dropout(program: Program, p: float) -> Program:
 def without_dropout(program: Program) -> Program:
     """Dropout removed: every ``dropout_mask(x, p, s)`` becomes ``one(x)`` (1.0 on x's pattern), and
     what that leaves trivial folds away: ``one(x) + 0 * x`` -> ``one(x)``, ``x * one(x)`` -> ``x``."""
-    from ..algebra import get_unary
 
     one = get_unary("one")
 

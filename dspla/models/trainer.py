@@ -24,8 +24,10 @@ import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import DsplaError
+from ..function import Function
 from ..ir import Program
 from ..ir.types import Kind
 from . import checkpoint as ckpt
@@ -63,8 +65,7 @@ class TrainConfig:
 
 
 def default_plan() -> str:
-    from ..dist.planner import Options
-    return Options().plan
+    return "auto"   # the planner's choice by predicted time
 
 
 def epoch_seed(seed: int, epoch: int) -> int:
@@ -131,24 +132,22 @@ class Trainer:
     dict on rank 0 and None elsewhere."""
 
     def __init__(self, program: Program, data=None, config: TrainConfig | None = None, comm=None):
-        from ..dist.launch import world
-        from ..function import Function
-
-        self.cfg = config or TrainConfig()
-        if self.cfg.dropout is not None:
-            program = set_dropout(program, self.cfg.dropout)
+        cfg = self.cfg = config or TrainConfig()
+        if cfg.dropout is not None:
+            program = set_dropout(program, cfg.dropout)
         self.info = check_step(program)
         self.step_program = program
         self.f = Function(training_program(program))
-        self.comm = comm or world()
-        if self.comm is None:  # one process: the same runtime, on a one-rank communicator
-            from ..dist.comm import SimComm
-            self.comm = SimComm.create(1, timeout=3600.0)[0]
+        self.plan = cfg.plan or default_plan()
+        self.options = {"plan": self.plan, "partition": cfg.partition, "seed": cfg.partition_seed,
+                        **({} if cfg.progress else {"progress": False}), **cfg.extra_options}
+        # one process (no MPI job, no comm given) runs the same runtime on a one-rank communicator
+        self.session = self.f.session(comm, **self.options)
+        self.comm = self.session.comm
         self.rank = self.comm.rank
         self.data = data
         if self.rank == 0 and data is None:
             raise DsplaError("the trainer needs the data on rank 0")
-        self.plan = self.cfg.plan or default_plan()
 
     # ------------------------------------------------------------------ rank 0 set-up
     def _dims(self) -> dict:
@@ -186,7 +185,6 @@ class Trainer:
         if kinds.get("X") is Kind.dense and hasattr(X, "toarray"):
             X = X.toarray()
         elif kinds.get("X") is Kind.sparse and isinstance(X, np.ndarray):
-            import scipy.sparse as sp
             X = sp.csr_array(X)      # a declared-sparse X given dense features: zeros are missing entries
         return {"A": d.adjacency, "X": X, "Y": d.one_hot(), "T": d.weights(d.train_idx)}
 
@@ -214,13 +212,7 @@ class Trainer:
 
     # ------------------------------------------------------------------ the loop
     def fit(self):
-        cfg, comm, rank = self.cfg, self.comm, self.rank
-        from ..dist.planner import Options
-        from ..dist.session import DistSession
-
-        opts = {"plan": self.plan, "partition": cfg.partition, "seed": cfg.partition_seed,
-                **({} if cfg.progress else {"progress": False}), **cfg.extra_options}
-        self.session = session = DistSession(self.f, comm, Options(**opts))
+        cfg, comm, rank, session = self.cfg, self.comm, self.rank, self.session
         start, history, params, opt, static = 0, [], None, None, None
         if rank == 0:
             static = self._static_inputs()

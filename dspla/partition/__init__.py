@@ -8,8 +8,16 @@ Methods live in registry tables (METHODS, EDGE_METHODS); importing this package 
 """
 from . import graph, hp, simple, stochastic  # noqa: F401  (register the row methods)
 from .core import PartitionResult, edge_methods, methods, partition
-from .edge import (EdgePartitionResult, SplitGraph, contracted_split_graph, edge_hypergraph, edge_partition,
-                   split_graph, undirected_edges, vertex_cut)
+from .edge import (
+                   EdgePartitionResult,
+                   SplitGraph,
+                   contracted_split_graph,
+                   edge_hypergraph,
+                   edge_partition,
+                   split_graph,
+                   undirected_edges,
+                   vertex_cut,
+)
 from .hypergraph import Hypergraph, column_net
 from .registry import EDGE_METHODS, METHODS, Method, register
 from .simple import block_parts, random_parts

@@ -10,7 +10,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DimensionMismatch, PlanError
-from . import balance, cache as _cache
+from . import balance
+from . import cache as _cache
 from .progress import as_progress
 from .registry import EDGE_METHODS, METHODS, Job, Method, get
 

@@ -25,7 +25,8 @@ import scipy.sparse as sp
 from ..errors import PlanError
 from . import cache as _cache
 from .backends import BACKENDS, partition_hypergraph
-from .balance import backend_eps
+from .balance import backend_eps, rebalance
+from .balance import imbalance as _imb
 from .core import _check_request, _params_key, _unknown_params, as_pattern
 from .graph import metis_parts, symmetrised_graph
 from .hypergraph import Hypergraph, drop_small_nets
@@ -165,8 +166,6 @@ def edge_partition(A, P: int, method: str = "spac", eps: float = 0.03, seed: int
                    backend: str | None = None, cache: bool = True, progress=None, **params) -> EdgePartitionResult:
     """Partition the undirected edges of A's symmetrised pattern into P blocks of about equal size,
     minimising the vertex cut. Methods: ``dspla.partition.EDGE_METHODS`` (spac, hypergraph)."""
-    from .balance import imbalance as _imb
-    from .balance import rebalance
 
     m_ = get(method, EDGE_METHODS, "edge partitioning method")
     _unknown_params(m_, params)

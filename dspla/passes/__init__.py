@@ -1,22 +1,9 @@
-"""Compiler passes: pure functions Program -> Program, run in the order of PIPELINE and
-verified after each one."""
+"""Compiler passes on the expression IR: pure functions Program -> Program. The order they run
+in, and the verification after each, is dspla.compile.PIPELINE."""
 from __future__ import annotations
 
-from ..ir import Program, verify
+from .chain import chain_order
 from .cse import cse
 from .simplify import simplify
 
-PIPELINE = [
-    ("simplify", simplify),
-    ("cse", cse),
-]
-
-
-def run_pipeline(program: Program, passes=None) -> Program:
-    program = verify(program, after="frontend")
-    for name, fn in (PIPELINE if passes is None else passes):
-        program = verify(fn(program), after=name)
-    return program
-
-
-__all__ = ["PIPELINE", "run_pipeline", "cse", "simplify"]
+__all__ = ["chain_order", "cse", "simplify"]

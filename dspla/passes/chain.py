@@ -6,16 +6,15 @@ product taken as its multiply-adds: nnz(S) x width for a sparse factor S, p x q 
 ones. For a GCN layer with f_in = 1433 and f_out = 16 this turns A (X W) into the order that
 moves rows of width 16 instead of 1433.
 
-Only semirings that are associative over every value are re-associated (plus_times, min_plus,
-max_plus, ...); user-defined semirings and ones like plus_pair, where the order changes the
-result, are left alone.
+Only semirings that are associative over every value are re-associated: the fact is on the
+algebra rows (``Semiring.associative``: the multiply is associative and distributes over the
+monoid, as in plus_times, min_plus, max_plus); ones like plus_pair or plus_second, where the
+order changes the result, are left alone.
 """
 from __future__ import annotations
 
 from ..ir import Node, Op, Program, make
 from .rewrite import rewrite
-
-ASSOCIATIVE = {"plus_times", "min_plus", "max_plus", "min_max", "max_min", "lor_land", "land_lor", "any_pair"}
 
 
 def chain_order(program: Program, sizes: dict, nnz_hint=None) -> Program:
@@ -55,8 +54,7 @@ def chain_order(program: Program, sizes: dict, nnz_hint=None) -> Program:
     done: set[int] = set()
 
     def rule(n: Node):
-        if n.op is not Op.MXM or id(n) in done or id(n) in inner or n.attr("semiring").name not in ASSOCIATIVE \
-                or not n.attr("semiring").builtin:
+        if n.op is not Op.MXM or id(n) in done or id(n) in inner or not n.attr("semiring").associative:
             return None
         sr = n.attr("semiring")
         fs = factors(n, sr)

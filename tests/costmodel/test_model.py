@@ -10,8 +10,8 @@ import scipy.sparse as sp
 
 import dspla as dp
 from dspla.costmodel import Coefficients, predict, split
-from dspla.costmodel.calibrate import fit
-from dspla.dist.planner import Options
+from dspla.calibration.microbench import fit
+from dspla.plan.options import Options
 
 K = Coefficients(alpha_p2p=1e-5, beta_p2p=1e-9, alpha_coll=2e-5, beta_coll=2e-9, alpha_get=3e-5, beta_get=3e-9,
                  beta_pack=5e-10, gamma=1e-9, delta=2e-9, kappa=1e-6)
@@ -67,7 +67,7 @@ def test_refit_recovers_coefficients_despite_an_outlier_run():
     """The end-to-end refit on synthetic plan runs made from known coefficients: one run taking
     30x its time (a descheduled collective at P > cores) must not drag the fit."""
     from dataclasses import replace
-    from dspla.costmodel.fitplans import refit
+    from dspla.costmodel.fit import refit
     rng = np.random.default_rng(0)
     true = replace(K, gamma=4e-10, beta_coll=3e-9)
     records = []
@@ -96,10 +96,9 @@ def _data(n=80, k=6, seed=1):
 
 def test_counts_from_the_lowering_equal_the_analysis():
     from dspla.analysis import comm_stats
-    from dspla.dist.explain import plan_for
     d = _data()
     parts = np.random.default_rng(3).integers(0, 4, 80)
-    plan = plan_for(_spmm(), d, 4, Options(plan="p2p1d", parts=parts, coefficients=K))
+    plan = _spmm().plan(4, d, Options(plan="p2p1d", parts=parts, coefficients=K)).plan
     cand = plan.products[0].candidates[0]
     cs = comm_stats(d["A"], parts, 4, K=6)
     assert cand["words_avg"] * 4 == 6 * cs.volume_total
@@ -109,10 +108,9 @@ def test_counts_from_the_lowering_equal_the_analysis():
 def test_p2p1d_local_product_counts_as_local_even_in_place():
     """The product on a rank's own rows is the one that overlaps the messages, whether it
     writes a new output or accumulates into a full one (B full: in place)."""
-    from dspla.dist.explain import plan_for
     d = _data()
     parts = np.random.default_rng(3).integers(0, 4, 80)
-    plan = plan_for(_spmm(), d, 4, Options(plan="p2p1d", parts=parts, coefficients=K))
+    plan = _spmm().plan(4, d, Options(plan="p2p1d", parts=parts, coefficients=K)).plan
     for r, c in enumerate(plan.products[0].counts["p2p1d"]):
         A = d["A"].tocsr()
         own = parts == r
@@ -121,16 +119,15 @@ def test_p2p1d_local_product_counts_as_local_even_in_place():
 
 
 def test_auto_picks_the_lowest_prediction_and_respects_the_memory_cap():
-    from dspla.dist.explain import plan_for
     d = _data(200, 32)
-    plan = plan_for(_spmm(), d, 4, Options(plan="auto", partition="random", coefficients=K))
+    plan = _spmm().plan(4, d, Options(plan="auto", partition="random", coefficients=K)).plan
     cands = [c for c in plan.products[0].candidates if "predicted_s" in c and "skipped" not in c]
     assert len(cands) >= 2
     best = min(cands, key=lambda c: c["predicted_s"])
     assert plan.products[0].plan == best["plan"] and "lowest predicted time" in plan.products[0].why
     # a cap below the best plan's memory excludes it
     cap = best["memory_bytes"] - 1
-    plan2 = plan_for(_spmm(), d, 4, Options(plan="auto", partition="random", coefficients=K, memory_cap=cap))
+    plan2 = _spmm().plan(4, d, Options(plan="auto", partition="random", coefficients=K, memory_cap=cap)).plan
     chosen = next(c for c in plan2.products[0].candidates if c["plan"] == plan2.products[0].plan)
     assert chosen["memory_bytes"] <= cap or "every plan exceeds" in " ".join(plan2.products[0].notes)
 

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from dspla.dist.comm import run_simulated
+from dspla.runtime.comm.sim import run_simulated
 from dspla.frontend.parser import parse_file
 from dspla.models import Adam, SGD, TrainConfig, Trainer, load_node_data
 from dspla.models import checkpoint as ckpt

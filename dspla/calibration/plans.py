@@ -1,0 +1,55 @@
+"""Every plan run on generated graphs, timed, with the cost model's counts of each: the records
+the end-to-end refit (``dspla.costmodel.fit.refit``) fits the coefficients to."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..frontend.dsl import dense, sparse
+from ..function import function
+from ..generate import erdos_renyi, random_geometric, rmat
+from ..plan.options import Options
+from ..plan.plans import plan_names
+from ..runtime.session import DistSession
+
+
+def _graphs(quick: bool):
+    n = 1 << (13 if quick else 14)
+    out = [("rmat", rmat(13 if quick else 14, 8, seed=1), "random"),
+           ("geometric", random_geometric(n, avg_degree=10, seed=2), "block"),
+           ("erdos", erdos_renyi(n, 6, seed=3), "random"),
+           # a communication-aware partition, as real runs use: p2p1d then moves little
+           ("rmat-hp", rmat(13 if quick else 14, 8, seed=5), "hypergraph")]
+    return out
+
+
+def plan_runs(comm, quick: bool = False, say=None, repeat: int = 3) -> list | None:
+    """Every plan on each generated graph and K, on this communicator. Rank 0 returns records
+    {graph, K, plan, counts (per rank), measured_s (median iteration)}; the others None."""
+    A_ = sparse("A", ("n", "n"))
+    X_ = dense("X", ("n", "k"))
+    f = function(outputs={"C": A_ @ X_})
+    rng = np.random.default_rng(0)
+    records = []
+    Ks = (16, 64) if quick else (16, 64, 256)
+    for gname, A, part in _graphs(quick):
+        for K in Ks:
+            X = rng.random((A.shape[0], K)) if comm.rank == 0 else None
+            for plan in plan_names():
+                opts = Options(plan=plan, partition=part, seed=0, replication=2 if comm.size % 2 == 0 else 1,
+                               cache=True, progress=False)
+                s = DistSession(f, comm, opts)
+                inputs = {"A": A, "X": X} if comm.rank == 0 else None
+                s.run(inputs, repeat=1)                         # plans; checks the plan can run here
+                s.run(inputs, repeat=repeat)
+                if comm.rank == 0:
+                    info = s.plan.products[0]
+                    if info.plan == plan and plan in info.counts:
+                        records.append({"graph": gname, "K": K, "plan": plan, "counts": info.counts[plan],
+                                        "measured_s": s.last_stats["iteration_s_median"]})
+                if hasattr(s, "runtime") and s.runtime is not None:
+                    s.runtime.close()
+            if say:
+                say(f"plans on {gname} (n={A.shape[0]}, nnz={A.nnz}), K={K}")
+    return records if comm.rank == 0 else None
+
+

@@ -1,0 +1,173 @@
+"""The compiler, as one list of steps.
+
+    verify -> simplify -> cse -> chain-order -> static-eval -> partition -> facts -> lower
+           -> choose -> verify-plan
+
+The first three need only the program (they run when a Function is made); chain-order needs
+the sizes of the inputs (it runs when they are known, for one process too); the rest plan
+for P processes. Every step is a function ``Compilation -> Compilation``; the steps on the
+expression IR are checked by the IR verifier after each, and the plan is checked by the last
+step. Each step is timed (``Compilation.timings``) and its result printable
+(``dspla explain FILE --np P --dump-after STEP``).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from .errors import DsplaError, UnknownNameError
+from .ir import Op, Program, verify
+from .passes import chain_order, cse, simplify
+from .plan import facts as facts_mod
+from .plan import partitioning, static
+from .plan.choose import choose
+from .plan.lower import lower
+from .plan.options import Options
+from .plan.verify import verify_plan
+
+
+@dataclass(frozen=True)
+class Compilation:
+    """Everything known about one program at one point of the pipeline."""
+    program: Program
+    mats: dict | None = None        # input name -> graphblas Matrix (values only needed by static-eval)
+    sizes: dict | None = None       # dim symbol -> size
+    P: int | None = None
+    options: Options | None = None
+    static: object = None           # plan.static.Static
+    dims: dict | None = None        # dim symbol -> plan.layout.DimPart
+    partition_info: dict | None = None
+    facts: dict | None = None       # id(node) -> plan.facts.Facts
+    lowering: object = None         # plan.lower.Lowering (products with their candidates)
+    plan: object = None             # plan.distplan.DistPlan
+    timings: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    run: Callable[[Compilation], Compilation]
+    show: Callable[[Compilation], str]
+    needs: str = "program"          # "program" | "sizes" | "P": what must be known to run it
+
+
+def _ir_pass(fn):
+    return lambda c: replace(c, program=fn(c.program))
+
+
+def _nnz_hint(c: Compilation):
+    """Entries of each sparse factor, for matrix-chain order: inputs by their data, others by
+    the largest sparse input of the same shape."""
+    mats = c.mats or {}
+    nnz = {n.attr("name"): mats[n.attr("name")].nvals for n in c.program.inputs
+           if n.type.kind.value == "sparse" and n.attr("name") in mats}
+    by_shape = {}
+    for n in c.program.inputs:
+        if n.attr("name") in nnz:
+            by_shape[n.type.shape] = max(by_shape.get(n.type.shape, 0), nnz[n.attr("name")])
+    return lambda n: nnz.get(n.attr("name")) if n.op is Op.INPUT else by_shape.get(n.type.shape)
+
+
+def _chain(c: Compilation) -> Compilation:
+    return replace(c, program=chain_order(c.program, c.sizes, _nnz_hint(c)))
+
+
+def _static(c: Compilation) -> Compilation:
+    return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes))
+
+
+def _partition(c: Compilation) -> Compilation:
+    dims, info = partitioning.partition_dims(c.program.toposort(), c.static, c.sizes, c.P, c.options)
+    return replace(c, dims=dims, partition_info=info)
+
+
+def _facts(c: Compilation) -> Compilation:
+    return replace(c, facts=facts_mod.prove(c.program.toposort(), c.static.values))
+
+
+def _lower(c: Compilation) -> Compilation:
+    return replace(c, lowering=lower(c.program, c.static, c.dims, c.facts, c.sizes, c.P, c.options))
+
+
+def _choose(c: Compilation) -> Compilation:
+    return replace(c, plan=choose(c.lowering, c.partition_info))
+
+
+def _verify_plan(c: Compilation) -> Compilation:
+    verify_plan(c.plan.programs)
+    return c
+
+
+def _show_facts(c: Compilation) -> str:
+    names = c.program.names()
+    rows = [f"  {names[id(n)]}: {c.facts[id(n)]!r}" for n in c.program.toposort()]
+    return "facts (full: every entry present; rows/cols: every row/column has one):\n" + "\n".join(rows)
+
+
+def _show_programs(c: Compilation) -> str:
+    shown = c.plan.programs[:2]
+    more = f"\n(ranks 2..{c.P - 1} alike)" if c.P > 2 else ""
+    return "\n".join(str(p) for p in shown) + more
+
+
+PIPELINE: tuple[Step, ...] = (
+    Step("verify", lambda c: c, lambda c: str(c.program)),
+    Step("simplify", _ir_pass(simplify), lambda c: str(c.program)),
+    Step("cse", _ir_pass(cse), lambda c: str(c.program)),
+    Step("chain-order", _chain, lambda c: str(c.program), needs="sizes"),
+    Step("static-eval", _static, lambda c: c.static.describe(c.program.toposort(), c.program.names()), needs="P"),
+    Step("partition", _partition, lambda c: partitioning.describe(c.dims), needs="P"),
+    Step("facts", _facts, _show_facts, needs="P"),
+    Step("lower", _lower, lambda c: c.lowering.describe(), needs="P"),
+    Step("choose", _choose, lambda c: c.plan.explain(), needs="P"),
+    Step("verify-plan", _verify_plan, _show_programs, needs="P"),
+)
+
+
+def step_names() -> list[str]:
+    return [s.name for s in PIPELINE]
+
+
+def run(c: Compilation, start: str | None = None, stop: str | None = None, dump_after: str | None = None,
+        dump=None, pipeline: tuple = PIPELINE) -> Compilation:
+    """Run the steps from ``start`` through ``stop`` (names; default the whole list). With
+    ``dump_after``, ``dump(text)`` gets that step's printed result."""
+    names = [s.name for s in pipeline]
+    for n in (start, stop, dump_after):
+        if n is not None and n not in names:
+            raise UnknownNameError("compiler step", n, names)
+    lo = names.index(start) if start else 0
+    hi = names.index(stop) if stop else len(names) - 1
+    timings = dict(c.timings)
+    for step in pipeline[lo:hi + 1]:
+        if step.needs == "sizes" and c.sizes is None or step.needs == "P" and c.P is None:
+            raise DsplaError(f"compiler step {step.name!r} needs the {step.needs} of a run")
+        t0 = time.perf_counter()
+        c = step.run(c)
+        if step.needs != "P":   # a step on the expression IR: verified after it
+            c = replace(c, program=verify(c.program, after=step.name))
+        timings[step.name] = time.perf_counter() - t0
+        if dump_after == step.name and dump is not None:
+            dump(step.show(c))
+    return replace(c, timings=timings)
+
+
+def frontend(program: Program) -> Compilation:
+    """The steps that need only the program: verify, simplify, cse."""
+    return run(Compilation(program), stop="cse")
+
+
+def for_sizes(c: Compilation, mats: dict, sizes: dict) -> Compilation:
+    """The program for these input sizes (matrix-chain order)."""
+    return run(replace(c, mats=mats, sizes=sizes), start="chain-order", stop="chain-order")
+
+
+def distribute(c: Compilation, P: int, options: Options, dump_after: str | None = None, dump=None) -> Compilation:
+    """The plan for P processes: static evaluation through plan verification. ``c`` has its
+    sizes bound (for_sizes)."""
+    t0 = time.perf_counter()
+    c = run(replace(c, P=P, options=options, timings={}), start="static-eval", dump_after=dump_after, dump=dump)
+    c.plan.planning_s = time.perf_counter() - t0
+    c.plan.steps_s = dict(c.timings)
+    return c

@@ -1,0 +1,168 @@
+"""Local pieces as GraphBLAS matrices <-> numpy buffers, without copies where possible.
+
+A full (every entry present) fullr matrix exposes its values array through unpack/pack
+(ownership moves, nothing is copied). Pieces with missing entries travel as values plus a
+presence bitmap packed into one byte buffer.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import graphblas as gb
+import numpy as np
+import scipy.sparse as sp
+
+from ..ir.types import DType
+
+
+@contextmanager
+def values_of(M):
+    """The C-ordered values array of a full matrix, lent for the duration of the block."""
+    nrows, ncols = M.nrows, M.ncols
+    d = M.ss.unpack("fullr")
+    values = d["values"]
+    if d.get("is_iso") or values.shape != (nrows, ncols):  # iso-valued: one value stands for all
+        values = np.full((nrows, ncols), values.reshape(-1)[0], dtype=values.dtype)
+    try:
+        yield values
+    finally:
+        M.ss.pack_fullr(values, take_ownership=True)
+
+
+def from_values(values: np.ndarray, dtype: DType):
+    """A full matrix owning ``values`` (a C-contiguous 2-D array the caller gives up)."""
+    nrows, ncols = values.shape
+    M = gb.Matrix(dtype.gb, nrows, ncols)
+    if values.size:
+        M.ss.pack_fullr(np.ascontiguousarray(values, dtype=dtype.np), take_ownership=True)
+    return M
+
+
+def from_values_presence(values: np.ndarray, present: np.ndarray, dtype: DType):
+    nrows, ncols = values.shape
+    if present.all():
+        return from_values(values, dtype)
+    M = gb.Matrix(dtype.gb, nrows, ncols)
+    if values.size:
+        M.ss.pack_bitmapr(bitmap=np.ascontiguousarray(present, dtype=bool),
+                          values=np.ascontiguousarray(values, dtype=dtype.np), take_ownership=True)
+    return M
+
+
+def dense_parts(M, fill=0):
+    """(values, present) dense arrays of any matrix (copies; no coordinate lists)."""
+    shape = (M.nrows, M.ncols)
+    if M.nvals == M.nrows * M.ncols:
+        return (M.to_dense() if M.nvals else np.full(shape, fill, dtype=M.dtype.np_type)), np.ones(shape, dtype=bool)
+    if not M.nvals:
+        return np.full(shape, fill, dtype=M.dtype.np_type), np.zeros(shape, dtype=bool)
+    d = M.dup().ss.export("bitmapr", give_ownership=True)
+    present = d["bitmap"].astype(bool, copy=False).reshape(shape)
+    values = d["values"]
+    if d.get("is_iso"):
+        values = np.full(shape, values.reshape(-1)[0], dtype=values.dtype)
+    values = values.reshape(shape)
+    values[~present] = fill
+    return values, present
+
+
+def packed_nbytes(nrows: int, k: int, dtype: DType, with_presence: bool) -> int:
+    return nrows * k * (dtype.np.itemsize + (1 if with_presence else 0))
+
+
+def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool) -> np.ndarray:
+    """Rows ``rows`` of M in one contiguous buffer: values (nrows x k), then, with_presence,
+    one byte per entry. Without presence, M must be full (the planner proved it)."""
+    n, k = len(rows), M.ncols
+    if not with_presence:
+        if not (n and k):
+            return np.empty((n, k), dtype=dtype.np)
+        with values_of(M) as v:
+            # the rows were planned in range; mode="clip" skips the bounds pass that made
+            # take(..., out=) twice as slow
+            return np.take(v, rows, axis=0, mode="clip").astype(dtype.np, copy=False)
+    buf = np.empty(packed_nbytes(n, k, dtype, True), dtype=np.uint8)
+    vals, pres = dense_parts(M)
+    buf[: n * k * dtype.np.itemsize].view(dtype.np)[:] = vals[rows].reshape(-1)
+    buf[n * k * dtype.np.itemsize:] = pres[rows].reshape(-1)
+    return buf
+
+
+def recv_buffer(nrows: int, k: int, dtype: DType, with_presence: bool) -> np.ndarray:
+    if not with_presence:
+        return np.empty((nrows, k), dtype=dtype.np)
+    return np.empty(packed_nbytes(nrows, k, dtype, True), dtype=np.uint8)
+
+
+def unpack_rows(buf: np.ndarray, nrows: int, k: int, dtype: DType, with_presence: bool):
+    if not with_presence:
+        return from_values(buf, dtype)  # takes ownership: the buffer was allocated for this message
+    nb = nrows * k * dtype.np.itemsize
+    vals = buf[:nb].view(dtype.np).reshape(nrows, k).copy()
+    pres = buf[nb:].astype(bool).reshape(nrows, k)
+    return from_values_presence(vals, pres, dtype)
+
+
+def csr_piece(A, dtype: DType):
+    """A scipy CSR piece as a GraphBLAS matrix of ``dtype``."""
+    A = sp.csr_array(A)
+    M = gb.io.from_scipy_sparse(A) if A.nnz else gb.Matrix(dtype.gb, *A.shape)
+    return M if M.dtype == gb.dtypes.lookup_dtype(dtype.gb) else M.dup(dtype=dtype.gb)
+
+
+# ------------------------------------------------------------------ one-sided window rows
+# A window row is the K values of one dense row as bytes, followed (with presence) by K bytes
+# of presence flags, so runs of rows can be fetched with one indexed datatype.
+def window_row_bytes(k: int, dtype: DType, with_presence: bool) -> int:
+    return k * (dtype.np.itemsize + (1 if with_presence else 0))
+
+
+def write_window_rows(region: np.ndarray, M, dtype: DType, with_presence: bool):
+    """Write the local dense piece M into its window rows (region: nrows x row_bytes bytes)."""
+    nb = M.ncols * dtype.np.itemsize
+    if not with_presence:
+        with values_of(M) as v:
+            region[:, :nb] = np.ascontiguousarray(v, dtype=dtype.np).view(np.uint8).reshape(M.nrows, nb)
+        return
+    vals, pres = dense_parts(M)
+    region[:, :nb] = np.ascontiguousarray(vals, dtype=dtype.np).view(np.uint8).reshape(M.nrows, nb)
+    region[:, nb:] = pres
+
+
+def window_recv_buffer(nrows: int, k: int, dtype: DType, with_presence: bool) -> np.ndarray:
+    if not with_presence:
+        return np.empty((nrows, k), dtype=dtype.np)
+    return np.empty((nrows, window_row_bytes(k, dtype, True)), dtype=np.uint8)
+
+
+def unpack_window_rows(buf: np.ndarray, nrows: int, k: int, dtype: DType, with_presence: bool):
+    if not with_presence:
+        return from_values(buf, dtype)
+    nb = k * dtype.np.itemsize
+    vals = np.ascontiguousarray(buf[:, :nb]).view(dtype.np).reshape(nrows, k)
+    return from_values_presence(vals, buf[:, nb:].astype(bool), dtype)
+
+
+# ------------------------------------------------------------------ sparse pieces as bytes
+def csr_nbytes(nrows: int, nnz: int, dtype: DType) -> int:
+    return 8 * (nrows + 1) + 8 * nnz + dtype.np.itemsize * nnz
+
+
+def csr_pack(A, dtype: DType) -> np.ndarray:
+    """A scipy CSR piece as one byte buffer: indptr, column indices (int64), values."""
+    A = sp.csr_array(A)
+    A.sort_indices()
+    return np.concatenate([A.indptr.astype(np.int64).view(np.uint8), A.indices.astype(np.int64).view(np.uint8),
+                           np.ascontiguousarray(A.data, dtype=dtype.np).view(np.uint8)])
+
+
+def csr_unpack(buf: np.ndarray, nrows: int, ncols: int, nnz: int, dtype: DType):
+    a = 8 * (nrows + 1)
+    b = a + 8 * nnz
+    indptr = buf[:a].view(np.int64)
+    indices = buf[a:b].view(np.int64)
+    values = buf[b:].view(dtype.np)
+    if nnz == 0:
+        return gb.Matrix(dtype.gb, nrows, ncols)
+    return gb.Matrix.ss.import_csr(nrows=nrows, ncols=ncols, indptr=indptr.copy(), col_indices=indices.copy(),
+                                   values=values.copy(), dtype=dtype.gb, sorted_cols=True, take_ownership=True)

@@ -1,0 +1,102 @@
+"""Plan choice: every candidate of every product is costed by the cost model from its own
+instructions (counts per rank), the fastest that fits in memory is kept (or the one named by
+--plan), and its instructions replace the product's Choice placeholder on every rank. Group
+and window numbers local to a candidate are renumbered into the program's."""
+from __future__ import annotations
+
+import dataclasses
+
+from ..costmodel import RankView, count_rank, load, predict
+from ..errors import PlanError
+from ..ir import Op
+from .distplan import DistPlan
+from .ir import Choice, RankProgram
+from .layout import canonical
+from .options import memory_cap
+
+
+def cost(ctx) -> tuple[list, dict]:
+    """(per-rank counts, the candidate record explain shows) of a lowered candidate."""
+    K, itemsize = ctx.K, ctx.compute.np.itemsize
+    counts = [count_rank(RankView(ctx.progs[r], ctx.consts[r], r, ctx.P, K, ctx.group_sizes(r), itemsize))
+              for r in range(ctx.P)]
+    cand = predict(ctx.name, counts, ctx.opt.coefficients or load(ctx.P))
+    cand.update({k: v for k, v in ctx.info.predicted.items() if k not in cand})
+    cand["notes"] = list(ctx.info.notes)
+    return counts, cand
+
+
+def pick(info, candidates, opt, P: int):
+    """Cost the candidates of one product, record them on ``info``; return the chosen one."""
+    cap = memory_cap(opt, P)
+    best = None
+    for ctx in candidates:
+        if ctx.reason:
+            info.candidates.append({"plan": ctx.name, "skipped": ctx.reason})
+            continue
+        info.counts[ctx.name], cand = cost(ctx)
+        if cand["memory_bytes"] > cap:
+            cand["skipped"] = f"needs {cand['memory_bytes'] / 2**20:.0f} MiB per process, over the cap " \
+                              f"of {cap / 2**20:.0f} MiB"
+        info.candidates.append(cand)
+        if "skipped" not in cand and (best is None or cand["predicted_s"] < best[1]["predicted_s"]):
+            best = (ctx, cand)
+    if best is None:  # nothing fits: the named plan anyway, or the smallest
+        fits = [c for c in info.candidates if "predicted_s" in c]
+        if not fits:
+            raise PlanError(f"no plan can run {info.expr}: " + "; ".join(f"{c['plan']}: {c.get('skipped')}"
+                                                                          for c in info.candidates))
+        name = min(fits, key=lambda c: c["memory_bytes"])["plan"]
+        best = (next(c for c in candidates if c.name == name), next(c for c in fits if c["plan"] == name))
+        info.notes.append(f"every plan exceeds the memory cap; using the smallest, {name}")
+    ctx, cand = best
+    info.plan = cand["plan"]
+    info.predicted = {k: cand[k] for k in ("predicted_s", "words_max", "messages_max") if k in cand}
+    info.predicted.update(ctx.info.predicted)
+    info.notes.extend(ctx.info.notes)
+    others = sorted((c for c in info.candidates if "predicted_s" in c and c is not cand),
+                    key=lambda c: c["predicted_s"])
+    if opt.plan == "auto":
+        info.why = "lowest predicted time" + (f" ({cand['predicted_s'] * 1e3:.2f} ms vs {others[0]['plan']} "
+                                              f"{others[0]['predicted_s'] * 1e3:.2f} ms)" if others else "")
+    else:
+        info.why = f"requested with --plan {opt.plan}"
+    return ctx
+
+
+def _renumber(instr, groups: int, windows: int):
+    kw = {}
+    if getattr(instr, "group", 0):
+        kw["group"] = instr.group + groups
+    if hasattr(instr, "win"):
+        kw["win"] = instr.win + windows
+    return dataclasses.replace(instr, **kw) if kw else instr
+
+
+def choose(pl, partition_info: dict) -> DistPlan:
+    """The chosen plan of every product spliced in: one RankProgram per rank."""
+    chosen = [pick(info, cands, pl.opt, pl.P) for info, cands in zip(pl.products, pl.candidates)]
+    progs = [[] for _ in range(pl.P)]
+    consts = [dict(c) for c in pl.consts]
+    splits, windows = list(pl.splits), list(pl.windows)
+    offsets = []
+    for ctx in chosen:   # sub-communicators and windows in product order, as every rank creates them
+        offsets.append((len(splits), len(windows)))
+        splits.extend(ctx.splits)
+        windows.extend(ctx.windows)
+    for r in range(pl.P):
+        for instr in pl.progs[r]:
+            if type(instr) is not Choice:
+                progs[r].append(instr)
+                continue
+            ctx, (g0, w0) = chosen[instr.product], offsets[instr.product]
+            progs[r].extend(_renumber(i, g0, w0) for i in ctx.progs[r])
+            consts[r].update(ctx.consts[r])
+    programs = [RankProgram(r, pl.P, progs[r], pl.n_slots, consts[r], dict(pl.inputs), dict(pl.outputs),
+                            [s[r] for s in splits], [w[r] for w in windows]) for r in range(pl.P)]
+    static_out = {name: pl.static[id(n)] for name, n in pl.program.outputs if id(n) in pl.static}
+    out_layouts = {name: (None if id(n) in pl.static else canonical(n.type, pl.dims)) for name, n in pl.program.outputs}
+    input_layouts = {n.attr("name"): canonical(n.type, pl.dims) for n in pl.order
+                     if n.op is Op.INPUT and n.attr("name") in pl.inputs}
+    return DistPlan(pl.P, programs, pl.dims, input_layouts, out_layouts, static_out, pl.products, partition_info,
+                    0.0, pl.program)

@@ -1,0 +1,132 @@
+"""explain: the program after passes and, for every product, the plans considered with their
+predicted time (compute / communication / latency), words and messages, memory, and the choice.
+
+Planning needs no MPI: the planner builds every rank's program in one process, so ``explain``
+works for any P. Inputs not given are synthesised from their declared shapes (``dims`` gives
+symbolic sizes; sparse inputs get a seeded random pattern of ``density``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..costmodel import load
+from ..errors import InputError
+from ..ir.types import Kind
+from .options import Options
+
+CANDIDATE_KEYS = ("plan", "predicted_s", "compute_s", "comm_s", "latency_s", "words_avg", "words_max",
+                  "messages_avg", "messages_max", "memory_bytes")
+
+
+def synthesize(declared, given: dict, dims: dict | None = None, density: float | None = None, seed: int = 0):
+    """Inputs for planning: the given ones, and stand-ins for the rest from their declarations
+    (``declared``: the program's INPUT nodes)."""
+    dims = dict(dims or {})
+    for n in declared:  # sizes the given inputs fix
+        v = given.get(n.attr("name"))
+        if v is not None:
+            for d, size in zip(n.type.shape, np.shape(v) if not sp.issparse(v) else v.shape):
+                if isinstance(d, str):
+                    dims.setdefault(d, int(size))
+    rng = np.random.default_rng(seed)
+    out = dict(given)
+    for n in declared:
+        name = n.attr("name")
+        if name in out:
+            continue
+        shape = []
+        for d in n.type.shape:
+            if isinstance(d, str) and d not in dims:
+                raise InputError(f"cannot plan without a size for dimension {d!r} (of input {name!r}): give the "
+                                 f"input, or --dim {d}=SIZE")
+            shape.append(dims[d] if isinstance(d, str) else d)
+        dt = n.type.dtype.np
+        if n.type.kind is Kind.sparse:
+            dens = density if density is not None else min(1.0, 16.0 / max(1, shape[1]))
+            A = sp.random_array(tuple(shape), density=dens, random_state=rng, format="csr", dtype=np.float64)
+            out[name] = A.astype(dt)
+        else:
+            out[name] = np.ones(tuple(shape), dtype=dt)
+    return out
+
+
+def _source(options: Options, P: int) -> str:
+    return (options.coefficients or load(P)).source
+
+
+def as_json(plan, P: int, options: Options) -> dict:
+    products = []
+    for p in plan.products:
+        cands = []
+        for c in p.candidates:
+            if "skipped" in c and "predicted_s" not in c:
+                cands.append({"plan": c["plan"], "skipped": c["skipped"]})
+                continue
+            rec = {k: c.get(k) for k in CANDIDATE_KEYS}
+            if "skipped" in c:
+                rec["skipped"] = c["skipped"]
+            cands.append(rec)
+        products.append({"expr": p.expr, "chosen": p.plan, "why": p.why, "K": p.K, "notes": p.notes,
+                         "candidates": cands})
+    dims = {d: {"size": int(dp.size), "partition": dp.method, "rows_min": int(dp.counts.min()),
+                "rows_max": int(dp.counts.max()), **{k: v for k, v in plan.partition.get(d, {}).items()
+                                                     if k in ("imbalance",)}}
+            for d, dp in plan.dims.items()}
+    return {"P": P, "coefficients": _source(options, P), "dims": dims, "products": products}
+
+
+def _ms(x):
+    return f"{x * 1e3:9.3f} ms" if x is not None else " " * 12
+
+
+def as_text(plan, P: int, options: Options) -> str:
+    lines = ["program after passes:", *("  " + ln for ln in str(plan.program).splitlines()),
+             f"distributed plan for P = {P} (cost model: {_source(options, P)})"]
+    for d, dp in plan.dims.items():
+        imb = plan.partition.get(d, {}).get("imbalance")
+        lines.append(f"  dim {d}: {dp.size} indices, partition {dp.method}"
+                     + (f" (imbalance {imb:.3f})" if imb is not None else "")
+                     + f", rows per process {dp.counts.min()}..{dp.counts.max()}")
+    if not plan.products:
+        lines.append("  no distributed sparse x dense products (everything is local or computed at planning)")
+    for p in plan.products:
+        lines.append(f"  product {p.index}: {p.expr}   [{p.a} x {p.b}]")
+        lines.append(f"      {'plan':<12} {'predicted':>12} {'compute':>12} {'comm':>12} {'latency':>12} "
+                     f"{'words avg/max':>21} {'msgs avg/max':>14} {'memory':>9}")
+        for c in p.candidates:
+            mark = "*" if c.get("plan") == p.plan and "predicted_s" in c and "skipped" not in c else " "
+            if "predicted_s" not in c:
+                lines.append(f"    {mark} {c['plan']:<12} skipped: {c['skipped']}")
+                continue
+            lines.append(f"    {mark} {c['plan']:<12} {_ms(c['predicted_s'])} {_ms(c['compute_s'])} "
+                         f"{_ms(c['comm_s'])} {_ms(c['latency_s'])} "
+                         f"{c['words_avg']:>10.0f}/{c['words_max']:<10.0f} {c['messages_avg']:>6.1f}/"
+                         f"{c['messages_max']:<7.0f} {c['memory_bytes'] / 2**20:>7.1f}MB"
+                         + (f"  (over cap: {c['skipped']})" if "skipped" in c else "")
+                         + ("  (P > cores: all processes' work shared by the cores)" if c.get("oversubscribed") else ""))
+        lines.append(f"      chosen: {p.plan} — {p.why}")
+        for note in p.notes:
+            lines.append(f"      note: {note}")
+    for name, lay in plan.output_layouts.items():
+        lines.append(f"  output {name}: " + ("computed once at planning (static)" if lay is None else str(lay)))
+    return "\n".join(lines)
+
+
+def compare(stats: dict) -> str:
+    """Predicted next to measured, per product, from a run's --stats file."""
+    lines = [f"P = {stats['P']}, plan {stats['plan']}, partition {stats['partition']}; iteration "
+             f"{stats['iteration_s_median'] * 1e3:.3f} ms (median of {len(stats['iteration_s'])})",
+             f"  {'product':<40} {'plan':<12} {'predicted':>12} {'measured max':>14} {'ratio':>7}"]
+    for p in stats["products"]:
+        pred = p.get("predicted", {}).get("predicted_s")
+        meas = p.get("measured_s_max")
+        ratio = f"{pred / meas:7.2f}" if pred and meas else "      -"
+        lines.append(f"  {p['expr'][:40]:<40} {p['plan']:<12} {_ms(pred)} {_ms(meas):>14} {ratio}")
+        pw = p.get("predicted", {}).get("words")
+        if pw is not None:
+            lines.append(f"      words sent: predicted {pw}, measured {p['words_sent_total']}")
+    return "\n".join(lines)
+
+
+__all__ = ["as_json", "as_text", "compare", "synthesize"]

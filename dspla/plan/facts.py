@@ -1,0 +1,100 @@
+"""Which values are provably full (every entry present), proved at planning time.
+
+Messages of a full operand carry values only (zero-copy into GraphBLAS); others carry a
+presence bitmap too. The receiver must know which before the message arrives, so the proof is
+made once, from one rule per op (the FACTS table) and the actual static data, never per
+iteration.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..exec.gbops import occupied
+from ..ir import Node, Op
+
+
+class Facts:
+    """full: every entry present; rows: every row has an entry; cols: every column has one."""
+    __slots__ = ("full", "rows", "cols")
+
+    def __init__(self, full=False, rows=False, cols=False):
+        self.full, self.rows, self.cols = full, rows or full, cols or full
+
+    def __repr__(self) -> str:
+        return "full" if self.full else "+".join(k for k in ("rows", "cols") if getattr(self, k)) or "-"
+
+
+NOTHING = Facts(False)
+
+FACTS: dict[Op, Callable] = {}
+
+
+def fact_rule(*ops: Op):
+    def register(fn):
+        for op in ops:
+            FACTS[op] = fn
+        return fn
+    return register
+
+
+def of_matrix(M) -> Facts:
+    if M.nvals == M.nrows * M.ncols:
+        return Facts(True)
+    return Facts(False, occupied(M, "rows").nvals == M.nrows, occupied(M, "cols").nvals == M.ncols)
+
+
+@fact_rule(Op.INPUT)
+def _input(n: Node, a):
+    return Facts(n.type.kind.value == "dense")   # dense inputs are checked full at bind time
+
+
+@fact_rule(Op.MXM)
+def _mxm(n, a):
+    x, y = a
+    return Facts((x.rows and y.full) or (x.full and y.cols), rows=x.rows and y.full, cols=x.full and y.cols)
+
+
+@fact_rule(Op.EWISE_ADD)
+def _union(n, a):
+    x, y = a
+    return Facts(x.full or y.full, x.rows or y.rows, x.cols or y.cols)
+
+
+@fact_rule(Op.EWISE_MULT)
+def _intersection(n, a):
+    return Facts(a[0].full and a[1].full)
+
+
+@fact_rule(Op.APPLY, Op.APPLY_BIND, Op.CAST)
+def _same_pattern(n, a):
+    return a[0]
+
+
+@fact_rule(Op.TRANSPOSE)
+def _transpose(n, a):
+    return Facts(a[0].full, a[0].cols, a[0].rows)
+
+
+@fact_rule(Op.REDUCE)
+def _reduce(n, a):
+    axis = n.attr("axis")
+    return Facts(a[0].rows if axis == "rows" else a[0].cols if axis == "cols" else a[0].rows)
+
+
+@fact_rule(Op.SELECT, Op.MASK, Op.DROPOUT_MASK, Op.IDENTITY)
+def _unknown(n, a):
+    return NOTHING   # they drop entries by value or position (IDENTITY is static anyway)
+
+
+assert set(FACTS) == set(Op), f"ops without a fact rule: {set(Op) - set(FACTS)}"
+
+
+def prove(order: list[Node], static: dict) -> dict[int, Facts]:
+    """``static``: id(node) -> its computed GraphBLAS value, for the nodes computed at planning."""
+    f: dict[int, Facts] = {}
+    for n in order:
+        if id(n) in static:
+            f[id(n)] = of_matrix(static[id(n)])
+        else:
+            f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
+    return f

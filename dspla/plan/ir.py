@@ -1,0 +1,528 @@
+"""The plan IR: what each process does, and how data moves. The expression IR says *what* is
+computed; a RankProgram says, for one rank, which local products run on which pieces and
+which messages and collectives move rows between processes.
+
+Instructions are plain frozen data over numbered slots (a rank's local values). Arrays in
+instructions (send lists, local matrix pieces) are computed once at planning time. ``product``
+tags an instruction with the index of the distributed product it belongs to (for stats).
+
+Each instruction also states, for the verifier and for accounting:
+
+- ``READS`` / ``WRITES``: the fields naming the slots it reads and writes (a field may hold a
+  slot, None, or a tuple of slots);
+- ``traffic(where)``: the words (matrix entries) and messages it sends and receives on the rank
+  ``where`` describes. The cost model's predictions and the runtime's counters both come from
+  this one method, so measured traffic equals predicted traffic by construction. Instructions
+  whose traffic depends on run-time data (``DYNAMIC``) are told the payload when they run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+
+class Traffic(NamedTuple):
+    """What one instruction moves on one rank: words are matrix entries (a presence bitmap
+    travelling with them is not counted), messages are point-to-point transfers or a rank's
+    sends/receives inside a collective."""
+    words_sent: int = 0
+    messages_sent: int = 0
+    words_received: int = 0
+    messages_received: int = 0
+
+    def __add__(self, other: "Traffic") -> "Traffic":  # type: ignore[override]
+        return Traffic(*(a + b for a, b in zip(self, other)))
+
+
+NO_TRAFFIC = Traffic()
+
+
+class Where(NamedTuple):
+    """The rank an instruction runs on, as traffic rules see it: its world rank and the size of
+    every group it may use (group 0 is the world; 0 where it is not a member)."""
+    rank: int
+    group_sizes: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Instr:
+    product: int | None = field(default=None, kw_only=True)
+    READS = ()
+    WRITES = ()
+    DYNAMIC = False   # traffic depends on run-time data (the runtime passes the payload)
+
+    def traffic(self, where: Where, payload=None) -> Traffic:
+        return NO_TRAFFIC
+
+    def slots_in(self, fields) -> list[int]:
+        out = []
+        for name in fields:
+            v = getattr(self, name)
+            if isinstance(v, tuple):
+                out.extend(v)
+            elif v is not None:
+                out.append(v)
+        return out
+
+    def reads(self) -> list[int]:
+        return self.slots_in(self.READS)
+
+    def writes(self) -> list[int]:
+        return self.slots_in(self.WRITES)
+
+    def __str__(self) -> str:
+        parts = []
+        for k, v in self.__dict__.items():
+            if k == "product":
+                continue
+            parts.append(f"{k}={_short(v)}")
+        tag = f"  [product {self.product}]" if self.product is not None else ""
+        return f"{type(self).__name__}({', '.join(parts)}){tag}"
+
+
+def _short(v) -> str:
+    if isinstance(v, np.ndarray):
+        return f"<{v.size} {v.dtype}>"
+    if isinstance(v, tuple) and len(v) > 6:
+        return f"<{len(v)} items>"
+    if hasattr(v, "nvals") and hasattr(v, "nrows"):
+        return f"<{v.nrows}x{v.ncols} matrix, {v.nvals} entries>"
+    if hasattr(v, "op_text"):
+        return v.op_text()
+    return str(v)
+
+
+# ---------------------------------------------------------------------------- local compute
+@dataclass(frozen=True, eq=False)
+class Local(Instr):
+    """out = the expression op ``node`` evaluated on local pieces (reference semantics)."""
+    out: int
+    node: Any
+    args: tuple
+    READS, WRITES = ("args",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class MxM(Instr):
+    """out = a ⊕.⊗ b, or out ⊕= a ⊕.⊗ b with the semiring's monoid when accumulate."""
+    out: int
+    a: int
+    b: int
+    semiring: Any
+    accumulate: bool = False
+    WRITES = ("out",)
+
+    def reads(self) -> list[int]:
+        return [self.a, self.b] + ([self.out] if self.accumulate else [])
+
+
+@dataclass(frozen=True, eq=False)
+class Fill(Instr):
+    """out = a full nrows x k matrix of the monoid's identity (products then accumulate into it
+    in place, which SuiteSparse does much faster than building a new output)."""
+    out: int
+    nrows: int
+    k: int
+    monoid: Any
+    dtype: str
+    WRITES = ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class DropRows(Instr):
+    """Make ``rows`` of out missing (rows of A with no entries have no product entries)."""
+    out: int
+    rows: np.ndarray
+    READS, WRITES = ("out",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class Pack(Instr):
+    """out = rows ``rows`` of the dense local piece ``src`` as one contiguous message buffer."""
+    out: int
+    src: int
+    rows: np.ndarray
+    presence: bool = False  # carry a presence bitmap (the planner could not prove src full)
+    READS, WRITES = ("src",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class Unpermute(Instr):
+    """out = rows of src reordered: out[order[i]] = src[i] (gathered blocks -> global order)."""
+    out: int
+    src: int
+    order: np.ndarray
+    READS, WRITES = ("src",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class TakeRows(Instr):
+    """out = rows ``rows`` of src (a replicated value sliced to this rank's rows)."""
+    out: int
+    src: int
+    rows: np.ndarray
+    READS, WRITES = ("src",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class TakeCols(Instr):
+    out: int
+    src: int
+    cols: np.ndarray
+    READS, WRITES = ("src",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class CastTo(Instr):
+    """out = src cast to dtype (a product computed in one dtype whose result is another)."""
+    out: int
+    src: int
+    dtype: str
+    READS, WRITES = ("src",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class Empty(Instr):
+    """out = an nrows x k matrix with no entries (a partial result no stage contributes to)."""
+    out: int
+    nrows: int
+    k: int
+    dtype: str
+    WRITES = ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class Free(Instr):
+    """Drop slots that are dead from here on (keeps peak memory down)."""
+    slots: tuple
+
+
+# ----------------------------------------------------------------------------- messages
+@dataclass(frozen=True, eq=False)
+class Send(Instr):
+    """Non-blocking send of a packed buffer to ``dest``; completed by WaitSends."""
+    buf: int
+    dest: int
+    tag: int
+    words: int
+    dtype: str = "float64"
+    presence: bool = False
+    READS, WRITES = ("buf",), ("buf",)   # the buffer becomes a posted request
+
+    def traffic(self, where, payload=None):
+        return Traffic(self.words, 1, 0, 0)
+
+
+@dataclass(frozen=True, eq=False)
+class Recv(Instr):
+    """Post a non-blocking receive of ``nrows`` rows of width ``k`` from ``source`` into ``out``."""
+    out: int
+    source: int
+    tag: int
+    nrows: int
+    k: int
+    dtype: str
+    presence: bool = False
+    WRITES = ("out",)
+
+    def traffic(self, where, payload=None):
+        return Traffic(0, 0, self.nrows * self.k, 1)
+
+
+@dataclass(frozen=True, eq=False)
+class RecvMxM(Instr):
+    """As each posted receive, get or broadcast completes (any order): out ⊕= blocks[i] ⊕.⊗ rows."""
+    out: int
+    recvs: tuple       # slots of posted Recv
+    blocks: tuple      # slots of the matching local sparse blocks
+    semiring: Any
+    rows: tuple = ()   # per block: the rows of out its (row-compressed) block feeds; () = all rows
+    READS, WRITES = ("out", "recvs", "blocks"), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class WaitSends(Instr):
+    bufs: tuple
+    READS = ("bufs",)
+
+
+@dataclass(frozen=True, eq=False)
+class SendRecvRows(Instr):
+    """Blocking exchange of whole dense buffers around a ring: send src (send_nrows rows) to
+    dest, receive out (nrows rows) from source."""
+    out: int
+    src: int
+    dest: int
+    source: int
+    nrows: int
+    k: int
+    dtype: str
+    tag: int
+    presence: bool = False
+    group: int = 0
+    send_nrows: int = 0
+    READS, WRITES = ("src",), ("out",)
+
+    def traffic(self, where, payload=None):
+        return Traffic(self.send_nrows * self.k, 1, self.nrows * self.k, 1)
+
+
+# ---------------------------------------------------------------------------- collectives
+def ring_allreduce_words(entries: int, g: int) -> int:
+    """Words each rank sends (and receives) in a ring allreduce of ``entries`` values over g
+    ranks: a reduce-scatter and an allgather, each moving (g - 1) / g of the buffer."""
+    return -(-2 * (g - 1) * int(entries) // g) if g > 1 else 0
+
+
+@dataclass(frozen=True, eq=False)
+class AllgatherRows(Instr):
+    """out = the dense pieces of every rank of ``group`` stacked in rank order (counts rows each)."""
+    out: int
+    src: int
+    counts: np.ndarray
+    k: int
+    dtype: str
+    presence: bool = False
+    group: int = 0
+    me: int | None = None   # this rank's index in the group (None: its world rank)
+    READS, WRITES = ("src",), ("out",)
+
+    def traffic(self, where, payload=None):
+        me = where.rank if self.me is None else self.me
+        own = int(self.counts[me]) if me < len(self.counts) else 0
+        peers = int((self.counts > 0).sum()) - (1 if own else 0)
+        total = int(self.counts.sum())
+        return Traffic(own * self.k * peers if own else 0, peers if own else 0, (total - own) * self.k, peers)
+
+
+@dataclass(frozen=True, eq=False)
+class AllgatherSparse(Instr):
+    """out = every rank's sparse piece stacked by rows (pieces of ``nrows`` rows each) or
+    by columns; used to redistribute values whose layout a consumer cannot take. Its traffic
+    is the entries present, known when it runs (payload: (own entries, entries of the others))."""
+    out: int
+    src: int
+    offsets: np.ndarray  # where each rank's piece starts, in global (original) indexing order
+    index: np.ndarray    # global index of each stacked row/column (original ids)
+    axis: str            # "rows" | "cols"
+    shape: tuple
+    READS, WRITES = ("src",), ("out",)
+    DYNAMIC = True
+
+    def traffic(self, where, payload=None):
+        if payload is None:
+            return NO_TRAFFIC
+        own, others = payload
+        peers = where.group_sizes[0] - 1
+        return Traffic(own * peers, peers, others, peers)
+
+
+@dataclass(frozen=True, eq=False)
+class Allreduce(Instr):
+    """out = ⊕ over ranks of ``src`` (missing entries take no part; present where any is)."""
+    out: int
+    src: int
+    monoid: Any
+    group: int = 0
+    entries: int = 0        # size of src (rows x columns), fixed at planning
+    presence: bool = True   # False: src is proven full, only values travel
+    READS, WRITES = ("src",), ("out",)
+
+    def traffic(self, where, payload=None):
+        g = where.group_sizes[self.group]
+        w = ring_allreduce_words(self.entries, g)
+        m = 2 * (g - 1) if g > 1 else 0
+        return Traffic(w, m, w, m)
+
+
+@dataclass(frozen=True, eq=False)
+class Bcast(Instr):
+    """out = root's dense ``src`` on every member of ``group`` (src is None on the others)."""
+    out: int
+    src: int | None
+    root: int
+    nrows: int
+    k: int
+    dtype: str
+    presence: bool = False
+    group: int = 0
+    READS, WRITES = ("src",), ("out",)
+
+    def traffic(self, where, payload=None):
+        return _bcast_traffic(self, where)
+
+
+def _bcast_traffic(i, where) -> Traffic:
+    g = where.group_sizes[i.group]
+    if i.src is not None:   # the root
+        return Traffic(i.nrows * i.k * (g - 1), g - 1, 0, 0)
+    return Traffic(0, 0, i.nrows * i.k, 1)
+
+
+@dataclass(frozen=True, eq=False)
+class IBcast(Instr):
+    """Post a non-blocking broadcast of rows from ``root`` (root: ``src`` is a packed buffer) to the
+    members of ``group``; completed by RecvMxM on members, by WaitSends on the root."""
+    out: int
+    src: int | None
+    root: int
+    nrows: int
+    k: int
+    dtype: str
+    presence: bool = False
+    group: int = 0
+    READS, WRITES = ("src",), ("out",)
+
+    def traffic(self, where, payload=None):
+        return _bcast_traffic(self, where)
+
+
+@dataclass(frozen=True, eq=False)
+class BcastSparse(Instr):
+    """out = root's sparse ``src`` (CSR arrays packed at planning time) on every member of
+    ``group``; receivers know nrows/ncols/nnz from the plan and preallocate."""
+    out: int
+    src: int | None      # root: slot of the packed bytes
+    local: int | None    # root: slot of its own GraphBLAS matrix (no unpacking for itself)
+    root: int
+    nrows: int
+    ncols: int
+    nnz: int
+    dtype: str
+    group: int = 0
+    READS, WRITES = ("src", "local"), ("out",)
+
+    def traffic(self, where, payload=None):
+        g = where.group_sizes[self.group]
+        if self.src is not None:
+            return Traffic(self.nnz * (g - 1), g - 1, 0, 0)
+        return Traffic(0, 0, self.nnz, 1)
+
+
+@dataclass(frozen=True, eq=False)
+class Alltoall(Instr):
+    """Exchange dense pieces inside ``group``: to member m this rank sends rows send_rows[m]
+    (positions) x columns send_cols[m] (a (lo, hi) range) of src; from member m it receives a
+    recv_shapes[m] piece. Received pieces are stacked in member order by rows or by columns
+    (1D rows <-> 2D blocks)."""
+    out: int
+    src: int
+    send_rows: tuple
+    send_cols: tuple
+    recv_shapes: tuple
+    stack: str           # "rows" | "cols"
+    dtype: str
+    me: int              # this rank's index in the group
+    presence: bool = False
+    group: int = 0
+    READS, WRITES = ("src",), ("out",)
+
+    def sent(self) -> list[int]:
+        return [len(r) * (hi - lo) for r, (lo, hi) in zip(self.send_rows, self.send_cols)]
+
+    def received(self) -> list[int]:
+        return [a * b for a, b in self.recv_shapes]
+
+    def traffic(self, where, payload=None):
+        me = self.me
+        sent, recv = self.sent(), self.received()
+        return Traffic(sum(x for m, x in enumerate(sent) if m != me),
+                       sum(1 for m, x in enumerate(sent) if m != me and x),
+                       sum(x for m, x in enumerate(recv) if m != me),
+                       sum(1 for m, x in enumerate(recv) if m != me and x))
+
+
+# ------------------------------------------------------------------------------ one-sided
+@dataclass(frozen=True, eq=False)
+class WinExpose(Instr):
+    """Copy the dense local piece ``src`` into window ``win`` (double-buffered by iteration) and
+    make it visible to every rank's gets (sync + barrier). ``served_words/messages`` are what
+    others will get from this rank (known at planning), counted as sent by it."""
+    win: int
+    src: int
+    nrows: int
+    k: int
+    dtype: str
+    presence: bool = False
+    served_words: int = 0
+    served_messages: int = 0
+    READS = ("src",)
+
+    def traffic(self, where, payload=None):
+        return Traffic(self.served_words, self.served_messages, 0, 0)
+
+
+@dataclass(frozen=True, eq=False)
+class Get(Instr):
+    """Post one MPI_Rget of the row runs (starts[i], counts[i]) of ``target``'s window ``win``
+    through an indexed datatype (only the needed rows, nearby ones coalesced); completed by RecvMxM."""
+    out: int
+    win: int
+    target: int
+    target_nrows: int    # rows the target exposes (its buffer is double: parity x target_nrows)
+    starts: np.ndarray
+    counts: np.ndarray
+    nrows: int
+    k: int
+    dtype: str
+    presence: bool = False
+    WRITES = ("out",)
+
+    def traffic(self, where, payload=None):
+        return Traffic(0, 0, self.nrows * self.k, 1)
+
+
+# ------------------------------------------------------------------------- placeholders
+@dataclass(frozen=True, eq=False)
+class Choice(Instr):
+    """Where a distributed product goes until plan choice replaces it by the chosen candidate's
+    instructions (only between the lower and choose steps of the compiler)."""
+
+
+# every instruction class, for coverage checks of the tables keyed by instruction type
+INSTRUCTIONS = (Local, MxM, Fill, DropRows, Pack, Unpermute, TakeRows, TakeCols, CastTo, Empty, Free, Send, Recv,
+                RecvMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse, Allreduce, Bcast, IBcast,
+                BcastSparse, Alltoall, WinExpose, Get)
+# the instructions that meet other ranks' (the group must call them together, in the same order)
+COLLECTIVES = (AllgatherRows, AllgatherSparse, Allreduce, Bcast, IBcast, BcastSparse, Alltoall, WinExpose)
+
+
+@dataclass
+class RankProgram:
+    """Everything one rank runs. ``consts`` preload slots with planning-time pieces; ``inputs``
+    and ``outputs`` map program names to slots and their layouts; ``splits`` are the colour of
+    this rank in each sub-communicator the program uses (group g+1 is splits[g]; group 0 is
+    the world); ``windows`` lists (nrows, row_bytes) of each one-sided window this rank exposes
+    (every rank creates the same windows, in order, at set-up)."""
+    rank: int
+    P: int
+    instrs: list
+    n_slots: int
+    consts: dict
+    inputs: dict          # name -> slot
+    outputs: dict         # name -> (slot, layout)
+    splits: list = field(default_factory=list)
+    windows: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    def group_sizes(self, all_splits: list | None = None) -> tuple:
+        """The size of each group this rank may use; needs every rank's colours (``all_splits``:
+        per group, the colour of each rank), which only planning has. The runtime reads the
+        sizes off its communicators instead."""
+        sizes = [self.P]
+        for colors in all_splits or []:
+            c = colors[self.rank]
+            sizes.append(sum(1 for x in colors if x == c) if c is not None else 0)
+        return tuple(sizes)
+
+    def __str__(self) -> str:
+        lines = [f"rank {self.rank} of {self.P}: {len(self.instrs)} instructions, {len(self.consts)} planned pieces"]
+        for name, slot in self.inputs.items():
+            lines.append(f"  s{slot} <- input {name}")
+        for i in self.instrs:
+            lines.append(f"  {i}")
+        for name, (slot, layout) in self.outputs.items():
+            lines.append(f"  output {name} <- s{slot} ({layout})")
+        return "\n".join(lines)

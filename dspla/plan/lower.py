@@ -1,0 +1,320 @@
+"""Lowering: each dynamic node of the program, in order, through its rule in the LOWER table,
+into instructions for every rank. Every value is kept in its canonical layout (layout.py);
+a consumer needing another layout gets an explicit conversion. A sparse x dense product over
+a partitioned dim becomes a Choice placeholder with one lowered candidate per applicable plan
+(product.py); the choose step picks one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..ir import Node, Op, Program
+from ..ir.types import Kind
+from .facts import Facts
+from .ir import (
+    AllgatherRows,
+    AllgatherSparse,
+    Allreduce,
+    Local,
+    MxM,
+    TakeCols,
+    TakeRows,
+    Unpermute,
+)
+from .layout import REP, Layout, canonical, piece
+from .options import Options
+from .product import lower_product
+from .static import Static
+
+
+@dataclass
+class Value:
+    slots: int
+    layout: Layout
+
+
+LOWER: dict[Op, Callable] = {}
+
+
+def lower_rule(*ops):
+    def register(fn):
+        for op in ops:
+            LOWER[op] = fn
+        return fn
+    return register
+
+
+class Lowering:
+    """The plan under construction: per-rank instruction lists and planning-time pieces, the
+    slots of every value, and the products with their candidates."""
+
+    def __init__(self, program: Program, static: Static, dims: dict, facts: dict, sizes: dict, P: int,
+                 options: Options):
+        self.program, self.static_ids, self.static = program, static.ids, static.values
+        self.dims, self.facts, self.bound, self.P, self.opt = dims, facts, sizes, P, options
+        self.order = program.toposort()
+        self.progs = [[] for _ in range(P)]
+        self.consts = [dict() for _ in range(P)]
+        self.n_slots = 0
+        self.vals: dict[int, Value] = {}
+        self.conv: dict[tuple, int] = {}
+        self.products: list = []       # ProductInfo, by product index
+        self.candidates: list = []     # per product: its lowered Candidates
+        self.splits: list = []
+        self.windows: list = []        # per window: (nrows, row_bytes) for each rank
+        self.names = program.names()
+        self.inputs: dict[str, int] = {}
+        self.outputs: dict = {}
+        self.csr_cache: dict = {}      # (id(static matrix), dtype) -> scipy CSR, shared by candidates
+
+    # -- emission helpers used by lowering rules and plans
+    def slot(self) -> int:
+        self.n_slots += 1
+        return self.n_slots - 1
+
+    def emit(self, x):
+        """An instruction for every rank, or a function rank -> instruction(s) or None."""
+        for r in range(self.P):
+            out = x(r) if callable(x) else x
+            if out is None:
+                continue
+            if isinstance(out, list):
+                self.progs[r].extend(out)
+            else:
+                self.progs[r].append(out)
+
+    def const_all(self, fn) -> int:
+        """One slot holding a per-rank planning-time value fn(rank)."""
+        s = self.slot()
+        for r in range(self.P):
+            self.consts[r][s] = fn(r)
+        return s
+
+    def label(self, n: Node) -> str:
+        return self.names.get(id(n), n.label)
+
+    def concrete(self, dim) -> int:
+        return dim if isinstance(dim, int) else self.bound[dim]
+
+    # -- values and conversions
+    def value(self, n: Node, layout: Layout | None = None) -> int:
+        """The slot holding n's value in ``layout`` (default: its canonical layout)."""
+        want = layout or canonical(n.type, self.dims)
+        if id(n) in self.static:
+            key = (id(n), want)
+            if key not in self.conv:
+                M = self.static[id(n)]
+                self.conv[key] = self.const_all(lambda r: piece(M, want, self.dims, r))
+            return self.conv[key]
+        v = self.vals[id(n)]
+        if v.layout == want:
+            return v.slots
+        key = (id(n), want)
+        if key not in self.conv:
+            self.conv[key] = self._convert(n, v, want)
+        return self.conv[key]
+
+    def _convert(self, n: Node, v: Value, want: Layout) -> int:
+        src = v.slots
+        if v.layout != REP:  # first to REP
+            rep = self.conv.get((id(n), REP))
+            if rep is None:
+                rep = self._to_rep(n, v)
+                self.conv[(id(n), REP)] = rep
+            if want == REP:
+                return rep
+            src = rep
+        out = self.slot()
+        d = self.dims[want.dim]
+        if want.kind == "row":
+            self.emit(lambda r: TakeRows(out, src, d.owned[r]))
+        else:
+            self.emit(lambda r: TakeCols(out, src, d.owned[r]))
+        return out
+
+    def _to_rep(self, n: Node, v: Value) -> int:
+        d = self.dims[v.layout.dim]
+        shape = tuple(self.concrete(x) for x in n.type.shape)
+        out = self.slot()
+        if v.layout.kind == "row" and n.type.kind is Kind.dense:
+            k = shape[1]
+            full = self.facts[id(n)].full
+            stacked = self.slot() if not d.is_block else out
+            self.emit(AllgatherRows(stacked, v.slots, d.counts, k, n.type.dtype.value, presence=not full))
+            if not d.is_block:
+                self.emit(Unpermute(out, stacked, d.order))
+            return out
+        self.emit(AllgatherSparse(out, v.slots, d.offsets, d.order, "rows" if v.layout.kind == "row" else "cols",
+                                  shape))
+        return out
+
+    def set(self, n: Node, slot: int, layout: Layout | None = None):
+        self.vals[id(n)] = Value(slot, layout or canonical(n.type, self.dims))
+
+    def entries(self, n: Node) -> int:
+        return self.concrete(n.type.nrows) * self.concrete(n.type.ncols)
+
+    # -- the step
+    def run(self) -> "Lowering":
+        for n in self.order:
+            if id(n) in self.static_ids:
+                continue
+            if n.op is Op.INPUT:
+                s = self.slot()
+                self.inputs[n.attr("name")] = s
+                self.set(n, s)
+                continue
+            LOWER[n.op](self, n)
+        for name, n in self.program.outputs:
+            if id(n) not in self.static:
+                self.outputs[name] = (self.value(n), canonical(n.type, self.dims))
+        return self
+
+    def describe(self) -> str:
+        lines = [f"lowered for P = {self.P}: {self.n_slots} slots, {len(self.products)} distributed products"]
+        for info, cands in zip(self.products, self.candidates):
+            lines.append(f"  product {info.index}: {info.expr}")
+            for c in cands:
+                lines.append(f"    candidate {c.name}: " + (f"skipped ({c.reason})" if c.reason else
+                                                           f"{sum(len(p) for p in c.progs)} instructions"))
+        for r in range(min(self.P, 2)):
+            lines.append(f"  rank {r}:")
+            lines += [f"    {i}" for i in self.progs[r]]
+        if self.P > 2:
+            lines.append(f"  (ranks 2..{self.P - 1} alike)")
+        return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------- lowering rules
+def _local(pl: Lowering, n: Node):
+    """n computed locally on pieces: operands in the result's layout or replicated."""
+    lay = canonical(n.type, pl.dims)
+    args = []
+    for a in n.args:
+        al = canonical(a.type, pl.dims)
+        args.append(pl.value(a, al if al in (lay, REP) else REP))
+    out = pl.slot()
+    pl.emit(Local(out, n, tuple(args)))
+    pl.set(n, out, lay)
+
+
+def _via_rep(pl: Lowering, n: Node):
+    """The always-correct fallback: gather operands, compute replicated, keep this rank's part."""
+    args = tuple(pl.value(a, REP) for a in n.args)
+    rep = pl.slot()
+    pl.emit(Local(rep, n, args))
+    pl.vals[id(n)] = Value(rep, REP)
+    lay = canonical(n.type, pl.dims)
+    if lay != REP:
+        pl.set(n, pl.value(n, lay), lay)
+
+
+def _reduced(pl: Lowering, n: Node, part: int, monoid):
+    """n is the ⊕ over ranks of this rank's partial ``part``: an Allreduce, then n's layout."""
+    rep = pl.slot()
+    pl.emit(Allreduce(rep, part, monoid, entries=pl.entries(n)))
+    pl.vals[id(n)] = Value(rep, REP)
+    nl = canonical(n.type, pl.dims)
+    if nl != REP:
+        pl.set(n, pl.value(n, nl), nl)
+
+
+@lower_rule(Op.EWISE_ADD, Op.EWISE_MULT, Op.APPLY, Op.APPLY_BIND, Op.CAST, Op.MASK)
+def _elementwise(pl: Lowering, n: Node):
+    _local(pl, n)
+
+
+@lower_rule(Op.SELECT)
+def _select(pl: Lowering, n: Node):
+    if n.attr("op").on == "index" and canonical(n.type, pl.dims) != REP:
+        return _via_rep(pl, n)  # tril/triu/diag need global positions
+    _local(pl, n)
+
+
+@lower_rule(Op.TRANSPOSE)
+def _transpose(pl: Lowering, n: Node):
+    (x,) = n.args
+    xl, nl = canonical(x.type, pl.dims), canonical(n.type, pl.dims)
+    flip = {"row": "col", "col": "row", "rep": "rep"}
+    if Layout(flip[xl.kind], xl.dim) == nl or (xl == REP and nl == REP):
+        out = pl.slot()
+        pl.emit(Local(out, n, (pl.value(x),)))
+        pl.set(n, out, nl)
+    else:
+        _via_rep(pl, n)
+
+
+@lower_rule(Op.REDUCE)
+def _reduce(pl: Lowering, n: Node):
+    (x,) = n.args
+    xl = canonical(x.type, pl.dims)
+    axis = n.attr("axis")
+    if xl == REP or (xl.kind == "row" and axis == "rows") or (xl.kind == "col" and axis == "cols"):
+        return _local(pl, n)
+    part = pl.slot()
+    pl.emit(Local(part, n, (pl.value(x),)))   # this rank's partial reduction
+    _reduced(pl, n, part, n.attr("monoid"))
+
+
+@lower_rule(Op.MXM)
+def _mxm(pl: Lowering, n: Node):
+    a, b = n.args
+    inner = a.type.ncols
+    sr = n.attr("semiring")
+    if isinstance(inner, str) and inner in pl.dims:
+        al = canonical(a.type, pl.dims)
+        if al.kind == "row" and id(a) in pl.static and canonical(b.type, pl.dims).kind == "row" \
+                and not (isinstance(b.type.ncols, str) and b.type.ncols in pl.dims):
+            return lower_product(pl, n)
+        if al.kind == "col" or al.kind == "row" and id(a) not in pl.static:
+            if al.kind == "row":  # a dynamic row-distributed operand: gather B (sparsity-unaware)
+                out = pl.slot()
+                pl.emit(MxM(out, pl.value(a), pl.value(b, REP), sr))
+                pl.set(n, out, al)
+                return None
+            part = pl.slot()   # a's columns are distributed like b's rows: local partial + reduce
+            pl.emit(MxM(part, pl.value(a), pl.value(b), sr))
+            return _reduced(pl, n, part, sr.monoid)
+        return _via_rep(pl, n)
+    # inner dim not distributed: a's rows and b's columns decide the result's layout
+    nl = canonical(n.type, pl.dims)
+    al, bl = canonical(a.type, pl.dims), canonical(b.type, pl.dims)
+    out = pl.slot()
+    a_slot = pl.value(a, al if al in (nl, REP) else REP)
+    b_slot = pl.value(b, bl if bl in (nl, REP) else REP)
+    if al == nl and bl == nl and nl != REP:  # both distributed the same way: one must be whole
+        b_slot = pl.value(b, REP)
+    pl.emit(MxM(out, a_slot, b_slot, sr))
+    pl.set(n, out, nl)
+
+
+@lower_rule(Op.DROPOUT_MASK)
+def _dropout(pl: Lowering, n: Node):
+    """Local, with this rank's global row (or column) ids, so the mask does not depend on P."""
+    x, seed = n.args
+    lay = canonical(n.type, pl.dims)
+    xs, ss = pl.value(x), pl.value(seed, REP)
+    if lay == REP:
+        out = pl.slot()
+        pl.emit(Local(out, n, (xs, ss)))
+        return pl.set(n, out, lay)
+    ids = pl.const_all(lambda r: pl.dims[lay.dim].owned[r])
+    none = pl.const_all(lambda r: None)
+    args = (xs, ss, ids, none) if lay.kind == "row" else (xs, ss, none, ids)
+    out = pl.slot()
+    pl.emit(Local(out, n, args))
+    pl.set(n, out, lay)
+
+
+@lower_rule(Op.INPUT, Op.IDENTITY)
+def _never(pl: Lowering, n: Node):
+    raise AssertionError(f"{n!r} is handled before lowering")
+
+
+assert set(LOWER) == set(Op), f"ops without a lowering rule: {set(Op) - set(LOWER)}"
+
+
+def lower(program: Program, static: Static, dims: dict, facts: dict[int, Facts], sizes: dict, P: int,
+          options: Options) -> Lowering:
+    return Lowering(program, static, dims, facts, sizes, P, options).run()

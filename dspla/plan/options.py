@@ -1,0 +1,38 @@
+"""What a user may choose about a distributed run: the plan, the partition, and plan knobs."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Options:
+    plan: str = "auto"             # a name in dspla.plan.plans.PLANS, or "auto" (lowest predicted time)
+    partition: str = "hypergraph"  # a partition method, or "file" with parts given
+    parts: np.ndarray | None = None
+    seed: int = 0
+    eps: float = 0.03
+    replication: int = 2           # shift1d / 15d
+    stripe_width: int | None = None  # twoface
+    memory_cap: float | None = None  # twoface, bytes per process
+    cache: bool = True
+    progress: bool | None = None
+    coefficients: object = None    # a dspla.costmodel.Coefficients; None: the calibrated (or shipped) ones
+
+    def key(self) -> tuple:
+        return (self.plan, self.partition, None if self.parts is None else self.parts.tobytes(), self.seed, self.eps,
+                self.replication, self.stripe_width, self.memory_cap, id(self.coefficients))
+
+
+def memory_cap(opt, P: int) -> float:
+    """Bytes a process may use for a product's buffers: --memory-cap, else half the machine's
+    memory shared by the P processes."""
+    if opt.memory_cap:
+        return float(opt.memory_cap)
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        total = 8 << 30
+    return 0.5 * total / max(1, P)

@@ -1,0 +1,71 @@
+"""Partitioning step: every symbolic dim of a sparse input is row-partitioned. The partitioner
+runs on the static square matrices that are left operands of products (their union pattern)."""
+from __future__ import annotations
+
+import time
+
+import graphblas as gb
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import PlanError
+from ..ir import Node, Op
+from ..ir.types import Kind
+from ..partition import block_parts, partition
+from .layout import DimPart
+from .options import Options
+from .static import Static
+
+
+def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: Options):
+    """(dims: symbol -> DimPart, info: symbol -> {method, seconds, imbalance})."""
+    syms = []
+    for n in order:
+        if n.op is Op.INPUT and n.type.kind is Kind.sparse:
+            for d in n.type.shape:
+                if isinstance(d, str) and d not in syms:
+                    syms.append(d)
+    by_id = {id(n): n for n in order}
+    dims: dict[str, DimPart] = {}
+    info: dict[str, dict] = {}
+    for d in syms:
+        size = sizes[d]
+        squares = [static.values[id(n.args[0])] for n in order
+                   if n.op is Op.MXM and id(n.args[0]) in static.values and n.args[0].type.shape == (d, d)]
+        if not squares:
+            squares = [v for i, v in static.values.items() if by_id[i].type.shape == (d, d)]
+        t0 = time.perf_counter()
+        if opt.parts is not None and not info and squares:
+            parts = np.asarray(opt.parts, dtype=np.int64)
+            if parts.size != size or (parts.size and (parts.min() < 0 or parts.max() >= P)):
+                raise PlanError(f"the partition file has {parts.size} entries with ids "
+                                f"{parts.min() if parts.size else '-'}..{parts.max() if parts.size else '-'}, "
+                                f"but dim {d!r} has {size} indices and P = {P}")
+            method = "file"
+        elif squares and opt.partition != "block" and P > 1:
+            res = partition(union_pattern(squares), P, opt.partition, eps=opt.eps, seed=opt.seed, cache=opt.cache,
+                            progress=opt.progress)
+            parts, method = res.parts, opt.partition
+            info[d] = {"method": method, "imbalance": float(res.imbalance)}
+        else:
+            parts, method = block_parts(size, P), "block"
+        dims[d] = DimPart(d, parts, P, method)
+        info.setdefault(d, {"method": method})
+        info[d]["seconds"] = time.perf_counter() - t0
+    return dims, info
+
+
+def union_pattern(mats) -> sp.csr_array:
+    out = None
+    for M in mats:
+        S = gb.io.to_scipy_sparse(M, format="csr")
+        S = sp.csr_array((np.ones(S.nnz), S.indices, S.indptr), shape=S.shape)
+        out = S if out is None else out + S
+    out.sum_duplicates()
+    return out
+
+
+def describe(dims: dict) -> str:
+    rows = [f"  dim {d}: {dp.size} indices, partition {dp.method}, rows per process {dp.counts.min()}..{dp.counts.max()}"
+            for d, dp in dims.items()]
+    return "partitioned dims:\n" + ("\n".join(rows) if rows else "  (none)")

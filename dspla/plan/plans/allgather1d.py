@@ -1,0 +1,28 @@
+"""allgather1d — the sparsity-unaware 1D baseline (CAGNET 1D, Two-Face "Allgather"): every
+rank gathers all of B, then multiplies its rows of A."""
+from __future__ import annotations
+
+import scipy.sparse as sp
+
+from ..ir import AllgatherRows, Free, MxM
+from . import register_plan
+
+
+@register_plan("allgather1d")
+def lower(ctx):
+    """Gather all of B on every rank (MPI_Allgatherv), then a local product."""
+    A, rows, cols, K = ctx.A, ctx.rows, ctx.cols, ctx.K
+    ctx.info.predicted = {"words": int(K * sum(c * (ctx.P - 1) for c in cols.counts if c)),
+                          "messages": int(sum(ctx.P - 1 for c in cols.counts if c))}
+
+    def local_block(r):
+        # columns renumbered to the rank order in which the gathered rows arrive
+        A_r = A[rows.owned[r]].tocsr()
+        return ctx.gb(sp.csr_array((A_r.data, cols.permpos[A_r.indices], A_r.indptr), shape=A_r.shape))
+
+    a = ctx.const_all(local_block)
+    full = ctx.slot()
+    ctx.emit(AllgatherRows(full, ctx.b, cols.counts, K, ctx.b_dtype.value, presence=not ctx.b_full,
+                           product=ctx.index))
+    ctx.emit(MxM(ctx.out, a, full, ctx.semiring, product=ctx.index))
+    ctx.emit(Free((full,)))

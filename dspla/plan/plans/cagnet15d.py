@@ -1,0 +1,82 @@
+"""15d — CAGNET's 1.5D block-row algorithm (seed 003 §IV-B, Algorithm 2) with replication c.
+
+Ranks form a P/c x c grid, rank r = (i, j) = (r // c, r % c). Block row i of A, B and C is the
+union of the 1D rows of process row i, replicated on its c members: B's block row by an
+Allgather inside the process row (the explicit redistribution step). Process column j owns the
+chunk j of block columns: for each block k in it, P(k, j) broadcasts B_k down column j and every
+P(i, j) adds A_ik ⊗ B_k to its partial sum; an Allreduce with the semiring's monoid across the
+process row completes C_i, of which each rank keeps its own 1D rows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import (
+    AllgatherRows,
+    Allreduce,
+    Bcast,
+    DropRows,
+    Empty,
+    Fill,
+    Free,
+    MxM,
+    TakeRows,
+)
+from . import register_plan
+from .p2p1d import column_groups, replication_check, split_by_owner
+
+
+def chunks(nblocks: int, c: int) -> list:
+    """Block columns handled by each process column (seed 003: p/c^2 each; the remainder to the last)."""
+    per = nblocks // c
+    out = [list(range(j * per, (j + 1) * per)) for j in range(c)]
+    out[-1].extend(range(c * per, nblocks))
+    return out
+
+
+@register_plan("15d", check=replication_check)
+def lower(ctx):
+    """CAGNET 1.5D: block rows replicated c-fold, per-column broadcasts, row Allreduce."""
+    A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P
+    c = ctx.opt.replication or 1
+    nb = P // c
+    prow = ctx.add_split([r // c for r in range(P)])
+    pcol = ctx.add_split([r % c for r in range(P)])
+    blk_cols, blk_rows = column_groups(cols, c)
+    chunk = chunks(nb, c)
+    dtype, presence = ctx.b_dtype.value, not ctx.b_full
+    in_place = ctx.in_place
+    for r in range(P):
+        i, j = divmod(r, c)
+        members = range(i * c, (i + 1) * c)
+        I = np.concatenate([rows.owned[m] for m in members])   # block row i, in member order
+        lo = int(rows.counts[i * c:r].sum())
+        mine = np.arange(lo, lo + int(rows.counts[r]))
+        A_i = A[I]
+        blocks = split_by_owner(A_i, [(k, blk_cols[k]) for k in chunk[j]])
+        prog = []
+        Hi = ctx.slot()
+        prog.append(AllgatherRows(Hi, ctx.b, cols.counts[i * c:(i + 1) * c], K, dtype, presence=presence, group=prow,
+                                  me=j, product=ctx.index))
+        Z = ctx.slot()
+        if in_place:
+            prog.append(Fill(Z, I.size, K, ctx.semiring.monoid, ctx.compute.value, product=ctx.index))
+        elif not chunk[j]:
+            prog.append(Empty(Z, I.size, K, ctx.compute.value, product=ctx.index))
+        for t, k in enumerate(chunk[j]):
+            Hk = ctx.slot()
+            prog.append(Bcast(Hk, Hi if k == i else None, k, int(blk_rows[k]), K, dtype, presence=presence,
+                              group=pcol, product=ctx.index))
+            prog.append(MxM(Z, ctx.const(r, ctx.gb(blocks[k])), Hk, ctx.semiring, accumulate=in_place or t > 0,
+                            product=ctx.index))
+            prog.append(Free((Hk,)))
+        prog.append(Free((Hi,)))
+        Zi = ctx.slot()
+        prog.append(Allreduce(Zi, Z, ctx.semiring.monoid, group=prow, entries=int(I.size) * K,
+                                  presence=not in_place, product=ctx.index))
+        prog.append(TakeRows(ctx.out, Zi, mine, product=ctx.index))
+        prog.append(Free((Z, Zi)))
+        empty = np.flatnonzero(np.diff(A_i.indptr)[mine] == 0)
+        if in_place and empty.size:
+            prog.append(DropRows(ctx.out, empty, product=ctx.index))
+        ctx.emit_rank(r, prog)

@@ -1,0 +1,266 @@
+"""twoface — seed 001 chapter 4: sync stripes by collectives, async stripes by one-sided gets.
+
+A keeps its 1D rows. Inside each megatile (rows of rank r x columns owned by rank q) the
+columns, in q's local order, are cut into stripes of width W. Algorithm 4.1 classifies every
+non-local stripe of r as async (fetch only the rows its nonzeros touch, one-sided) or sync
+(receive the whole dense stripe by a collective), balancing the two halves by eq. 4.4 with the
+cost-model coefficients. Sync stripes of one owner needed by the same set of ranks travel in
+one broadcast restricted to that set (a sub-communicator); all async stripes r needs from q are
+fetched by one MPI_Rget through an indexed datatype listing their row runs, rows up to
+127/K + 1 apart coalesced. A memory cap turns sync stripes async when a process would exceed it.
+
+One thread, non-blocking: the owner exposes B in a window (double-buffered, one barrier per
+product), gets and broadcasts are posted, the local part is multiplied while they are in
+flight, then each arriving piece is multiplied and accumulated with the semiring's monoid.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...exec.buffers import window_row_bytes
+from ..ir import DropRows, Fill, Get, IBcast, MxM, Pack, RecvMxM, WaitSends, WinExpose
+from ..options import memory_cap
+from . import register_plan
+from .p2p1d import add_remote_block
+
+
+def default_width(K: int) -> int:
+    """Stripe width: seed 001 uses wide stripes for small K; keep a stripe around 8 KiB of B."""
+    return int(max(8, min(512, 1024 // max(1, K) * 8)))
+
+
+def classify(l: np.ndarray, n: np.ndarray, K: int, W: int, coef: dict) -> np.ndarray:
+    """Algorithm 4.1 for one node's non-local stripes: l[i] rows of B stripe i needs, n[i] its
+    nonzeros. Returns True where the stripe is async. z_i = K(beta_A l_i + gamma_A n_i) + u (eqs.
+    4.8-4.10); stripes are taken async in ascending z while their sum stays below
+    S_T (beta_S K W + alpha_S) (eq. 4.11)."""
+    l = np.asarray(l, dtype=float)
+    n = np.asarray(n, dtype=float)
+    u = coef["alpha_A"] + coef["kappa_A"] + coef["beta_S"] * K * W + coef["alpha_S"]
+    z = K * (coef["beta_A"] * l + coef["gamma_A"] * n) + u
+    limit = l.size * (coef["beta_S"] * K * W + coef["alpha_S"])
+    order = np.argsort(z, kind="stable")
+    csum = np.cumsum(z[order])
+    take = int(np.searchsorted(csum, limit, side="left"))   # while sum + z_i < limit
+    out = np.zeros(l.size, dtype=bool)
+    out[order[:take]] = True
+    return out
+
+
+def coalesce(rows: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """Runs (starts, counts) covering sorted row positions; rows up to 127/K + 1 apart join one
+    run (the unused rows between them are fetched too: fewer, larger transfers)."""
+    if rows.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    gap = 127 // max(1, K) + 1
+    breaks = np.flatnonzero(np.diff(rows) > gap) + 1
+    starts = rows[np.r_[0, breaks]]
+    ends = rows[np.r_[breaks - 1, rows.size - 1]] + 1
+    return starts.astype(np.int64), (ends - starts).astype(np.int64)
+
+
+@dataclass
+class Stripes:
+    """The non-local stripes of one rank: owner, stripe index within the owner, width, l, n."""
+    owner: np.ndarray
+    index: np.ndarray
+    width: np.ndarray
+    l: np.ndarray
+    n: np.ndarray
+
+
+def stripes_of(A_r: sp.csr_array, r: int, cols, W: int) -> tuple[Stripes, np.ndarray]:
+    """Stripe statistics of rank r's rows (vectorised) and each entry's global stripe id (-1 local)."""
+    coo = A_r.tocoo()
+    owner = cols.parts[coo.col]
+    nstripes = -(-cols.counts // W)                        # per owner
+    base = np.r_[0, np.cumsum(nstripes)]
+    sid = base[owner] + cols.pos[coo.col] // W
+    sid[owner == r] = -1
+    nl = sid >= 0
+    ids, n = np.unique(sid[nl], return_counts=True)
+    pairs = np.unique(np.stack([sid[nl], coo.col[nl]]), axis=1) if nl.any() else np.zeros((2, 0), np.int64)
+    l = np.bincount(np.searchsorted(ids, pairs[0]), minlength=ids.size) if ids.size else np.zeros(0, np.int64)
+    own = np.searchsorted(base, ids, side="right") - 1
+    idx = ids - base[own]
+    width = np.minimum(W, cols.counts[own] - idx * W)
+    return Stripes(own, idx, width, l, n), sid
+
+
+def apply_memory_cap(st: Stripes, is_async: np.ndarray, K: int, itemsize: int, base_bytes: float, cap: float):
+    """Turn sync stripes async, those saving the most memory (W - l rows) first, while the
+    process's buffers would exceed ``cap`` bytes. Returns the new mask and how many moved."""
+    is_async = is_async.copy()
+    need = base_bytes + K * itemsize * (np.where(is_async, st.l, st.width).sum())
+    if need <= cap:
+        return is_async, 0
+    sync = np.flatnonzero(~is_async)
+    saving = (st.width[sync] - st.l[sync]) * K * itemsize
+    order = sync[np.argsort(-saving, kind="stable")]
+    cum = need - np.cumsum(np.sort(saving)[::-1])
+    k = int(np.searchsorted(-cum, -cap, side="left")) + 1 if cum.size else 0
+    k = min(k, order.size)
+    is_async[order[:k]] = True
+    return is_async, k
+
+
+def _width(ctx) -> int:
+    return int(ctx.opt.stripe_width or default_width(ctx.K))
+
+
+@register_plan("twoface")
+def lower(ctx):
+    """Two-Face: per-stripe choice of collective (sync) or one-sided get (async)."""
+    A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P
+    W = _width(ctx)
+    coef = ctx.coefficients.twoface(K)
+    itemsize = ctx.b_dtype.np.itemsize
+    dtype, presence = ctx.b_dtype.value, not ctx.b_full
+    in_place = ctx.in_place
+    cap = memory_cap(ctx.opt, P)
+    nstripes = -(-cols.counts // W)
+    base = np.r_[0, np.cumsum(nstripes)]
+    total = int(base[-1])
+    # 1. classify every rank's stripes (Algorithm 4.1, then the memory cap)
+    per_rank, sync_need = [], np.zeros((total, P), dtype=bool)
+    n_async = n_sync = moved = 0
+    for r in range(P):
+        A_r = A[rows.owned[r]]
+        st, sid = stripes_of(A_r, r, cols, W)
+        is_async = classify(st.l, st.n, K, W, coef)
+        own_bytes = (3 * cols.counts[r] + rows.counts[r]) * K * itemsize  # B, the window (x2), C
+        is_async, m = apply_memory_cap(st, is_async, K, itemsize, own_bytes, cap)
+        moved += m
+        gids = base[st.owner] + st.index
+        sync_need[gids[~is_async], r] = True
+        per_rank.append((A_r, st, sid, gids, is_async))
+        n_async += int(is_async.sum())
+        n_sync += int((~is_async).sum())
+    # 2. sync groups: stripes of one owner needed by the same set of ranks share one broadcast;
+    #    groups with disjoint members share one sub-communicator split (fewer collective set-ups)
+    groups = []   # (owner, members tuple, stripe ids)
+    for q in range(P):
+        need = sync_need[base[q]:base[q + 1]]
+        has = np.flatnonzero(need.any(axis=1))
+        if not has.size:
+            continue
+        keys, inv = np.unique(need[has], axis=0, return_inverse=True)
+        for g in range(keys.shape[0]):
+            members = tuple(sorted(set(np.flatnonzero(keys[g]).tolist()) | {q}))
+            groups.append((q, members, base[q] + has[np.flatnonzero(inv.reshape(-1) == g)]))
+    splits = []   # each: [colors list, used ranks set, next colour]
+    placed = []
+    for q, members, sids in groups:
+        si = next((k for k, sp_ in enumerate(splits) if sp_[1].isdisjoint(members)), None)
+        if si is None:
+            splits.append([[None] * P, set(), 0])
+            si = len(splits) - 1
+        colors, used, color = splits[si]
+        for m in members:
+            colors[m] = color
+        used.update(members)
+        splits[si][2] = color + 1
+        placed.append(si)
+    split_ids = [ctx.add_split(colors) for colors, _, _ in splits]
+    # 3. async fetch lists: for each (r, q), the rows of q's async stripes r touches
+    win = ctx.add_window([(int(cols.counts[r]), window_row_bytes(K, ctx.b_dtype, presence)) for r in range(P)])
+    served_words, served_msgs = np.zeros(P, np.int64), np.zeros(P, np.int64)
+    gets = [dict() for _ in range(P)]
+    for r, (A_r, st, sid, gids, is_async) in enumerate(per_rank):
+        async_ids = np.zeros(total, dtype=bool)
+        async_ids[gids[is_async]] = True
+        coo = A_r.tocoo()
+        sel = (sid >= 0) & async_ids[np.maximum(sid, 0)]
+        for q in np.unique(cols.parts[coo.col[sel]]):
+            pos = np.unique(cols.pos[coo.col[sel][cols.parts[coo.col[sel]] == q]])
+            starts, counts = coalesce(pos, K)
+            fetched = np.concatenate([np.arange(a, a + b) for a, b in zip(starts, counts)])
+            gets[r][int(q)] = (starts, counts, fetched)
+            served_words[q] += fetched.size * K
+            served_msgs[q] += 1
+    ctx.info.predicted = {"stripe_width": W, "async_stripes": n_async, "sync_stripes": n_sync,
+                          "sync_groups": len(groups), "memory_cap_moved": moved}
+    ctx.info.notes.append(f"twoface: W={W}, {n_async} async / {n_sync} sync stripes, {len(groups)} broadcast groups"
+                          + (f", {moved} stripes made async by the memory cap" if moved else ""))
+    # 4. per rank: the column blocks and the instructions
+    for r, (A_r, st, sid, gids, is_async) in enumerate(per_rank):
+        coo = A_r.tocoo()
+        key = np.full(coo.nnz, -1, dtype=np.int64)    # -1 local; else a piece id
+        colpos = cols.pos[coo.col].copy()
+        pieces = []                                    # (kind, info, width)
+        key[sid < 0] = 0
+        pieces.append(("local", None, int(cols.counts[r])))
+        entry_async = np.isin(sid, gids[is_async])   # once per rank, not per peer or group
+        owner = cols.parts[coo.col]
+        for q, (starts, counts, fetched) in gets[r].items():
+            m = entry_async & (owner == q)
+            pid = len(pieces)
+            key[m] = pid
+            colpos[m] = np.searchsorted(fetched, cols.pos[coo.col[m]])
+            pieces.append(("get", q, fetched.size))
+        for gi, (q, members, sids) in enumerate(groups):
+            if r not in members:
+                continue
+            stripe_rows = np.concatenate([np.arange(ix * W, min((ix + 1) * W, cols.counts[q])) for ix in sids - base[q]])
+            if r == q:
+                pieces.append(("root", gi, stripe_rows))
+                continue
+            m = np.isin(sid, sids) & ~entry_async
+            pid = len(pieces)
+            key[m] = pid
+            colpos[m] = np.searchsorted(stripe_rows, cols.pos[coo.col[m]])
+            pieces.append(("bcast", gi, stripe_rows.size))
+        assert (key >= 0).all(), "twoface: an entry of A was assigned to no piece"
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        prog, posted, blocks, row_lists, roots = [], [], [], [], []
+        ntot = rows.counts[r]
+
+        def block(pid, width):
+            lo, hi = np.searchsorted(ks, [pid, pid + 1])
+            sel = order[lo:hi]
+            return sp.csr_array((coo.data[sel], (coo.row[sel], colpos[sel])), shape=(A_r.shape[0], width))
+
+        prog.append(WinExpose(win, ctx.b, int(cols.counts[r]), K, dtype, presence=presence,
+                              served_words=int(served_words[r]), served_messages=int(served_msgs[r]),
+                              product=ctx.index))
+        for pid, (kind, info, width) in enumerate(pieces):
+            if kind == "get":
+                starts, counts, fetched = gets[r][info]
+                s_ = ctx.slot()
+                prog.append(Get(s_, win, info, int(cols.counts[info]), starts, counts, int(fetched.size), K, dtype,
+                                presence=presence, product=ctx.index))
+                posted.append((s_, pid, width))
+        for pid, (kind, info, width) in enumerate(pieces):   # in group order: the same on every member
+            if kind == "root":
+                q, members, _ = groups[info]
+                buf = ctx.slot()
+                prog.append(Pack(buf, ctx.b, width, presence=presence, product=ctx.index))
+                s_ = ctx.slot()
+                prog.append(IBcast(s_, buf, members.index(q), int(width.size), K, dtype, presence=presence,
+                                   group=split_ids[placed[info]], product=ctx.index))
+                roots.append(s_)
+            elif kind == "bcast":
+                q, members, _ = groups[info]
+                s_ = ctx.slot()
+                prog.append(IBcast(s_, None, members.index(q), width, K, dtype, presence=presence,
+                                   group=split_ids[placed[info]], product=ctx.index))
+                posted.append((s_, pid, width))
+        if in_place:
+            prog.append(Fill(ctx.out, int(ntot), K, ctx.semiring.monoid, ctx.compute.value, product=ctx.index))
+        prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(block(0, pieces[0][2]))), ctx.b, ctx.semiring,
+                        accumulate=in_place, product=ctx.index))
+        for s_, pid, width in posted:
+            add_remote_block(ctx, r, block(pid, width), in_place, blocks, row_lists)
+        if posted:
+            prog.append(RecvMxM(ctx.out, tuple(p[0] for p in posted), tuple(blocks), ctx.semiring, tuple(row_lists),
+                                product=ctx.index))
+        if roots:
+            prog.append(WaitSends(tuple(roots), product=ctx.index))
+        empty = np.flatnonzero(np.diff(A_r.indptr) == 0)
+        if in_place and empty.size:
+            prog.append(DropRows(ctx.out, empty, product=ctx.index))
+        ctx.emit_rank(r, prog)

@@ -1,0 +1,168 @@
+"""Lowering one sparse x dense product into its candidate plans.
+
+Each applicable plan (plans/) lowers into its own ProductContext: per-rank instruction buffers,
+planning-time pieces, sub-communicators and windows numbered locally. The product's place in
+every rank's program is a Choice placeholder; the choose step (choose.py) costs the candidates
+with the cost model and splices the chosen one in. With ``--plan NAME`` only that plan is
+lowered (and allgather1d if it cannot run here).
+"""
+from __future__ import annotations
+
+import graphblas as gb
+import scipy.sparse as sp
+
+from ..costmodel import load
+from ..exec import gbops
+from ..exec.buffers import csr_piece
+from ..ir import Node
+from .distplan import ProductInfo
+from .ir import CastTo, Choice
+from .layout import canonical
+from .plans import PLANS, get_plan, plan_names
+
+
+class Product:
+    """What every candidate of one product shares: the static sparse A (whole, on the planning
+    rank), how A's rows and B's rows are distributed, B's slot and width K, the output slot."""
+
+    def __init__(self, pl, n: Node, index: int):
+        a, b = n.args
+        self.pl, self.node, self.index = pl, n, index
+        self.P = pl.P
+        self.semiring = n.attr("semiring")
+        self.compute, self.out_dtype = self.semiring.dtypes(a.type.dtype, b.type.dtype)
+        self.rows = pl.dims[a.type.nrows]
+        self.cols = pl.dims[a.type.ncols]
+        self.K = pl.concrete(b.type.ncols)
+        self.b = pl.value(b)
+        self.b_full = pl.facts[id(b)].full
+        self.b_dtype = b.type.dtype
+        self.opt = pl.opt
+        self.tag = 16 + 8 * index
+        self._A = pl.static[id(a)]
+        self._csr = pl.csr_cache
+        self.out = pl.slot()
+        # With B full and a monoid identity, C starts full at the identity and every block
+        # accumulates into it in place (exact: identity ⊕ x = x); A's empty rows are dropped after.
+        self.in_place = self.b_full and self.semiring.monoid.identity(self.compute) is not None
+
+    @property
+    def A(self) -> sp.csr_array:
+        """A as scipy CSR in the compute dtype, original indexing (shared by the candidates)."""
+        key = (id(self._A), self.compute)
+        if key not in self._csr:
+            M = gbops.cast(self._A, self.compute)
+            self._csr[key] = sp.csr_array(gb.io.to_scipy_sparse(M, format="csr")) if M.nvals else \
+                sp.csr_array(M.shape, dtype=self.compute.np)
+        return self._csr[key]
+
+
+class ProductContext:
+    """What a plan sees while it lowers: the product (attributes forwarded) and emission helpers
+    writing into this candidate's own buffers. ``info.predicted`` / ``info.notes`` collect what
+    the plan wants explain to show."""
+
+    def __init__(self, product: Product, name: str):
+        self.product, self.name = product, name
+        self.P = product.P
+        self.progs = [[] for _ in range(self.P)]
+        self.consts = [dict() for _ in range(self.P)]
+        self.splits: list = []
+        self.windows: list = []
+        self.info = _Scratch()
+        self.reason: str | None = None
+
+    def __getattr__(self, name):   # the product's attributes: A, rows, cols, K, b, semiring, ...
+        return getattr(self.__dict__["product"], name)
+
+    # -- emission into this candidate's buffers
+    def emit(self, x):
+        for r in range(self.P):
+            out = x(r) if callable(x) else x
+            if out is None:
+                continue
+            (self.progs[r].extend if isinstance(out, list) else self.progs[r].append)(out)
+
+    def emit_rank(self, r: int, instrs: list):
+        self.progs[r].extend(instrs)
+
+    def slot(self) -> int:
+        return self.product.pl.slot()
+
+    def const(self, rank: int, value) -> int:
+        s = self.slot()
+        self.consts[rank][s] = value
+        return s
+
+    def const_all(self, fn) -> int:
+        s = self.slot()
+        for r in range(self.P):
+            self.consts[r][s] = fn(r)
+        return s
+
+    def add_split(self, colors) -> int:
+        """A sub-communicator: colors[r] is rank r's colour (None: not a member). Returns its
+        group id, local to this candidate (1, 2, ...; 0 is the world); choose renumbers them."""
+        self.splits.append(list(colors))
+        return len(self.splits)
+
+    def add_window(self, specs) -> int:
+        """A one-sided window: specs[r] = (nrows, row_bytes) rank r exposes. Returns its index,
+        local to this candidate; choose renumbers it."""
+        self.windows.append(list(specs))
+        return len(self.windows) - 1
+
+    @property
+    def coefficients(self):
+        return self.opt.coefficients or load(self.P)
+
+    def gb(self, csr):
+        return csr_piece(csr, self.compute)
+
+    def group_sizes(self, r: int) -> tuple:
+        sizes = [self.P]
+        for colors in self.splits:
+            c = colors[r]
+            sizes.append(sum(1 for x in colors if x == c) if c is not None else 0)
+        return tuple(sizes)
+
+
+def lower_product(pl, n: Node):
+    """Every candidate plan for product n, lowered; a Choice placeholder in every rank's program."""
+    a, b = n.args
+    index = len(pl.products)
+    sr = n.attr("semiring")
+    info = ProductInfo(index, f"{pl.label(n)} = mxm[{sr}]({pl.label(a)}, {pl.label(b)})", "?",
+                       f"sparse[{pl.concrete(a.type.nrows)}x{pl.concrete(a.type.ncols)}]",
+                       f"dense[{pl.concrete(b.type.nrows)}x{pl.concrete(b.type.ncols)}]", pl.concrete(b.type.ncols))
+    product = Product(pl, n, index)
+    names = plan_names() if pl.opt.plan == "auto" else [get_plan(pl.opt.plan).name]
+    candidates = []
+    for name in names:
+        spec = PLANS[name]
+        ctx = ProductContext(product, name)
+        ctx.reason = spec.check(ctx) if spec.check else None
+        candidates.append(ctx)
+        if ctx.reason:
+            if pl.opt.plan != "auto":  # the named plan cannot run: fall back, and say so
+                info.notes.append(f"{name} cannot run here ({ctx.reason}); using allgather1d")
+                names.append("allgather1d")
+            continue
+        spec.lower(ctx)
+    pl.products.append(info)
+    pl.candidates.append(candidates)
+    pl.emit(Choice(product=index))
+    out = product.out
+    if product.out_dtype is not product.compute:
+        cast = pl.slot()
+        pl.emit(CastTo(cast, out, product.out_dtype.value))
+        out = cast
+    pl.set(n, out, canonical(n.type, pl.dims))
+
+
+class _Scratch:
+    """A candidate's own notes and predictions until it is chosen."""
+
+    def __init__(self):
+        self.predicted: dict = {}
+        self.notes: list = []

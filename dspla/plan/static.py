@@ -1,0 +1,50 @@
+"""Static evaluation: the values that depend only on sparse inputs (A, Aᵀ, the normalised A,
+degree vectors) are computed once, at planning, with the reference executor. What is left is
+the dynamic program the plan distributes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..exec.reference import EVAL, Env
+from ..ir import Node, Op
+from ..ir.types import Kind
+
+
+@dataclass
+class Static:
+    ids: set            # id(node) of every node computed at planning
+    values: dict        # id(node) -> graphblas Matrix, for those a dynamic node or an output needs
+
+    def describe(self, order: list, names: dict) -> str:
+        rows = [f"  {names.get(id(n), n.label)} = {n.op_text()}: {n.type}  (computed at planning)"
+                for n in order if id(n) in self.values]
+        return "static values:\n" + ("\n".join(rows) if rows else "  (none)")
+
+
+def is_static_leaf(n: Node) -> bool:
+    return (n.op is Op.INPUT and n.type.kind is Kind.sparse) or n.op is Op.IDENTITY
+
+
+def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
+    st: set[int] = set()
+    for n in order:
+        if is_static_leaf(n) or (n.args and all(id(a) in st for a in n.args)):
+            st.add(id(n))
+    users: dict[int, list] = {}
+    last: dict[int, int] = {}
+    for i, n in enumerate(order):
+        for a in n.args:
+            users.setdefault(id(a), []).append(n)
+            last[id(a)] = i
+    outs = {id(n) for _, n in outputs}
+    needed = {i for i in st if i in outs or any(id(u) not in st for u in users.get(i, []))}
+    env = Env(mats, dims)
+    values: dict[int, object] = {}
+    for i, n in enumerate(order):
+        if id(n) not in st:
+            continue
+        values[id(n)] = EVAL[n.op](n, [values[id(a)] for a in n.args], env)
+        for a in n.args:  # drop static intermediates nobody else needs
+            if last.get(id(a)) == i and id(a) not in needed:
+                values.pop(id(a), None)
+    return Static(st, {i: values[i] for i in needed})

@@ -1,0 +1,213 @@
+"""The plan verifier: checks every rank's program against the others before anything runs, so a
+planning bug is an error naming the rank and instruction instead of a hang or a wrong result.
+
+- every slot is written before it is read, and read in the state it is in (a posted receive
+  only by what completes it; nothing after it was freed or consumed);
+- every Send has its Recv (same pair of ranks, tag, order, size, dtype and presence);
+- every collective is called by the whole group, in the same order, with agreeing arguments
+  (roots, sizes, dtypes; exactly the root has the data);
+- one-sided gets stay inside the target's window.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..errors import VerificationError
+from . import ir
+
+VALUE, POSTED, DEAD = "value", "posted", "dead"
+_POSTS = (ir.Recv, ir.Get, ir.IBcast)
+
+
+def _fail(rank: int, k: int | None, instr, why: str):
+    where = f"rank {rank}" + (f", instruction {k} ({instr})" if k is not None else "")
+    raise VerificationError(f"plan verification failed: {where}: {why}")
+
+
+def _slots(prog: ir.RankProgram):
+    state = {s: VALUE for s in prog.consts}
+    state.update({s: VALUE for s in prog.inputs.values()})
+    for k, i in enumerate(prog.instrs):
+        if type(i) is ir.Choice:
+            _fail(prog.rank, k, i, "a product placeholder was never replaced by a plan")
+        if type(i) is ir.Free:
+            for s in i.slots:
+                state[s] = DEAD
+            continue
+        if type(i) is ir.RecvMxM:
+            for s in i.recvs:
+                if state.get(s) != POSTED:
+                    _fail(prog.rank, k, i, f"slot s{s} is completed here but no receive posted it")
+            reads = [i.out, *i.blocks]
+        elif type(i) is ir.WaitSends:
+            for s in i.bufs:
+                if state.get(s) != POSTED:
+                    _fail(prog.rank, k, i, f"slot s{s} is waited for here but no send posted it")
+            reads = []
+        else:
+            reads = i.reads()
+        for s in reads:
+            st = state.get(s)
+            if st != VALUE:
+                _fail(prog.rank, k, i, f"reads slot s{s}, which is " +
+                      ("never written before" if st is None else "freed" if st == DEAD else "a posted transfer"))
+        if type(i) is ir.RecvMxM:
+            for s in i.recvs:
+                state[s] = DEAD
+        elif type(i) is ir.WaitSends:
+            for s in i.bufs:
+                state[s] = DEAD
+        posted = type(i) in _POSTS or type(i) is ir.Send
+        for s in i.writes():
+            state[s] = POSTED if posted else VALUE
+    for name, (s, _) in prog.outputs.items():
+        if state.get(s) != VALUE:
+            _fail(prog.rank, None, None, f"output {name} (slot s{s}) is not computed")
+    left = [s for s, st in state.items() if st == POSTED]
+    if left:
+        _fail(prog.rank, None, None, f"transfers posted into slots {left} are never completed")
+
+
+def _messages(programs):
+    sends, recvs = defaultdict(list), defaultdict(list)
+    for p in programs:
+        for k, i in enumerate(p.instrs):
+            if type(i) is ir.Send:
+                sends[(p.rank, i.dest, i.tag)].append((i.words, i.dtype, i.presence, k, i))
+            elif type(i) is ir.Recv:
+                recvs[(i.source, p.rank, i.tag)].append((i.nrows * i.k, i.dtype, i.presence, k, i))
+            elif type(i) is ir.SendRecvRows:
+                if i.group:
+                    _fail(p.rank, k, i, "ring exchanges run on the world communicator")
+                sends[(p.rank, i.dest, i.tag)].append((i.send_nrows * i.k, i.dtype, i.presence, k, i))
+                recvs[(i.source, p.rank, i.tag)].append((i.nrows * i.k, i.dtype, i.presence, k, i))
+    for key in set(sends) | set(recvs):
+        src, dst, tag = key
+        s, r = sends.get(key, []), recvs.get(key, [])
+        if len(s) != len(r):
+            at = (src, s[len(r)]) if len(s) > len(r) else (dst, r[len(s)])
+            _fail(at[0], at[1][3], at[1][4], f"rank {src} sends {len(s)} message(s) with tag {tag} to rank {dst}, "
+                  f"which receives {len(r)}")
+        for a, b in zip(s, r):
+            if a[:3] != b[:3]:
+                _fail(dst, b[3], b[4], f"receives {b[0]} words of {b[1]} (presence {b[2]}) from rank {src}, which "
+                      f"sends {a[0]} words of {a[1]} (presence {a[2]}) as instruction {a[3]} ({a[4]})")
+
+
+def _signature(i) -> tuple:
+    t = type(i)
+    if t is ir.AllgatherRows:
+        return (t.__name__, tuple(int(x) for x in i.counts), i.k, i.dtype, i.presence)
+    if t is ir.Allreduce:
+        return (t.__name__, i.monoid.name, i.entries, i.presence)
+    if t in (ir.Bcast, ir.IBcast):
+        return (t.__name__, i.root, i.nrows, i.k, i.dtype, i.presence)
+    if t is ir.BcastSparse:
+        return (t.__name__, i.root, i.nrows, i.ncols, i.nnz, i.dtype)
+    if t is ir.Alltoall:
+        return (t.__name__, i.stack, i.dtype, i.presence, len(i.send_rows))
+    if t is ir.WinExpose:
+        return (t.__name__, i.win)
+    if t is ir.AllgatherSparse:
+        return (t.__name__, i.axis, tuple(i.shape))
+    raise AssertionError(f"no signature for collective {t.__name__}")
+
+
+def _groups(programs) -> dict:
+    """(group id, colour) -> member world ranks in group order (MPI_Comm_split with key 0)."""
+    P = len(programs)
+    out = {(0, 0): list(range(P))}
+    ngroups = {len(p.splits) for p in programs}
+    if len(ngroups) > 1:
+        _fail(0, None, None, f"ranks create different numbers of sub-communicators: {sorted(ngroups)}")
+    for g in range(ngroups.pop() if ngroups else 0):
+        for p in programs:
+            c = p.splits[g]
+            if c is not None:
+                out.setdefault((g + 1, c), []).append(p.rank)
+    return out
+
+
+def _collectives(programs):
+    member = {}
+    for (g, c), ranks in _groups(programs).items():
+        for pos, r in enumerate(ranks):
+            member[(g, r)] = (c, pos, len(ranks))
+    calls = defaultdict(list)   # (group, colour) -> per member: list of (signature, k, instr, pos)
+    for p in programs:
+        seqs = defaultdict(list)
+        for k, i in enumerate(p.instrs):
+            if not isinstance(i, ir.COLLECTIVES):
+                continue
+            g = getattr(i, "group", 0)
+            if (g, p.rank) not in member:
+                _fail(p.rank, k, i, f"uses group {g}, of which this rank is not a member")
+            c, pos, size = member[(g, p.rank)]
+            me = getattr(i, "me", None)
+            if type(i) in (ir.AllgatherRows, ir.Alltoall) and me is not None and me != pos:
+                _fail(p.rank, k, i, f"says it is member {me} of group {g}, but it is member {pos}")
+            seqs[(g, c)].append((_signature(i), k, i, pos))
+        for key, seq in seqs.items():
+            calls[key].append((p.rank, seq))
+    for (g, c), per_rank in calls.items():
+        members = [r for (gg, r), (cc, _, _) in member.items() if gg == g and cc == c]
+        if len(per_rank) != len(members):
+            absent = sorted(set(members) - {r for r, _ in per_rank})
+            r0, seq0 = per_rank[0]
+            _fail(r0, seq0[0][1], seq0[0][2], f"a collective of group {g} that rank(s) {absent} never call")
+        r0, seq0 = per_rank[0]
+        for r, seq in per_rank[1:]:
+            for a, b in zip(seq0, seq):
+                if a[0] != b[0]:
+                    _fail(r, b[1], b[2], f"collective {b[0]} meets {a[0]} on rank {r0} (instruction {a[1]})")
+            if len(seq) != len(seq0):
+                longer = (r, seq) if len(seq) > len(seq0) else (r0, seq0)
+                x = longer[1][min(len(seq), len(seq0))]
+                _fail(longer[0], x[1], x[2], f"group {g} calls {len(seq0)} collectives on rank {r0} but {len(seq)} "
+                      f"on rank {r}")
+        for step in range(len(seq0)):
+            _check_roots([(r, seq[step]) for r, seq in per_rank], g)
+
+
+def _check_roots(calls, g):
+    """At one collective step of a group: the root (and only it) has the data; all-to-all sizes agree."""
+    i0 = calls[0][1][2]
+    if type(i0) in (ir.Bcast, ir.IBcast, ir.BcastSparse):
+        for r, (_, k, i, pos) in calls:
+            if (i.src is not None) != (pos == i.root):
+                _fail(r, k, i, f"member {pos} of group {g} " + ("sends as root but the root is member "
+                      f"{i.root}" if i.src is not None else "is the root but has nothing to send"))
+    if type(i0) is ir.Alltoall:
+        by_pos = {pos: (r, k, i) for r, (_, k, i, pos) in calls}
+        for pos, (r, k, i) in by_pos.items():
+            for m, sent in enumerate(i.sent()):
+                other = by_pos[m][2]
+                want = other.recv_shapes[pos][0] * other.recv_shapes[pos][1]
+                if sent != want:
+                    _fail(r, k, i, f"sends {sent} words to member {m} of group {g}, which expects {want}")
+
+
+def _windows(programs):
+    nwin = {len(p.windows) for p in programs}
+    if len(nwin) > 1:
+        _fail(0, None, None, f"ranks create different numbers of windows: {sorted(nwin)}")
+    for p in programs:
+        for k, i in enumerate(p.instrs):
+            if type(i) is ir.Get:
+                if i.win >= len(p.windows):
+                    _fail(p.rank, k, i, f"window {i.win} does not exist")
+                exposed = programs[i.target].windows[i.win][0]
+                if i.target_nrows != exposed or (len(i.starts) and int((i.starts + i.counts).max()) > exposed):
+                    _fail(p.rank, k, i, f"gets rows outside the {exposed} rows rank {i.target} exposes")
+                if int(i.counts.sum()) != i.nrows:
+                    _fail(p.rank, k, i, f"fetches {int(i.counts.sum())} rows into a buffer of {i.nrows}")
+
+
+def verify_plan(programs: list) -> list:
+    """Check every rank's program (all of them, as planning has them); returns them unchanged."""
+    for p in programs:
+        _slots(p)
+    _messages(programs)
+    _collectives(programs)
+    _windows(programs)
+    return programs

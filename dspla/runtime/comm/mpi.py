@@ -1,0 +1,125 @@
+"""The communicator over real MPI (mpi4py; the mpich wheel by default, or the cluster's)."""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+
+def _mpi():
+    # importing mpi4py.MPI initialises MPI: only when a communicator is made, never at import
+    from mpi4py import MPI
+    return MPI
+
+
+class MPIComm:
+    def __init__(self, comm=None):
+        MPI = _mpi()
+        self.comm = comm if comm is not None else MPI.COMM_WORLD
+        self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+
+    def isend(self, buf, dest, tag):
+        return self.comm.Isend(buf, dest, tag)
+
+    def irecv(self, buf, source, tag):
+        return self.comm.Irecv(buf, source, tag)
+
+    def waitany(self, reqs):
+        return _mpi().Request.Waitany(reqs)
+
+    def waitall(self, reqs):
+        _mpi().Request.Waitall(reqs)
+
+    def sendrecv(self, sendbuf, dest, recvbuf, source, tag):
+        self.comm.Sendrecv(sendbuf, dest, tag, recvbuf, source, tag)
+
+    def allgatherv(self, sendbuf, recvbuf, counts):
+        counts = np.asarray(counts, dtype=np.int64)
+        displs = np.r_[0, np.cumsum(counts)[:-1]]
+        self.comm.Allgatherv(sendbuf, [recvbuf, (counts, displs)])
+
+    def bcast_buf(self, buf, root):
+        self.comm.Bcast(buf, root)
+
+    def ibcast_buf(self, buf, root):
+        return self.comm.Ibcast(buf, root)
+
+    def allreduce_buf(self, sendbuf, recvbuf, reduction):
+        self.comm.Allreduce(sendbuf, recvbuf, getattr(_mpi(), reduction.name.upper()))
+
+    def alltoallv(self, sendbuf, sendcounts, recvbuf, recvcounts):
+        sc = np.asarray(sendcounts, dtype=np.int64)
+        rc = np.asarray(recvcounts, dtype=np.int64)
+        self.comm.Alltoallv([sendbuf, (sc, np.r_[0, np.cumsum(sc)[:-1]])],
+                            [recvbuf, (rc, np.r_[0, np.cumsum(rc)[:-1]])])
+
+    def split(self, color, key=0):
+        MPI = _mpi()
+        sub = self.comm.Split(MPI.UNDEFINED if color is None else int(color), key)
+        return None if sub == MPI.COMM_NULL else MPIComm(sub)
+
+    def window(self, nrows, row_bytes):
+        return MPIWindow(self, nrows, row_bytes)
+
+    def barrier(self):
+        self.comm.Barrier()
+
+    def bcast(self, obj, root=0):
+        return self.comm.bcast(obj, root)
+
+    def scatter(self, objs, root=0):
+        return self.comm.scatter(objs, root)
+
+    def gather(self, obj, root=0):
+        return self.comm.gather(obj, root)
+
+    def allgather(self, obj):
+        return self.comm.allgather(obj)
+
+    def abort(self, message: str, code: int = 1):
+        sys.stderr.write(message.rstrip("\n") + "\n")
+        sys.stderr.flush()
+        try:
+            _mpi().COMM_WORLD.Abort(code)
+        finally:  # never fall back into Python (and a second message from the excepthook)
+            os._exit(code)
+
+
+class MPIWindow:
+    """One-sided access to an ``nrows x row_bytes`` byte buffer on every rank (MPI-allocated, so
+    a shared-memory MPI can serve gets without the target's help). ``pattern`` turns runs of rows
+    (start, count) into an indexed datatype of whole rows, once; ``get`` fetches a pattern from a
+    target with one Rget."""
+
+    def __init__(self, comm: MPIComm, nrows: int, row_bytes: int):
+        MPI = _mpi()
+        self.comm = comm
+        size = nrows * row_bytes
+        self.win = MPI.Win.Allocate(size, 1, comm=comm.comm)
+        mem = np.frombuffer(self.win.tomemory(), dtype=np.uint8) if size else np.zeros(0, np.uint8)
+        self.buf = mem[:size].reshape(nrows, row_bytes)
+        self.win.Lock_all(MPI.MODE_NOCHECK)
+        self._row = MPI.BYTE.Create_contiguous(max(1, row_bytes)).Commit()
+        self._types = []
+
+    def expose(self):
+        """Make this rank's writes to buf visible to everyone's gets: sync, then a barrier."""
+        self.win.Sync()
+        self.comm.barrier()
+
+    def pattern(self, starts, counts):
+        dt = self._row.Create_indexed(counts.tolist(), starts.tolist()).Commit()
+        self._types.append(dt)
+        return dt, int(counts.sum())
+
+    def get(self, recvbuf, target, pattern):
+        dt, nrows = pattern
+        return self.win.Rget([recvbuf, nrows, self._row], target, (0, 1, dt))
+
+    def free(self):
+        for dt in self._types:
+            dt.Free()
+        self._row.Free()
+        self.win.Unlock_all()
+        self.win.Free()

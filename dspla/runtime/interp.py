@@ -1,0 +1,490 @@
+"""The plan interpreter: runs one rank's RankProgram on a communicator, counting what moves.
+
+One handler per instruction type in the EXEC table. What an instruction moves (words: matrix
+entries sent to or received from another process; messages) is the instruction's own
+``traffic``, the same account the cost model predicts from: the static part is summed per
+product once, at set-up; instructions whose traffic depends on the data report their payload
+when they run. Handlers time three phases: compute (local GraphBLAS work), pack (gathering rows
+into buffers and back) and wait (blocked in communication).
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable
+
+import graphblas as gb
+import numpy as np
+
+from ..algebra import REDUCTIONS
+from ..exec import buffers as local
+from ..exec import gbops
+from ..exec.reference import EVAL, Env
+from ..ir.types import DType
+from ..plan.ir import (
+    INSTRUCTIONS,
+    AllgatherRows,
+    AllgatherSparse,
+    Allreduce,
+    Alltoall,
+    Bcast,
+    BcastSparse,
+    CastTo,
+    DropRows,
+    Empty,
+    Fill,
+    Free,
+    Get,
+    IBcast,
+    Local,
+    MxM,
+    Pack,
+    RankProgram,
+    Recv,
+    RecvMxM,
+    Send,
+    SendRecvRows,
+    TakeCols,
+    TakeRows,
+    Traffic,
+    Unpermute,
+    WaitSends,
+    Where,
+    WinExpose,
+)
+
+EXEC: dict[type, Callable] = {}
+
+
+def handler(cls):
+    def register(fn):
+        EXEC[cls] = fn
+        return fn
+    return register
+
+
+class Runtime:
+    """A rank's program bound to a communicator: sub-communicators and windows are set up once;
+    ``run`` executes one iteration."""
+
+    def __init__(self, program: RankProgram, comm, extra: dict | None = None):
+        self.program = program
+        self.comm = comm
+        self.groups = [comm] + [comm.split(color) for color in program.splits]
+        self.windows = [comm.window(2 * nrows, row_bytes) for nrows, row_bytes in program.windows]
+        self.parity = [1] * len(self.windows)
+        self.slots: list = [None] * program.n_slots
+        for slot, value in program.consts.items():
+            self.slots[slot] = value
+        self.extra = extra or {}
+        self.patterns: dict = {}   # (Get instruction, window half) -> the window's access pattern
+        self.env = Env({}, self.extra.get("dims", {}))
+        # what the program moves whatever the data, per product: summed once, added per run
+        self.where = Where(comm.rank, tuple(g.size if g is not None else 0 for g in self.groups))
+        self.static_traffic: dict = {}
+        for i in program.instrs:
+            if not i.DYNAMIC:
+                self.static_traffic[i.product] = self.static_traffic.get(i.product, Traffic()) + i.traffic(self.where)
+        self.reset_counters()
+        # DSPLA_FAULT=RANK[:INSTRUCTION]: that rank raises before that instruction (failure tests)
+        fault = os.environ.get("DSPLA_FAULT")
+        self.fault = None
+        if fault:
+            r, _, at = fault.partition(":")
+            if int(r) == comm.rank:
+                self.fault = int(at or 0)
+
+    def close(self):
+        """Free the windows (collective: every rank closes its runtime together)."""
+        for w in self.windows:
+            w.free()
+        self.windows = []
+
+    def reset_counters(self):
+        self.counters: dict = {}   # product -> Traffic
+        self.product_times: dict = {}
+        self.times = {"compute_s": 0.0, "pack_s": 0.0, "wait_s": 0.0}
+
+    def count(self, product, t: Traffic):
+        self.counters[product] = self.counters.get(product, Traffic()) + t
+
+    def count_dynamic(self, instr, payload):
+        self.count(instr.product, instr.traffic(self.where, payload))
+
+    def run(self, inputs: dict) -> dict:
+        s = self.slots
+        for name, slot in self.program.inputs.items():
+            s[slot] = inputs[name]
+        pt = self.product_times
+        clock = time.perf_counter
+        for k, instr in enumerate(self.program.instrs):
+            if k == self.fault:
+                raise RuntimeError(f"fault injected by DSPLA_FAULT before instruction {k} ({type(instr).__name__})")
+            t0 = clock()
+            EXEC[type(instr)](self, instr)
+            if instr.product is not None:
+                pt[instr.product] = pt.get(instr.product, 0.0) + clock() - t0
+        for product, t in self.static_traffic.items():
+            self.count(product, t)
+        out = {name: s[slot] for name, (slot, _) in self.program.outputs.items()}
+        for name, slot in self.program.inputs.items():
+            s[slot] = None
+        return out
+
+    def timed(self, phase: str, t0: float):
+        self.times[phase] += time.perf_counter() - t0
+
+
+def _dt(M) -> DType:
+    return gbops.dtype_of(M)
+
+
+# ------------------------------------------------------------------------------- compute
+@handler(Local)
+def _local(rt: Runtime, i: Local):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = EVAL[i.node.op](i.node, [rt.slots[a] for a in i.args], rt.env)
+    rt.timed("compute_s", t0)
+
+
+def _multiply(a, b, sr):
+    compute, out = sr.dtypes(_dt(a), _dt(b))
+    return gbops.cast(a, compute), gbops.cast(b, compute), gbops.semiring(sr, compute), compute, out
+
+
+@handler(MxM)
+def _mxm(rt: Runtime, i: MxM):
+    t0 = time.perf_counter()
+    a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
+    if i.accumulate:  # into a full output: SuiteSparse's in-place C ⊕= A ⊗ B
+        C = rt.slots[i.out]
+        C(accum=gbops.binary(i.semiring.monoid.op, compute)) << a.mxm(b, op)
+    else:
+        rt.slots[i.out] = gbops.mxm(a, b, i.semiring, compute)
+    rt.timed("compute_s", t0)
+
+
+@handler(Fill)
+def _fill(rt: Runtime, i: Fill):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype))
+    rt.timed("compute_s", t0)
+
+
+@handler(DropRows)
+def _drop_rows(rt: Runtime, i: DropRows):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = gbops.drop_rows(rt.slots[i.out], i.rows)
+    rt.timed("compute_s", t0)
+
+
+@handler(Pack)
+def _pack(rt: Runtime, i: Pack):
+    t0 = time.perf_counter()
+    M = rt.slots[i.src]
+    rt.slots[i.out] = local.pack_rows(M, i.rows, _dt(M), i.presence)
+    rt.timed("pack_s", t0)
+
+
+@handler(Unpermute)
+def _unpermute(rt: Runtime, i: Unpermute):
+    t0 = time.perf_counter()
+    M = rt.slots[i.src]
+    # rows of the gathered matrix are in rank order; order[i] is the global row of stacked row i
+    inv = np.empty_like(i.order)
+    inv[i.order] = np.arange(i.order.size)
+    rt.slots[i.out] = M[inv, :].new()
+    rt.timed("pack_s", t0)
+
+
+@handler(TakeRows)
+def _take_rows(rt: Runtime, i: TakeRows):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = rt.slots[i.src][i.rows, :].new()
+    rt.timed("pack_s", t0)
+
+
+@handler(TakeCols)
+def _take_cols(rt: Runtime, i: TakeCols):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = rt.slots[i.src][:, i.cols].new()
+    rt.timed("pack_s", t0)
+
+
+@handler(CastTo)
+def _cast_to(rt: Runtime, i: CastTo):
+    rt.slots[i.out] = gbops.cast(rt.slots[i.src], DType(i.dtype))
+
+
+@handler(Free)
+def _free(rt: Runtime, i: Free):
+    for s in i.slots:
+        rt.slots[s] = None
+
+
+# ------------------------------------------------------------------------------ messages
+class _Posted:
+    __slots__ = ("req", "buf", "instr")
+
+    def __init__(self, req, buf, instr):
+        self.req, self.buf, self.instr = req, buf, instr
+
+
+@handler(Send)
+def _send(rt: Runtime, i: Send):
+    buf = rt.slots[i.buf]
+    t0 = time.perf_counter()
+    req = rt.comm.isend(buf, i.dest, i.tag)
+    rt.timed("wait_s", t0)
+    rt.slots[i.buf] = _Posted(req, buf, i)
+
+
+@handler(Recv)
+def _recv(rt: Runtime, i: Recv):
+    dt = DType(i.dtype)
+    buf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
+    rt.slots[i.out] = _Posted(rt.comm.irecv(buf, i.source, i.tag), buf, i)
+
+
+@handler(RecvMxM)
+def _recv_mxm(rt: Runtime, i: RecvMxM):
+    posted = [rt.slots[r] for r in i.recvs]
+    reqs = [p.req for p in posted]
+    C = rt.slots[i.out]
+    for _ in posted:
+        t0 = time.perf_counter()
+        j = rt.comm.waitany(reqs)
+        rt.timed("wait_s", t0)
+        p = posted[j]
+        r = p.instr
+        t0 = time.perf_counter()
+        R = (local.unpack_window_rows if type(r) is Get else local.unpack_rows)(p.buf, r.nrows, r.k, DType(r.dtype),
+                                                                               r.presence)
+        rt.timed("pack_s", t0)
+        t0 = time.perf_counter()
+        a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
+        acc = gbops.binary(i.semiring.monoid.op, compute)
+        if i.rows:  # the block holds only the rows that have remote entries: a small output
+            C[i.rows[j], :](accum=acc) << a.mxm(b, op).new()
+        else:
+            C(accum=acc) << a.mxm(b, op)
+        rt.timed("compute_s", t0)
+    for r in i.recvs:
+        rt.slots[r] = None
+
+
+@handler(WaitSends)
+def _wait_sends(rt: Runtime, i: WaitSends):
+    posted = [rt.slots[b] for b in i.bufs]
+    t0 = time.perf_counter()
+    rt.comm.waitall([p.req for p in posted])
+    rt.timed("wait_s", t0)
+    for b in i.bufs:
+        rt.slots[b] = None
+
+
+@handler(SendRecvRows)
+def _sendrecv(rt: Runtime, i: SendRecvRows):
+    g = rt.groups[i.group]
+    M = rt.slots[i.src]
+    dt = DType(i.dtype)
+    t0 = time.perf_counter()
+    sendbuf = local.pack_rows(M, np.arange(M.nrows), dt, i.presence)
+    recvbuf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.sendrecv(sendbuf, i.dest, recvbuf, i.source, i.tag)
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    rt.slots[i.out] = local.unpack_rows(recvbuf, i.nrows, i.k, dt, i.presence)
+    rt.timed("pack_s", t0)
+
+
+# ---------------------------------------------------------------------------- collectives
+@handler(AllgatherRows)
+def _allgather_rows(rt: Runtime, i: AllgatherRows):
+    g = rt.groups[i.group]
+    M = rt.slots[i.src]
+    dt = DType(i.dtype)
+    total = int(i.counts.sum())
+    t0 = time.perf_counter()
+    mine = local.pack_rows(M, np.arange(M.nrows), dt, False) if not i.presence else None
+    if i.presence:
+        vals, pres = local.dense_parts(M)
+        mine = np.ascontiguousarray(vals, dtype=dt.np)
+    recv = np.empty((total, i.k), dtype=dt.np)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.allgatherv(mine, recv, i.counts * i.k)
+    if i.presence:
+        allpres = np.empty((total, i.k), dtype=bool)
+        g.allgatherv(np.ascontiguousarray(pres), allpres, i.counts * i.k)
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    rt.slots[i.out] = (local.from_values_presence(recv, allpres, dt) if i.presence else local.from_values(recv, dt))
+    rt.timed("pack_s", t0)
+
+
+@handler(AllgatherSparse)
+def _allgather_sparse(rt: Runtime, i: AllgatherSparse):
+    M = rt.slots[i.src]
+    t0 = time.perf_counter()
+    r, c, v = M.to_coo()
+    pieces = rt.comm.allgather((r.astype(np.int64), c.astype(np.int64), v))
+    rt.timed("wait_s", t0)
+    rows, cols, vals = [], [], []
+    for p, (pr, pc, pv) in enumerate(pieces):
+        off = i.offsets[p]
+        if i.axis == "rows":
+            rows.append(i.index[off + pr]); cols.append(pc)  # noqa: E702
+        else:
+            rows.append(pr); cols.append(i.index[off + pc])  # noqa: E702
+        vals.append(pv)
+    rt.count_dynamic(i, (M.nvals, sum(len(p[2]) for k, p in enumerate(pieces) if k != rt.comm.rank)))
+    rt.slots[i.out] = gb.Matrix.from_coo(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals),
+                                         nrows=i.shape[0], ncols=i.shape[1], dtype=M.dtype)
+
+
+@handler(Allreduce)
+def _allreduce(rt: Runtime, i: Allreduce):
+    g = rt.groups[i.group]
+    M = rt.slots[i.src]
+    dt = _dt(M)
+    t0 = time.perf_counter()
+    red = i.monoid.reduction(dt)
+    vals, pres = local.dense_parts(M, fill=red.fill(dt))   # a missing entry takes no part
+    vals = np.ascontiguousarray(vals, dtype=dt.np)
+    out_vals, out_pres = np.empty_like(vals), np.empty_like(pres)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.allreduce_buf(vals, out_vals, red)
+    if i.presence:
+        g.allreduce_buf(pres, out_pres, REDUCTIONS["lor"])
+    else:
+        out_pres = pres
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    rt.slots[i.out] = local.from_values_presence(out_vals, out_pres, dt)
+    rt.timed("pack_s", t0)
+
+
+@handler(Bcast)
+def _bcast(rt: Runtime, i: Bcast):
+    g = rt.groups[i.group]
+    dt = DType(i.dtype)
+    t0 = time.perf_counter()
+    if g.rank == i.root:
+        M = rt.slots[i.src]
+        buf = local.pack_rows(M, np.arange(M.nrows), dt, i.presence)
+    else:
+        buf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.bcast_buf(buf, i.root)
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    rt.slots[i.out] = local.unpack_rows(buf, i.nrows, i.k, dt, i.presence) if g.rank != i.root else rt.slots[i.src]
+    rt.timed("pack_s", t0)
+
+
+@handler(IBcast)
+def _ibcast(rt: Runtime, i: IBcast):
+    g = rt.groups[i.group]
+    if g.rank == i.root:
+        buf = rt.slots[i.src]
+    else:
+        buf = local.recv_buffer(i.nrows, i.k, DType(i.dtype), i.presence)
+    t0 = time.perf_counter()
+    req = g.ibcast_buf(buf, i.root)
+    rt.timed("wait_s", t0)
+    rt.slots[i.out] = _Posted(req, buf, i)
+
+
+@handler(BcastSparse)
+def _bcast_sparse(rt: Runtime, i: BcastSparse):
+    g = rt.groups[i.group]
+    dt = DType(i.dtype)
+    t0 = time.perf_counter()
+    if g.rank == i.root:
+        g.bcast_buf(rt.slots[i.src], i.root)
+        rt.timed("wait_s", t0)
+        rt.slots[i.out] = rt.slots[i.local]
+        return
+    buf = np.empty(local.csr_nbytes(i.nrows, i.nnz, dt), dtype=np.uint8)
+    g.bcast_buf(buf, i.root)
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    rt.slots[i.out] = local.csr_unpack(buf, i.nrows, i.ncols, i.nnz, dt)
+    rt.timed("pack_s", t0)
+
+
+@handler(Alltoall)
+def _alltoall(rt: Runtime, i: Alltoall):
+    g = rt.groups[i.group]
+    M = rt.slots[i.src]
+    dt = DType(i.dtype)
+    t0 = time.perf_counter()
+    if i.presence:
+        vals, pres = local.dense_parts(M)
+        vals = vals.astype(dt.np, copy=False)
+    else:
+        vals = M.to_dense() if M.nvals else np.zeros((M.nrows, M.ncols), dt.np)
+    sends = [vals[rows][:, lo:hi] for rows, (lo, hi) in zip(i.send_rows, i.send_cols)]
+    sendbuf = np.concatenate([x.reshape(-1) for x in sends]) if sends else np.zeros(0, dt.np)
+    sc = [x.size for x in sends]
+    rc = [a * b for a, b in i.recv_shapes]
+    recv = np.empty(sum(rc), dtype=dt.np)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.alltoallv(sendbuf, sc, recv, rc)
+    if i.presence:
+        psend = np.concatenate([pres[rows][:, lo:hi].reshape(-1) for rows, (lo, hi) in zip(i.send_rows, i.send_cols)])
+        precv = np.empty(sum(rc), dtype=bool)
+        g.alltoallv(psend, sc, precv, rc)
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    offs = np.r_[0, np.cumsum(rc)]
+    join = np.vstack if i.stack == "rows" else np.hstack
+    out_vals = join([recv[offs[m]:offs[m + 1]].reshape(shape) for m, shape in enumerate(i.recv_shapes)])
+    if i.presence:
+        out_pres = join([precv[offs[m]:offs[m + 1]].reshape(shape) for m, shape in enumerate(i.recv_shapes)])
+        rt.slots[i.out] = local.from_values_presence(np.ascontiguousarray(out_vals), out_pres, dt)
+    else:
+        rt.slots[i.out] = local.from_values(np.ascontiguousarray(out_vals), dt)
+    rt.timed("pack_s", t0)
+
+
+@handler(Empty)
+def _empty(rt: Runtime, i: Empty):
+    rt.slots[i.out] = gb.Matrix(DType(i.dtype).gb, i.nrows, i.k)
+
+
+# ------------------------------------------------------------------------------ one-sided
+@handler(WinExpose)
+def _win_expose(rt: Runtime, i: WinExpose):
+    w = rt.windows[i.win]
+    p = rt.parity[i.win] = 1 - rt.parity[i.win]
+    t0 = time.perf_counter()
+    if i.nrows and i.k:
+        local.write_window_rows(w.buf[p * i.nrows:(p + 1) * i.nrows], rt.slots[i.src], DType(i.dtype), i.presence)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    w.expose()
+    rt.timed("wait_s", t0)
+
+
+@handler(Get)
+def _get(rt: Runtime, i: Get):
+    w = rt.windows[i.win]
+    buf = local.window_recv_buffer(i.nrows, i.k, DType(i.dtype), i.presence)
+    parity = rt.parity[i.win]
+    pattern = rt.patterns.get((id(i), parity))
+    if pattern is None:   # each get's rows in each half of the double-buffered window, built once
+        pattern = rt.patterns[id(i), parity] = w.pattern(i.starts + parity * i.target_nrows, i.counts)
+    t0 = time.perf_counter()
+    req = w.get(buf, i.target, pattern)
+    rt.timed("wait_s", t0)
+    rt.slots[i.out] = _Posted(req, buf, i)
+
+
+assert set(EXEC) == set(INSTRUCTIONS), f"instructions without a handler: {set(INSTRUCTIONS) - set(EXEC)}"

@@ -1,0 +1,32 @@
+"""Running a Function on P simulated ranks and comparing with the single-process reference."""
+from __future__ import annotations
+
+import numpy as np
+
+from dspla.runtime.comm.sim import run_simulated
+from dspla.plan.options import Options
+from dspla.runtime.session import DistSession
+
+
+def run_dist(f, inputs: dict, P: int, repeat: int = 1, **options):
+    """(outputs on rank 0, stats) of f on P simulated ranks; inputs given on rank 0 only."""
+    def body(comm):
+        s = DistSession(f, comm, Options(**options))
+        out = s.run(inputs if comm.rank == 0 else None, repeat=repeat)
+        return out, s.last_stats
+    return run_simulated(P, body, timeout=120)[0]
+
+
+def assert_same(got: dict, want: dict, exact: bool):
+    """Same present entries; values equal (exactly, or within 1e-12 relative for floats)."""
+    assert set(got) == set(want)
+    for k in want:
+        g, w = got[k], want[k]
+        assert g.shape == w.shape, k
+        gp, wp = g.present(), w.present()
+        assert np.array_equal(gp, wp), f"{k}: present entries differ ({gp.sum()} vs {wp.sum()})"
+        gv, wv = g.to_numpy(fill=0), w.to_numpy(fill=0)
+        if exact or gv.dtype.kind in "biu":
+            assert np.array_equal(gv[wp], wv[wp]), f"{k}: values differ"
+        else:
+            np.testing.assert_allclose(gv[wp], wv[wp], rtol=1e-12, atol=1e-300, err_msg=k)
