@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-fast bench clean
+.PHONY: install demo check test test-fast bench clean
 
 install: $(STAMP)
 
@@ -17,7 +17,13 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/dspla demo
 
-test: install
+# the linter and the architecture's import contracts (pyproject.toml) first: fast, and a
+# broken layering is a design error before it is a test failure
+check: install
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+test: check
 	$(BIN)/python -m pytest -q
 
 # Everything except the real-mpiexec tier.

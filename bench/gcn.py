@@ -225,6 +225,7 @@ def pyg(argv):
 
 def _shp_graph(name):
     import scipy.sparse as sp
+
     from dspla.io import load_graph
     from dspla.models import load_node_data
     if name == "cora":
@@ -247,6 +248,7 @@ def shp(argv):
     ap.add_argument("--json")
     a = ap.parse_args(argv)
     import scipy.sparse as sp
+
     from dspla.models.minibatch import Sampler, batch_volumes
     from dspla.partition import partition
 

@@ -189,7 +189,8 @@ class Semiring:
             compute, out = self.mult.dtypes(a, b, where)
         except DomainMismatch:
             raise DomainMismatch(f"{where or self.name}: semiring {self.name!r} does not apply to bool operands "
-                                 "(its multiply is arithmetic); use lor_land or any_pair, or cast to int64/float64")
+                                 "(its multiply is arithmetic); use lor_land or any_pair, or cast to int64/float64") \
+                from None
         if out is BOOL and self.monoid.domain == "numeric":
             raise DomainMismatch(f"{where or self.name}: semiring {self.name!r} does not apply to bool operands "
                                  f"(monoid {self.monoid.name!r} is numeric); use lor_land or any_pair, or cast")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from . import compile as compiler
-from .errors import InputError, UnknownNameError
+from .errors import DsplaError, InputError, UnknownNameError
 from .exec import reference
 from .exec.values import Array, bind_dims, to_matrix
 from .frontend.dsl import Expr
@@ -143,32 +143,46 @@ class Function:
                                    dump_after=dump_after, dump=dump)
 
     def explain(self, np: int | None = None, *, dims: dict | None = None, density: float | None = None,
-                json: bool = False, dump_after: str | None = None, **inputs_and_options):
+                json: bool = False, dump_after: str | None = None, timings: bool = False, **inputs_and_options):
         """The program after passes; with ``np=P``, also the distributed plan for P processes:
         for every product the plans considered, their predicted time split into compute /
         communication / latency, words and messages, memory per process, and the choice.
         Keyword arguments naming inputs are planned against; the others are options (plan,
         partition, seed, ...). Inputs not given are stood in for from their declared shapes.
-        ``dump_after=STEP`` returns what that compiler step produced instead."""
+        ``dump_after=STEP`` returns what that compiler step produced instead; ``timings=True``
+        adds the time each compiler step took."""
+        dumped: list = []
+        if dump_after in compiler.step_names()[:compiler.step_names().index("chain-order")]:
+            c = compiler.run(compiler.Compilation(self.source_program), stop=dump_after, dump_after=dump_after,
+                             dump=dumped.append)   # a data-independent step: run again to show it
+            return dumped[0] + (_timings(c.timings) if timings else "")
         if np is None:
-            if dump_after is None:
-                return str(self.program)
-            dumped = []
-            compiler.run(compiler.Compilation(self.source_program), stop=dump_after, dump_after=dump_after,
-                         dump=dumped.append)
-            return dumped[0]
+            if dump_after is not None:
+                raise DsplaError(f"compiler step {dump_after!r} needs the data's sizes: give np= (and inputs or dims)")
+            return str(self.program) + (_timings(self.compiled.timings) if timings else "")
         names = set(self.input_names)
         given = {k: v for k, v in inputs_and_options.items() if k in names}
         opts = {k: v for k, v in inputs_and_options.items() if k not in names and v is not None}
         opt = Options(**{**self._options, **opts})
-        dumped = []
-        c = self.plan(np, synthesize(self.inputs, given, dims, density), opt, dump_after, dumped.append)
-        if dump_after is not None:
-            return dumped[0]
-        return as_json(c.plan, np, opt) if json else as_text(c.plan, np, opt)
+        mats, sizes = self.bind(synthesize(self.inputs, given, dims, density))
+        sized = self.sized(mats, sizes)
+        if dump_after == "chain-order":
+            dumped.append(str(sized.program))
+        c = compiler.distribute(sized, np, opt, dump_after=dump_after, dump=dumped.append)
+        steps = {**self.compiled.timings, **sized.timings, **c.plan.steps_s}
+        if json:
+            out = as_json(c.plan, np, opt)
+            return {**out, "compile_s": steps} if timings else out
+        text = dumped[0] if dump_after is not None else as_text(c.plan, np, opt)
+        return text + (_timings(steps) if timings else "")
 
     def __repr__(self) -> str:
         return f"Function({', '.join(self.input_names)} -> {', '.join(self.output_names)})"
+
+
+def _timings(steps: dict) -> str:
+    rows = [f"  {name:<12} {seconds * 1e3:9.3f} ms" for name, seconds in steps.items()]
+    return "\ncompiler steps:\n" + "\n".join(rows)
 
 
 def function(outputs, inputs=None) -> Function:

@@ -52,8 +52,8 @@ def gcn_step(p: float = 0.5) -> dp.Function:
 
 
 def main(argv=None):
-    from dspla.runtime.launch import world
     from dspla.models import TrainConfig, Trainer, load_node_data
+    from dspla.runtime.launch import world
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared",

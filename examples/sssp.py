@@ -28,7 +28,7 @@ def sssp(adjacency, source: int, max_iter: int | None = None):
     n = adjacency.shape[0]
     step = sssp_step()
     d = sp.csr_array(([0.0], ([source], [0])), shape=(n, 1))
-    for it in range(1, (max_iter or n) + 1):
+    for it in range(1, (max_iter or n) + 1):  # noqa: B007 - the count is returned
         out = step(A=adjacency, d=d)
         d = out["d"].to_scipy()
         if not out["changed"].to_numpy(fill=False)[0, 0]:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dspla.runtime.comm.sim import run_simulated
 from dspla.plan.options import Options
+from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession
 
 

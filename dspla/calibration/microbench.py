@@ -1,4 +1,5 @@
-"""Calibration (runs on real processes, above the cost model and the runtime): microbenchmarks on this machine, and least-squares fits of the coefficients.
+"""Calibration (runs on real processes, above the cost model and the runtime): microbenchmarks on
+this machine, and least-squares fits of the coefficients.
 
 Run on every rank of an MPI job (``dspla calibrate --np P``). Measurements: ping-pong over
 message sizes; Allgatherv and Bcast over sizes and group sizes; one-sided gets of row runs
@@ -51,7 +52,7 @@ def _sync_time(comm, fn, repeat=5):
 
 def fit(X: np.ndarray, y: np.ndarray, names: list[str]) -> dict:
     """Non-negative least squares y ~ X @ c, weighted so every sample counts relatively."""
-    from scipy.optimize import nnls   # ~0.4 s to import: only when fitting, not for every `dspla` start
+    from scipy.optimize import nnls  # ~0.4 s to import: only when fitting, not for every `dspla` start
 
     w = 1.0 / np.maximum(y, 1e-7)
     c, _ = nnls(X * w[:, None], y * w)
@@ -202,7 +203,7 @@ def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficien
     for family in ("coll", "get"):  # a collective step ends when its slowest rank does
         for i, (x, _) in enumerate(mine[family]):
             mine[family][i] = (x, max(per[family][i][1] for per in gathered))
-    for family, names, keys in [("p2p", ["alpha_p2p", "beta_p2p"], None), ("coll", ["alpha_coll", "beta_coll"], None),
+    for family, names, _keys in [("p2p", ["alpha_p2p", "beta_p2p"], None), ("coll", ["alpha_coll", "beta_coll"], None),
                                 ("get", ["alpha_get", "beta_get"], None), ("spmm", ["kappa", "gamma", "delta"], None),
                                 ("pack", ["beta_pack"], None), ("fill", ["beta_fill"], None)]:
         rows = mine[family]

@@ -16,7 +16,8 @@ def register(sub, common):
     p.add_argument("--mpiexec", help="the launcher to use")
     p.add_argument("--out", help="where to write the calibration JSON (default: the user cache, used automatically)")
     p.add_argument("--quick", action="store_true", help="fewer sizes (tests)")
-    p.add_argument("--no-plans", action="store_true", help="microbenchmarks only (skip the end-to-end refit on plan runs)")
+    p.add_argument("--no-plans", action="store_true",
+                   help="microbenchmarks only (skip the end-to-end refit on plan runs)")
     p.set_defaults(func=run)
 
 

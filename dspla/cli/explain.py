@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from ..compile import step_names
 from ..errors import DsplaError
 from ..frontend.parser import parse_file
 from ..function import Function
@@ -27,6 +28,9 @@ def register(sub, common):
     p.add_argument("--memory-cap", type=float, help="bytes per process a product may use")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--compare", metavar="STATS", help="predicted next to measured, from a run's --stats file")
+    p.add_argument("--dump-after", metavar="STEP", choices=step_names(),
+                   help="print what this compiler step produced instead: " + ", ".join(step_names()))
+    p.add_argument("--timings", action="store_true", help="also print the time each compiler step took")
     p.set_defaults(func=run)
 
 
@@ -42,7 +46,7 @@ def run(args):
 
     f = Function(parse_file(args.file))
     if args.np is None:
-        print(f.explain())
+        print(f.explain(dump_after=args.dump_after, timings=args.timings))
         return 0
 
     kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
@@ -53,8 +57,9 @@ def run(args):
         if not v.isdigit():
             raise DsplaError(f"--dim takes NAME=SIZE, got {spec!r}")
         dims[k] = int(v)
-    out = f.explain(np=args.np, dims=dims, density=args.density, json=args.json, plan=args.plan,
-                    partition=args.partition, seed=args.seed, replication=args.replication,
-                    stripe_width=args.stripe_width, memory_cap=args.memory_cap, **given)
+    out = f.explain(np=args.np, dims=dims, density=args.density, json=args.json, dump_after=args.dump_after,
+                    timings=args.timings, plan=args.plan, partition=args.partition, seed=args.seed,
+                    replication=args.replication, stripe_width=args.stripe_width, memory_cap=args.memory_cap,
+                    **given)
     print(json.dumps(out, indent=1) if args.json else out)
     return 0

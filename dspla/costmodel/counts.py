@@ -65,7 +65,7 @@ class RankView:
 
 def count_rank(view: RankView) -> dict:
     c = defaultdict(float)
-    for slot, v in view.consts.items():
+    for _slot, v in view.consts.items():
         if hasattr(v, "nvals"):
             c["memory_bytes"] += v.nvals * (view.itemsize + 8)
     for i in view.instrs:

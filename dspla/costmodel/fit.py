@@ -19,8 +19,8 @@ from .coefficients import Coefficients
 from .model import predict
 
 SPAN = 10.0   # how far (x or /) the refit may move a coefficient from its microbenchmark value
-FITTED = ("alpha_p2p", "beta_p2p", "alpha_coll", "beta_coll", "alpha_get", "beta_get", "beta_pack", "beta_fill", "gamma",
-          "delta", "kappa", "kappa_instr")
+FITTED = ("alpha_p2p", "beta_p2p", "alpha_coll", "beta_coll", "alpha_get", "beta_get", "beta_pack", "beta_fill",
+          "gamma", "delta", "kappa", "kappa_instr")
 
 
 def _predict_all(records, coef: Coefficients) -> np.ndarray:
@@ -38,7 +38,7 @@ def accuracy(records, coef: Coefficients) -> dict:
 
 def refit(records, base: Coefficients, tie: float = 0.05) -> tuple[Coefficients, dict]:
     """Least squares on log(predicted / measured) over the plan runs, in log-coefficient space."""
-    from scipy.optimize import least_squares   # ~0.4 s to import: only when refitting
+    from scipy.optimize import least_squares  # ~0.4 s to import: only when refitting
 
     d = base.as_dict()
     # a coefficient a microbenchmark could not separate (fitted as 0) starts from the built-in guess

@@ -219,8 +219,8 @@ def _dropout_mask(node, args, env):
         gc = np.arange(x.ncols) if col_ids is None else np.asarray(col_ids)
         keep = dropout_keep_full(s, gr, gc, p)
         M = gb.Matrix(dt.gb, x.nrows, x.ncols)
-        M.ss.pack_bitmapr(bitmap=keep.view(np.int8), values=np.array([scale], dtype=dt.np), nvals=int(np.count_nonzero(keep)),
-                          is_iso=True, take_ownership=True)
+        M.ss.pack_bitmapr(bitmap=keep.view(np.int8), values=np.array([scale], dtype=dt.np),
+                          nvals=int(np.count_nonzero(keep)), is_iso=True, take_ownership=True)
         return M
     r, c, _ = x.to_coo(values=False)
     gr = r if row_ids is None else row_ids[r]   # global ids when x is a distributed piece

@@ -132,7 +132,8 @@ def _dtype(name, npdtype, t) -> DType:
     try:
         return DType.of_numpy(npdtype)
     except TypeError:
-        raise InputError(f"input {name!r}: dtype {npdtype} is not supported (float64, float32, int64, bool)")
+        raise InputError(f"input {name!r}: dtype {npdtype} is not supported (float64, float32, int64, bool)") \
+            from None
 
 
 def bind_dims(decls, mats) -> dict[str, int]:

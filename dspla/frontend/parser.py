@@ -298,9 +298,9 @@ def parse(text: str, filename: str = "<string>") -> Program:
         tree = _parser().parse(text if text.endswith("\n") else text + "\n")
     except lark.UnexpectedCharacters as e:
         b = _Builder(text, filename)
-        raise DsplaSyntaxError(f"unexpected character {text[e.pos_in_stream]!r}; expected "
-                               f"{_expected(e.allowed)}", Span(filename, e.line, e.column, None,
-                                                            b.lines[e.line - 1] if e.line <= len(b.lines) else None))
+        src = b.lines[e.line - 1] if e.line <= len(b.lines) else None
+        raise DsplaSyntaxError(f"unexpected character {text[e.pos_in_stream]!r}; expected {_expected(e.allowed)}",
+                               Span(filename, e.line, e.column, None, src)) from None
     except lark.UnexpectedToken as e:
         b = _Builder(text, filename)
         tok = e.token
@@ -309,11 +309,12 @@ def parse(text: str, filename: str = "<string>") -> Program:
         col = tok.column if tok.column is not None else 1
         if tok.type == "_NEWLINE":
             line, col = tok.line, tok.column
+        src = b.lines[line - 1] if 0 < line <= len(b.lines) else None
         raise DsplaSyntaxError(f"unexpected {what}; expected {_expected(e.expected)}",
-                               Span(filename, line, col, None, b.lines[line - 1] if 0 < line <= len(b.lines) else None))
+                               Span(filename, line, col, None, src)) from None
     except lark.UnexpectedEOF as e:
         raise DsplaSyntaxError(f"unexpected end of file; expected {_expected(e.expected)}",
-                               Span(filename, len(text.splitlines()) or 1, 1))
+                               Span(filename, len(text.splitlines()) or 1, 1)) from None
     return _Builder(text, filename).program(tree)
 
 

@@ -162,7 +162,7 @@ def _read_header(path, f) -> _Header:
     if fmt == "array" and field == "pattern":
         raise DataFormatError(path, "the 'pattern' field is only valid for coordinate format", line=1)
     no, line = 1, ""
-    for no, line in enumerate(f, 2):
+    for no, line in enumerate(f, 2):  # noqa: B007 - the line number is used after the loop
         if line.strip() and not line.lstrip().startswith("%"):
             break
     else:

@@ -17,7 +17,6 @@ batch moves is exactly its communication under that partition.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from dataclasses import dataclass
 
@@ -25,12 +24,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..analysis import comm_stats
-from ..errors import DsplaError, UnknownNameError
+from ..errors import UnknownNameError
 from ..function import Function
 from ..partition import partition
 from .optim import make_optimizer
 from .program import eval_program, training_program
-from .trainer import Progress, TrainConfig, Trainer, epoch_seed, log_softmax_np
+from .trainer import Progress, TrainConfig, Trainer, epoch_seed
 
 
 def sample_rows(A: sp.csr_array, rows: np.ndarray, k: int | None, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -233,7 +232,7 @@ def batch_volumes(A, parts_by_name: dict, sampler: Sampler, batches: int, P: int
 
     rng = np.random.default_rng(seed)
     A = sp.csr_array(A)
-    n = A.shape[0]
+    A.shape[0]
     vols = {k: [] for k in parts_by_name}
     msgs = {k: [] for k in parts_by_name}
     for b in range(batches):

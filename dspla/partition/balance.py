@@ -46,7 +46,8 @@ def backend_eps(w: np.ndarray, P: int, eps: float, backend_w: np.ndarray | None 
     return max(0.0, (1.0 + eps) * (total / P) / np.ceil(btotal / P) - 1.0)
 
 
-def rebalance(parts: np.ndarray, w: np.ndarray, P: int, eps: float, cost: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+def rebalance(parts: np.ndarray, w: np.ndarray, P: int, eps: float,
+              cost: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Move vertices until every part weighs at most (1 + eps) * L0. Returns (parts, moves).
 
     From each overloaded part, vertices leave in order of ``cost`` (cheapest first; default: the
@@ -121,7 +122,8 @@ def _swap(parts: np.ndarray, w: np.ndarray, W: np.ndarray, bound: float, cost: n
                 continue
             dk = np.where(ok, d, np.inf)
             enough = ok & (d >= W[p] - bound)
-            k = int(np.argmin(np.where(enough, d, np.inf))) if enough.any() else int(np.argmin(-np.where(ok, d, -np.inf)))
+            k = int(np.argmin(np.where(enough, d, np.inf))) if enough.any() \
+                else int(np.argmin(-np.where(ok, d, -np.inf)))
             best = (v, int(cand[k]), float(dk[k]))
             if enough.any():
                 break

@@ -209,6 +209,7 @@ def _edge_result(edges, parts, n, P, method, eps, seed, backend, seconds, cached
     counts = np.bincount(parts, minlength=P)
     avg = edges.shape[0] / P
     return EdgePartitionResult(edges=edges, parts=parts, P=P, method=method, eps=eps, seed=seed, backend=backend,
-                               vertex_cut=cut, replication_factor=float(spans[touched].mean()) if touched.any() else 0.0,
+                               vertex_cut=cut,
+                               replication_factor=float(spans[touched].mean()) if touched.any() else 0.0,
                                imbalance=float(counts.max() / avg - 1.0) if avg else 0.0, seconds=float(seconds),
                                cached=cached, moved=int(moved), info=dict(info))

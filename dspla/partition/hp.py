@@ -41,7 +41,7 @@ def _hypergraph(job: Job) -> np.ndarray:
     refine = bool(p.get("refine", True)) and square
     bound = (1.0 + job.eps) * w.sum() / P
     best, best_score = None, None
-    for t, parts in enumerate(results):
+    for _t, parts in enumerate(results):
         if refine:
             parts, rinfo = refine_bottleneck(A, parts, w, P, bound, km1_budget=float(p.get("km1_budget", 0.01)),
                                              time_limit=float(p.get("refine_seconds", 60.0)), progress=job.progress)

@@ -221,8 +221,8 @@ def _volume_step(st: SendState, bound: float, budget: int, msg_weight: float, ca
     sizes = st.rows_ptr[members + 1] - st.rows_ptr[members]
     idx = np.repeat(st.rows_ptr[members] - np.r_[0, np.cumsum(sizes)[:-1]], sizes) + np.arange(sizes.sum())
     nets = st.rows_idx[idx]
-    owned = np.bincount(np.repeat(np.arange(members.size), sizes), weights=(st.parts[nets] == p) & (nets != np.repeat(members, sizes)),
-                        minlength=members.size)
+    mine = (st.parts[nets] == p) & (nets != np.repeat(members, sizes))
+    owned = np.bincount(np.repeat(np.arange(members.size), sizes), weights=mine, minlength=members.size)
     gain = st.lam[members] - 1 - owned
     order = np.argsort(-gain, kind="stable")[:candidates]
     order = members[order[gain[order] > 0]]

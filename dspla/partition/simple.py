@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import Job, Method, register
+from .registry import Method, register
 
 
 def block_parts(n: int, P: int) -> np.ndarray:

@@ -104,7 +104,8 @@ def as_text(plan, P: int, options: Options) -> str:
                          f"{c['words_avg']:>10.0f}/{c['words_max']:<10.0f} {c['messages_avg']:>6.1f}/"
                          f"{c['messages_max']:<7.0f} {c['memory_bytes'] / 2**20:>7.1f}MB"
                          + (f"  (over cap: {c['skipped']})" if "skipped" in c else "")
-                         + ("  (P > cores: all processes' work shared by the cores)" if c.get("oversubscribed") else ""))
+                         + ("  (P > cores: all processes' work shared by the cores)"
+                            if c.get("oversubscribed") else ""))
         lines.append(f"      chosen: {p.plan} — {p.why}")
         for note in p.notes:
             lines.append(f"      note: {note}")

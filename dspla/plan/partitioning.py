@@ -66,6 +66,6 @@ def union_pattern(mats) -> sp.csr_array:
 
 
 def describe(dims: dict) -> str:
-    rows = [f"  dim {d}: {dp.size} indices, partition {dp.method}, rows per process {dp.counts.min()}..{dp.counts.max()}"
-            for d, dp in dims.items()]
+    rows = [f"  dim {d}: {dp.size} indices, partition {dp.method}, rows per process "
+            f"{dp.counts.min()}..{dp.counts.max()}" for d, dp in dims.items()]
     return "partitioned dims:\n" + ("\n".join(rows) if rows else "  (none)")

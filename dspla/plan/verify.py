@@ -5,7 +5,8 @@ planning bug is an error naming the rank and instruction instead of a hang or a 
   only by what completes it; nothing after it was freed or consumed);
 - every Send has its Recv (same pair of ranks, tag, order, size, dtype and presence);
 - every collective is called by the whole group, in the same order, with agreeing arguments
-  (roots, sizes, dtypes; exactly the root has the data);
+  (roots, sizes, dtypes; exactly the root has the data), and the blocking ones of different
+  groups are not ordered so that ranks wait on each other in a cycle (a deadlock);
 - one-sided gets stay inside the target's window.
 """
 from __future__ import annotations
@@ -81,7 +82,7 @@ def _messages(programs):
                     _fail(p.rank, k, i, "ring exchanges run on the world communicator")
                 sends[(p.rank, i.dest, i.tag)].append((i.send_nrows * i.k, i.dtype, i.presence, k, i))
                 recvs[(i.source, p.rank, i.tag)].append((i.nrows * i.k, i.dtype, i.presence, k, i))
-    for key in set(sends) | set(recvs):
+    for key in sorted(set(sends) | set(recvs)):
         src, dst, tag = key
         s, r = sends.get(key, []), recvs.get(key, [])
         if len(s) != len(r):
@@ -167,6 +168,46 @@ def _collectives(programs):
                       f"on rank {r}")
         for step in range(len(seq0)):
             _check_roots([(r, seq[step]) for r, seq in per_rank], g)
+    _no_cycle(programs, member)
+
+
+def _no_cycle(programs, member):
+    """Blocking collectives as nodes (group, colour, step), each rank's program order as edges:
+    a cycle means some ranks wait in one collective for ranks waiting in another."""
+    edges, where = defaultdict(set), {}
+    for p in programs:
+        steps, prev = defaultdict(int), None
+        for k, i in enumerate(p.instrs):
+            if not isinstance(i, ir.COLLECTIVES):
+                continue
+            g = getattr(i, "group", 0)
+            key = (g, member[(g, p.rank)][0])
+            node = (*key, steps[key])
+            steps[key] += 1
+            if type(i) is ir.IBcast:   # posted, not waited for here
+                continue
+            where.setdefault(node, (p.rank, k, i))
+            if prev is not None:
+                edges[prev].add(node)
+            prev = node
+    state: dict = {}
+    for start in list(edges):
+        stack = [(start, iter(edges[start]))]
+        state[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                r, k, i = where[nxt]
+                cycle = [n for n, _ in stack]
+                _fail(r, k, i, "ranks would wait for each other in a cycle of collectives (a deadlock): groups "
+                      + " -> ".join(f"{n[0]}/{n[1]} step {n[2]}" for n in cycle[cycle.index(nxt):] + [nxt]))
+            elif nxt not in state:
+                state[nxt] = 1
+                stack.append((nxt, iter(edges.get(nxt, ()))))
 
 
 def _check_roots(calls, g):

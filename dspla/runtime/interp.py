@@ -127,7 +127,7 @@ class Runtime:
         for product, t in self.static_traffic.items():
             self.count(product, t)
         out = {name: s[slot] for name, (slot, _) in self.program.outputs.items()}
-        for name, slot in self.program.inputs.items():
+        for slot in self.program.inputs.values():
             s[slot] = None
         return out
 

@@ -97,8 +97,8 @@ def set_blas_threads(n: int) -> int:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for sym in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
-                    "openblas_set_num_threads"):
+        for sym in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                    "openblas_set_num_threads64_", "openblas_set_num_threads"):
             fn = getattr(lib, sym, None)
             if fn is not None:
                 fn(ctypes.c_int(n))

@@ -194,6 +194,8 @@ class DistSession:
         part_s = sum(info.get("seconds", 0.0) for info in self.plan.partition.values()) if planning_s else 0.0
         out["partition_s"] = part_s
         out["planning_without_partition_s"] = max(0.0, planning_s - part_s)
+        # the compiler's steps, each timed (the size-dependent passes and the planning steps)
+        out["compile_s"] = dict(self.plan.steps_s) if planning_s else {}
         out["iteration_s"] = times
         out["iteration_s_median"] = statistics.median(times)
         return out

@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import dataset
 from dspla.analysis import comm_plan, comm_stats, connectivity_minus_one, send_lists
 from dspla.errors import DimensionMismatch, PlanError
+
+from conftest import dataset
 
 
 def figure2():

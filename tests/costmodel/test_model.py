@@ -9,8 +9,8 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla.costmodel import Coefficients, predict, split
 from dspla.calibration.microbench import fit
+from dspla.costmodel import Coefficients, predict, split
 from dspla.plan.options import Options
 
 K = Coefficients(alpha_p2p=1e-5, beta_p2p=1e-9, alpha_coll=2e-5, beta_coll=2e-9, alpha_get=3e-5, beta_get=3e-9,
@@ -67,6 +67,7 @@ def test_refit_recovers_coefficients_despite_an_outlier_run():
     """The end-to-end refit on synthetic plan runs made from known coefficients: one run taking
     30x its time (a descheduled collective at P > cores) must not drag the fit."""
     from dataclasses import replace
+
     from dspla.costmodel.fit import refit
     rng = np.random.default_rng(0)
     true = replace(K, gamma=4e-10, beta_coll=3e-9)

@@ -2,12 +2,13 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import dataset
 
 from dspla.errors import DataFormatError, DsplaError
 from dspla.io import read_input
 from dspla.io.graph import load_graph
 from dspla.io.npz import load_npz
+
+from conftest import dataset
 
 MTX = "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1\n2 3 4\n3 3 2\n"
 A_MTX = [[0, 1, 0], [0, 0, 4], [0, 0, 2]]

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
-from conftest import dataset
 
 from dspla.errors import DataFormatError
 from dspla.io.mtx import load_mtx
+
+from conftest import dataset
 
 
 def write(tmp_path, text, name="m.mtx"):

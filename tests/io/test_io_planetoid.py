@@ -5,12 +5,12 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import dataset
 
 from dspla.errors import DataFormatError
 from dspla.io.planetoid import PlanetoidData, load_planetoid
 from dspla.io.unpickle import restricted_load
 
+from conftest import dataset
 
 # ---------------------------------------------------------------- restricted unpickler
 

@@ -5,10 +5,11 @@ import gzip
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import dataset
 
 from dspla.errors import DataFormatError, DsplaError
 from dspla.io.snap import load_snap
+
+from conftest import dataset
 
 TEXT = ("# Directed graph: toy.txt\n"
         "# FromNodeId\tToNodeId\n"

@@ -4,10 +4,10 @@ from dataclasses import replace
 import pytest
 
 import dspla as dp
+from dspla import compile as compiler
 from dspla.errors import VerificationError
 from dspla.ir import Op, Program, verify
 from dspla.ir.types import Kind, Type
-from dspla import compile as compiler
 from dspla.passes import cse, simplify
 
 
@@ -75,7 +75,7 @@ def test_pipeline_verifies_after_every_pass():
 def test_semiring_namespace():
     assert str(dp.semiring.plus_second) == "plus_second"
     with pytest.raises(AttributeError, match="min_plus"):
-        dp.semiring.min_plux
+        dp.semiring.min_plux  # noqa: B018 - the attribute access is what raises
     sr = dp.semiring.define("tropical_test", monoid="min", op="plus")
     assert dp.semiring.tropical_test is sr
     with pytest.raises(ValueError):

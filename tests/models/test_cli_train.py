@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from dspla.cli.main import main
+
 from conftest import ROOT
 
 GCN = str(ROOT / "examples" / "gcn.dspla")

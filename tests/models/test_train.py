@@ -7,14 +7,14 @@ import os
 import numpy as np
 import pytest
 
-from dspla.runtime.comm.sim import run_simulated
 from dspla.frontend.parser import parse_file
-from dspla.models import Adam, SGD, TrainConfig, Trainer, load_node_data
+from dspla.models import SGD, Adam, TrainConfig, Trainer, load_node_data
 from dspla.models import checkpoint as ckpt
 from dspla.models.data import NodeData
+from dspla.runtime.comm.sim import run_simulated
 
-from conftest import ROOT, dataset
 from . import oracle
+from conftest import ROOT, dataset
 
 GCN = parse_file(str(ROOT / "examples" / "gcn.dspla"))
 
@@ -108,8 +108,9 @@ def test_early_stopping_stops_on_rising_val_loss():
 
 
 def test_minibatch_training_on_sampled_subgraphs():
-    from dspla.models.minibatch import MiniBatchTrainer, Sampler
     import scipy.sparse as sp
+
+    from dspla.models.minibatch import MiniBatchTrainer, Sampler
     data = _tiny(seed=4, n=80)
     s = Sampler(8, "neighbor", (2, 2), pool=data.train_idx)
     rng = np.random.default_rng(0)

@@ -4,13 +4,19 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-from dspla.partition import (UniformNodeSampler, contracted_split_graph, edge_hypergraph, edge_partition,
-                             nets_needed, partition, split_graph, undirected_edges)
-from dspla.partition.refine import SendState, refine_bottleneck
-
 from test_partition_methods import part_weights_loop, powerlaw_graph
 
+from dspla.partition import (
+    UniformNodeSampler,
+    contracted_split_graph,
+    edge_hypergraph,
+    edge_partition,
+    nets_needed,
+    partition,
+    split_graph,
+    undirected_edges,
+)
+from dspla.partition.refine import SendState, refine_bottleneck
 
 # ---------------------------------------------------------------------------------------- cache
 

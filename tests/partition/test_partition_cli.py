@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
-
-from dspla.cli.main import main
 from test_partition_cache_shp_edge import sends_loop
 from test_partition_methods import powerlaw_graph
+
+from dspla.cli.main import main
 
 KEYS = {"method", "P", "volume_total", "volume_avg", "volume_max", "messages_total", "messages_avg",
         "messages_max", "imbalance", "seconds"}

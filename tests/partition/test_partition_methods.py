@@ -3,10 +3,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import dataset
 from dspla.errors import DimensionMismatch, PlanError, UnknownNameError
 from dspla.partition import METHODS, partition, random_parts
 from dspla.partition.balance import rebalance
+
+from conftest import dataset
 
 
 def powerlaw_graph(n=400, seed=0, directed=True):

@@ -96,8 +96,8 @@ def test_gets_from_both_halves_of_the_window_across_calls():
     """The windows are double-buffered (each iteration writes the other half), so the gets
     alternate between two access patterns: a new dense input on the same plan every call (a
     stale half would still hold the previous one) must match A @ X each time."""
-    from dspla.runtime.comm.sim import run_simulated
     from dspla.plan.options import Options
+    from dspla.runtime.comm.sim import run_simulated
     from dspla.runtime.session import DistSession
     Asym, Xs = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
     f = dp.function(outputs={"C": Asym @ Xs})

@@ -70,11 +70,13 @@ def test_run_np_matches_reference(case, plan, P, extra, tmp_path):
 
 
 def test_measured_traffic_equals_analysis_on_a_real_graph(tmp_path):
-    from conftest import dataset
+    import json
+
     from dspla.analysis import comm_stats
     from dspla.io.graph import load_graph
     from dspla.partition import partition
-    import json
+
+    from conftest import dataset
     g = dataset("suitesparse", "rajat01.mtx")
     A = load_graph(str(g))
     parts = partition(A, 4, "hypergraph", seed=0).parts
@@ -82,7 +84,8 @@ def test_measured_traffic_equals_analysis_on_a_real_graph(tmp_path):
     np.save(tmp_path / "x.npy", np.ones((A.shape[0], 8)))
     (tmp_path / "p.dspla").write_text("input A : sparse[n, n]\ninput X : dense[n, k]\nT = A @ X\noutput T\n")
     r = subprocess.run([DSPLA, "run", str(tmp_path / "p.dspla"), "--np", "4", "--partition-file",
-                        str(tmp_path / "parts.npy"), "--plan", "p2p1d", "-i", f"A={g}", "-i", f"X={tmp_path / 'x.npy'}", "--stats",
+                        str(tmp_path / "parts.npy"), "--plan", "p2p1d", "-i", f"A={g}", "-i",
+                        f"X={tmp_path / 'x.npy'}", "--stats",
                         str(tmp_path / "s.json")], capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     st = json.load(open(tmp_path / "s.json"))

@@ -153,7 +153,7 @@ def lower(ctx):
             groups.append((q, members, base[q] + has[np.flatnonzero(inv.reshape(-1) == g)]))
     splits = []   # each: [colors list, used ranks set, next colour]
     placed = []
-    for q, members, sids in groups:
+    for _, members, _ in groups:
         si = next((k for k, sp_ in enumerate(splits) if sp_[1].isdisjoint(members)), None)
         if si is None:
             splits.append([[None] * P, set(), 0])
@@ -169,7 +169,7 @@ def lower(ctx):
     win = ctx.add_window([(int(cols.counts[r]), window_row_bytes(K, ctx.b_dtype, presence)) for r in range(P)])
     served_words, served_msgs = np.zeros(P, np.int64), np.zeros(P, np.int64)
     gets = [dict() for _ in range(P)]
-    for r, (A_r, st, sid, gids, is_async) in enumerate(per_rank):
+    for r, (A_r, _, sid, gids, is_async) in enumerate(per_rank):
         async_ids = np.zeros(total, dtype=bool)
         async_ids[gids[is_async]] = True
         coo = A_r.tocoo()
@@ -186,7 +186,7 @@ def lower(ctx):
     ctx.info.notes.append(f"twoface: W={W}, {n_async} async / {n_sync} sync stripes, {len(groups)} broadcast groups"
                           + (f", {moved} stripes made async by the memory cap" if moved else ""))
     # 4. per rank: the column blocks and the instructions
-    for r, (A_r, st, sid, gids, is_async) in enumerate(per_rank):
+    for r, (A_r, _, sid, gids, is_async) in enumerate(per_rank):
         coo = A_r.tocoo()
         key = np.full(coo.nnz, -1, dtype=np.int64)    # -1 local; else a piece id
         colpos = cols.pos[coo.col].copy()
@@ -195,7 +195,7 @@ def lower(ctx):
         pieces.append(("local", None, int(cols.counts[r])))
         entry_async = np.isin(sid, gids[is_async])   # once per rank, not per peer or group
         owner = cols.parts[coo.col]
-        for q, (starts, counts, fetched) in gets[r].items():
+        for q, (_, _, fetched) in gets[r].items():
             m = entry_async & (owner == q)
             pid = len(pieces)
             key[m] = pid
@@ -204,7 +204,8 @@ def lower(ctx):
         for gi, (q, members, sids) in enumerate(groups):
             if r not in members:
                 continue
-            stripe_rows = np.concatenate([np.arange(ix * W, min((ix + 1) * W, cols.counts[q])) for ix in sids - base[q]])
+            stripe_rows = np.concatenate([np.arange(ix * W, min((ix + 1) * W, cols.counts[q]))
+                                          for ix in sids - base[q]])
             if r == q:
                 pieces.append(("root", gi, stripe_rows))
                 continue
@@ -253,7 +254,7 @@ def lower(ctx):
             prog.append(Fill(ctx.out, int(ntot), K, ctx.semiring.monoid, ctx.compute.value, product=ctx.index))
         prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(block(0, pieces[0][2]))), ctx.b, ctx.semiring,
                         accumulate=in_place, product=ctx.index))
-        for s_, pid, width in posted:
+        for _, pid, width in posted:
             add_remote_block(ctx, r, block(pid, width), in_place, blocks, row_lists)
         if posted:
             prog.append(RecvMxM(ctx.out, tuple(p[0] for p in posted), tuple(blocks), ctx.semiring, tuple(row_lists),

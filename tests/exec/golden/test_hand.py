@@ -115,8 +115,9 @@ def test_union_minus_and_infix_subtraction():
     # X = [5, .],  Y = [2, 7]
     X, Y = S((1, 2), {(0, 0): 5.0}), S((1, 2), {(0, 0): 2.0, (0, 1): 7.0})
     x, y = dp.sparse("X", ("n", "m")), dp.sparse("Y", ("n", "m"))
-    out = dp.function({"add_minus": dp.ewise_add(x, y, "minus"), "sub": x - y, "mult_minus": dp.ewise_mult(x, y, "minus"),
-                       "add": x + y, "mul": x * y, "div": x / y, "rsub": y - x})(X=X, Y=Y)
+    out = dp.function({"add_minus": dp.ewise_add(x, y, "minus"), "sub": x - y,
+                       "mult_minus": dp.ewise_mult(x, y, "minus"), "add": x + y, "mul": x * y, "div": x / y,
+                       "rsub": y - x})(X=X, Y=Y)
     assert_entries(out["add_minus"], {(0, 0): 3.0, (0, 1): 7.0})    # a lone Y entry passes through
     assert_entries(out["sub"], {(0, 0): 3.0, (0, 1): -7.0})         # X + (-Y): a lone Y entry is negated
     assert_entries(out["rsub"], {(0, 0): -3.0, (0, 1): 7.0})
