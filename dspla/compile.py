@@ -22,6 +22,7 @@ from .passes import chain_order, cse, simplify
 from .plan import facts as facts_mod
 from .plan import partitioning, static
 from .plan.choose import choose
+from .plan.explain import as_text
 from .plan.lower import lower
 from .plan.options import Options
 from .plan.verify import verify_plan
@@ -120,7 +121,7 @@ PIPELINE: tuple[Step, ...] = (
     Step("partition", _partition, lambda c: partitioning.describe(c.dims), needs="P"),
     Step("facts", _facts, _show_facts, needs="P"),
     Step("lower", _lower, lambda c: c.lowering.describe(), needs="P"),
-    Step("choose", _choose, lambda c: c.plan.explain(), needs="P"),
+    Step("choose", _choose, lambda c: as_text(c.plan, c.P, c.options), needs="P"),
     Step("verify-plan", _verify_plan, _show_programs, needs="P"),
 )
 

@@ -278,8 +278,7 @@ class Trainer:
 
     def explain(self) -> str:
         """The distributed plan of the training program (rank 0, after the first step)."""
-        plan = getattr(getattr(self, "session", None), "plan", None)
-        return plan.explain() if plan is not None else "(not planned yet)"
+        return self.session.explain()
 
     def _early_stop(self, history) -> bool:
         N = self.cfg.early_stopping

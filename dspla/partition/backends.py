@@ -15,8 +15,10 @@ KaHyPar terminates the process on invalid input (it calls exit), so everything i
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from importlib import resources
 
@@ -35,7 +37,7 @@ _mtk = None  # Mt-KaHyPar may be initialised once per process
 def _mtkahypar_instance():
     global _mtk
     if _mtk is None:
-        import mtkahypar
+        import mtkahypar  # native libraries, loaded in the partitioner's worker processes only
 
         _mtk = mtkahypar.initialize(1)
     return _mtk
@@ -59,7 +61,7 @@ def _nets_as_lists(hg: Hypergraph) -> list[list[int]]:
 
 
 def _mtkahypar(hg: Hypergraph, P: int, eps: float, seed: int, preset: str | None) -> np.ndarray:
-    import mtkahypar
+    import mtkahypar  # (see _mtkahypar_instance)
 
     preset = (preset or "default").lower()
     if preset not in MTK_PRESETS:
@@ -81,7 +83,7 @@ def kahypar_config_path(name: str = "km1_kway") -> str:
 
 
 def _kahypar(hg: Hypergraph, P: int, eps: float, seed: int, preset: str | None) -> np.ndarray:
-    import kahypar
+    import kahypar  # a native library, loaded in the partitioner's worker processes only
 
     config = kahypar_config_path(preset or "km1_kway")
     h = kahypar.Hypergraph(hg.n, hg.num_nets, hg.ptr.tolist(), hg.pins.tolist(), int(P),
@@ -122,9 +124,6 @@ def partition_hypergraph_many(hg: Hypergraph, P: int, eps: float, seeds, backend
                               preset: str | None = None, workers: int | None = None) -> list[np.ndarray]:
     """One partition per seed, each computed in a fresh single-threaded worker process (see the
     module note on determinism), up to ``workers`` at a time."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     if backend not in _IMPL:
         raise UnknownNameError("hypergraph backend", backend, BACKENDS)
     if backend == "mtkahypar" and (preset or "default").lower() not in MTK_PRESETS:

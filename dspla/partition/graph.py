@@ -28,7 +28,7 @@ def symmetrised_graph(A: sp.csr_matrix) -> sp.csr_matrix:
 def metis_parts(G: sp.csr_matrix, P: int, eps: float, seed: int, vweights: np.ndarray | None = None,
                 eweights: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """pymetis k-way partition of a symmetric pattern G; returns (parts, edge cut)."""
-    import pymetis
+    import pymetis  # a native library: loaded by the runs that partition with METIS only
 
     n = G.shape[0]
     if P == 1:

@@ -33,18 +33,3 @@ class DistPlan:
     planning_s: float = 0.0
     program: object = None          # the program planned (after the size-dependent passes)
     steps_s: dict = field(default_factory=dict)   # compiler step -> seconds
-
-    def explain(self) -> str:
-        lines = [f"distributed plan for P = {self.P}"]
-        for d, dp in self.dims.items():
-            lines.append(f"  dim {d}: {dp.size} indices, partition {dp.method}, rows per process "
-                         f"{dp.counts.min()}..{dp.counts.max()}")
-        for p in self.products:
-            pred = ", ".join(f"{k} {v}" for k, v in p.predicted.items())
-            lines.append(f"  product {p.index}: {p.expr}  [{p.a} x {p.b}, K={p.K}] -> plan {p.plan}"
-                         + (f" ({pred})" if pred else ""))
-            for note in p.notes:
-                lines.append(f"      note: {note}")
-        for name, lay in self.output_layouts.items():
-            lines.append(f"  output {name}: " + ("computed at planning on rank 0" if lay is None else f"{lay}"))
-        return "\n".join(lines)

@@ -26,6 +26,7 @@ from ..errors import DsplaError, UnknownNameError
 from ..exec.values import Array
 from ..ir.types import Kind
 from ..partition import METHODS
+from ..plan.explain import as_text
 from ..plan.layout import assemble, piece
 from ..plan.options import Options
 from ..plan.plans import get_plan
@@ -153,6 +154,10 @@ class DistSession:
             results[name] = Array(M, name)
         self.last_stats = self._summary(stats, planning_s if header["replan"] else 0.0, times)
         return results if not local else out
+
+    def explain(self) -> str:
+        """The plan this session runs: every product's candidates and the choice (rank 0)."""
+        return as_text(self.plan, self.comm.size, self.opt) if self.plan is not None else "(not planned yet)"
 
     def _rank_stats(self, rt: Runtime) -> dict:
         per_product = {k: t._asdict() for k, t in rt.counters.items()}
