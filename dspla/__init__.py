@@ -48,8 +48,10 @@ from .frontend.dsl import (
                      step,
                      tanh,
                      transpose,
+                     update,
                      vector,
                      vxm,
+                     while_loop,
 )
 from .frontend.dsl import abs_ as abs
 from .function import Function, function
@@ -62,5 +64,5 @@ __all__ = [
     "errors",
     "ewise_add", "ewise_mult", "exp", "eye", "function", "log", "log_softmax", "mask", "mxm", "mxv", "neg",
     "param", "reduce", "reduce_all", "reduce_cols", "reduce_rows", "relu", "relu_grad", "select", "semiring",
-    "sigmoid", "softmax", "sparse", "sqrt", "step", "tanh", "transpose", "vector", "vxm",
+    "sigmoid", "softmax", "sparse", "sqrt", "step", "tanh", "transpose", "update", "vector", "vxm", "while_loop",
 ]

@@ -39,6 +39,7 @@ class Compilation:
     static: object = None           # plan.static.Static
     dims: dict | None = None        # dim symbol -> plan.layout.DimPart
     partition_info: dict | None = None
+    given: dict | None = None       # input name -> the distribution of a value passed already distributed
     facts: dict | None = None       # id(node) -> plan.facts.Facts
     lowering: object = None         # plan.lower.Lowering (products with their candidates)
     plan: object = None             # plan.distplan.DistPlan
@@ -79,7 +80,7 @@ def _static(c: Compilation) -> Compilation:
 
 
 def _partition(c: Compilation) -> Compilation:
-    dims, info = partitioning.partition_dims(c.program.toposort(), c.static, c.sizes, c.P, c.options)
+    dims, info = partitioning.partition_dims(c.program.toposort(), c.static, c.sizes, c.P, c.options, c.given)
     return replace(c, dims=dims, partition_info=info)
 
 
@@ -88,7 +89,7 @@ def _facts(c: Compilation) -> Compilation:
 
 
 def _lower(c: Compilation) -> Compilation:
-    return replace(c, lowering=lower(c.program, c.static, c.dims, c.facts, c.sizes, c.P, c.options))
+    return replace(c, lowering=lower(c.program, c.static, c.dims, c.facts, c.sizes, c.P, c.options, c.given))
 
 
 def _choose(c: Compilation) -> Compilation:
@@ -164,11 +165,13 @@ def for_sizes(c: Compilation, mats: dict, sizes: dict) -> Compilation:
     return run(replace(c, mats=mats, sizes=sizes), start="chain-order", stop="chain-order")
 
 
-def distribute(c: Compilation, P: int, options: Options, dump_after: str | None = None, dump=None) -> Compilation:
+def distribute(c: Compilation, P: int, options: Options, dump_after: str | None = None, dump=None,
+               given: dict | None = None) -> Compilation:
     """The plan for P processes: static evaluation through plan verification. ``c`` has its
-    sizes bound (for_sizes)."""
+    sizes bound (for_sizes); ``given``: how inputs passed already distributed are laid out."""
     t0 = time.perf_counter()
-    c = run(replace(c, P=P, options=options, timings={}), start="static-eval", dump_after=dump_after, dump=dump)
+    c = run(replace(c, P=P, options=options, timings={}, given=given), start="static-eval", dump_after=dump_after,
+            dump=dump)
     c.plan.planning_s = time.perf_counter() - t0
     c.plan.steps_s = dict(c.timings)
     return c

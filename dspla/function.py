@@ -12,7 +12,7 @@ from .frontend.dsl import Expr
 from .ir import Node, Op, Program
 from .plan.explain import as_json, as_text, synthesize
 from .plan.options import Options
-from .runtime.launch import in_mpi_job, one_process, world
+from .runtime.launch import one_process, world
 from .runtime.process import keep_freed_memory
 from .runtime.session import DistSession
 
@@ -81,12 +81,27 @@ class Function:
         return reference.Schedule(prog)
 
     def __call__(self, **inputs) -> dict[str, Array]:
-        """Run on the given inputs. Inside an MPI job (mpiexec/srun) this runs distributed with
-        the options set by ``configure`` and returns results on rank 0 (None elsewhere)."""
+        """Run on the given inputs, planned once and then run as often as it is called.
+
+        One process: the results are whole ``Array``s. Inside an MPI job (mpiexec/srun) every
+        rank calls this (host data such as numpy/scipy values is read on rank 0; results of
+        earlier calls are passed as they are, each rank with its piece) and every rank gets
+        distributed ``Array``s that stay where they are: pass them to the same or another
+        function and nothing moves; ``to_numpy()`` and friends gather them (collectives).
+        Options are those set by ``configure``. Inputs passed again as the same objects are
+        unchanged (their conversions, and what depends only on them, are kept); a numpy array
+        changed in place is not noticed: pass a new one, or call ``invalidate()``."""
         keep_freed_memory()
-        if in_mpi_job():
-            return self.run(inputs)
-        return self._reference(inputs)
+        s = self.session()
+        out = s.run(inputs)
+        self.last_stats = s.last_stats
+        return out
+
+    def invalidate(self):
+        """Forget every kept conversion and plan: the next call binds and plans from scratch (for
+        inputs changed in place)."""
+        self._sessions = {}
+        self._sized = {}
 
     def configure(self, **options) -> "Function":
         """Set distributed options (plan, partition, parts, seed, eps, replication, stripe_width,
@@ -100,12 +115,10 @@ class Function:
         return self
 
     def run(self, inputs: dict | None = None, *, comm=None, repeat: int = 1, local: bool = False, **options):
-        """Run distributed on ``comm`` (default: the MPI world). Every rank calls this; inputs are
-        read on rank 0 only. Returns the outputs on rank 0 (None on other ranks), or with
-        local=True this rank's pieces. ``self.last_stats`` holds what moved."""
-        comm = comm or world()
-        if comm is None:
-            return self._reference(inputs or {})
+        """Run on ``comm`` (default: the MPI world, else one process) with these options. Every
+        rank calls this; host inputs are read on rank 0, distributed ones on every rank. Returns
+        distributed ``Array``s on every rank (see ``__call__``), or with local=True this rank's
+        pieces as graphblas matrices. ``self.last_stats`` (rank 0) holds what moved."""
         s = self.session(comm, **options)
         out = s.run(inputs, repeat=repeat, local=local)
         self.last_stats = s.last_stats

@@ -3,18 +3,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from dspla.exec.values import Array
 from dspla.plan.options import Options
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession
 
 
 def run_dist(f, inputs: dict, P: int, repeat: int = 1, **options):
-    """(outputs on rank 0, stats) of f on P simulated ranks; inputs given on rank 0 only."""
+    """(outputs gathered whole on rank 0, stats) of f on P simulated ranks; inputs given on
+    rank 0 only. Every rank gets distributed results; gathering them is a collective."""
     def body(comm):
         s = DistSession(f, comm, Options(**options))
         out = s.run(inputs if comm.rank == 0 else None, repeat=repeat)
-        return out, s.last_stats
+        return gather(out), s.last_stats
     return run_simulated(P, body, timeout=120)[0]
+
+
+def gather(out: dict) -> dict:
+    """Distributed results as whole Arrays (every rank calls this)."""
+    return {k: Array(v.to_graphblas(), k) for k, v in out.items()}
 
 
 def assert_same(got: dict, want: dict, exact: bool):

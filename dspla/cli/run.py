@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from ..errors import DsplaError
+from ..exec.values import Array
 from ..frontend.parser import parse_file
 from ..function import Function
 from ..io import read_input, write_results
@@ -88,8 +89,10 @@ def run(args):
         out = f.run(data, repeat=args.repeat, **options)
         stats = f.last_stats
     dt = time.perf_counter() - t0
+    whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()}   # collectives: every rank
     if rank != 0:
         return 0
+    out = {name: Array(M, name) for name, M in whole.items()}
     for name, arr in out.items():
         print(f"{name}: {arr.shape[0]}x{arr.shape[1]} {arr.dtype}, {arr.nvals} present")
     if comm is not None:

@@ -184,7 +184,7 @@ def _allreduce(i, v, c, t):
         c["memory_bytes"] += 2 * i.entries * v.itemsize
 
 
-@count_rule(ir.Pack)
+@count_rule(ir.Pack, ir.PackSparse)
 def _pack(i, v, c, t):
     c["pack_words"] += len(i.rows) * v.K
     c["memory_bytes"] += len(i.rows) * v.K * v.itemsize
@@ -202,9 +202,10 @@ def _take_rows(i, v, c, t):
     c["pack_words"] += len(i.rows) * v.K
 
 
-@count_rule(ir.WaitSends, ir.Free, ir.DropRows, ir.CastTo, ir.Local, ir.TakeCols, ir.Unpermute, ir.AllgatherSparse)
+@count_rule(ir.WaitSends, ir.Free, ir.DropRows, ir.CastTo, ir.Local, ir.TakeCols, ir.Unpermute, ir.AllgatherSparse,
+            ir.Loop, ir.Redistribute)
 def _nothing(i, v, c, t):
-    pass
+    pass   # (a product's candidates never hold loops: products sit inside loops, not around them)
 
 
 assert set(COUNT) == set(INSTRUCTIONS), f"instructions without a cost rule: {set(INSTRUCTIONS) - set(COUNT)}"

@@ -166,3 +166,38 @@ def csr_unpack(buf: np.ndarray, nrows: int, ncols: int, nnz: int, dtype: DType):
         return gb.Matrix(dtype.gb, nrows, ncols)
     return gb.Matrix.ss.import_csr(nrows=nrows, ncols=ncols, indptr=indptr.copy(), col_indices=indices.copy(),
                                    values=values.copy(), dtype=dtype.gb, sorted_cols=True, take_ownership=True)
+
+
+# ------------------------------------------------------------ sparse rows as one message
+# A sparse piece travels as its present entries only: an int64 count, then each entry's position
+# in the rows x k block (int64, row-major), then the values. The receiver posts a buffer for the
+# most entries the rows can hold; MPI delivers the shorter message and the count says how much.
+def sparse_capacity(nrows: int, k: int, dtype: DType) -> int:
+    return 8 + nrows * k * (8 + dtype.np.itemsize)
+
+
+def pack_sparse_rows(M, rows: np.ndarray, dtype: DType) -> np.ndarray:
+    """Rows ``rows`` of M (any matrix) as present entries; returns the used part of the buffer."""
+    sub = M[rows, :].new() if len(rows) else gb.Matrix(M.dtype, 0, M.ncols)
+    r, c, v = sub.to_coo()
+    n, k = r.size, M.ncols
+    buf = np.empty(8 + n * (8 + dtype.np.itemsize), dtype=np.uint8)
+    buf[:8].view(np.int64)[0] = n
+    pos = buf[8:8 + 8 * n].view(np.int64)
+    np.multiply(r.astype(np.int64, copy=False), k, out=pos)
+    pos += c.astype(np.int64, copy=False)
+    buf[8 + 8 * n:].view(dtype.np)[:] = v
+    return buf
+
+
+def sparse_count(buf: np.ndarray) -> int:
+    return int(buf[:8].view(np.int64)[0])
+
+
+def unpack_sparse_rows(buf: np.ndarray, nrows: int, k: int, dtype: DType):
+    n = sparse_count(buf)
+    pos = buf[8:8 + 8 * n].view(np.int64)
+    vals = buf[8 + 8 * n:8 + n * (8 + dtype.np.itemsize)].view(dtype.np)
+    if not n:
+        return gb.Matrix(dtype.gb, nrows, k)
+    return gb.Matrix.from_coo(pos // k, pos % k, vals, nrows=nrows, ncols=k, dtype=dtype.gb)

@@ -147,7 +147,14 @@ def drop_rows(C, rows: np.ndarray):
     return C
 
 
-def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None):
+def mask_of(m, kind: str, complement: bool):
+    """A GraphBLAS mask object: m's values (kind 'value') or its pattern ('structure'), maybe
+    complemented."""
+    mask = m.S if kind == "structure" else m.V
+    return ~mask if complement else mask
+
+
+def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None):
     """a ⊕.⊗ b in the compute dtype, by the fastest exact route:
 
     - two full float operands under plus_times: BLAS (numpy matmul on lent values arrays);
@@ -155,7 +162,12 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None):
       accumulates C ⊕= a ⊗ b in place (much faster than building a new output), then the rows
       of a with no entries are made missing again — identity ⊕ x = x, so nothing changes but speed;
     - otherwise GraphBLAS's own C = a ⊕.⊗ b.
-    ``a_empty_rows``: a's empty rows when the caller knows them (planning-time matrices)."""
+    ``a_empty_rows``: a's empty rows when the caller knows them (planning-time matrices).
+    ``mask`` (a mask_of object): SuiteSparse's masked product, computing only entries inside it."""
+    if mask is not None:
+        C = gb.Matrix(compute.gb, a.nrows, b.ncols)
+        C(mask=mask) << a.mxm(b, semiring(sr, compute))
+        return C
     if (sr.monoid.name == "plus" and sr.mult.name == "times" and compute.is_float and a.ncols > 0
             and is_full(a) and is_full(b) and a.nvals and b.nvals):
         with values_of(a) as av, values_of(b) as bv:

@@ -6,13 +6,14 @@ thing here and in the distributed runtime.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable
 
 import graphblas as gb
 import numpy as np
 
 from ..ir import Node, Op, Program
-from ..ir.types import promote
+from ..ir.types import DType, promote
 from ..ir.typing import scalar_dtype
 from . import gbops
 from .values import concrete
@@ -44,13 +45,65 @@ def _identity(node, args, env):
     return gbops.identity(concrete(node.type.nrows, env.dims, "an identity matrix"), node.type.dtype)
 
 
+def _output_mask(node, args, first: int):
+    return gbops.mask_of(args[first], node.attr("mask"), node.attr("complement")) if node.attr("mask") else None
+
+
 @eval_rule(Op.MXM)
 def _mxm(node, args, env):
-    a, b = args
+    a, b = args[0], args[1]
     sr = node.attr("semiring")
     compute, out = sr.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
     a, b = gbops.cast(a, compute), gbops.cast(b, compute)
-    return gbops.cast(gbops.mxm(a, b, sr, compute), out)
+    return gbops.cast(gbops.mxm(a, b, sr, compute, mask=_output_mask(node, args, 2)), out)
+
+
+@eval_rule(Op.UPDATE)
+def _update(node, args, env):
+    c, t = args[0], args[1]
+    want = node.type.dtype
+    accum = node.attr("accum")
+    compute = accum.dtypes(gbops.dtype_of(c), gbops.dtype_of(t))[0] if accum is not None else want
+    out = gbops.cast(c, compute).dup()
+    t = gbops.cast(t, compute)
+    mask = _output_mask(node, args, 2)
+    kw = {"mask": mask, "replace": node.attr("replace")} if mask is not None else {}
+    if accum is not None:
+        out(accum=gbops.binary(accum, compute), **kw) << t
+    else:
+        out(**kw) << t
+    return gbops.cast(out, want)
+
+
+@eval_rule(Op.WHILE)
+def _while(node, args, env):
+    """The loop, run by this executor on its sub-programs (scheduled once per loop node)."""
+    cond, body = node.attr("cond"), node.attr("body")
+    n, names = node.attr("carried"), [p.attr("name") for p in body.declared]
+    cs, bs = schedule_of(cond), schedule_of(body)
+    vals = list(args)
+    it = 0
+    limit = concrete(node.attr("max_iter"), env.dims, "a loop bound")
+    while it < limit:
+        c = run(cs, Env(dict(zip(names, vals)), env.dims))["cond"]
+        if not truth(c):
+            break
+        new = run(bs, Env(dict(zip(names, vals)), env.dims))
+        vals[:n] = [new[k] for k, _ in body.outputs]
+        it += 1
+    count = gbops.empty(1, 1, DType.int64)
+    count[0, 0] = it
+    return tuple(vals[:n]) + (count,)
+
+
+def truth(c) -> bool:
+    """A 1 x 1 condition: true when its entry is present and true (a missing entry is false)."""
+    return bool(c.nvals and c[0, 0].new().value)
+
+
+@eval_rule(Op.ITEM)
+def _item(node, args, env):
+    return args[0][node.attr("index")]
 
 
 def _ewise(node, args, union: bool):
@@ -251,6 +304,12 @@ class Schedule:
                 self.free_after[i].append(index[nid])
         self.arg_slots = [tuple(index[id(a)] for a in n.args) for n in self.order]
         self.outputs = [(name, index[id(n)]) for name, n in program.outputs]
+
+
+@lru_cache(maxsize=256)
+def schedule_of(program: Program) -> Schedule:
+    """A sub-program's schedule, built once (programs compare and hash by structure)."""
+    return Schedule(program)
 
 
 def run(schedule: Schedule, env: Env) -> dict:

@@ -15,61 +15,195 @@ from ..ir import DType, Kind, Node
 from .gbops import dtype_of
 
 
+class Dist:
+    """How a value is spread over the processes of a job: its layout (rows or columns of a
+    partitioned dim to their owners, or replicated), the owners (a DimPart: ``owned[r]`` the
+    global indices rank r holds, in its piece's order) and the communicator."""
+    __slots__ = ("kind", "dim", "part", "comm")
+
+    def __init__(self, kind: str, dim: str | None, part, comm):
+        self.kind, self.dim, self.part, self.comm = kind, dim, part, comm
+
+    @property
+    def spread(self) -> bool:
+        """Whether pieces differ between ranks (rows or columns spread over several processes)."""
+        return self.kind != "rep" and self.comm.size > 1
+
+    def conformal(self, other: "Dist") -> bool:
+        """Pieces laid out alike: passing one where the other is expected moves nothing."""
+        if self.kind != other.kind or self.comm is not other.comm:
+            return False
+        if self.kind == "rep":
+            return True
+        return self.part is other.part or np.array_equal(self.part.parts, other.part.parts)
+
+    def __repr__(self) -> str:
+        return "replicated" if self.kind == "rep" else f"{self.kind}s of {self.dim} over {self.comm.size} processes"
+
+
 class Array:
-    __slots__ = ("gb", "name")
+    """A value a program returned (or a user's data wrapped for reuse).
+
+    One process: the whole matrix (``.gb``). Inside an MPI job: this rank's piece of a value
+    that stays distributed, ``.local``; passing it to the same or another function moves nothing
+    when the layouts agree. The conversions ``to_numpy``/``to_scipy``/``to_graphblas``/
+    ``to_coo``/``present`` gather it: on more than one process they are **collectives** (every
+    rank calls them; with ``root=0`` only rank 0 gets the result, the others None; by default
+    every rank gets it). Replicated values (scalars, reductions) need no communication.
+    A missing entry is not a zero: ``to_numpy()`` refuses to invent values for missing entries
+    unless given ``fill``."""
+
+    __slots__ = ("_piece", "name", "dist", "_shape")
     __array_priority__ = 10
 
-    def __init__(self, matrix, name: str | None = None):
-        self.gb = matrix
+    def __init__(self, matrix, name: str | None = None, dist: Dist | None = None, shape=None):
+        self._piece = matrix
         self.name = name
+        self.dist = dist
+        self._shape = tuple(shape) if shape is not None else (matrix.nrows, matrix.ncols)
+
+    # -- what this rank holds
+    @property
+    def distributed(self) -> bool:
+        return self.dist is not None and self.dist.spread
+
+    @property
+    def gb(self):
+        """The whole GraphBLAS matrix (one process or a replicated value)."""
+        if self.distributed:
+            raise InputError(f"{self.name or 'this result'} is distributed over {self.dist.comm.size} processes; "
+                             "to_graphblas() gathers it (a collective: every rank calls it), .local is this rank's "
+                             "piece")
+        return self._whole_local()
+
+    @property
+    def local(self) -> "LocalPiece":
+        """This rank's piece and the global row (or column) ids of its rows (columns)."""
+        d = self.dist
+        if d is None or d.kind == "rep":
+            return LocalPiece(self._piece, "rows", np.arange(self._shape[0]))
+        return LocalPiece(self._piece, d.kind + "s", d.part.owned[d.comm.rank])
 
     @property
     def shape(self) -> tuple[int, int]:
-        return (self.gb.nrows, self.gb.ncols)
+        return self._shape
 
     @property
     def dtype(self) -> np.dtype:
-        return dtype_of(self.gb).np
+        return dtype_of(self._piece).np
+
+    def _whole_local(self):
+        """The whole value from this rank's piece, when it holds all of it (one process, replicated)."""
+        d = self.dist
+        if d is None or d.kind == "rep":
+            return self._piece
+        idx = d.part.owned[0]
+        if np.array_equal(idx, np.arange(idx.size)):
+            return self._piece
+        r, c, v = self._piece.to_coo()
+        r, c = (idx[r], c) if d.kind == "row" else (r, idx[c])
+        return gb.Matrix.from_coo(r, c, v, nrows=self._shape[0], ncols=self._shape[1], dtype=self._piece.dtype)
+
+    # -- gathering
+    def to_graphblas(self, root: int | None = None, vector: bool = False):
+        """The whole value as a graphblas Matrix (an n x 1 one as a Vector with ``vector=True``)."""
+        M = self._gather(root)
+        if M is None or not vector:
+            return M
+        if M.ncols != 1:
+            raise ValueError(f"{self.name or 'result'} is {M.nrows}x{M.ncols}, not a column vector")
+        return M[:, 0].new()
+
+    def _gather(self, root):
+        if not self.distributed:
+            return self._whole_local()
+        d = self.dist
+        r, c, v = self._piece.to_coo()
+        idx = d.part.owned[d.comm.rank]
+        r, c = (idx[r], c) if d.kind == "row" else (r, idx[c])
+        piece = (r.astype(np.int64), c.astype(np.int64), v)
+        pieces = d.comm.allgather(piece) if root is None else d.comm.gather(piece, root)
+        if pieces is None:
+            return None
+        rows, cols, vals = (np.concatenate(x) for x in zip(*pieces))
+        return gb.Matrix.from_coo(rows, cols, vals, nrows=self._shape[0], ncols=self._shape[1],
+                                  dtype=self._piece.dtype)
 
     @property
     def nvals(self) -> int:
-        return self.gb.nvals
+        """Entries present (a collective when distributed)."""
+        if not self.distributed:
+            return self._whole_local().nvals
+        return int(sum(self.dist.comm.allgather(self._piece.nvals)))
 
     @property
     def is_full(self) -> bool:
-        return self.gb.nvals == self.gb.nrows * self.gb.ncols
+        return self.nvals == self._shape[0] * self._shape[1]
 
-    def to_coo(self):
+    def to_coo(self, root: int | None = None):
         """(rows, cols, values) of the present entries, rows/cols as int64, row-major order."""
-        r, c, v = self.gb.to_coo()
+        M = self._gather(root)
+        if M is None:
+            return None
+        r, c, v = M.to_coo()
         return r.astype(np.int64), c.astype(np.int64), v
 
-    def to_numpy(self, fill=None) -> np.ndarray:
+    def to_numpy(self, fill=None, root: int | None = None) -> np.ndarray | None:
         """Dense array. Missing entries are an error unless ``fill`` says what to put there."""
+        M = self._gather(root)
+        if M is None:
+            return None
         if fill is None:
-            if not self.is_full:
-                raise ValueError(f"{self.name or 'result'} has {self.shape[0] * self.shape[1] - self.nvals} "
+            if M.nvals != M.nrows * M.ncols:
+                raise ValueError(f"{self.name or 'result'} has {M.nrows * M.ncols - M.nvals} "
                                  "missing entries; call to_numpy(fill=...) or use to_coo()/to_scipy()")
-            return self.gb.to_dense()
-        return self.gb.to_dense(fill_value=fill)
+            return M.to_dense()
+        return M.to_dense(fill_value=fill)
 
-    def present(self) -> np.ndarray:
+    def present(self, root: int | None = None) -> np.ndarray | None:
         """Boolean array: where an entry is present."""
-        out = np.zeros(self.shape, dtype=bool)
-        r, c, _ = self.to_coo()
+        M = self._gather(root)
+        if M is None:
+            return None
+        out = np.zeros(self._shape, dtype=bool)
+        r, c, _ = M.to_coo(values=False)
         out[r, c] = True
         return out
 
-    def to_scipy(self, format: str = "csr"):
-        return gb.io.to_scipy_sparse(self.gb, format=format)
+    def to_scipy(self, format: str = "csr", root: int | None = None):
+        M = self._gather(root)
+        return None if M is None else gb.io.to_scipy_sparse(M, format=format)
 
     def __array__(self, dtype=None, copy=None):
         a = self.to_numpy()
         return a if dtype is None else a.astype(dtype)
 
     def __repr__(self) -> str:
-        return (f"Array({self.name or ''}{'' if self.name is None else ': '}{self.shape[0]}x{self.shape[1]} "
-                f"{self.dtype}, {self.nvals} present)")
+        where = f", {self.dist!r}, {self._piece.nvals} present here" if self.distributed else \
+            f", {self._piece.nvals} present"
+        return (f"Array({self.name or ''}{'' if self.name is None else ': '}{self._shape[0]}x{self._shape[1]} "
+                f"{self.dtype}{where})")
+
+
+class LocalPiece:
+    """This rank's piece of a distributed value: ``matrix`` holds the rows (``axis`` 'rows') or
+    columns whose global ids are ``index``, in that order."""
+    __slots__ = ("matrix", "axis", "index")
+
+    def __init__(self, matrix, axis: str, index: np.ndarray):
+        self.matrix, self.axis, self.index = matrix, axis, index
+
+    def __repr__(self) -> str:
+        return f"LocalPiece({self.index.size} {self.axis}, {self.matrix.nvals} entries)"
+
+
+class Meta:
+    """Stands in for an input that is already distributed when binding on one rank: its global
+    shape, dtype, entries and whether every entry is present (the pieces stay where they are)."""
+    __slots__ = ("nrows", "ncols", "dtype_name", "nvals", "full")
+
+    def __init__(self, shape, dtype_name: str, nvals: int, full: bool):
+        (self.nrows, self.ncols), self.dtype_name, self.nvals, self.full = shape, dtype_name, nvals, full
 
 
 def _describe(value) -> str:
@@ -84,6 +218,15 @@ def to_matrix(value, decl: Node):
     """Convert one input to a GraphBLAS matrix of the declared kind and dtype, or raise
     InputError saying which input and why. Does not check the shape (see bind_dims)."""
     name, t = decl.attr("name"), decl.type
+    if isinstance(value, Meta):
+        if t.kind is Kind.dense and not value.full:
+            raise InputError(f"input {name!r} is declared {t} (every entry present) but the distributed value passed "
+                             f"has {value.nrows * value.ncols - value.nvals} missing entries")
+        have = DType.of_numpy(np.dtype(value.dtype_name))
+        if have is not t.dtype:
+            raise InputError(f"input {name!r} is declared {t.dtype} but the distributed value passed is {have}: "
+                             "cast it in the program that made it")
+        return value
     if isinstance(value, Array):
         value = value.gb
     if isinstance(value, gb.Vector):
@@ -167,4 +310,4 @@ def concrete(dim, dims: dict[str, int], what: str = "") -> int:
     return dims[dim]
 
 
-__all__ = ["Array", "bind_dims", "concrete", "to_matrix", "DType"]
+__all__ = ["Array", "Dist", "LocalPiece", "Meta", "bind_dims", "concrete", "to_matrix", "DType"]

@@ -8,7 +8,7 @@ import numbers
 
 from .. import algebra
 from ..errors import DimensionMismatch, DsplaError, Span
-from ..ir import DType, Kind, Node, Op, Type, make
+from ..ir import DType, Kind, Node, Op, Program, Type, make
 from .span import caller_span
 
 
@@ -85,6 +85,28 @@ class Expr:
     def __neg__(self):
         return apply(self, "neg", span=caller_span())
 
+    # comparisons build element-wise comparisons (bool values): with a scalar on the present
+    # entries, with another expression on the entries both have (GraphBLAS eWiseMult)
+    def __lt__(self, other):
+        return _compare(self, other, "lt", caller_span())
+
+    def __le__(self, other):
+        return _compare(self, other, "le", caller_span())
+
+    def __gt__(self, other):
+        return _compare(self, other, "gt", caller_span())
+
+    def __ge__(self, other):
+        return _compare(self, other, "ge", caller_span())
+
+    def __eq__(self, other):
+        return _compare(self, other, "eq", caller_span())
+
+    def __ne__(self, other):
+        return _compare(self, other, "ne", caller_span())
+
+    __hash__ = object.__hash__   # expressions stay usable as dict keys (by identity)
+
 
 def _is_scalar(x) -> bool:
     return isinstance(x, (numbers.Number, bool)) and not isinstance(x, complex)
@@ -118,6 +140,19 @@ def _arith(a, b, op: str, span: Span | None) -> Expr:
         return ewise_add(a, apply(b, "neg", span=span), "plus", span=span)
     if op == "pow":
         raise TypeError("** takes a scalar exponent")
+    return ewise_mult(a, b, op, span=span)
+
+
+_SWAP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _compare(a, b, op: str, span: Span | None) -> Expr:
+    if _is_scalar(b):
+        return apply(a, op, right=_scalar(b), span=span)
+    if _is_scalar(a):   # (reflected: 3 < x arrives as x > 3)
+        return apply(b, _SWAP[op], right=_scalar(a), span=span)
+    if not isinstance(b, Expr):
+        return NotImplemented
     return ewise_mult(a, b, op, span=span)
 
 
@@ -177,22 +212,50 @@ def eye(n, dtype="float64", *, span=None) -> Expr:
 
 
 # ------------------------------------------------------------------------------ operations
-def mxm(a, b, semiring="plus_times", *, span=None) -> Expr:
-    """C = A ⊕.⊗ B over a semiring (by name or ``dp.semiring.NAME``)."""
+def _mask_args(mask, complement, structure):
+    """(extra args, mask attrs) of an optionally masked op."""
+    if mask is None:
+        if complement or structure:
+            raise TypeError("complement= and structure= describe a mask: give mask= too")
+        return (), (("mask", None), ("complement", False))
+    return (_node(mask, "mask"),), (("mask", "structure" if structure else "value"), ("complement", bool(complement)))
+
+
+def mxm(a, b, semiring="plus_times", *, mask=None, complement=False, structure=False, span=None) -> Expr:
+    """C = A ⊕.⊗ B over a semiring (by name or ``dp.semiring.NAME``).
+
+    With ``mask=M``: C<M> = A ⊕.⊗ B, only the entries where M's value is true (or, with
+    ``structure=True``, where M has an entry; ``complement=True``: where it does not) are
+    computed, by SuiteSparse's masked product. The result has no entries outside the mask
+    (as a fresh GraphBLAS output; to merge into an existing value use ``update``)."""
     sr = algebra.get_semiring(semiring) if not isinstance(semiring, Span) else semiring
-    return Expr(make(Op.MXM, (_node(a), _node(b)), (("semiring", sr),), span=_span(span)))
+    extra, mattrs = _mask_args(mask, complement, structure)
+    return Expr(make(Op.MXM, (_node(a), _node(b), *extra), (("semiring", sr), *mattrs), span=_span(span)))
 
 
-def mxv(a, v, semiring="plus_times", *, span=None) -> Expr:
-    """A ⊕.⊗ v for an n x 1 column vector v."""
+def mxv(a, v, semiring="plus_times", *, mask=None, complement=False, structure=False, span=None) -> Expr:
+    """A ⊕.⊗ v for an n x 1 column vector v (masks as in ``mxm``)."""
     _vector_check(v, "column", span)
-    return mxm(a, v, semiring, span=_span(span))
+    return mxm(a, v, semiring, mask=mask, complement=complement, structure=structure, span=_span(span))
 
 
-def vxm(u, a, semiring="plus_times", *, span=None) -> Expr:
-    """u ⊕.⊗ A for a 1 x n row vector u (transpose a column vector with ``.T``)."""
+def vxm(u, a, semiring="plus_times", *, mask=None, complement=False, structure=False, span=None) -> Expr:
+    """u ⊕.⊗ A for a 1 x n row vector u (transpose a column vector with ``.T``; masks as in ``mxm``)."""
     _vector_check(u, "row", span)
-    return mxm(u, a, semiring, span=_span(span))
+    return mxm(u, a, semiring, mask=mask, complement=complement, structure=structure, span=_span(span))
+
+
+def update(c, t, *, accum=None, mask=None, complement=False, structure=False, replace=False, span=None) -> Expr:
+    """GraphBLAS's write into an existing value, as a new value: ``C<M, replace> accum= T``.
+
+    Inside the mask (everywhere without one) the result is accum(C, T) where both have an
+    entry, else whichever has one (T alone without accum); outside the mask it is C, or
+    nothing with ``replace=True``. E.g. BFS levels: ``update(levels, frontier * depth,
+    mask=frontier, structure=True)``."""
+    extra, mattrs = _mask_args(mask, complement, structure)
+    acc = None if accum is None else algebra.get_binary(accum)
+    return Expr(make(Op.UPDATE, (_node(c), _node(t), *extra), (("accum", acc), *mattrs, ("replace", bool(replace))),
+                     span=_span(span)))
 
 
 def _vector_check(v, which, span):
@@ -306,3 +369,97 @@ def log_softmax(x, *, span=None) -> Expr:
     y = ewise_mult(x, reduce_rows(x, "max", span=span), "minus", span=span)
     lse = log(reduce_rows(exp(y, span=span), "plus", span=span), span=span)
     return ewise_mult(y, lse, "minus", span=span)
+
+
+# ------------------------------------------------------------------------------------ loops
+def while_loop(cond, body, init, max_iter: int, *, count: bool = False, span=None):
+    """Repeat ``body`` while ``cond`` holds, at most ``max_iter`` times, as one loop of the
+    program (planned once, run without returning to Python; on P processes every rank runs it).
+
+    ``max_iter``: an integer, or a dim name (``"n"``: as many as that dim's size).
+    ``init``: the loop-carried values, a tuple/list of expressions or a dict name -> expression
+    (names show in explain). ``cond(*carried)`` gives a 1 x 1 bool value (a missing entry
+    counts as false), checked before each iteration; ``body(*carried)`` gives the new values,
+    one per carried value, of the same shapes and dtypes. Values the body uses that do not
+    change in the loop (the graph, degree vectors, ...) are computed once, outside it.
+    Returns the final values (a tuple, or a dict for a dict ``init``), and with
+    ``count=True`` also the number of iterations run (1 x 1 int64)."""
+    span = _span(span)
+    named = isinstance(init, dict)
+    names = list(init) if named else [f"x{i}" for i in range(len(init))]
+    values = [_node(v, "a loop-carried value") for v in (init.values() if named else init)]
+    node = loop_node(names, values, lambda *xs: cond(*(Expr(x) for x in xs)),
+                     lambda *xs: body(*(Expr(x) for x in xs)), max_iter, span)
+    outs = [Expr(make(Op.ITEM, (node,), (("index", i),), span=span, name=nm)) for i, nm in enumerate(names)]
+    result = dict(zip(names, outs)) if named else tuple(outs)
+    if count:
+        return result, Expr(make(Op.ITEM, (node,), (("index", len(names)),), span=span))
+    return result
+
+
+def loop_node(names, values, cond_fn, body_fn, max_iter, span) -> Node:
+    """Trace the condition and body on placeholders and build the WHILE node. The functions take
+    and return nodes (or expressions). A carried value whose kind the body changes (a dense
+    start, a sparse result) is carried sparse."""
+    if not (isinstance(max_iter, str) and max_iter.isidentifier()) and \
+            (not isinstance(max_iter, int) or isinstance(max_iter, bool) or max_iter < 0):
+        raise DsplaError(f"max_iter is a non-negative integer or a dim (such as 'n'), got {max_iter!r}", span)
+    types = [v.type for v in values]
+    for _ in range(2):   # a second trace only when a carried value's kind must widen
+        holders = [make(Op.INPUT, (), (("name", nm), ("role", "loop")), type=t, span=span, name=nm)
+                   for nm, t in zip(names, types)]
+        c = _node(cond_fn(*holders), "the loop condition")
+        new = body_fn(*holders)
+        new = [_node(x, "a loop body result") for x in (new if isinstance(new, (tuple, list)) else (new,))]
+        if len(new) != len(holders):
+            raise DsplaError(f"the loop body gives {len(new)} values for {len(holders)} loop-carried ones "
+                             f"({', '.join(names)})", span)
+        widened = [t.with_(kind=Kind.sparse) if n.type.kind is Kind.sparse and t.kind is Kind.dense else t
+                   for t, n in zip(types, new)]
+        if widened == types:
+            break
+        types = widened
+    captured, cond_prog, body_prog = _close_over(holders, names, c, new)
+    return make(Op.WHILE, tuple(values) + tuple(captured), (("cond", cond_prog), ("body", body_prog),
+                                                            ("max_iter", max_iter), ("carried", len(names))),
+                span=span)
+
+
+def _close_over(holders, names, cond: Node, body: list):
+    """Sub-programs for the condition and the body. Their inputs are the carried placeholders and
+    one placeholder per value they use from outside the loop: each largest subexpression that
+    does not depend on a carried value (computed once, before the loop)."""
+    carried = {id(h) for h in holders}
+    varies: dict[int, bool] = {}
+    order = Program(tuple((f"o{i}", n) for i, n in enumerate([cond, *body]))).toposort()
+    for n in order:
+        varies[id(n)] = id(n) in carried or any(varies[id(a)] for a in n.args)
+    outside: dict[int, Node] = {}       # id(outer node) -> its placeholder
+    captured: list[Node] = []
+    used = set(names)
+
+    def cap(n: Node) -> Node:
+        if id(n) not in outside:
+            base = n.attr("name") if n.op is Op.INPUT else (n.name or "v")
+            nm, k = base, 2
+            while nm in used:
+                nm, k = f"{base}_{k}", k + 1
+            used.add(nm)
+            outside[id(n)] = make(Op.INPUT, (), (("name", nm), ("role", "loop")), type=n.type, span=n.span, name=nm)
+            captured.append(n)
+        return outside[id(n)]
+
+    memo: dict[int, Node] = {}
+    for n in order:   # invariant nodes are captured where a varying node uses them, not before
+        if id(n) in carried:
+            memo[id(n)] = n
+        elif varies[id(n)]:
+            args = tuple(memo[id(a)] if varies[id(a)] else cap(a) for a in n.args)
+            memo[id(n)] = n if all(x is y for x, y in zip(args, n.args)) else n.replace(args=args)
+    declared = tuple(holders) + tuple(outside[id(n)] for n in captured)
+    cond_prog = Program((("cond", memo[id(cond)] if varies[id(cond)] else cap(cond)),), declared)
+    body_prog = Program(tuple((nm, memo[id(b)] if varies[id(b)] else cap(b)) for nm, b in zip(names, body)),
+                        declared)
+    # captures found while building the outputs join the declarations
+    declared = tuple(holders) + tuple(outside[id(n)] for n in captured)
+    return captured, Program(cond_prog.outputs, declared), Program(body_prog.outputs, declared)

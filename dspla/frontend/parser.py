@@ -20,7 +20,7 @@ from ..errors import (
     Span,
     UnknownNameError,
 )
-from ..ir import Node, Program
+from ..ir import Node, Op, Program, make
 from . import dsl
 from .dsl import Expr
 
@@ -33,10 +33,13 @@ _UNARY_FNS = ("relu", "relu_grad", "sigmoid", "tanh", "exp", "log", "abs", "neg"
               "softmax", "log_softmax")
 # name -> (dsl function, [(param, kind, default)]); default _REQ means required
 _REQ = object()
+_MASKED = [("mask", E, None), ("complement", BOOL, False), ("structure", BOOL, False)]
 FUNCTIONS = {
-    "mxm": (dsl.mxm, [("a", E, _REQ), ("b", E, _REQ), ("semiring", SR, "plus_times")]),
-    "mxv": (dsl.mxv, [("a", E, _REQ), ("v", E, _REQ), ("semiring", SR, "plus_times")]),
-    "vxm": (dsl.vxm, [("u", E, _REQ), ("a", E, _REQ), ("semiring", SR, "plus_times")]),
+    "mxm": (dsl.mxm, [("a", E, _REQ), ("b", E, _REQ), ("semiring", SR, "plus_times"), *_MASKED]),
+    "mxv": (dsl.mxv, [("a", E, _REQ), ("v", E, _REQ), ("semiring", SR, "plus_times"), *_MASKED]),
+    "vxm": (dsl.vxm, [("u", E, _REQ), ("a", E, _REQ), ("semiring", SR, "plus_times"), *_MASKED]),
+    "update": (dsl.update, [("c", E, _REQ), ("t", E, _REQ), ("accum", BIN, None), *_MASKED,
+                            ("replace", BOOL, False)]),
     "ewise_add": (dsl.ewise_add, [("a", E, _REQ), ("b", E, _REQ), ("op", BIN, "plus")]),
     "ewise_mult": (dsl.ewise_mult, [("a", E, _REQ), ("b", E, _REQ), ("op", BIN, "times")]),
     "apply": (dsl.apply, [("x", E, _REQ), ("op", "op", _REQ), ("left", SCAL, None), ("right", SCAL, None)]),
@@ -90,6 +93,7 @@ class _Builder:
         self.env: dict[str, Expr] = {}      # name -> current value
         self.decls: list[Node] = []
         self.outputs: list[tuple[str, Node]] = []
+        self.loops = 0                      # how deep in loop bodies the builder is
 
     def span(self, meta_or_tok) -> Span:
         line = getattr(meta_or_tok, "line", 1)
@@ -130,10 +134,51 @@ class _Builder:
 
     def st_assign(self, t):
         name, expr = t.children
-        if str(name) in self.env and any(d.attr("name") == str(name) for d in self.decls):
-            raise DsplaError(f"cannot assign to {name!s}: it is an input", self.span(name))
+        if not self.loops and str(name) in self.env and any(d.attr("name") == str(name) for d in self.decls):
+            raise DsplaError(f"cannot assign to {name!s}: it is an input (a loop may carry it on, as its "
+                             "starting value)", self.span(name))
         value = self.expr(expr)
         self.env[str(name)] = Expr(value.node.replace(name=str(name)))
+
+    def st_while_stmt(self, t):
+        cond_tree, bound, *stmts = t.children
+        span = self.span(t.meta)
+        max_iter = int(bound) if bound.type == "INT" else str(bound)
+        assigned = []
+        for st in _assignments(stmts):
+            if str(st.children[0]) not in assigned:
+                assigned.append(str(st.children[0]))
+        carried = [nm for nm in assigned if nm in self.env]
+        if not carried:
+            raise DsplaError("the loop changes nothing defined before it: assign to a name given a value "
+                             "before the loop (its value then carries from one iteration to the next)", span)
+        outer = dict(self.env)
+
+        def enter(holders):
+            self.env = {**outer, **{nm: Expr(h) for nm, h in zip(carried, holders)}}
+
+        def cond_fn(*holders):
+            enter(holders)
+            return self.expr(cond_tree)
+
+        def body_fn(*holders):
+            enter(holders)
+            for st in stmts:
+                if st.data == "output":
+                    raise DsplaError("'output' belongs after the loop, not in it", self.span(st.meta))
+                if st.data == "decl":
+                    raise DsplaError("declarations belong before the loop", self.span(st.meta))
+                getattr(self, "st_" + st.data)(st)
+            return [self.env[nm].node for nm in carried]
+
+        self.loops += 1
+        try:
+            node = dsl.loop_node(carried, [outer[nm].node for nm in carried], cond_fn, body_fn, max_iter, span)
+        finally:
+            self.env = outer   # names first assigned in the body stay inside it
+            self.loops -= 1
+        for i, nm in enumerate(carried):
+            self.env[nm] = Expr(make(Op.ITEM, (node,), (("index", i),), span=span, name=nm))
 
     def st_output(self, t):
         for tok in t.children:
@@ -166,6 +211,11 @@ class _Builder:
             return dsl.apply(self.expr(t.children[0]), "neg", span=span)
         if kind == "transpose":
             return dsl.transpose(self.expr(t.children[0]), span=span)
+        if kind in ("gt", "ge", "lt", "le", "eq", "ne"):
+            a, b = (self.operand(c) for c in t.children)
+            if not isinstance(a, Expr) and not isinstance(b, Expr):
+                raise DsplaError("a comparison needs a matrix on at least one side", span)
+            return dsl._compare(a, b, kind, span)
         if kind in ("add", "sub", "mul", "div", "matmul", "pow"):
             a, b = (self.operand(c) for c in t.children)
             if kind == "matmul":
@@ -287,6 +337,15 @@ class _Builder:
         return None
 
 
+def _assignments(stmts):
+    """The assignments of a loop body, nested loops' included."""
+    for st in stmts:
+        if st.data == "assign":
+            yield st
+        elif st.data == "while_stmt":
+            yield from _assignments(st.children[2:])
+
+
 def _number(tok):
     s = str(tok)
     return int(s) if s.isdigit() else float(s)
@@ -310,7 +369,11 @@ def parse(text: str, filename: str = "<string>") -> Program:
         if tok.type == "_NEWLINE":
             line, col = tok.line, tok.column
         src = b.lines[line - 1] if 0 < line <= len(b.lines) else None
-        raise DsplaSyntaxError(f"unexpected {what}; expected {_expected(e.expected)}",
+        expected = _expected(e.expected)
+        if str(tok) == "{" and "'max'" in expected:
+            raise DsplaSyntaxError("a loop needs its bound: while CONDITION max N { ... } (N an integer, or a dim "
+                                   "such as n)", Span(filename, line, col, None, src)) from None
+        raise DsplaSyntaxError(f"unexpected {what}; expected {expected}",
                                Span(filename, line, col, None, src)) from None
     except lark.UnexpectedEOF as e:
         raise DsplaSyntaxError(f"unexpected end of file; expected {_expected(e.expected)}",

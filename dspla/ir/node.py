@@ -18,7 +18,8 @@ from .types import Type
 class Op(enum.Enum):
     INPUT = "input"            # name, role ('input' | 'param')
     IDENTITY = "identity"      # the identity matrix of the node's shape (value 1)
-    MXM = "mxm"                # semiring
+    MXM = "mxm"                # semiring, mask (None | 'value' | 'structure'), complement: C<M> = A ⊕.⊗ B
+                               # with the mask as a third argument; entries outside the mask are not computed
     EWISE_ADD = "ewise_add"    # op: union of the patterns; a vector/1x1 operand broadcasts
     EWISE_MULT = "ewise_mult"  # op: intersection of the patterns; a vector/1x1 operand broadcasts
     APPLY = "apply"            # op: unary operator on present entries
@@ -29,6 +30,9 @@ class Op(enum.Enum):
     REDUCE = "reduce"          # monoid, axis ('rows' -> n x 1, 'cols' -> 1 x m, 'all' -> 1 x 1)
     CAST = "cast"              # dtype
     DROPOUT_MASK = "dropout_mask"  # p: args (x, seed 1x1 int64): 1/(1-p) on kept entries of x's pattern
+    UPDATE = "update"          # accum, mask, complement, replace: args (c, t[, m]): GraphBLAS C<M, replace> accum= T
+    WHILE = "while"            # cond, body (sub-Programs), max_iter, carried: args (init..., captured...) -> a tuple
+    ITEM = "item"              # index: one value of a tuple (the results of a while loop)
 
 
 Attrs = tuple  # tuple of (key, value) pairs in a fixed order; values hashable
@@ -75,13 +79,19 @@ class Node:
         return self.name or self.op_text()
 
     def op_text(self) -> str:
-        """The op with its attributes, e.g. ``mxm[plus_second]`` or ``apply_bind[times, 2.0, left]``."""
-        vals = [_fmt(v) for k, v in self.attrs if k not in ("name", "role")]
+        """The op with its attributes, e.g. ``mxm[plus_second]`` or ``apply_bind[times, 2.0, left]``:
+        values in order, a true flag by its name, unset (None) and false ones left out."""
+        vals = [k if v is True else _fmt(v) for k, v in self.attrs
+                if k not in ("name", "role") and v is not None and v is not False and not _is_program(v)]
         return f"{self.op.value}[{', '.join(vals)}]" if vals else self.op.value
 
     def __repr__(self) -> str:
         args = ", ".join(a.label for a in self.args)
         return f"<{self.op_text()}({args}) : {self.type}>"
+
+
+def _is_program(v) -> bool:
+    return hasattr(v, "outputs") and hasattr(v, "toposort")
 
 
 def _fmt(v) -> str:

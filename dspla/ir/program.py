@@ -100,9 +100,12 @@ class Program:
                 continue
             rhs = f"{n.op_text()}({', '.join(names[id(a)] for a in n.args)})"
             rows.append((f"  {names[id(n)]} = {rhs}", f": {n.type}", f"# {n.span}" if n.span else ""))
-        w0 = max((len(r[0]) for r in rows), default=0)
-        w1 = max((len(r[1]) for r in rows), default=0)
-        lines += [f"{a:<{w0}}  {b:<{w1}}  {c}".rstrip() for a, b, c in rows]
+            for key, sub in n.attrs:   # a loop's condition and body, indented under it
+                if isinstance(sub, Program):
+                    rows.append((f"    {key} " + str(sub).replace("\n", "\n    "), None, ""))
+        w0 = max((len(r[0]) for r in rows if r[1] is not None), default=0)
+        w1 = max((len(r[1]) for r in rows if r[1] is not None), default=0)
+        lines += [r[0] if r[1] is None else f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]}".rstrip() for r in rows]
         outs = ", ".join(k if names[id(v)] == k else f"{k}={names[id(v)]}" for k, v in self.outputs)
         lines.append(f"  return {outs}")
         lines.append("}")

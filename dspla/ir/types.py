@@ -104,5 +104,14 @@ class Type:
         return self.shape[1]
 
 
+@dataclass(frozen=True)
+class TupleType:
+    """Several values at once: what a while loop produces (ITEM nodes take them apart)."""
+    items: tuple
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(map(str, self.items)) + ")"
+
+
 def shape_str(shape) -> str:
     return f"[{shape[0]}, {shape[1]}]"

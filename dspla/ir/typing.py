@@ -10,7 +10,7 @@ from typing import Callable
 
 from ..errors import DimensionMismatch, DomainMismatch, DsplaError, Span
 from .node import Node, Op
-from .types import DType, Kind, Type
+from .types import DType, Kind, TupleType, Type
 
 TYPE_RULES: dict[Op, Callable] = {}
 ATTRS: dict[Op, frozenset] = {}   # the attributes a node of each op carries (the verifier checks them)
@@ -63,14 +63,33 @@ def _identity(args, attrs, given, where, span):
     return given
 
 
-@type_rule(Op.MXM, attrs=("semiring",))
+MASK_KINDS = (None, "value", "structure")
+
+
+def _check_mask(args, attrs, shape, where, span, first: int):
+    """The optional mask argument (args[first]) of a masked op."""
+    kind = attrs["mask"]
+    if kind not in MASK_KINDS:
+        raise DomainMismatch(f"{where}: a mask is 'value' or 'structure', got {kind!r}", span)
+    if (kind is None) != (len(args) == first):
+        raise DomainMismatch(f"{where}: a mask kind needs a mask argument and the reverse", span)
+    if kind is not None and tuple(args[first].type.shape) != tuple(shape):
+        m = args[first]
+        raise DimensionMismatch(f"{where}: the mask {m.label} is {m.type}, but the result is "
+                                f"[{shape[0]}, {shape[1]}]", span)
+
+
+@type_rule(Op.MXM, attrs=("semiring", "mask", "complement"))
 def _mxm(args, attrs, given, where, span):
-    a, b = args
+    a, b = args[0], args[1]
     if a.type.ncols != b.type.nrows:
         _dims_differ(where, "inner dimensions differ", a, b, a.type.ncols, b.type.nrows, span)
     _, out = attrs["semiring"].dtypes(a.type.dtype, b.type.dtype, where)
-    kind = Kind.sparse if a.type.kind is Kind.sparse and b.type.kind is Kind.sparse else Kind.dense
-    return Type(kind, (a.type.nrows, b.type.ncols), out)
+    shape = (a.type.nrows, b.type.ncols)
+    _check_mask(args, attrs, shape, where, span, 2)
+    # a masked product holds entries inside its mask only: stored sparse
+    sparse = a.type.kind is Kind.sparse and b.type.kind is Kind.sparse or attrs["mask"] is not None
+    return Type(Kind.sparse if sparse else Kind.dense, shape, out)
 
 
 def broadcast_shape(a: Node, b: Node, where, span):
@@ -180,6 +199,53 @@ def _dropout_mask(args, attrs, given, where, span):
         raise DomainMismatch(f"{where}: the drop probability must be in [0, 1), got {attrs['p']}", span)
     dt = x.type.dtype if x.type.dtype.is_float else DType.float64
     return x.type.with_(dtype=dt)
+
+
+@type_rule(Op.UPDATE, attrs=("accum", "mask", "complement", "replace"))
+def _update(args, attrs, given, where, span):
+    c, t = args[0], args[1]
+    if tuple(c.type.shape) != tuple(t.type.shape):
+        _dims_differ(where, "an update writes a value of its own shape", c, t, c.type.shape, t.type.shape, span)
+    _check_mask(args, attrs, c.type.shape, where, span, 2)
+    if attrs["accum"] is not None:
+        attrs["accum"].dtypes(c.type.dtype, t.type.dtype, where)
+    return c.type   # GraphBLAS: the result keeps C's type (T is cast to it)
+
+
+@type_rule(Op.WHILE, attrs=("cond", "body", "max_iter", "carried"))
+def _while(args, attrs, given, where, span):
+    cond, body, n = attrs["cond"], attrs["body"], attrs["carried"]
+    m = attrs["max_iter"]
+    if not (isinstance(m, str) and m.isidentifier()) and (not isinstance(m, int) or isinstance(m, bool) or m < 0):
+        raise DomainMismatch(f"{where}: max_iter is a non-negative integer or a dim, got {m!r}", span)
+    for prog, what in ((cond, "condition"), (body, "body")):
+        if len(prog.declared) != len(args):
+            raise DomainMismatch(f"{where}: the {what} takes {len(prog.declared)} values, the loop gives {len(args)}",
+                                 span)
+        for p, a in zip(prog.declared, args):
+            # a carried value may be stored sparse in the loop though it starts dense
+            if p.type != a.type and p.type != a.type.with_(kind=Kind.sparse):
+                raise DomainMismatch(f"{where}: {p.attr('name')} is {p.type} in the {what} but {a.type} outside",
+                                     span)
+    (_, c), = cond.outputs
+    if tuple(c.type.shape) != (1, 1) or c.type.dtype is not DType.bool:
+        raise DomainMismatch(f"{where}: a loop condition is a 1 x 1 bool value (a comparison such as "
+                             f"delta > 1e-6), got {c.type}", c.span or span)
+    if len(body.outputs) != n:
+        raise DomainMismatch(f"{where}: the body gives {len(body.outputs)} values for {n} loop-carried ones", span)
+    for (name, v), p in zip(body.outputs, body.declared[:n]):
+        if v.type != p.type:
+            raise DomainMismatch(f"{where}: loop-carried {name} is {p.type} before the body and {v.type} after it; "
+                                 "cast it (cast(x, dtype)) so both agree", v.span or span)
+    return TupleType(tuple(p.type for p in body.declared[:n]) + (Type(Kind.dense, (1, 1), DType.int64),))
+
+
+@type_rule(Op.ITEM, attrs=("index",))
+def _item(args, attrs, given, where, span):
+    (t,) = args
+    if not isinstance(t.type, TupleType) or not 0 <= attrs["index"] < len(t.type.items):
+        raise DomainMismatch(f"{where}: no value {attrs['index']} in {t.type}", span)
+    return t.type.items[attrs["index"]]
 
 
 def check_rules_cover_ops():

@@ -40,6 +40,9 @@ def verify(program: Program, after: str = "") -> Program:
             fail(node, f"ill-typed: {e.message}")
         if want != node.type:
             fail(node, f"type is {node.type} but its rule gives {want}")
+        for k, v in node.attrs:   # sub-programs (a loop's condition and body) are verified too
+            if isinstance(v, Program):
+                verify(v, after=f"{after} (in the {k} of {names.get(id(node), '?')})" if after else "")
     for name, _ in program.outputs:
         if not name.isidentifier():
             raise VerificationError(f"output name {name!r} is not an identifier")

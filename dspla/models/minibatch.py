@@ -177,19 +177,20 @@ class MiniBatchTrainer(Trainer):
                     sub_parts = parts[nodes]
                     batch_sizes.append(nodes.size)
                 s = self.f_batch.session(comm, keep=False, **base, partition="file", parts=sub_parts)
-                out = s.run(inputs)
+                got = self._gather(s.run(inputs), ["loss"] + ["d" + p for p in self.info["params"]])
                 if rank == 0:
                     st = s.last_stats
                     batch_words.append(st["words_sent_total"])
                     batch_msgs.append(st["messages_sent_total"])
-                    losses.append(float(out["loss"].to_numpy()[0, 0]))
-                    opt.step(params, {p: out["d" + p].to_numpy(fill=0.0) for p in self.info["params"]})
+                    losses.append(float(got["loss"][0, 0]))
+                    opt.step(params, {p: got["d" + p] for p in self.info["params"]})
             ev = eval_session.run({**{k: static[k] for k in ("A", "X")},
                                    **{k: v.copy() for k, v in params.items()}} if rank == 0 else None)
+            logits = self._gather(ev, ["logits"])["logits"]
             stop = False
             if rank == 0:
                 last_stats = eval_session.last_stats
-                rec = {"epoch": epoch + 1, "loss": float(np.mean(losses)), **self._metrics(ev["logits"].to_numpy()),
+                rec = {"epoch": epoch + 1, "loss": float(np.mean(losses)), **self._metrics(logits),
                        "time_s": time.perf_counter() - t0}
                 history.append(rec)
                 progress.update(epoch, rec)
@@ -199,9 +200,9 @@ class MiniBatchTrainer(Trainer):
         train_s = time.perf_counter() - t_train
         ev = eval_session.run({**{k: static[k] for k in ("A", "X")},
                                **{k: v.copy() for k, v in params.items()}} if rank == 0 else None)
+        logits = self._gather(ev, ["logits"])["logits"]
         if rank != 0:
             return None
-        logits = ev["logits"].to_numpy()
         final = self._metrics(logits)
         progress.close()
         r = self._result(history, final, logits, params, last_stats, last_stats, train_s, False)

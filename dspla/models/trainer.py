@@ -234,7 +234,7 @@ class Trainer:
                 inputs = {**static, **{k: v.copy() for k, v in params.items()}}
                 if self.info["uses_seed"]:
                     inputs["seed"] = np.array([[epoch_seed(cfg.seed, epoch)]], dtype=np.int64)
-            out = session.run(inputs)
+            got = self._gather(session.run(inputs), ["loss", "eval_logits"] + ["d" + p for p in self.info["params"]])
             stop = False
             if rank == 0:
                 stats = session.last_stats
@@ -242,11 +242,11 @@ class Trainer:
                     progress.note(self.explain())
                 first_stats = first_stats or stats
                 last_stats = stats
-                loss = float(out["loss"].to_numpy()[0, 0])
+                loss = float(got["loss"][0, 0])
                 if not math.isfinite(loss):
                     raise DsplaError(f"the loss became {loss} at epoch {epoch + 1}; lower --lr")
-                rec = {"epoch": epoch + 1, "loss": loss, **self._metrics(out["eval_logits"].to_numpy())}
-                opt.step(params, {p: out["d" + p].to_numpy(fill=0.0) for p in self.info["params"]})
+                rec = {"epoch": epoch + 1, "loss": loss, **self._metrics(got["eval_logits"])}
+                opt.step(params, {p: got["d" + p] for p in self.info["params"]})
                 rec["time_s"] = time.perf_counter() - t0
                 rec["step_s"] = stats.get("iteration_s_median")
                 history.append(rec)
@@ -266,15 +266,20 @@ class Trainer:
             inputs = {**static, **{k: v.copy() for k, v in params.items()}}
             if self.info["uses_seed"]:
                 inputs["seed"] = np.array([[epoch_seed(cfg.seed, cfg.epochs)]], dtype=np.int64)
-        out = session.run(inputs)
+        logits = self._gather(session.run(inputs), ["eval_logits"])["eval_logits"]
         if rank != 0:
             return None
         last_stats = last_stats or session.last_stats
         first_stats = first_stats or session.last_stats
-        logits = out["eval_logits"].to_numpy()
         final = self._metrics(logits)
         progress.close(f"stopped early after epoch {len(history)} (validation loss rose)" if stopped_early else None)
         return self._result(history, final, logits, params, first_stats, last_stats, train_s, stopped_early)
+
+    @staticmethod
+    def _gather(out: dict, names: list) -> dict:
+        """The outputs the optimizer and the metrics need, whole on rank 0 (collectives: every
+        rank calls this; missing gradient entries are zeros)."""
+        return {k: out[k].to_numpy(fill=0.0, root=0) for k in names}
 
     def explain(self) -> str:
         """The distributed plan of the training program (rank 0, after the first step)."""

@@ -37,11 +37,14 @@ def chain_order(program: Program, sizes: dict, nnz_hint=None) -> Program:
         hint = nnz_hint(n) if nnz_hint else None
         return float(hint) if hint is not None else 0.05 * r * c
 
+    def chainable(n: Node, sr) -> bool:   # masked products end a chain: their mask needs their exact result
+        return n.op is Op.MXM and n.attr("semiring") is sr and n.attr("mask") is None
+
     def factors(n: Node, sr) -> list[Node]:
-        if n.op is Op.MXM and n.attr("semiring") is sr:
+        if chainable(n, sr):
             out = []
             for a in n.args:
-                if a.op is Op.MXM and a.attr("semiring") is sr and users.get(id(a), 0) == 1:
+                if chainable(a, sr) and users.get(id(a), 0) == 1:
                     out.extend(factors(a, sr))
                 else:
                     out.append(a)
@@ -49,12 +52,13 @@ def chain_order(program: Program, sizes: dict, nnz_hint=None) -> Program:
         return [n]
 
     # products inside a longer chain are handled by the chain's root
-    inner = {id(a) for n in program.toposort() if n.op is Op.MXM for a in n.args
-             if a.op is Op.MXM and a.attr("semiring") is n.attr("semiring") and users.get(id(a), 0) == 1}
+    inner = {id(a) for n in program.toposort() if n.op is Op.MXM and n.attr("mask") is None for a in n.args
+             if chainable(a, n.attr("semiring")) and users.get(id(a), 0) == 1}
     done: set[int] = set()
 
     def rule(n: Node):
-        if n.op is not Op.MXM or id(n) in done or id(n) in inner or not n.attr("semiring").associative:
+        if not chainable(n, n.attr("semiring")) or id(n) in done or id(n) in inner \
+                or not n.attr("semiring").associative:
             return None
         sr = n.attr("semiring")
         fs = factors(n, sr)
@@ -65,7 +69,7 @@ def chain_order(program: Program, sizes: dict, nnz_hint=None) -> Program:
         done.add(id(new))
         return new if new != n else None
 
-    return rewrite(program, rule)
+    return rewrite(program, rule, sub=lambda p: chain_order(p, sizes, nnz_hint))
 
 
 def _dp(fs, dim, entries):
@@ -102,6 +106,7 @@ def _build(split, fs, sr, root: Node) -> Node:
         if i == j:
             return fs[i]
         s = split[(i, j)]
-        return make(Op.MXM, (go(i, s), go(s + 1, j)), (("semiring", sr),), span=root.span)
+        return make(Op.MXM, (go(i, s), go(s + 1, j)), (("semiring", sr), ("mask", None), ("complement", False)),
+                    span=root.span)
     out = go(0, len(fs) - 1)
     return out.replace(name=root.name) if out.op is Op.MXM else out

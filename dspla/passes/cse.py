@@ -11,4 +11,4 @@ def cse(program: Program) -> Program:
     def rule(n: Node):
         return canon.setdefault(n, n)
 
-    return rewrite(program, rule)
+    return rewrite(program, rule, sub=cse)

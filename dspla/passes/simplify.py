@@ -18,4 +18,4 @@ def _rule(n: Node):
 
 
 def simplify(program: Program) -> Program:
-    return rewrite(program, _rule)
+    return rewrite(program, _rule, sub=simplify)

@@ -10,7 +10,7 @@ from ..costmodel import RankView, count_rank, load, predict
 from ..errors import PlanError
 from ..ir import Op
 from .distplan import DistPlan
-from .ir import Choice, RankProgram
+from .ir import Choice, Loop, RankProgram
 from .layout import canonical
 from .options import memory_cap
 
@@ -84,19 +84,26 @@ def choose(pl, partition_info: dict) -> DistPlan:
         offsets.append((len(splits), len(windows)))
         splits.extend(ctx.splits)
         windows.extend(ctx.windows)
+    def splice(instrs: list, r: int) -> list:
+        out = []
+        for instr in instrs:
+            if type(instr) is Loop:
+                out.append(dataclasses.replace(instr, cond=splice(instr.cond, r), body=splice(instr.body, r)))
+            elif type(instr) is Choice:
+                ctx, (g0, w0) = chosen[instr.product], offsets[instr.product]
+                out.extend(_renumber(i, g0, w0) for i in ctx.progs[r])
+                consts[r].update(ctx.consts[r])
+            else:
+                out.append(instr)
+        return out
+
     for r in range(pl.P):
-        for instr in pl.progs[r]:
-            if type(instr) is not Choice:
-                progs[r].append(instr)
-                continue
-            ctx, (g0, w0) = chosen[instr.product], offsets[instr.product]
-            progs[r].extend(_renumber(i, g0, w0) for i in ctx.progs[r])
-            consts[r].update(ctx.consts[r])
+        progs[r] = splice(pl.progs[r], r)
     programs = [RankProgram(r, pl.P, progs[r], pl.n_slots, consts[r], dict(pl.inputs), dict(pl.outputs),
                             [s[r] for s in splits], [w[r] for w in windows]) for r in range(pl.P)]
-    static_out = {name: pl.static[id(n)] for name, n in pl.program.outputs if id(n) in pl.static}
-    out_layouts = {name: (None if id(n) in pl.static else canonical(n.type, pl.dims)) for name, n in pl.program.outputs}
+    out_layouts = {name: canonical(n.type, pl.dims) for name, n in pl.program.outputs}
     input_layouts = {n.attr("name"): canonical(n.type, pl.dims) for n in pl.order
                      if n.op is Op.INPUT and n.attr("name") in pl.inputs}
-    return DistPlan(pl.P, programs, pl.dims, input_layouts, out_layouts, static_out, pl.products, partition_info,
-                    0.0, pl.program)
+    static = frozenset(name for name, n in pl.program.outputs if id(n) in pl.static)
+    return DistPlan(pl.P, programs, pl.dims, input_layouts, out_layouts, pl.products, partition_info, 0.0,
+                    pl.program, static)

@@ -18,6 +18,7 @@ class ProductInfo:
     candidates: list = field(default_factory=list)   # one dict per plan considered (see costmodel)
     why: str = ""
     counts: dict = field(default_factory=dict, repr=False)   # plan -> per-rank cost-model counts (fitting)
+    loop: int | None = None        # the loop whose body holds it (its costs are per iteration)
 
 
 @dataclass
@@ -26,10 +27,10 @@ class DistPlan:
     programs: list
     dims: dict
     input_layouts: dict            # name -> Layout of the dynamic inputs
-    output_layouts: dict           # name -> Layout, or None for outputs computed at planning
-    static_outputs: dict           # name -> graphblas Matrix
+    output_layouts: dict           # name -> Layout
     products: list
     partition: dict
     planning_s: float = 0.0
     program: object = None          # the program planned (after the size-dependent passes)
+    static_outputs: frozenset = frozenset()   # outputs computed once, at planning (their pieces are planned)
     steps_s: dict = field(default_factory=dict)   # compiler step -> seconds

@@ -110,7 +110,8 @@ def as_text(plan, P: int, options: Options) -> str:
         for note in p.notes:
             lines.append(f"      note: {note}")
     for name, lay in plan.output_layouts.items():
-        lines.append(f"  output {name}: " + ("computed once at planning (static)" if lay is None else str(lay)))
+        lines.append(f"  output {name}: {lay}" + (", computed once at planning (static)"
+                                                    if name in plan.static_outputs else ""))
     return "\n".join(lines)
 
 

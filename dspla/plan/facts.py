@@ -48,8 +48,15 @@ def _input(n: Node, a):
     return Facts(n.type.kind.value == "dense")   # dense inputs are checked full at bind time
 
 
+def meet(x: Facts, y: Facts) -> Facts:
+    """What holds of both."""
+    return Facts(x.full and y.full, x.rows and y.rows, x.cols and y.cols)
+
+
 @fact_rule(Op.MXM)
 def _mxm(n, a):
+    if n.attr("mask") is not None:
+        return NOTHING   # only entries inside the mask
     x, y = a
     return Facts((x.rows and y.full) or (x.full and y.cols), rows=x.rows and y.full, cols=x.full and y.cols)
 
@@ -86,15 +93,47 @@ def _unknown(n, a):
     return NOTHING   # they drop entries by value or position (IDENTITY is static anyway)
 
 
+@fact_rule(Op.UPDATE)
+def _update(n, a):
+    if n.attr("mask") is not None:
+        return NOTHING
+    c, t = a[0], a[1]
+    return _union(n, (c, t)) if n.attr("accum") is not None else t   # without a mask: T, or C ⊕ T
+
+
+@fact_rule(Op.WHILE)
+def _while(n, a):
+    """The carried values' facts: what holds at the start and still holds after the body, given
+    that it holds before it (a fixed point from the start's facts, which can only shrink)."""
+    body, k = n.attr("body"), n.attr("carried")
+    carried = list(a[:k])
+    for _ in range(k + 1):
+        given = {p.attr("name"): f for p, f in zip(body.declared, carried + list(a[k:]))}
+        out = prove(body.toposort(), {}, given)
+        new = [meet(c, out[id(v)]) for c, (_, v) in zip(carried, body.outputs)]
+        if [repr(x) for x in new] == [repr(x) for x in carried]:
+            break
+        carried = new
+    return tuple(carried) + (Facts(True),)
+
+
+@fact_rule(Op.ITEM)
+def _item(n, a):
+    return a[0][n.attr("index")]
+
+
 assert set(FACTS) == set(Op), f"ops without a fact rule: {set(Op) - set(FACTS)}"
 
 
-def prove(order: list[Node], static: dict) -> dict[int, Facts]:
-    """``static``: id(node) -> its computed GraphBLAS value, for the nodes computed at planning."""
+def prove(order: list[Node], static: dict, given: dict | None = None) -> dict[int, Facts]:
+    """``static``: id(node) -> its computed GraphBLAS value, for the nodes computed at planning;
+    ``given``: facts of a sub-program's inputs, by name."""
     f: dict[int, Facts] = {}
     for n in order:
         if id(n) in static:
             f[id(n)] = of_matrix(static[id(n)])
+        elif given is not None and n.op is Op.INPUT and n.attr("name") in given:
+            f[id(n)] = given[n.attr("name")]
         else:
             f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
     return f

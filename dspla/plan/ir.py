@@ -53,6 +53,10 @@ class Instr:
     WRITES = ()
     DYNAMIC = False   # traffic depends on run-time data (the runtime passes the payload)
 
+    @property
+    def dynamic(self) -> bool:
+        return self.DYNAMIC
+
     def traffic(self, where: Where, payload=None) -> Traffic:
         return NO_TRAFFIC
 
@@ -106,16 +110,21 @@ class Local(Instr):
 
 @dataclass(frozen=True, eq=False)
 class MxM(Instr):
-    """out = a ⊕.⊗ b, or out ⊕= a ⊕.⊗ b with the semiring's monoid when accumulate."""
+    """out = a ⊕.⊗ b, or out ⊕= a ⊕.⊗ b with the semiring's monoid when accumulate; with a
+    ``mask`` slot (kind 'value'/'structure', maybe complemented), only entries inside it."""
     out: int
     a: int
     b: int
     semiring: Any
     accumulate: bool = False
+    mask: int | None = None
+    mask_kind: str | None = None
+    complement: bool = False
     WRITES = ("out",)
 
     def reads(self) -> list[int]:
-        return [self.a, self.b] + ([self.out] if self.accumulate else [])
+        return [self.a, self.b] + ([self.out] if self.accumulate else []) + \
+            ([self.mask] if self.mask is not None else [])
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,23 +210,42 @@ class Free(Instr):
 
 # ----------------------------------------------------------------------------- messages
 @dataclass(frozen=True, eq=False)
+class PackSparse(Instr):
+    """out = the present entries of rows ``rows`` of the local piece ``src``, as one buffer: their
+    count, their positions in the rows x k block, their values (the sparse analogue of Pack)."""
+    out: int
+    src: int
+    rows: np.ndarray
+    READS, WRITES = ("src",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
 class Send(Instr):
-    """Non-blocking send of a packed buffer to ``dest``; completed by WaitSends."""
+    """Non-blocking send of a packed buffer to ``dest``; completed by WaitSends. ``words`` is what
+    it carries, or for a sparse buffer (PackSparse) the most it can carry: its traffic is then the
+    entries present, known when it runs."""
     buf: int
     dest: int
     tag: int
     words: int
     dtype: str = "float64"
     presence: bool = False
+    sparse: bool = False
     READS, WRITES = ("buf",), ("buf",)   # the buffer becomes a posted request
 
+    @property
+    def dynamic(self) -> bool:
+        return self.sparse
+
     def traffic(self, where, payload=None):
-        return Traffic(self.words, 1, 0, 0)
+        # planning cannot know how many entries a sparse buffer will carry: it counts the most
+        return Traffic(self.words if payload is None else payload, 1, 0, 0)
 
 
 @dataclass(frozen=True, eq=False)
 class Recv(Instr):
-    """Post a non-blocking receive of ``nrows`` rows of width ``k`` from ``source`` into ``out``."""
+    """Post a non-blocking receive of ``nrows`` rows of width ``k`` from ``source`` into ``out``
+    (sparse: of at most that many entries, as PackSparse packs them)."""
     out: int
     source: int
     tag: int
@@ -225,21 +253,30 @@ class Recv(Instr):
     k: int
     dtype: str
     presence: bool = False
+    sparse: bool = False
     WRITES = ("out",)
 
+    @property
+    def dynamic(self) -> bool:
+        return self.sparse
+
     def traffic(self, where, payload=None):
-        return Traffic(0, 0, self.nrows * self.k, 1)
+        return Traffic(0, 0, self.nrows * self.k if payload is None else payload, 1)
 
 
 @dataclass(frozen=True, eq=False)
 class RecvMxM(Instr):
-    """As each posted receive, get or broadcast completes (any order): out ⊕= blocks[i] ⊕.⊗ rows."""
+    """As each posted receive, get or broadcast completes (any order): out ⊕= blocks[i] ⊕.⊗ rows
+    (inside ``mask`` when there is one, as in MxM)."""
     out: int
     recvs: tuple       # slots of posted Recv
     blocks: tuple      # slots of the matching local sparse blocks
     semiring: Any
     rows: tuple = ()   # per block: the rows of out its (row-compressed) block feeds; () = all rows
-    READS, WRITES = ("out", "recvs", "blocks"), ("out",)
+    mask: int | None = None
+    mask_kind: str | None = None
+    complement: bool = False
+    READS, WRITES = ("out", "recvs", "blocks", "mask"), ("out",)
 
 
 @dataclass(frozen=True, eq=False)
@@ -474,6 +511,67 @@ class Get(Instr):
         return Traffic(0, 0, self.nrows * self.k, 1)
 
 
+@dataclass(frozen=True, eq=False)
+class Redistribute(Instr):
+    """out = an input value moved to this plan's layout: of ``src`` (this rank's rows, or columns,
+    under the value's own distribution) the positions ``send[m]`` go to rank m, and what arrives
+    lands at ``pos[global id]`` of a piece of ``nrows`` rows (columns) by ``width``. Sparse
+    entries travel (global id, other index, value); what moves depends on the entries present."""
+    out: int
+    src: int
+    axis: str            # "row" | "col"
+    ids: np.ndarray      # the global ids of src's rows (columns)
+    send: tuple
+    pos: np.ndarray
+    nrows: int
+    width: int
+    READS, WRITES = ("src",), ("out",)
+    DYNAMIC = True
+
+    def traffic(self, where, payload=None):
+        if payload is None:   # planning: every row of the value that changes owner, all of its width
+            moved = sum(len(x) for m, x in enumerate(self.send) if m != where.rank)
+            return Traffic(moved * self.width, sum(1 for m, x in enumerate(self.send) if m != where.rank and len(x)),
+                           0, 0)
+        return Traffic(*payload)
+
+
+# ---------------------------------------------------------------------------------- loops
+@dataclass(frozen=True, eq=False)
+class Loop(Instr):
+    """A while loop: ``carry`` slots start as ``init``; then, at most ``max_iter`` times, the
+    ``cond`` instructions run and, unless ``cond_slot`` holds a true 1 x 1 value (rank 0's,
+    broadcast, so every rank takes the same branch), the loop ends; else the ``body`` runs and
+    its ``results`` become the carried values. ``count`` gets the iterations run. Slots the
+    body reads from outside the loop are computed once, before it. ``loop`` numbers the loops
+    of a program (for stats)."""
+    init: tuple
+    carry: tuple
+    cond: list
+    cond_slot: int
+    body: list
+    results: tuple
+    count: int
+    max_iter: int
+    loop: int = 0
+    READS, WRITES = ("init",), ("carry", "count")
+    DYNAMIC = True   # what it moves is its body's, times the iterations
+
+    def __str__(self) -> str:
+        head = (f"Loop {self.loop} (at most {self.max_iter} times): carry {self.carry} from {self.init}, "
+                f"results {self.results}, count -> s{self.count}")
+        cond = "\n".join(f"    {i}" for i in self.cond)
+        body = "\n".join(f"    {i}" for i in self.body)
+        return f"{head}\n  while s{self.cond_slot} after:\n{cond}\n  do:\n{body}".replace("\n", "\n  ")
+
+    def traffic(self, where, payload=None):
+        # the condition's broadcast: root to every other rank, one word per check
+        if payload is None or where.group_sizes[0] < 2:
+            return NO_TRAFFIC
+        g, checks = where.group_sizes[0], payload
+        return Traffic(checks * (g - 1), checks * (g - 1), 0, 0) if where.rank == 0 else Traffic(0, 0, checks, checks)
+
+
 # ------------------------------------------------------------------------- placeholders
 @dataclass(frozen=True, eq=False)
 class Choice(Instr):
@@ -482,11 +580,12 @@ class Choice(Instr):
 
 
 # every instruction class, for coverage checks of the tables keyed by instruction type
-INSTRUCTIONS = (Local, MxM, Fill, DropRows, Pack, Unpermute, TakeRows, TakeCols, CastTo, Empty, Free, Send, Recv,
-                RecvMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse, Allreduce, Bcast, IBcast,
-                BcastSparse, Alltoall, WinExpose, Get)
+INSTRUCTIONS = (Local, MxM, Fill, DropRows, Pack, PackSparse, Unpermute, TakeRows, TakeCols, CastTo, Empty, Free,
+                Send, Recv, RecvMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse, Allreduce, Bcast,
+                IBcast, BcastSparse, Alltoall, WinExpose, Get, Loop, Redistribute)
 # the instructions that meet other ranks' (the group must call them together, in the same order)
-COLLECTIVES = (AllgatherRows, AllgatherSparse, Allreduce, Bcast, IBcast, BcastSparse, Alltoall, WinExpose)
+COLLECTIVES = (AllgatherRows, AllgatherSparse, Allreduce, Bcast, IBcast, BcastSparse, Alltoall, WinExpose,
+               Redistribute)
 
 
 @dataclass

@@ -7,9 +7,9 @@ of it (REP). The other axis always keeps original indexing. Plans may relabel in
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
-import graphblas as gb
 import numpy as np
 
 
@@ -39,10 +39,10 @@ class DimPart:
         self.permpos = np.empty(self.size, dtype=np.int64)         # original id -> rank-order position
         self.permpos[self.order] = np.arange(self.size)
         self.pos = self.permpos - self.offsets[parts]               # original id -> position on its owner
+        self.is_block = bool(np.all(self.order == np.arange(self.size)))   # owners hold consecutive rows
+        # what identifies the distribution: values laid out on equal keys are conformal
+        self.key = (self.size, P, hashlib.blake2b(parts.tobytes(), digest_size=16).hexdigest())
 
-    @property
-    def is_block(self) -> bool:
-        return bool(np.all(self.order == np.arange(self.size)))
 
 
 def canonical(type_, dims: dict) -> Layout:
@@ -56,25 +56,10 @@ def canonical(type_, dims: dict) -> Layout:
 
 def piece(M, layout: Layout, dims: dict, rank: int):
     """This rank's piece of a whole matrix M in ``layout``."""
+    if layout.kind != "rep" and dims[layout.dim].P == 1:
+        return M   # one process holds it all, in order
     if layout.kind == "row":
         return M[dims[layout.dim].owned[rank], :].new()
     if layout.kind == "col":
         return M[:, dims[layout.dim].owned[rank]].new()
     return M
-
-
-def assemble(pieces: list, layout: Layout, dims: dict, shape, dtype):
-    """The whole matrix from every rank's piece (rank 0 gathers outputs with this)."""
-    if layout.kind == "rep":
-        r, c, v = pieces[0]
-        return gb.Matrix.from_coo(r, c, v, nrows=shape[0], ncols=shape[1], dtype=dtype)
-    d = dims[layout.dim]
-    rows, cols, vals = [], [], []
-    for rank, (r, c, v) in enumerate(pieces):
-        if layout.kind == "row":
-            rows.append(d.owned[rank][r]); cols.append(c)  # noqa: E702
-        else:
-            rows.append(r); cols.append(d.owned[rank][c])  # noqa: E702
-        vals.append(v)
-    return gb.Matrix.from_coo(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), nrows=shape[0],
-                              ncols=shape[1], dtype=dtype)

@@ -6,18 +6,23 @@ a partitioned dim becomes a Choice placeholder with one lowered candidate per ap
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
-from .facts import Facts
+from .facts import Facts, prove
 from .ir import (
     AllgatherRows,
     AllgatherSparse,
     Allreduce,
     Local,
+    Loop,
     MxM,
+    Redistribute,
     TakeCols,
     TakeRows,
     Unpermute,
@@ -50,7 +55,7 @@ class Lowering:
     slots of every value, and the products with their candidates."""
 
     def __init__(self, program: Program, static: Static, dims: dict, facts: dict, sizes: dict, P: int,
-                 options: Options):
+                 options: Options, given: dict | None = None):
         self.program, self.static_ids, self.static = program, static.ids, static.values
         self.dims, self.facts, self.bound, self.P, self.opt = dims, facts, sizes, P, options
         self.order = program.toposort()
@@ -67,6 +72,11 @@ class Lowering:
         self.inputs: dict[str, int] = {}
         self.outputs: dict = {}
         self.csr_cache: dict = {}      # (id(static matrix), dtype) -> scipy CSR, shared by candidates
+        self.stack = [self.progs]      # the blocks being emitted into: the program, then loop bodies
+        self.alias: dict = {}          # id(a loop's placeholder for an outside value) -> (that value, its depth)
+        self.loops = 0
+        self.in_loop: int | None = None   # the loop whose body is being lowered (for explain)
+        self.given = given or {}       # input name -> its current distribution (a Dist) when it has one
 
     # -- emission helpers used by lowering rules and plans
     def slot(self) -> int:
@@ -94,6 +104,39 @@ class Lowering:
     def label(self, n: Node) -> str:
         return self.names.get(id(n), n.label)
 
+    # -- loops: nested blocks, and placeholders standing for values from outside
+    @contextmanager
+    def block(self):
+        """Emit into a fresh block (a loop's condition or body); yields its per-rank lists."""
+        self.progs = [[] for _ in range(self.P)]
+        self.stack.append(self.progs)
+        try:
+            yield self.progs
+        finally:
+            self.stack.pop()
+            self.progs = self.stack[-1]
+
+    @contextmanager
+    def at_depth(self, depth: int):
+        """Emit into an enclosing block: conversions of a value from outside a loop are made once,
+        before the loop, not in every iteration."""
+        saved, self.progs = self.progs, self.stack[depth]
+        try:
+            yield
+        finally:
+            self.progs = saved
+
+    def resolve(self, n: Node) -> Node:
+        while id(n) in self.alias:
+            n = self.alias[id(n)][0]
+        return n
+
+    def is_static(self, n: Node) -> bool:
+        return id(self.resolve(n)) in self.static
+
+    def static_value(self, n: Node):
+        return self.static[id(self.resolve(n))]
+
     def concrete(self, dim) -> int:
         return dim if isinstance(dim, int) else self.bound[dim]
 
@@ -101,6 +144,10 @@ class Lowering:
     def value(self, n: Node, layout: Layout | None = None) -> int:
         """The slot holding n's value in ``layout`` (default: its canonical layout)."""
         want = layout or canonical(n.type, self.dims)
+        if id(n) in self.alias:
+            outer, depth = self.alias[id(n)]
+            with self.at_depth(depth):
+                return self.value(outer, want)
         if id(n) in self.static:
             key = (id(n), want)
             if key not in self.conv:
@@ -161,15 +208,29 @@ class Lowering:
             if id(n) in self.static_ids:
                 continue
             if n.op is Op.INPUT:
-                s = self.slot()
-                self.inputs[n.attr("name")] = s
-                self.set(n, s)
+                self._input(n)
                 continue
             LOWER[n.op](self, n)
-        for name, n in self.program.outputs:
-            if id(n) not in self.static:
-                self.outputs[name] = (self.value(n), canonical(n.type, self.dims))
+        for name, n in self.program.outputs:   # (a static output: its planned pieces)
+            self.outputs[name] = (self.value(n), canonical(n.type, self.dims))
         return self
+
+    def _input(self, n: Node):
+        """An input's slot. A value already distributed (a previous call's result) stays where
+        it is when its layout is this plan's; else an explicit, counted redistribution moves it."""
+        name, lay = n.attr("name"), canonical(n.type, self.dims)
+        s = self.slot()
+        self.inputs[name] = s
+        given = self.given.get(name)
+        if given is None or given.kind == "rep" or lay == REP or given.kind == lay.kind and \
+                given.part.key == self.dims[lay.dim].key:
+            return self.set(n, s)
+        src, dst = given.part, self.dims[lay.dim]
+        out = self.slot()
+        self.emit(lambda r: Redistribute(out, s, lay.kind, src.owned[r], _send_lists(src, dst, r), dst.pos,
+                                         int(dst.counts[r]), self.concrete(n.type.ncols if lay.kind == "row"
+                                                                           else n.type.nrows)))
+        self.set(n, out)
 
     def describe(self) -> str:
         lines = [f"lowered for P = {self.P}: {self.n_slots} slots, {len(self.products)} distributed products"]
@@ -220,7 +281,7 @@ def _reduced(pl: Lowering, n: Node, part: int, monoid):
         pl.set(n, pl.value(n, nl), nl)
 
 
-@lower_rule(Op.EWISE_ADD, Op.EWISE_MULT, Op.APPLY, Op.APPLY_BIND, Op.CAST, Op.MASK)
+@lower_rule(Op.EWISE_ADD, Op.EWISE_MULT, Op.APPLY, Op.APPLY_BIND, Op.CAST, Op.MASK, Op.UPDATE)
 def _elementwise(pl: Lowering, n: Node):
     _local(pl, n)
 
@@ -257,36 +318,100 @@ def _reduce(pl: Lowering, n: Node):
     _reduced(pl, n, part, n.attr("monoid"))
 
 
+def mask_fields(pl: Lowering, n: Node, layout: Layout) -> dict:
+    """The MxM fields of a (maybe) masked product: the mask's slot in ``layout``."""
+    if n.attr("mask") is None:
+        return {}
+    return {"mask": pl.value(n.args[2], layout), "mask_kind": n.attr("mask"), "complement": n.attr("complement")}
+
+
 @lower_rule(Op.MXM)
 def _mxm(pl: Lowering, n: Node):
-    a, b = n.args
+    a, b = n.args[0], n.args[1]
     inner = a.type.ncols
     sr = n.attr("semiring")
+    nl = canonical(n.type, pl.dims)
     if isinstance(inner, str) and inner in pl.dims:
         al = canonical(a.type, pl.dims)
-        if al.kind == "row" and id(a) in pl.static and canonical(b.type, pl.dims).kind == "row" \
+        if al.kind == "row" and pl.is_static(a) and canonical(b.type, pl.dims).kind == "row" \
                 and not (isinstance(b.type.ncols, str) and b.type.ncols in pl.dims):
+            if pl.P == 1:   # one process: nothing moves, the product is the local kernel's
+                out = pl.slot()
+                pl.emit(MxM(out, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, al)))
+                return pl.set(n, out, al)
             return lower_product(pl, n)
-        if al.kind == "col" or al.kind == "row" and id(a) not in pl.static:
+        if al.kind == "col" or al.kind == "row" and not pl.is_static(a):
             if al.kind == "row":  # a dynamic row-distributed operand: gather B (sparsity-unaware)
                 out = pl.slot()
-                pl.emit(MxM(out, pl.value(a), pl.value(b, REP), sr))
+                pl.emit(MxM(out, pl.value(a), pl.value(b, REP), sr, **mask_fields(pl, n, al)))
                 pl.set(n, out, al)
                 return None
-            part = pl.slot()   # a's columns are distributed like b's rows: local partial + reduce
-            pl.emit(MxM(part, pl.value(a), pl.value(b), sr))
+            # a's columns are distributed like b's rows: local partial (inside the mask) + reduce
+            part = pl.slot()
+            pl.emit(MxM(part, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, REP)))
             return _reduced(pl, n, part, sr.monoid)
         return _via_rep(pl, n)
     # inner dim not distributed: a's rows and b's columns decide the result's layout
-    nl = canonical(n.type, pl.dims)
     al, bl = canonical(a.type, pl.dims), canonical(b.type, pl.dims)
     out = pl.slot()
     a_slot = pl.value(a, al if al in (nl, REP) else REP)
     b_slot = pl.value(b, bl if bl in (nl, REP) else REP)
     if al == nl and bl == nl and nl != REP:  # both distributed the same way: one must be whole
         b_slot = pl.value(b, REP)
-    pl.emit(MxM(out, a_slot, b_slot, sr))
+    pl.emit(MxM(out, a_slot, b_slot, sr, **mask_fields(pl, n, nl)))
     pl.set(n, out, nl)
+
+
+@lower_rule(Op.WHILE)
+def _while(pl: Lowering, n: Node):
+    """One Loop instruction: the condition and the body lowered once, into their own blocks, on
+    the slots of the carried values; values from outside are read from their outside slots
+    (converted, when needed, before the loop)."""
+    cond, body, k = n.attr("cond"), n.attr("body"), n.attr("carried")
+    holders = body.declared
+    depth = len(pl.stack) - 1
+    init = tuple(pl.value(a, canonical(h.type, pl.dims)) for a, h in zip(n.args[:k], holders))
+    carry = tuple(pl.slot() for _ in range(k))
+    for h, s in zip(holders[:k], carry):
+        pl.set(h, s)
+    for prog in (cond, body):
+        for h, a in zip(prog.declared[k:], n.args[k:]):
+            pl.alias[id(h)] = (a, depth)
+    # facts inside: the carried values' (the loop's fixed point), the outside values' own
+    given = {h.attr("name"): f for h, f in zip(holders, list(pl.facts[id(n)][:k]) +
+                                               [pl.facts[id(pl.resolve(a))] for a in n.args[k:]])}
+    index, outer = pl.loops, pl.in_loop
+    pl.loops += 1
+    pl.in_loop = index
+    try:
+        with pl.block() as cond_block:
+            cond_slot = _lower_sub(pl, cond, given)[0]
+        with pl.block() as body_block:
+            results = tuple(_lower_sub(pl, body, given))
+    finally:
+        pl.in_loop = outer
+    count = pl.slot()
+    limit = pl.concrete(n.attr("max_iter"))
+    pl.emit(lambda r: Loop(init, carry, cond_block[r], cond_slot, body_block[r], results, count, limit, loop=index))
+    pl.vals[id(n)] = Value(carry + (count,), tuple(canonical(t, pl.dims) for t in n.type.items))
+
+
+def _lower_sub(pl: Lowering, prog: Program, given: dict) -> list[int]:
+    """Lower a loop's condition or body into the current block; the slots of its outputs."""
+    order = prog.toposort()
+    pl.facts.update(prove(order, {}, given))
+    for m in order:
+        if m.op is Op.INPUT:
+            continue   # placeholders: carried slots or outside values
+        LOWER[m.op](pl, m)
+    return [pl.value(v) for _, v in prog.outputs]
+
+
+@lower_rule(Op.ITEM)
+def _item(pl: Lowering, n: Node):
+    t = pl.vals[id(n.args[0])]
+    i = n.attr("index")
+    pl.vals[id(n)] = Value(t.slots[i], t.layout[i])
 
 
 @lower_rule(Op.DROPOUT_MASK)
@@ -315,6 +440,12 @@ def _never(pl: Lowering, n: Node):
 assert set(LOWER) == set(Op), f"ops without a lowering rule: {set(Op) - set(LOWER)}"
 
 
+def _send_lists(src, dst, r: int) -> tuple:
+    """For rank r: the positions of its rows (under ``src``) that each rank owns under ``dst``."""
+    owners = dst.parts[src.owned[r]]
+    return tuple(np.flatnonzero(owners == m) for m in range(dst.P))
+
+
 def lower(program: Program, static: Static, dims: dict, facts: dict[int, Facts], sizes: dict, P: int,
-          options: Options) -> Lowering:
-    return Lowering(program, static, dims, facts, sizes, P, options).run()
+          options: Options, given: dict | None = None) -> Lowering:
+    return Lowering(program, static, dims, facts, sizes, P, options, given).run()

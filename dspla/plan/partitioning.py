@@ -17,14 +17,24 @@ from .options import Options
 from .static import Static
 
 
-def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: Options):
-    """(dims: symbol -> DimPart, info: symbol -> {method, seconds, imbalance})."""
+def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: Options, given: dict | None = None):
+    """(dims: symbol -> DimPart, info: symbol -> {method, seconds, imbalance}). ``given``: input
+    name -> the distribution of a value passed already distributed; its owners are adopted for
+    its dim (values stay where they are), unless a partition is given explicitly (parts)."""
+    adopted = {}
+    for n in order:
+        d = (given or {}).get(n.attr("name")) if n.op is Op.INPUT else None
+        if d is not None and d.kind in ("row", "col") and opt.parts is None:
+            sym = n.type.shape[0 if d.kind == "row" else 1]
+            if isinstance(sym, str) and d.part.size == sizes.get(sym) and d.part.P == P:
+                adopted.setdefault(sym, d.part)
     syms = []
     for n in order:
         if n.op is Op.INPUT and n.type.kind is Kind.sparse:
             for d in n.type.shape:
                 if isinstance(d, str) and d not in syms:
                     syms.append(d)
+    syms += [d for d in adopted if d not in syms]   # a value's dim stays distributed as it is
     by_id = {id(n): n for n in order}
     dims: dict[str, DimPart] = {}
     info: dict[str, dict] = {}
@@ -35,6 +45,10 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
         if not squares:
             squares = [v for i, v in static.values.items() if by_id[i].type.shape == (d, d)]
         t0 = time.perf_counter()
+        if d in adopted:
+            dims[d] = adopted[d]
+            info[d] = {"method": f"{adopted[d].method} (kept from the input)", "seconds": 0.0}
+            continue
         if opt.parts is not None and not info and squares:
             parts = np.asarray(opt.parts, dtype=np.int64)
             if parts.size != size or (parts.size and (parts.min() < 0 or parts.max() >= P)):

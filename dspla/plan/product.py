@@ -15,6 +15,7 @@ from ..costmodel import load
 from ..exec import gbops
 from ..exec.buffers import csr_piece
 from ..ir import Node
+from ..ir.types import Kind
 from .distplan import ProductInfo
 from .ir import CastTo, Choice
 from .layout import canonical
@@ -26,7 +27,7 @@ class Product:
     rank), how A's rows and B's rows are distributed, B's slot and width K, the output slot."""
 
     def __init__(self, pl, n: Node, index: int):
-        a, b = n.args
+        a, b = n.args[0], n.args[1]
         self.pl, self.node, self.index = pl, n, index
         self.P = pl.P
         self.semiring = n.attr("semiring")
@@ -39,12 +40,21 @@ class Product:
         self.b_dtype = b.type.dtype
         self.opt = pl.opt
         self.tag = 16 + 8 * index
-        self._A = pl.static[id(a)]
+        self._A = pl.static_value(a)
         self._csr = pl.csr_cache
         self.out = pl.slot()
         # With B full and a monoid identity, C starts full at the identity and every block
         # accumulates into it in place (exact: identity ⊕ x = x); A's empty rows are dropped after.
-        self.in_place = self.b_full and self.semiring.monoid.identity(self.compute) is not None
+        self.masked = n.attr("mask") is not None
+        self.in_place = self.b_full and self.semiring.monoid.identity(self.compute) is not None and not self.masked
+        # MxM / RecvMxM fields of the mask (the output's rows: the mask is laid out like it)
+        self.mask = {} if not self.masked else {"mask": pl.value(n.args[2], canonical(n.type, pl.dims)),
+                                                "mask_kind": n.attr("mask"), "complement": n.attr("complement")}
+        # remote blocks kept whole (not compressed to their rows) when accumulating into C as a
+        # whole: in place into a full C, or inside a mask
+        self.whole_blocks = self.in_place or self.masked
+        # a sparse B moves only its present entries (a frontier, distances with missing entries)
+        self.b_sparse = b.type.kind is Kind.sparse
 
     @property
     def A(self) -> sp.csr_array:
@@ -129,7 +139,7 @@ class ProductContext:
 
 def lower_product(pl, n: Node):
     """Every candidate plan for product n, lowered; a Choice placeholder in every rank's program."""
-    a, b = n.args
+    a, b = n.args[0], n.args[1]
     index = len(pl.products)
     sr = n.attr("semiring")
     info = ProductInfo(index, f"{pl.label(n)} = mxm[{sr}]({pl.label(a)}, {pl.label(b)})", "?",
@@ -149,6 +159,7 @@ def lower_product(pl, n: Node):
                 names.append("allgather1d")
             continue
         spec.lower(ctx)
+    info.loop = pl.in_loop
     pl.products.append(info)
     pl.candidates.append(candidates)
     pl.emit(Choice(product=index))

@@ -22,7 +22,14 @@ class Static:
 
 
 def is_static_leaf(n: Node) -> bool:
-    return (n.op is Op.INPUT and n.type.kind is Kind.sparse) or n.op is Op.IDENTITY
+    """The graph: sparse inputs over two dims bound from the data (``sparse[n, n]``, features
+    ``sparse[n, f]``), and identities. A sparse vector or block of them (a BFS frontier,
+    distances with missing entries: a fixed number of columns) changes from call to call: it is
+    dynamic, planned for any contents."""
+    if n.op is Op.IDENTITY:
+        return True
+    return n.op is Op.INPUT and n.type.kind is Kind.sparse and n.attr("role") == "input" and \
+        all(isinstance(d, str) for d in n.type.shape)
 
 
 def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:

@@ -28,7 +28,41 @@ def _fail(rank: int, k: int | None, instr, why: str):
 def _slots(prog: ir.RankProgram):
     state = {s: VALUE for s in prog.consts}
     state.update({s: VALUE for s in prog.inputs.values()})
-    for k, i in enumerate(prog.instrs):
+    _block_slots(prog, prog.instrs, state)
+    for name, (s, _) in prog.outputs.items():
+        if state.get(s) != VALUE:
+            _fail(prog.rank, None, None, f"output {name} (slot s{s}) is not computed")
+    left = [s for s, st in state.items() if st == POSTED]
+    if left:
+        _fail(prog.rank, None, None, f"transfers posted into slots {left} are never completed")
+
+
+def _loop_slots(prog, k, i: ir.Loop, state: dict):
+    """A loop's blocks start from the state before it, with the carried values set; what they
+    write is theirs (the loop may run 0 times): after it, only the carried values and the count."""
+    for s in i.init:
+        if state.get(s) != VALUE:
+            _fail(prog.rank, k, i, f"starts a loop from slot s{s}, which holds no value")
+    inner = {**state, **{s: VALUE for s in i.carry}}
+    _block_slots(prog, i.cond, inner)
+    if inner.get(i.cond_slot) != VALUE:
+        _fail(prog.rank, k, i, f"the loop condition (slot s{i.cond_slot}) is not computed by its block")
+    _block_slots(prog, i.body, inner)
+    for s in i.results:
+        if inner.get(s) != VALUE:
+            _fail(prog.rank, k, i, f"a loop result (slot s{s}) is not computed by the body")
+    left = [s for s, st in inner.items() if st == POSTED and state.get(s) != POSTED]
+    if left:
+        _fail(prog.rank, k, i, f"transfers posted in the loop into slots {left} are not completed in it")
+    for s in (*i.carry, i.count):
+        state[s] = VALUE
+
+
+def _block_slots(prog, instrs: list, state: dict):
+    for k, i in enumerate(instrs):
+        if type(i) is ir.Loop:
+            _loop_slots(prog, k, i, state)
+            continue
         if type(i) is ir.Choice:
             _fail(prog.rank, k, i, "a product placeholder was never replaced by a plan")
         if type(i) is ir.Free:
@@ -39,7 +73,7 @@ def _slots(prog: ir.RankProgram):
             for s in i.recvs:
                 if state.get(s) != POSTED:
                     _fail(prog.rank, k, i, f"slot s{s} is completed here but no receive posted it")
-            reads = [i.out, *i.blocks]
+            reads = [i.out, *i.blocks] + ([i.mask] if i.mask is not None else [])
         elif type(i) is ir.WaitSends:
             for s in i.bufs:
                 if state.get(s) != POSTED:
@@ -61,38 +95,34 @@ def _slots(prog: ir.RankProgram):
         posted = type(i) in _POSTS or type(i) is ir.Send
         for s in i.writes():
             state[s] = POSTED if posted else VALUE
-    for name, (s, _) in prog.outputs.items():
-        if state.get(s) != VALUE:
-            _fail(prog.rank, None, None, f"output {name} (slot s{s}) is not computed")
-    left = [s for s, st in state.items() if st == POSTED]
-    if left:
-        _fail(prog.rank, None, None, f"transfers posted into slots {left} are never completed")
 
 
-def _messages(programs):
+def _messages(blocks: list):
+    """Sends and receives of one block (per rank: the same block, e.g. the body of the same loop)."""
     sends, recvs = defaultdict(list), defaultdict(list)
-    for p in programs:
-        for k, i in enumerate(p.instrs):
+    for rank, instrs in enumerate(blocks):
+        for k, i in enumerate(instrs):
             if type(i) is ir.Send:
-                sends[(p.rank, i.dest, i.tag)].append((i.words, i.dtype, i.presence, k, i))
+                sends[(rank, i.dest, i.tag)].append((i.words, i.dtype, i.presence, i.sparse, k, i))
             elif type(i) is ir.Recv:
-                recvs[(i.source, p.rank, i.tag)].append((i.nrows * i.k, i.dtype, i.presence, k, i))
+                recvs[(i.source, rank, i.tag)].append((i.nrows * i.k, i.dtype, i.presence, i.sparse, k, i))
             elif type(i) is ir.SendRecvRows:
                 if i.group:
-                    _fail(p.rank, k, i, "ring exchanges run on the world communicator")
-                sends[(p.rank, i.dest, i.tag)].append((i.send_nrows * i.k, i.dtype, i.presence, k, i))
-                recvs[(i.source, p.rank, i.tag)].append((i.nrows * i.k, i.dtype, i.presence, k, i))
+                    _fail(rank, k, i, "ring exchanges run on the world communicator")
+                sends[(rank, i.dest, i.tag)].append((i.send_nrows * i.k, i.dtype, i.presence, False, k, i))
+                recvs[(i.source, rank, i.tag)].append((i.nrows * i.k, i.dtype, i.presence, False, k, i))
     for key in sorted(set(sends) | set(recvs)):
         src, dst, tag = key
         s, r = sends.get(key, []), recvs.get(key, [])
         if len(s) != len(r):
             at = (src, s[len(r)]) if len(s) > len(r) else (dst, r[len(s)])
-            _fail(at[0], at[1][3], at[1][4], f"rank {src} sends {len(s)} message(s) with tag {tag} to rank {dst}, "
+            _fail(at[0], at[1][4], at[1][5], f"rank {src} sends {len(s)} message(s) with tag {tag} to rank {dst}, "
                   f"which receives {len(r)}")
         for a, b in zip(s, r):
-            if a[:3] != b[:3]:
-                _fail(dst, b[3], b[4], f"receives {b[0]} words of {b[1]} (presence {b[2]}) from rank {src}, which "
-                      f"sends {a[0]} words of {a[1]} (presence {a[2]}) as instruction {a[3]} ({a[4]})")
+            if a[:4] != b[:4]:
+                _fail(dst, b[4], b[5], f"receives {b[0]} words of {b[1]} (presence {b[2]}, sparse {b[3]}) from rank "
+                      f"{src}, which sends {a[0]} words of {a[1]} (presence {a[2]}, sparse {a[3]}) as instruction "
+                      f"{a[4]} ({a[5]})")
 
 
 def _signature(i) -> tuple:
@@ -111,6 +141,10 @@ def _signature(i) -> tuple:
         return (t.__name__, i.win)
     if t is ir.AllgatherSparse:
         return (t.__name__, i.axis, tuple(i.shape))
+    if t is ir.Loop:
+        return (t.__name__, i.loop, i.max_iter)
+    if t is ir.Redistribute:
+        return (t.__name__, i.axis, i.width)
     raise AssertionError(f"no signature for collective {t.__name__}")
 
 
@@ -129,27 +163,37 @@ def _groups(programs) -> dict:
     return out
 
 
-def _collectives(programs):
+# what ranks must call together: the collectives, and loops (each check of a loop's condition
+# broadcasts rank 0's answer to the world)
+_SYNC = (*ir.COLLECTIVES, ir.Loop)
+
+
+def _members(programs) -> dict:
+    """(group, world rank) -> (colour, position in the group, group size)."""
     member = {}
     for (g, c), ranks in _groups(programs).items():
         for pos, r in enumerate(ranks):
             member[(g, r)] = (c, pos, len(ranks))
+    return member
+
+
+def _collectives(blocks: list, member: dict):
     calls = defaultdict(list)   # (group, colour) -> per member: list of (signature, k, instr, pos)
-    for p in programs:
+    for rank, instrs in enumerate(blocks):
         seqs = defaultdict(list)
-        for k, i in enumerate(p.instrs):
-            if not isinstance(i, ir.COLLECTIVES):
+        for k, i in enumerate(instrs):
+            if not isinstance(i, _SYNC):
                 continue
             g = getattr(i, "group", 0)
-            if (g, p.rank) not in member:
-                _fail(p.rank, k, i, f"uses group {g}, of which this rank is not a member")
-            c, pos, size = member[(g, p.rank)]
+            if (g, rank) not in member:
+                _fail(rank, k, i, f"uses group {g}, of which this rank is not a member")
+            c, pos, size = member[(g, rank)]
             me = getattr(i, "me", None)
             if type(i) in (ir.AllgatherRows, ir.Alltoall) and me is not None and me != pos:
-                _fail(p.rank, k, i, f"says it is member {me} of group {g}, but it is member {pos}")
+                _fail(rank, k, i, f"says it is member {me} of group {g}, but it is member {pos}")
             seqs[(g, c)].append((_signature(i), k, i, pos))
         for key, seq in seqs.items():
-            calls[key].append((p.rank, seq))
+            calls[key].append((rank, seq))
     for (g, c), per_rank in calls.items():
         members = [r for (gg, r), (cc, _, _) in member.items() if gg == g and cc == c]
         if len(per_rank) != len(members):
@@ -168,25 +212,25 @@ def _collectives(programs):
                       f"on rank {r}")
         for step in range(len(seq0)):
             _check_roots([(r, seq[step]) for r, seq in per_rank], g)
-    _no_cycle(programs, member)
+    _no_cycle(blocks, member)
 
 
-def _no_cycle(programs, member):
+def _no_cycle(blocks: list, member: dict):
     """Blocking collectives as nodes (group, colour, step), each rank's program order as edges:
     a cycle means some ranks wait in one collective for ranks waiting in another."""
     edges, where = defaultdict(set), {}
-    for p in programs:
+    for rank, instrs in enumerate(blocks):
         steps, prev = defaultdict(int), None
-        for k, i in enumerate(p.instrs):
-            if not isinstance(i, ir.COLLECTIVES):
+        for k, i in enumerate(instrs):
+            if not isinstance(i, _SYNC):
                 continue
             g = getattr(i, "group", 0)
-            key = (g, member[(g, p.rank)][0])
+            key = (g, member[(g, rank)][0])
             node = (*key, steps[key])
             steps[key] += 1
             if type(i) is ir.IBcast:   # posted, not waited for here
                 continue
-            where.setdefault(node, (p.rank, k, i))
+            where.setdefault(node, (rank, k, i))
             if prev is not None:
                 edges[prev].add(node)
             prev = node
@@ -228,12 +272,21 @@ def _check_roots(calls, g):
                     _fail(r, k, i, f"sends {sent} words to member {m} of group {g}, which expects {want}")
 
 
+def _walk(instrs):
+    """(position, instruction) of a block and, recursively, of its loops' blocks."""
+    for k, i in enumerate(instrs):
+        yield k, i
+        if type(i) is ir.Loop:
+            yield from _walk(i.cond)
+            yield from _walk(i.body)
+
+
 def _windows(programs):
     nwin = {len(p.windows) for p in programs}
     if len(nwin) > 1:
         _fail(0, None, None, f"ranks create different numbers of windows: {sorted(nwin)}")
     for p in programs:
-        for k, i in enumerate(p.instrs):
+        for k, i in _walk(p.instrs):
             if type(i) is ir.Get:
                 if i.win >= len(p.windows):
                     _fail(p.rank, k, i, f"window {i.win} does not exist")
@@ -244,11 +297,22 @@ def _windows(programs):
                     _fail(p.rank, k, i, f"fetches {int(i.counts.sum())} rows into a buffer of {i.nrows}")
 
 
+def _block(blocks: list, member: dict):
+    """One block of every rank (the program, or the same loop's condition or body): its messages
+    and collectives, then its loops' blocks, each on its own (every rank runs a loop the same
+    number of times)."""
+    _messages(blocks)
+    _collectives(blocks, member)
+    loops = [[i for i in b if type(i) is ir.Loop] for b in blocks]
+    for j in range(len(loops[0]) if loops else 0):
+        for part in ("cond", "body"):
+            _block([getattr(ls[j], part) for ls in loops], member)
+
+
 def verify_plan(programs: list) -> list:
     """Check every rank's program (all of them, as planning has them); returns them unchanged."""
     for p in programs:
         _slots(p)
-    _messages(programs)
-    _collectives(programs)
+    _block([p.instrs for p in programs], _members(programs))
     _windows(programs)
     return programs

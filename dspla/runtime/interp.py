@@ -9,6 +9,7 @@ into buffers and back) and wait (blocked in communication).
 """
 from __future__ import annotations
 
+import gc
 import os
 import time
 from typing import Callable
@@ -19,7 +20,7 @@ import numpy as np
 from ..algebra import REDUCTIONS
 from ..exec import buffers as local
 from ..exec import gbops
-from ..exec.reference import EVAL, Env
+from ..exec.reference import EVAL, Env, truth
 from ..ir.types import DType
 from ..plan.ir import (
     INSTRUCTIONS,
@@ -37,11 +38,14 @@ from ..plan.ir import (
     Get,
     IBcast,
     Local,
+    Loop,
     MxM,
     Pack,
+    PackSparse,
     RankProgram,
     Recv,
     RecvMxM,
+    Redistribute,
     Send,
     SendRecvRows,
     TakeCols,
@@ -79,12 +83,10 @@ class Runtime:
         self.extra = extra or {}
         self.patterns: dict = {}   # (Get instruction, window half) -> the window's access pattern
         self.env = Env({}, self.extra.get("dims", {}))
-        # what the program moves whatever the data, per product: summed once, added per run
+        # what each block moves whatever the data, per product: summed once, added per run (the
+        # program) or per iteration (a loop's condition and body)
         self.where = Where(comm.rank, tuple(g.size if g is not None else 0 for g in self.groups))
-        self.static_traffic: dict = {}
-        for i in program.instrs:
-            if not i.DYNAMIC:
-                self.static_traffic[i.product] = self.static_traffic.get(i.product, Traffic()) + i.traffic(self.where)
+        self.static_traffic = self.block_traffic(program.instrs)
         self.reset_counters()
         # DSPLA_FAULT=RANK[:INSTRUCTION]: that rank raises before that instruction (failure tests)
         fault = os.environ.get("DSPLA_FAULT")
@@ -100,13 +102,36 @@ class Runtime:
             w.free()
         self.windows = []
 
+    def block_traffic(self, instrs) -> dict:
+        """product -> what the block's instructions move whatever the data (each loop's own blocks
+        are summed apart, in loop_traffic, and counted per iteration)."""
+        out: dict = {}
+        for i in instrs:
+            if type(i) is Loop:
+                self.loop_traffic[id(i)] = (self.block_traffic(i.cond), self.block_traffic(i.body))
+            elif not i.dynamic:
+                out[i.product] = out.get(i.product, Traffic()) + i.traffic(self.where)
+        return out
+
+    @property
+    def loop_traffic(self) -> dict:
+        lt = self.__dict__.get("_loop_traffic")
+        if lt is None:
+            lt = self.__dict__["_loop_traffic"] = {}
+        return lt
+
     def reset_counters(self):
         self.counters: dict = {}   # product -> Traffic
         self.product_times: dict = {}
         self.times = {"compute_s": 0.0, "pack_s": 0.0, "wait_s": 0.0}
+        self.iterations: dict = {}   # loop -> iterations run
 
     def count(self, product, t: Traffic):
         self.counters[product] = self.counters.get(product, Traffic()) + t
+
+    def count_block(self, traffic: dict, times: int = 1):
+        for product, t in traffic.items():
+            self.count(product, Traffic(*(x * times for x in t)) if times != 1 else t)
 
     def count_dynamic(self, instr, payload):
         self.count(instr.product, instr.traffic(self.where, payload))
@@ -115,21 +140,23 @@ class Runtime:
         s = self.slots
         for name, slot in self.program.inputs.items():
             s[slot] = inputs[name]
+        self.execute(self.program.instrs, self.fault)
+        self.count_block(self.static_traffic)
+        out = {name: s[slot] for name, (slot, _) in self.program.outputs.items()}
+        for slot in self.program.inputs.values():
+            s[slot] = None
+        return out
+
+    def execute(self, instrs, fault=None):
         pt = self.product_times
         clock = time.perf_counter
-        for k, instr in enumerate(self.program.instrs):
-            if k == self.fault:
+        for k, instr in enumerate(instrs):
+            if k == fault:
                 raise RuntimeError(f"fault injected by DSPLA_FAULT before instruction {k} ({type(instr).__name__})")
             t0 = clock()
             EXEC[type(instr)](self, instr)
             if instr.product is not None:
                 pt[instr.product] = pt.get(instr.product, 0.0) + clock() - t0
-        for product, t in self.static_traffic.items():
-            self.count(product, t)
-        out = {name: s[slot] for name, (slot, _) in self.program.outputs.items()}
-        for slot in self.program.inputs.values():
-            s[slot] = None
-        return out
 
     def timed(self, phase: str, t0: float):
         self.times[phase] += time.perf_counter() - t0
@@ -152,15 +179,20 @@ def _multiply(a, b, sr):
     return gbops.cast(a, compute), gbops.cast(b, compute), gbops.semiring(sr, compute), compute, out
 
 
+def _output_mask(rt: Runtime, i):
+    return gbops.mask_of(rt.slots[i.mask], i.mask_kind, i.complement) if i.mask is not None else None
+
+
 @handler(MxM)
 def _mxm(rt: Runtime, i: MxM):
     t0 = time.perf_counter()
     a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
-    if i.accumulate:  # into a full output: SuiteSparse's in-place C ⊕= A ⊗ B
+    mask = _output_mask(rt, i)
+    if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
         C = rt.slots[i.out]
-        C(accum=gbops.binary(i.semiring.monoid.op, compute)) << a.mxm(b, op)
+        C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(b, op)
     else:
-        rt.slots[i.out] = gbops.mxm(a, b, i.semiring, compute)
+        rt.slots[i.out] = gbops.cast(gbops.mxm(a, b, i.semiring, compute, mask=mask), out)
     rt.timed("compute_s", t0)
 
 
@@ -230,6 +262,14 @@ class _Posted:
         self.req, self.buf, self.instr = req, buf, instr
 
 
+@handler(PackSparse)
+def _pack_sparse(rt: Runtime, i: PackSparse):
+    t0 = time.perf_counter()
+    M = rt.slots[i.src]
+    rt.slots[i.out] = local.pack_sparse_rows(M, i.rows, _dt(M))
+    rt.timed("pack_s", t0)
+
+
 @handler(Send)
 def _send(rt: Runtime, i: Send):
     buf = rt.slots[i.buf]
@@ -237,13 +277,30 @@ def _send(rt: Runtime, i: Send):
     req = rt.comm.isend(buf, i.dest, i.tag)
     rt.timed("wait_s", t0)
     rt.slots[i.buf] = _Posted(req, buf, i)
+    if i.sparse:
+        rt.count_dynamic(i, local.sparse_count(buf))
 
 
 @handler(Recv)
 def _recv(rt: Runtime, i: Recv):
     dt = DType(i.dtype)
-    buf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
+    if i.sparse:
+        buf = np.empty(local.sparse_capacity(i.nrows, i.k, dt), dtype=np.uint8)
+    else:
+        buf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
     rt.slots[i.out] = _Posted(rt.comm.irecv(buf, i.source, i.tag), buf, i)
+
+
+def _arrived(rt: Runtime, p: "_Posted"):
+    """The rows a completed receive, get or broadcast brought, as a matrix."""
+    r = p.instr
+    dt = DType(r.dtype)
+    if type(r) is Get:
+        return local.unpack_window_rows(p.buf, r.nrows, r.k, dt, r.presence)
+    if type(r) is Recv and r.sparse:
+        rt.count_dynamic(r, local.sparse_count(p.buf))
+        return local.unpack_sparse_rows(p.buf, r.nrows, r.k, dt)
+    return local.unpack_rows(p.buf, r.nrows, r.k, dt, r.presence)
 
 
 @handler(RecvMxM)
@@ -251,15 +308,13 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
     posted = [rt.slots[r] for r in i.recvs]
     reqs = [p.req for p in posted]
     C = rt.slots[i.out]
+    mask = _output_mask(rt, i)
     for _ in posted:
         t0 = time.perf_counter()
         j = rt.comm.waitany(reqs)
         rt.timed("wait_s", t0)
-        p = posted[j]
-        r = p.instr
         t0 = time.perf_counter()
-        R = (local.unpack_window_rows if type(r) is Get else local.unpack_rows)(p.buf, r.nrows, r.k, DType(r.dtype),
-                                                                               r.presence)
+        R = _arrived(rt, posted[j])
         rt.timed("pack_s", t0)
         t0 = time.perf_counter()
         a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
@@ -267,7 +322,7 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         if i.rows:  # the block holds only the rows that have remote entries: a small output
             C[i.rows[j], :](accum=acc) << a.mxm(b, op).new()
         else:
-            C(accum=acc) << a.mxm(b, op)
+            C(accum=acc, mask=mask) << a.mxm(b, op)
         rt.timed("compute_s", t0)
     for r in i.recvs:
         rt.slots[r] = None
@@ -452,6 +507,70 @@ def _alltoall(rt: Runtime, i: Alltoall):
     else:
         rt.slots[i.out] = local.from_values(np.ascontiguousarray(out_vals), dt)
     rt.timed("pack_s", t0)
+
+
+@handler(Redistribute)
+def _redistribute(rt: Runtime, i: Redistribute):
+    g, me = rt.comm, rt.comm.rank
+    M = rt.slots[i.src]
+    t0 = time.perf_counter()
+    if i.axis == "col":
+        M = M.T.new()
+    parts = []
+    for rows in i.send:
+        sub = M[rows, :].new() if len(rows) else gb.Matrix(M.dtype, 0, M.ncols)
+        r, c, v = sub.to_coo()
+        parts.append((i.ids[rows][r], c.astype(np.int64), v))
+    sc = np.array([p[2].size for p in parts], dtype=np.int64)
+    rc = np.empty_like(sc)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.alltoallv(sc, np.ones(g.size, np.int64), rc, np.ones(g.size, np.int64))
+    dt = _dt(M)
+    recv = [np.empty(int(rc.sum()), dtype=x) for x in (np.int64, np.int64, dt.np)]
+    for k, buf in enumerate(recv):
+        send = np.concatenate([p[k] for p in parts]).astype(buf.dtype, copy=False)
+        g.alltoallv(send, sc, buf, rc)
+    rt.timed("wait_s", t0)
+    others = [m for m in range(g.size) if m != me]
+    rt.count_dynamic(i, (int(sc[others].sum()), int((sc[others] > 0).sum()), int(rc[others].sum()),
+                         int((rc[others] > 0).sum())))
+    out = gb.Matrix.from_coo(i.pos[recv[0]], recv[1], recv[2], nrows=i.nrows, ncols=i.width, dtype=dt.gb)
+    rt.slots[i.out] = out.T.new() if i.axis == "col" else out
+
+
+# ---------------------------------------------------------------------------------- loops
+@handler(Loop)
+def _loop(rt: Runtime, i: Loop):
+    s = rt.slots
+    for c, v in zip(i.carry, i.init):
+        s[c] = s[v]
+    it = checks = 0
+    while it < i.max_iter:
+        rt.execute(i.cond)
+        checks += 1
+        go = truth(s[i.cond_slot])
+        if rt.comm.size > 1:   # rank 0's answer: every rank takes the same branch, whatever rounding did
+            flag = np.array([go], dtype=np.uint8)
+            t0 = time.perf_counter()
+            rt.comm.bcast_buf(flag, 0)
+            rt.timed("wait_s", t0)
+            go = bool(flag[0])
+        if not go:
+            break
+        rt.execute(i.body)
+        for c, r in zip(i.carry, i.results):
+            s[c] = s[r]
+        it += 1
+        gc.collect(0)   # the iteration's temporaries (python-graphblas matrices sit in reference cycles)
+    cond_traffic, body_traffic = rt.loop_traffic[id(i)]
+    rt.count_block(cond_traffic, checks)
+    rt.count_block(body_traffic, it)
+    rt.count_dynamic(i, checks)
+    count = gb.Matrix(DType.int64.gb, 1, 1)
+    count[0, 0] = it
+    s[i.count] = count
+    rt.iterations[i.loop] = rt.iterations.get(i.loop, 0) + it
 
 
 @handler(Empty)

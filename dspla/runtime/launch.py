@@ -49,10 +49,16 @@ def world():
     return _WORLD
 
 
+_ONE = None
+
+
 def one_process():
-    """A one-rank communicator (simulated: no MPI), so one process runs plans through the same
-    runtime as P processes."""
-    return SimComm.create(1, timeout=3600.0)[0]
+    """The one-rank communicator (simulated: no MPI) on which one process runs plans through the
+    same runtime as P processes."""
+    global _ONE
+    if _ONE is None:
+        _ONE = SimComm.create(1, timeout=3600.0)[0]
+    return _ONE
 
 
 def _install_abort_hook(comm):

@@ -1,17 +1,23 @@
-"""Running a compiled Function on P processes.
+"""Running a compiled Function on P processes, and keeping its results where they are.
 
-Every rank calls ``DistSession.run``; inputs are needed on rank 0 only. One call:
+Every rank calls ``DistSession.run``. Inputs are of two kinds: values from the user's process
+(numpy, scipy, graphblas: read on rank 0) and results of earlier calls (``Array``s distributed
+over this communicator: every rank passes its own piece). One call:
 
-  1. rank 0 checks and converts the inputs (errors are raised on every rank, before any data
-     moves), and tells the others whether to re-plan and which inputs changed;
-  2. planning, when the static inputs, dims or options changed: rank 0 builds every rank's
-     program and scatters them (cached: a repeated call with the same sparse inputs re-plans
-     nothing);
-  3. rank 0 sends each rank its pieces of the inputs that changed;
+  1. every rank describes the distributed values it was given; rank 0 checks them and the
+     other inputs (errors are raised on every rank, before any data moves) and decides whether
+     to plan again and which of its inputs to send;
+  2. planning, when the graph, the sizes, the options or how the distributed inputs are laid
+     out changed: rank 0 builds every rank's program and scatters them (a repeated call with
+     the same inputs plans nothing); a distributed input on its way to another layout is moved
+     by an explicit instruction of the plan;
+  3. rank 0 sends each rank its pieces of the host inputs that changed;
   4. every rank runs its program ``repeat`` times;
-  5. outputs are gathered to rank 0, and the stats of the last iteration.
+  5. every rank returns its pieces as distributed ``Array``s: nothing is gathered unless asked
+     (``to_numpy()`` and friends are collectives). The stats of the last iteration go to rank 0.
 
-A failure on any rank after step 1 ends the whole job with one message (MPI Abort).
+One process (a one-rank communicator) takes the same path without any communication. A
+failure on any rank after step 1 ends the whole job with one message (MPI Abort).
 """
 from __future__ import annotations
 
@@ -21,22 +27,31 @@ import statistics
 import time
 import traceback
 
+import numpy as np
+
 from .. import compile as compiler
-from ..errors import DsplaError, UnknownNameError
-from ..exec.values import Array
-from ..ir.types import Kind
+from ..errors import DsplaError, InputError, UnknownNameError
+from ..exec.values import Array, Dist, Meta
 from ..partition import METHODS
 from ..plan.explain import as_text
-from ..plan.layout import assemble, piece
+from ..plan.layout import piece
 from ..plan.options import Options
 from ..plan.plans import get_plan
+from ..plan.static import is_static_leaf
 from .interp import Runtime
 from .process import settle_garbage
-from .wire import coo, from_wire, to_wire
+from .wire import from_wire, to_wire
 
 
 class PeerError(DsplaError):
     """Raised on ranks other than 0 when rank 0 rejected the inputs (rank 0 has the message)."""
+
+
+def describe(value) -> tuple:
+    """What rank 0 needs to know of a distributed input this rank holds a piece of."""
+    d, p = value.dist, value._piece
+    return (d.kind, d.part.key if d.part is not None else None, value.shape, np.dtype(p.dtype.np_type).name, p.nvals,
+            p.nvals == p.nrows * p.ncols)
 
 
 class DistSession:
@@ -44,116 +59,176 @@ class DistSession:
         self.f = function
         self.comm = comm
         self.opt = options or Options()
-        self.plan = None
+        self.plan = None          # rank 0: what planning decided (the programs are scattered)
+        self.layout = None        # every rank: (dims, output layouts, output shapes) to lay results out
         self.runtime = None
         self._plan_key = None
-        self._last_inputs: dict = {}
+        self._conv: dict = {}     # rank 0: name -> (object, graphblas Matrix): conversions kept
+        self._sent: dict = {}     # rank 0: name -> the object whose pieces the ranks hold
+        self._held: dict = {}     # every rank: name -> its piece of a host input
+        self._given: dict = {}    # rank 0: how the distributed inputs were laid out when planned
         self.last_stats: dict | None = None
         self.last_local: dict | None = None
 
-    # -- rank 0 only
-    def _static_names(self):
-        return [n.attr("name") for n in self.f.inputs if n.type.kind is Kind.sparse]
-
-    def _header(self, inputs):
-        """Validate on rank 0; decide what to re-plan and re-send."""
+    # -- rank 0: checking the inputs and deciding what to do
+    def _decide(self, inputs: dict, descs: list) -> tuple[dict, dict, dict]:
         if self.opt.plan != "auto":
             get_plan(self.opt.plan)
         if self.opt.parts is None and self.opt.partition not in METHODS and self.opt.partition != "file":
             raise UnknownNameError("partition method", self.opt.partition, METHODS)
-        # An input passed again as the same object is unchanged (the contract the re-send check
-        # below relies on too), so its GraphBLAS conversion is reused instead of redone every
-        # call (a 10M-entry feature matrix took 70-250 ms per training step to convert).
-        bound = self.__dict__.setdefault("_bound", {})
-        mats, dims = self.f.bind({k: bound[k][1] if k in bound and bound[k][0] is v else v for k, v in inputs.items()})
-        self._bound = {k: (inputs[k], mats[k]) for k in mats}
-        key = (tuple((k, id(inputs[k])) for k in self._static_names()), tuple(sorted(dims.items())), self.opt.key())
-        if key != self._plan_key or self.plan is None:
-            return mats, dims, {"replan": True, "send": None}
-        send = [k for k in self.plan.input_layouts if self._last_inputs.get(k) is not inputs[k]]
-        return mats, dims, {"replan": False, "send": send}
+        mine = descs[0]
+        for r, d in enumerate(descs[1:], 1):
+            if {k: v[:4] for k, v in d.items()} != {k: v[:4] for k, v in mine.items()}:
+                raise InputError(f"rank {r} passed other distributed values than rank 0 "
+                                 f"({sorted(d)} vs {sorted(mine)}): every rank passes its piece of the same ones")
+        # An input passed again as the same object is unchanged (also what the re-send check
+        # below relies on), so its GraphBLAS conversion is kept instead of redone every call.
+        bound = {}
+        for k, v in inputs.items():
+            if k in mine:
+                kind, _, shape, dtype, _, _ = mine[k]
+                bound[k] = Meta(shape, dtype, sum(d[k][4] for d in descs), all(d[k][5] for d in descs))
+            elif k in self._conv and self._conv[k][0] is v:
+                bound[k] = self._conv[k][1]
+            else:
+                bound[k] = v
+        mats, dims = self.f.bind(bound)
+        self._conv = {k: (inputs[k], mats[k]) for k in mats if k not in mine}
+        static = [n.attr("name") for n in self.f.inputs if is_static_leaf(n)]
+        key = (tuple((k, id(inputs[k])) for k in static), tuple(sorted(dims.items())), self.opt.key())
+        laid_out = {k: v[:2] for k, v in mine.items()}
+        if key != self._plan_key or self.plan is None or not self._still_laid_out(laid_out):
+            self._given = laid_out
+            # "send": the plan's host inputs, known once planned
+            header = {"replan": True, "gather": [k for k in static if k in mine], "send": True}
+            self._plan_key = key
+        else:
+            send = [k for k in self.plan.input_layouts if k not in mine and self._sent.get(k) is not inputs[k]]
+            header = {"replan": False, "gather": [], "send": send}
+        return mats, dims, header
+
+    def _still_laid_out(self, laid_out: dict) -> bool:
+        """Whether the plan takes the distributed inputs as they now are: as they were when it was
+        made, or (host inputs then, distributed now, or the other way) already in its layouts."""
+        def fits(name, desc) -> bool:
+            if desc is None:
+                return True    # a host input: sent in the plan's layout
+            lay = self.plan.input_layouts.get(name)
+            if lay is None or lay.kind == "rep" or desc[0] == "rep":
+                return lay is None or lay.kind == desc[0] or desc[0] == "rep"
+            return desc[0] == lay.kind and desc[1] == self.plan.dims[lay.dim].key
+        names = set(laid_out) | set(self._given)
+        return all(laid_out.get(k) == self._given.get(k) or fits(k, laid_out.get(k)) and fits(k, self._given.get(k))
+                   for k in names)
 
     # -- every rank
     def run(self, inputs: dict | None = None, repeat: int = 1, local: bool = False):
         comm, rank = self.comm, self.comm.rank
-        header = err = None
+        inputs = dict(inputs or {})
+        dist = {k: v for k, v in inputs.items() if isinstance(v, Array) and v.dist is not None and v.dist.comm is comm}
+        desc = {k: describe(v) for k, v in dist.items()}
+        mats = dims = header = err = None
+        descs = [desc] if comm.size == 1 else comm.gather(desc, 0)
         if rank == 0:
             try:
-                mats, dims, header = self._header(inputs or {})
+                mats, dims, header = self._decide(inputs, descs)
             except DsplaError as e:
                 err = e
-        status = comm.bcast(("error", str(err)) if err else ("ok", header), 0)
+        status = ("error", str(err)) if err else ("ok", header)
+        if comm.size > 1:
+            status = comm.bcast(status, 0)
         if status[0] == "error":
             if rank == 0:
                 raise err
             raise PeerError(f"rank 0 rejected the inputs: {status[1]}")
-        header = status[1]
         try:
-            return self._run(header, mats if rank == 0 else None, dims if rank == 0 else None,
-                             inputs if rank == 0 else None, repeat, local)
+            return self._run(status[1], mats, dims, inputs, dist, repeat, local)
         except BaseException as e:  # noqa: BLE001 - any failure past this point ends the job
-            if isinstance(e, KeyboardInterrupt):
+            if isinstance(e, KeyboardInterrupt) or comm.size == 1:
                 raise
             detail = traceback.format_exc() if os.environ.get("DSPLA_DEBUG") == "1" else ""
             comm.abort(f"dspla: error on rank {rank}: {type(e).__name__}: {e}\n{detail}".rstrip(), 1)
             raise
 
-    def _run(self, header, mats, dims, inputs, repeat, local):
+    def _plan(self, header, mats, dims, inputs, dist):
+        """Plan on rank 0 and hand every rank its program (a collective)."""
+        comm, rank, P = self.comm, self.comm.rank, self.comm.size
+        for name in header["gather"]:   # a distributed graph: planning reads it whole (on rank 0)
+            M = dist[name].to_graphblas(root=0)
+            if rank == 0:
+                mats[name] = M
+        programs = layout = None
+        if rank == 0:
+            given = {k: v.dist for k, v in dist.items()}
+            self.plan = compiler.distribute(self.f.sized(mats, dims), P, self.opt, given=given).plan
+            programs, self.plan.programs = self.plan.programs, None   # rank 0 keeps the metadata only
+            shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
+                      for name, n in self.plan.program.outputs}
+            layout = (self.plan.dims, self.plan.output_layouts, shapes)
+        if self.runtime is not None:
+            self.runtime.close()   # its windows (a collective: every rank replans together)
+        self.runtime = None
+        if P > 1:
+            programs = comm.scatter(programs, 0)
+            layout = comm.bcast(layout, 0)
+        else:
+            programs = programs[0]
+        self.layout = layout
+        self.runtime = Runtime(programs, comm)
+        self._held = {}
+        self._runs = 0
+
+    def _run(self, header, mats, dims, inputs, dist, repeat, local):
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
         t_plan = time.perf_counter()
         if header["replan"]:
-            programs = None
-            if rank == 0:
-                self.plan = compiler.distribute(self.f.sized(mats, dims), P, self.opt).plan
-                programs, self.plan.programs = self.plan.programs, None  # rank 0 keeps the metadata only
-                self._plan_key = (tuple((k, id(inputs[k])) for k in self._static_names()),
-                                  tuple(sorted(dims.items())), self.opt.key())
-                header["send"] = list(self.plan.input_layouts)
-            if getattr(self, "runtime", None) is not None:
-                self.runtime.close()   # its windows (a collective: every rank replans together)
-            self.runtime = None
-            self.runtime = Runtime(comm.scatter(programs, 0), comm)
-            settle_garbage()
+            self._plan(header, mats, dims, inputs, dist)
         planning_s = time.perf_counter() - t_plan
-        # inputs
-        pieces = None
-        if rank == 0:
-            pieces = [{} for _ in range(P)]
-            for name in header["send"]:
-                lay = self.plan.input_layouts[name]
-                for r in range(P):
-                    pieces[r][name] = to_wire(piece(mats[name], lay, self.plan.dims, r))
-                self._last_inputs[name] = inputs[name]
-        mine = comm.scatter(pieces, 0)
-        held = getattr(self, "_held", {}) if not header["replan"] else {}
-        for name, w in mine.items():
-            held[name] = from_wire(w)
-        self._held = held
+        if header["send"]:   # this rank's pieces of the host inputs that changed
+            pieces = None
+            if rank == 0:
+                pieces = [{} for _ in range(P)]
+                send = header["send"] if header["send"] is not True else \
+                    [k for k in self.plan.input_layouts if k not in dist]
+                for name in send:
+                    lay = self.plan.input_layouts[name]
+                    for r in range(P):
+                        pieces[r][name] = piece(mats[name], lay, self.plan.dims, r)
+                    self._sent[name] = inputs[name]
+                if P > 1:
+                    pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
+            mine = comm.scatter(pieces, 0) if P > 1 else pieces[0]
+            self._held.update({k: from_wire(v) if P > 1 else v for k, v in mine.items()})
+        held = {**self._held, **{k: v._piece for k, v in dist.items()}}
         rt = self.runtime
         times = []
         for _ in range(max(1, repeat)):
+            if self._runs == 1:
+                # the plan is in use (run again): its objects leave the collector's view (a full
+                # collection, once), so collecting each run's temporaries below is cheap
+                settle_garbage()
             rt.reset_counters()
-            comm.barrier()
+            if P > 1:
+                comm.barrier()
             t0 = time.perf_counter()
             out = rt.run(held)
-            gc.collect()   # cheap after settle_garbage(): only this iteration's objects are scanned
+            if self._runs >= 1:
+                gc.collect()   # only this run's objects are scanned (see settle_garbage)
+            self._runs += 1
             times.append(time.perf_counter() - t0)
         self.last_local = out
-        gathered = comm.gather({k: coo(v) for k, v in out.items()}, 0)
-        stats = comm.gather(self._rank_stats(rt), 0)
-        if rank != 0:
-            return out if local else None
+        stats = [self._rank_stats(rt)] if P == 1 else comm.gather(self._rank_stats(rt), 0)
+        if rank == 0:
+            self.last_stats = self._summary(stats, planning_s if header["replan"] else 0.0, times)
+        if local:
+            return out
+        dims_, layouts, shapes = self.layout
         results = {}
-        for name, n in self.f.bound(mats, dims).outputs:
-            lay = self.plan.output_layouts[name]
-            if lay is None:
-                M = self.plan.static_outputs[name]
-            else:
-                shape = tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
-                M = assemble([g[name] for g in gathered], lay, self.plan.dims, shape, n.type.dtype.gb)
-            results[name] = Array(M, name)
-        self.last_stats = self._summary(stats, planning_s if header["replan"] else 0.0, times)
-        return results if not local else out
+        for name, M in out.items():
+            lay = layouts[name]
+            part = dims_[lay.dim] if lay.kind != "rep" else None
+            results[name] = Array(M, name, Dist(lay.kind, lay.dim, part, comm), shapes[name])
+        return results
 
     def explain(self) -> str:
         """The plan this session runs: every product's candidates and the choice (rank 0)."""
@@ -165,7 +240,8 @@ class DistSession:
         for c in per_product.values():
             for k in total:
                 total[k] += c[k]
-        return {**total, **rt.times, "products": per_product, "product_s": dict(rt.product_times)}
+        return {**total, **rt.times, "products": per_product, "product_s": dict(rt.product_times),
+                "iterations": dict(rt.iterations)}
 
     def _summary(self, per_rank: list, planning_s: float, times: list) -> dict:
         P = len(per_rank)
@@ -182,6 +258,8 @@ class DistSession:
             out[f"{key}_total"], out[f"{key}_avg"], out[f"{key}_max"] = tot, avg, mx
         out["per_rank"] = [{k: r[k] for k in ("words_sent", "words_received", "messages_sent", "messages_received",
                                               "compute_s", "pack_s", "wait_s")} for r in per_rank]
+        iterations = per_rank[0]["iterations"]   # every rank runs a loop the same number of times
+        out["loops"] = [{"loop": k, "iterations": v} for k, v in sorted(iterations.items())]
         products = []
         for p in self.plan.products:
             rows = [r["products"].get(p.index, {"words_sent": 0, "words_received": 0, "messages_sent": 0,
@@ -193,6 +271,12 @@ class DistSession:
             for key in ("words_sent", "messages_sent"):
                 tot, avg, mx = agg(rows, key)
                 rec[f"{key}_total"], rec[f"{key}_avg"], rec[f"{key}_max"] = tot, avg, mx
+            if p.loop is not None:   # a product in a loop body ran once per iteration
+                rec["loop"] = p.loop
+                its = max(1, iterations.get(p.loop, 0))
+                rec["iterations"] = iterations.get(p.loop, 0)
+                rec["words_sent_per_iteration"] = rec["words_sent_total"] / its
+                rec["messages_sent_per_iteration"] = rec["messages_sent_total"] / its
             products.append(rec)
         out["products"] = products
         out["planning_s"] = planning_s

@@ -106,13 +106,19 @@ if comm.rank == 0:
     a = sp.random_array((50, 50), density=0.1, random_state=rng, format="csr")
     inputs = dict(A=a, X=rng.normal(size=(50, 3)))
 ref = f._reference(inputs)["Y"].to_numpy() if comm.rank == 0 else None
-out = f(**(inputs or {}))
+out = f(**(inputs or {}))                  # every rank: its rows of Y, kept where they are
+Y = out["Y"]
+assert Y.shape == (50, 3) and Y.local.index.size == Y.local.matrix.nrows
+out2 = f(A=inputs["A"] if inputs else None, X=Y)   # passed back: nothing moves, nothing re-planned
+assert f.last_stats is None or f.last_stats["planning_s"] == 0
+whole = out2["Y"].to_numpy(root=0)         # a collective: rank 0 gets the whole
 if comm.rank == 0:
-    assert np.allclose(out["Y"].to_numpy(), ref, rtol=1e-12), "mismatch"
+    want = np.maximum(inputs["A"] @ ref, 0) + ref
+    assert np.allclose(whole, want, rtol=1e-12), "mismatch"
     assert f.last_stats["P"] == comm.size
     print("OK", comm.size, f.last_stats["words_sent_total"])
 else:
-    assert out is None
+    assert whole is None
 """
 
 

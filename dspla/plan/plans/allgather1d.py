@@ -24,5 +24,5 @@ def lower(ctx):
     full = ctx.slot()
     ctx.emit(AllgatherRows(full, ctx.b, cols.counts, K, ctx.b_dtype.value, presence=not ctx.b_full,
                            product=ctx.index))
-    ctx.emit(MxM(ctx.out, a, full, ctx.semiring, product=ctx.index))
+    ctx.emit(MxM(ctx.out, a, full, ctx.semiring, **ctx.mask, product=ctx.index))
     ctx.emit(Free((full,)))

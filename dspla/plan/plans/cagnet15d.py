@@ -34,7 +34,13 @@ def chunks(nblocks: int, c: int) -> list:
     return out
 
 
-@register_plan("15d", check=replication_check)
+def _check(ctx):
+    if ctx.masked:
+        return "15d does not run masked products (its partial sums cover other processes' rows)"
+    return replication_check(ctx)
+
+
+@register_plan("15d", check=_check)
 def lower(ctx):
     """CAGNET 1.5D: block rows replicated c-fold, per-column broadcasts, row Allreduce."""
     A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...analysis import comm_plan
-from ..ir import DropRows, Fill, MxM, Pack, Recv, RecvMxM, Send, WaitSends
+from ..ir import DropRows, Fill, MxM, Pack, PackSparse, Recv, RecvMxM, Send, WaitSends
 from . import register_plan
 
 
@@ -62,10 +62,11 @@ def replication_check(ctx):
     return None
 
 
-def add_remote_block(ctx, r: int, B: sp.csr_array, in_place: bool, blocks: list, row_lists: list):
-    """The planned piece for one arriving block: whole when accumulating in place into a full
-    output; else compressed to the rows with entries (RecvMxM then writes only those rows)."""
-    if in_place:
+def add_remote_block(ctx, r: int, B: sp.csr_array, whole: bool, blocks: list, row_lists: list):
+    """The planned piece for one arriving block: whole when accumulating into the whole output (in
+    place into a full one, or inside a mask); else compressed to the rows with entries (RecvMxM
+    then writes only those rows)."""
+    if whole:
         blocks.append(ctx.const(r, ctx.gb(B)))
     else:
         rows_q = np.flatnonzero(np.diff(B.indptr))
@@ -80,7 +81,10 @@ def lower(ctx):
     plan = comm_plan(A, rows.parts, ctx.P, b_parts=cols.parts)
     ctx.info.predicted = {"volume_rows": plan.volume_total, "words": plan.volume_total * K,
                           "messages": plan.npairs}
-    dtype, presence = ctx.b_dtype.value, not ctx.b_full
+    # a sparse B sends the present entries of its rows (PackSparse); a dense one its rows, with a
+    # presence bitmap unless it is proven full
+    dtype, sparse = ctx.b_dtype.value, ctx.b_sparse
+    presence = not ctx.b_full and not sparse
     in_place = ctx.in_place
     for r in range(ctx.P):
         A_r = A[rows.owned[r]]
@@ -92,22 +96,25 @@ def lower(ctx):
         recv_slots, block_slots, row_lists, send_slots = [], [], [], []
         for q, lst in recvs.items():
             s = ctx.slot()
-            prog.append(Recv(s, q, ctx.tag, lst.size, K, dtype, presence=presence, product=ctx.index))
+            prog.append(Recv(s, q, ctx.tag, lst.size, K, dtype, presence=presence, sparse=sparse, product=ctx.index))
             recv_slots.append(s)
-            add_remote_block(ctx, r, blocks[q], in_place, block_slots, row_lists)
+            add_remote_block(ctx, r, blocks[q], ctx.whole_blocks, block_slots, row_lists)
         for q, lst in sends.items():
             s = ctx.slot()
-            prog.append(Pack(s, ctx.b, cols.pos[lst], presence=presence, product=ctx.index))
-            prog.append(Send(s, q, ctx.tag, lst.size * K, dtype, presence, product=ctx.index))
+            if sparse:
+                prog.append(PackSparse(s, ctx.b, cols.pos[lst], product=ctx.index))
+            else:
+                prog.append(Pack(s, ctx.b, cols.pos[lst], presence=presence, product=ctx.index))
+            prog.append(Send(s, q, ctx.tag, lst.size * K, dtype, presence, sparse, product=ctx.index))
             send_slots.append(s)
         if in_place:
             prog.append(Fill(ctx.out, int(rows.counts[r]), K, ctx.semiring.monoid, ctx.compute.value,
                              product=ctx.index))
         prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(blocks[r])), ctx.b, ctx.semiring, accumulate=in_place,
-                        product=ctx.index))
+                        **ctx.mask, product=ctx.index))
         if recv_slots:
             prog.append(RecvMxM(ctx.out, tuple(recv_slots), tuple(block_slots), ctx.semiring, tuple(row_lists),
-                                product=ctx.index))
+                                **ctx.mask, product=ctx.index))
         if send_slots:
             prog.append(WaitSends(tuple(send_slots), product=ctx.index))
         empty = np.flatnonzero(np.diff(A_r.indptr) == 0)

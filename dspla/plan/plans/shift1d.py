@@ -37,7 +37,7 @@ def lower(ctx):
         for t in range(q):
             s = (g + t) % q
             prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(blocks[s])), cur, ctx.semiring, accumulate=in_place or t > 0,
-                            product=ctx.index))
+                            **ctx.mask, product=ctx.index))
             if t < q - 1:  # pass the super-block on: to the group before, from the group after
                 nxt = ctx.slot()
                 prog.append(SendRecvRows(nxt, cur, (r - c) % P, (r + c) % P, int(sb_rows[(g + t + 1) % q]), K, dtype,

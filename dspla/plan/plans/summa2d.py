@@ -21,6 +21,8 @@ from .p2p1d import column_groups, split_by_owner
 
 
 def _check(ctx):
+    if ctx.masked:
+        return "2d does not run masked products (its blocks of C span other processes' rows)"
     s = math.isqrt(ctx.P)
     if s * s != ctx.P:
         return (f"2d needs a square process count (s x s grid); P={ctx.P} is not square: "

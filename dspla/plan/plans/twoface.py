@@ -253,12 +253,12 @@ def lower(ctx):
         if in_place:
             prog.append(Fill(ctx.out, int(ntot), K, ctx.semiring.monoid, ctx.compute.value, product=ctx.index))
         prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(block(0, pieces[0][2]))), ctx.b, ctx.semiring,
-                        accumulate=in_place, product=ctx.index))
+                        accumulate=in_place, **ctx.mask, product=ctx.index))
         for _, pid, width in posted:
-            add_remote_block(ctx, r, block(pid, width), in_place, blocks, row_lists)
+            add_remote_block(ctx, r, block(pid, width), ctx.whole_blocks, blocks, row_lists)
         if posted:
             prog.append(RecvMxM(ctx.out, tuple(p[0] for p in posted), tuple(blocks), ctx.semiring, tuple(row_lists),
-                                product=ctx.index))
+                                **ctx.mask, product=ctx.index))
         if roots:
             prog.append(WaitSends(tuple(roots), product=ctx.index))
         empty = np.flatnonzero(np.diff(A_r.indptr) == 0)
