@@ -27,7 +27,8 @@ def test_masked_product(sr, kind, complement, b_kind):
     A = random_mat(rng, (7, 6), dt)
     B = random_mat(rng, (6, 3), dt, "full" if b_kind == "dense" else "half")
     M = random_mat(rng, (7, 3), "int64")          # values 0 and others: a value mask drops the zeros
-    a, b, m = dp.sparse("A", ("n", "k"), dt), dp.declare("B", b_kind, ("k", "f"), dt), dp.sparse("M", ("n", "f"), "int64")
+    a, b = dp.sparse("A", ("n", "k"), dt), dp.declare("B", b_kind, ("k", "f"), dt)
+    m = dp.sparse("M", ("n", "f"), "int64")
     f = dp.function({"C": dp.mxm(a, b, sr, mask=m, complement=complement, structure=kind == "structure")})
     monoid, mult = sr.split("_", 1)
     want = oracle.mask(oracle.mxm(A, B, monoid, mult), M, complement=complement, structure=kind == "structure")
@@ -59,7 +60,8 @@ def test_plans_that_cannot_mask_say_so(plan):
     a, b, m = dp.sparse("A", ("n", "n")), dp.dense("B", ("n", 2)), dp.sparse("M", ("n", 2))
     f = dp.function({"C": dp.mxm(a, b, mask=m)})
     rng = np.random.default_rng(0)
-    A, B, M = (random_mat(rng, s, "float64", d) for s, d in (((16, 16), "sparse"), ((16, 2), "full"), ((16, 2), "half")))
+    A, B, M = (random_mat(rng, s, "float64", d)
+               for s, d in (((16, 16), "sparse"), ((16, 2), "full"), ((16, 2), "half")))
     text = f.explain(np=4, plan="auto", partition="random", A=to_input(A, "sparse"), B=to_input(B, "dense"),
                      M=to_input(M, "sparse"))
     assert f"{plan}" in text and "does not run masked products" in text
