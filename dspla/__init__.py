@@ -55,6 +55,7 @@ from .frontend.dsl import (
 )
 from .frontend.dsl import abs_ as abs
 from .function import Function, function
+from .runtime.launch import world
 
 __version__ = "0.1.0"
 
@@ -64,5 +65,5 @@ __all__ = [
     "errors",
     "ewise_add", "ewise_mult", "exp", "eye", "function", "log", "log_softmax", "mask", "mxm", "mxv", "neg",
     "param", "reduce", "reduce_all", "reduce_cols", "reduce_rows", "relu", "relu_grad", "select", "semiring",
-    "sigmoid", "softmax", "sparse", "sqrt", "step", "tanh", "transpose", "update", "vector", "vxm", "while_loop",
+    "sigmoid", "softmax", "sparse", "sqrt", "step", "tanh", "transpose", "update", "vector", "vxm", "while_loop", "world",
 ]

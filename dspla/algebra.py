@@ -222,7 +222,8 @@ def define_semiring(name: str, monoid: str, op: str) -> Semiring:
 class UnaryOp:
     """``steps`` is how GraphBLAS computes it: ('unary', gb_name) or ('bind', gb_binop, scalar),
     applied in order to the present entries. ``result`` is 'same' (dtype kept), 'float'
-    (integers become float64), or 'numeric' (same, but bool is refused)."""
+    (integers become float64), 'numeric' (same, but bool is refused), or 'index' (the entry's
+    global row or column number, int64: ``steps`` is (('index', 'row'|'col'),))."""
 
     name: str
     result: str
@@ -235,6 +236,8 @@ class UnaryOp:
         if self.result == "float":
             c = a if a.is_float else F64
             return c, c
+        if self.result == "index":
+            return a, I64
         if self.result == "numeric" and a is BOOL:
             raise DomainMismatch(f"{where or self.name}: {self.name} does not apply to bool values; cast first")
         return a, a
@@ -259,6 +262,8 @@ for _u in (
     UnaryOp("one", "same", (("unary", "one"),)),
     UnaryOp("identity", "same", (("unary", "identity"),)),
     UnaryOp("lnot", "same", (("unary", "lnot"),)),
+    UnaryOp("rowindex", "index", (("index", "row"),)),   # each entry's row number (labels, ids)
+    UnaryOp("colindex", "index", (("index", "col"),)),
 ):
     UNARY[_u.name] = _u
 UNARY["step"] = UnaryOp("step", "numeric", UNARY["relu_grad"].steps)

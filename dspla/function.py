@@ -94,7 +94,7 @@ class Function:
         keep_freed_memory()
         s = self.session()
         out = s.run(inputs)
-        self.last_stats = s.last_stats
+        self.last_stats = s.last_stats if s.last_stats is not None else self.last_stats   # (rank 0's)
         return out
 
     def invalidate(self):
@@ -121,7 +121,7 @@ class Function:
         pieces as graphblas matrices. ``self.last_stats`` (rank 0) holds what moved."""
         s = self.session(comm, **options)
         out = s.run(inputs, repeat=repeat, local=local)
-        self.last_stats = s.last_stats
+        self.last_stats = s.last_stats if s.last_stats is not None else self.last_stats   # (rank 0's)
         return out
 
     def session(self, comm=None, *, keep: bool = True, **options) -> DistSession:

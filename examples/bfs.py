@@ -1,49 +1,50 @@
-"""Breadth-first search levels over any_pair with a complemented structural mask.
-
-    next = (A^T any.pair frontier) masked by NOT visited
-"""
+"""Breadth-first search levels as a loop of the program: each level is Aᵀ any.pair frontier,
+masked by the complement of the visited nodes (only unvisited nodes are computed), on one
+process or on every rank of an MPI job (the frontier moves as its present entries only)."""
 from __future__ import annotations
 
 import sys
 
 import numpy as np
 import scipy.sparse as sp
+from _common import arguments, load, say
 
 import dspla as dp
 
 
-def bfs_step() -> dp.Function:
-    A = dp.sparse("A", ("n", "n"), dtype="bool")
-    frontier = dp.sparse("frontier", ("n", 1), dtype="bool")
-    visited = dp.sparse("visited", ("n", 1), dtype="bool")
-    nxt = dp.mask(dp.mxm(A.T, frontier, "any_pair"), visited, complement=True, structure=True)
-    return dp.function(outputs={"next": nxt, "visited": dp.ewise_add(visited, nxt, "lor")})
+def bfs_function() -> dp.Function:
+    A = dp.sparse("A", ("n", "n"))
+    s = dp.sparse("s", ("n", 1), "bool")               # the sources
+    AT = dp.cast(A.T, "bool")
+    levels = dp.cast(s, "int64") * 0
+    depth = dp.reduce_all(levels, "max")
+
+    def level(frontier, visited, levels, depth):
+        depth = depth + 1
+        frontier = dp.mxm(AT, frontier, "any_pair", mask=visited, complement=True, structure=True)
+        visited = dp.ewise_add(visited, frontier, "lor")
+        levels = levels + dp.ewise_mult(dp.cast(frontier, "int64"), depth, "second")
+        return frontier, visited, levels, depth
+
+    (_, _, levels, depth), its = dp.while_loop(lambda f, v, lv, d: dp.reduce_all(f, "lor"), level,
+                                               (s, s, levels, depth), "n", count=True)
+    return dp.function({"levels": levels, "iterations": its}, inputs=[A, s])
 
 
-def bfs_levels(adjacency, source: int):
+def bfs_levels(adjacency, source: int, f=None) -> np.ndarray:
     """Level of every node from ``source`` (-1 where unreachable)."""
+    f = f or bfs_function()
     n = adjacency.shape[0]
-    A = sp.csr_array(adjacency, dtype=bool)
-    step = bfs_step()
-    level = np.full(n, -1, dtype=np.int64)
-    level[source] = 0
-    frontier = sp.csr_array(([True], ([source], [0])), shape=(n, 1))
-    visited = frontier
-    depth = 0
-    while frontier.nnz:
-        depth += 1
-        out = step(A=A, frontier=frontier, visited=visited)
-        frontier, visited = out["next"].to_scipy(), out["visited"].to_scipy()
-        level[out["next"].to_coo()[0]] = depth
-    return level
+    s = sp.csr_array(([True], ([source], [0])), shape=(n, 1))
+    return f(A=adjacency, s=s)["levels"].to_numpy(fill=-1)[:, 0]
 
 
-def main(argv=None):
-    from dspla.generate import rmat
-
-    A = rmat(scale=14, edge_factor=8, seed=3, directed=False)
-    level = bfs_levels(A, 0)
-    print(f"BFS from node 0 on {A.shape[0]} nodes: {int((level >= 0).sum())} reached, depth {level.max()}")
+def main():
+    args = arguments(__doc__, lambda ap: ap.add_argument("--source", type=int, default=0))
+    A = load(args)
+    level = bfs_levels(A, args.source)
+    say(f"BFS from node {args.source} on {A.shape[0]} nodes: {int((level >= 0).sum())} reached, "
+        f"depth {level.max()}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from ..errors import DsplaError
 from ..exec.values import Array
 from ..frontend.parser import parse_file
 from ..function import Function
-from ..io import read_input, write_results
+from ..io import generate_inputs, is_generated, read_input, write_results
 from ..runtime.launch import in_mpi_job, relaunch, world
 from .common import parse_inputs
 
@@ -21,7 +21,8 @@ def register(sub, common):
     p = sub.add_parser("run", parents=[common], help="run a .dspla program on data files, on 1 or P processes")
     p.add_argument("file")
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
-                   help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, or an edge list (repeatable)")
+                   help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, an edge list, or made to the declared "
+                        "shape: full:VALUE (every entry VALUE), unit:I (one entry, 1, in row I) (repeatable)")
     p.add_argument("--out", "-o", help="write every output to this .npz (COO arrays, plus dense when full)")
     g = p.add_argument_group("distributed execution")
     g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
@@ -74,7 +75,10 @@ def run(args):
     if rank == 0:
         specs = parse_inputs(args.input)
         kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
-        data = {name: read_input(spec, kinds.get(name, "dense")) for name, spec in specs.items()}
+        data = {name: read_input(spec, kinds.get(name, "dense")) for name, spec in specs.items()
+                if not is_generated(spec)}
+        data.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
+                                    {n.attr("name"): n.type for n in f.inputs}, data))
     t0 = time.perf_counter()
     if comm is None:
         out = f(**data)

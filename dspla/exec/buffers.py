@@ -170,10 +170,11 @@ def csr_unpack(buf: np.ndarray, nrows: int, ncols: int, nnz: int, dtype: DType):
 
 # ------------------------------------------------------------ sparse rows as one message
 # A sparse piece travels as its present entries only: an int64 count, then each entry's position
-# in the rows x k block (int64, row-major), then the values. The receiver posts a buffer for the
-# most entries the rows can hold; MPI delivers the shorter message and the count says how much.
-def sparse_capacity(nrows: int, k: int, dtype: DType) -> int:
-    return 8 + nrows * k * (8 + dtype.np.itemsize)
+# in the rows x k block (int64, row-major), then the values. The count travels first on its own
+# (8 bytes), so the receiver allocates just what the entries need.
+def sparse_size(n: int, dtype: DType) -> int:
+    """Bytes of a buffer holding n entries."""
+    return 8 + n * (8 + dtype.np.itemsize)
 
 
 def pack_sparse_rows(M, rows: np.ndarray, dtype: DType) -> np.ndarray:
@@ -196,8 +197,8 @@ def sparse_count(buf: np.ndarray) -> int:
 
 def unpack_sparse_rows(buf: np.ndarray, nrows: int, k: int, dtype: DType):
     n = sparse_count(buf)
-    pos = buf[8:8 + 8 * n].view(np.int64)
-    vals = buf[8 + 8 * n:8 + n * (8 + dtype.np.itemsize)].view(dtype.np)
     if not n:
         return gb.Matrix(dtype.gb, nrows, k)
+    pos = buf[8:8 + 8 * n].view(np.int64)
+    vals = buf[8 + 8 * n:8 + n * (8 + dtype.np.itemsize)].view(dtype.np)
     return gb.Matrix.from_coo(pos // k, pos % k, vals, nrows=nrows, ncols=k, dtype=dtype.gb)

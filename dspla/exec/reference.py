@@ -139,8 +139,14 @@ def _ewise_mult(node, args, env):
 
 @eval_rule(Op.APPLY)
 def _apply(node, args, env):
-    (x,) = args
+    # a distributed piece of an index op passes its global row/column ids (None: its own)
+    x, row_ids, col_ids = (list(args) + [None, None])[:3]
     op = node.attr("op")
+    if op.result == "index":
+        r, c, _ = x.to_coo(values=False)
+        axis = op.steps[0][1]
+        ids = (r if row_ids is None else row_ids[r]) if axis == "row" else (c if col_ids is None else col_ids[c])
+        return gb.Matrix.from_coo(r, c, ids.astype(np.int64), nrows=x.nrows, ncols=x.ncols, dtype="INT64")
     compute, out = op.dtypes(gbops.dtype_of(x))
     return gbops.apply_unary(x, op, compute, out)
 

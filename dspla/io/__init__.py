@@ -5,7 +5,7 @@
 - :func:`read_input`: ``dspla run --input NAME=PATH``; :func:`write_results`: its output file.
 """
 from .graph import load_graph
-from .inputs import read_input
+from .inputs import generate_inputs, is_generated, read_input
 from .mtx import load_mtx
 from .npz import load_npz
 from .planetoid import PlanetoidData, load_planetoid
@@ -13,4 +13,4 @@ from .results import write_results
 from .snap import load_snap
 
 __all__ = ["load_graph", "load_mtx", "load_snap", "load_npz", "load_planetoid", "PlanetoidData",
-           "read_input", "write_results"]
+           "read_input", "write_results", "generate_inputs", "is_generated"]

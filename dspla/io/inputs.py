@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
 from .graph import graph_format
@@ -39,3 +40,46 @@ def read_input(spec: str, kind: str = "dense"):
     # An edge list is a sparse matrix (directed: A[i, j] = 1 for an edge i -> j); as a dense
     # input it reaches the input checker, which says how to convert.
     return load_snap(path)
+
+
+GENERATED_HELP = "full:VALUE (every entry VALUE) or unit:I (one entry, 1, in row I)"
+
+
+def is_generated(spec: str) -> bool:
+    return spec.startswith(("full:", "unit:"))
+
+
+def generate_inputs(specs: dict, decls: dict, data: dict) -> dict:
+    """Inputs made rather than read (``-i r=full:1``, ``-i s=unit:0``), shaped as declared, the
+    symbolic dims taken from the inputs read from files (``data``)."""
+    dims: dict = {}
+    for name, value in data.items():
+        t = decls.get(name)
+        if t is not None:
+            for d, size in zip(t.shape, np.shape(value) if not hasattr(value, "nnz") else value.shape):
+                if isinstance(d, str):
+                    dims.setdefault(d, int(size))
+    out = {}
+    for name, spec in specs.items():
+        t = decls.get(name)
+        if t is None:
+            continue   # an unknown name: the program's own check says which it takes
+        shape = []
+        for d in t.shape:
+            if isinstance(d, str) and d not in dims:
+                raise DsplaError(f"--input {name}={spec}: the size of {d!r} comes from another input; give one "
+                                 f"whose shape holds {d}")
+            shape.append(dims[d] if isinstance(d, str) else d)
+        how, _, arg = spec.partition(":")
+        dt = np.dtype(t.dtype.value)
+        try:
+            number = float(arg) if how == "full" else int(arg)
+        except ValueError:
+            raise DsplaError(f"--input {name}={spec}: {GENERATED_HELP}") from None
+        if how == "full":
+            out[name] = np.full(tuple(shape), number, dtype=dt)
+        else:
+            if not 0 <= number < shape[0]:
+                raise DsplaError(f"--input {name}={spec}: row {number} is outside 0..{shape[0] - 1}")
+            out[name] = sp.csr_array((np.ones(1, dtype=dt), ([number], [0])), shape=tuple(shape))
+    return out

@@ -97,10 +97,11 @@ def choose(pl, partition_info: dict) -> DistPlan:
                 out.append(instr)
         return out
 
+    setup = [splice(pl.setup[r], r) for r in range(pl.P)]
     for r in range(pl.P):
         progs[r] = splice(pl.progs[r], r)
     programs = [RankProgram(r, pl.P, progs[r], pl.n_slots, consts[r], dict(pl.inputs), dict(pl.outputs),
-                            [s[r] for s in splits], [w[r] for w in windows]) for r in range(pl.P)]
+                            [s[r] for s in splits], [w[r] for w in windows], setup=setup[r]) for r in range(pl.P)]
     out_layouts = {name: canonical(n.type, pl.dims) for name, n in pl.program.outputs}
     input_layouts = {n.attr("name"): canonical(n.type, pl.dims) for n in pl.order
                      if n.op is Op.INPUT and n.attr("name") in pl.inputs}

@@ -232,6 +232,7 @@ class Send(Instr):
     presence: bool = False
     sparse: bool = False
     READS, WRITES = ("buf",), ("buf",)   # the buffer becomes a posted request
+    # (sparse: ``words`` is the entries planning expects, exact when the operand is static)
 
     @property
     def dynamic(self) -> bool:
@@ -254,6 +255,7 @@ class Recv(Instr):
     dtype: str
     presence: bool = False
     sparse: bool = False
+    expect: int | None = None   # sparse: the entries planning expects (default: every one of the rows)
     WRITES = ("out",)
 
     @property
@@ -261,7 +263,9 @@ class Recv(Instr):
         return self.sparse
 
     def traffic(self, where, payload=None):
-        return Traffic(0, 0, self.nrows * self.k if payload is None else payload, 1)
+        if payload is None:
+            payload = self.nrows * self.k if self.expect is None else self.expect
+        return Traffic(0, 0, payload, 1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -605,6 +609,7 @@ class RankProgram:
     splits: list = field(default_factory=list)
     windows: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    setup: list = field(default_factory=list)   # run once, before the first run: deferred static values
 
     def group_sizes(self, all_splits: list | None = None) -> tuple:
         """The size of each group this rank may use; needs every rank's colours (``all_splits``:
@@ -620,6 +625,9 @@ class RankProgram:
         lines = [f"rank {self.rank} of {self.P}: {len(self.instrs)} instructions, {len(self.consts)} planned pieces"]
         for name, slot in self.inputs.items():
             lines.append(f"  s{slot} <- input {name}")
+        if self.setup:
+            lines.append("  setup (first run only):")
+            lines += [f"    {i}" for i in self.setup]
         for i in self.instrs:
             lines.append(f"  {i}")
         for name, (slot, layout) in self.outputs.items():

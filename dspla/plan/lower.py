@@ -57,6 +57,7 @@ class Lowering:
     def __init__(self, program: Program, static: Static, dims: dict, facts: dict, sizes: dict, P: int,
                  options: Options, given: dict | None = None):
         self.program, self.static_ids, self.static = program, static.ids, static.values
+        self.deferred = static.deferred
         self.dims, self.facts, self.bound, self.P, self.opt = dims, facts, sizes, P, options
         self.order = program.toposort()
         self.progs = [[] for _ in range(P)]
@@ -72,6 +73,7 @@ class Lowering:
         self.inputs: dict[str, int] = {}
         self.outputs: dict = {}
         self.csr_cache: dict = {}      # (id(static matrix), dtype) -> scipy CSR, shared by candidates
+        self.setup = [[] for _ in range(P)]   # run once, on a plan's first run: deferred static values
         self.stack = [self.progs]      # the blocks being emitted into: the program, then loop bodies
         self.alias: dict = {}          # id(a loop's placeholder for an outside value) -> (that value, its depth)
         self.loops = 0
@@ -209,8 +211,15 @@ class Lowering:
                 continue
             if n.op is Op.INPUT:
                 self._input(n)
-                continue
-            LOWER[n.op](self, n)
+            elif id(n) in self.deferred:   # static, but computed by the runtime: once
+                saved, self.progs = self.progs, self.setup
+                self.stack[0] = self.setup
+                try:
+                    LOWER[n.op](self, n)
+                finally:
+                    self.progs = self.stack[0] = saved
+            else:
+                LOWER[n.op](self, n)
         for name, n in self.program.outputs:   # (a static output: its planned pieces)
             self.outputs[name] = (self.value(n), canonical(n.type, self.dims))
         return self
@@ -281,8 +290,15 @@ def _reduced(pl: Lowering, n: Node, part: int, monoid):
         pl.set(n, pl.value(n, nl), nl)
 
 
-@lower_rule(Op.EWISE_ADD, Op.EWISE_MULT, Op.APPLY, Op.APPLY_BIND, Op.CAST, Op.MASK, Op.UPDATE)
+@lower_rule(Op.EWISE_ADD, Op.EWISE_MULT, Op.APPLY_BIND, Op.CAST, Op.MASK, Op.UPDATE)
 def _elementwise(pl: Lowering, n: Node):
+    _local(pl, n)
+
+
+@lower_rule(Op.APPLY)
+def _apply(pl: Lowering, n: Node):
+    if n.attr("op").result == "index":   # global row/column numbers: the piece's ids go along
+        return _with_global_ids(pl, n)
     _local(pl, n)
 
 
@@ -333,8 +349,9 @@ def _mxm(pl: Lowering, n: Node):
     nl = canonical(n.type, pl.dims)
     if isinstance(inner, str) and inner in pl.dims:
         al = canonical(a.type, pl.dims)
+        wide = isinstance(b.type.ncols, str) and b.type.ncols in pl.dims   # B's columns distributed too
         if al.kind == "row" and pl.is_static(a) and canonical(b.type, pl.dims).kind == "row" \
-                and not (isinstance(b.type.ncols, str) and b.type.ncols in pl.dims):
+                and (not wide or b.type.kind is Kind.sparse):
             if pl.P == 1:   # one process: nothing moves, the product is the local kernel's
                 out = pl.slot()
                 pl.emit(MxM(out, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, al)))
@@ -417,16 +434,18 @@ def _item(pl: Lowering, n: Node):
 @lower_rule(Op.DROPOUT_MASK)
 def _dropout(pl: Lowering, n: Node):
     """Local, with this rank's global row (or column) ids, so the mask does not depend on P."""
-    x, seed = n.args
+    _with_global_ids(pl, n)
+
+
+def _with_global_ids(pl: Lowering, n: Node):
+    """n computed locally on its arguments (extra ones replicated) and this rank's global row or
+    column ids, passed as two more arguments (row ids, column ids; None for the other axis)."""
     lay = canonical(n.type, pl.dims)
-    xs, ss = pl.value(x), pl.value(seed, REP)
-    if lay == REP:
-        out = pl.slot()
-        pl.emit(Local(out, n, (xs, ss)))
-        return pl.set(n, out, lay)
-    ids = pl.const_all(lambda r: pl.dims[lay.dim].owned[r])
-    none = pl.const_all(lambda r: None)
-    args = (xs, ss, ids, none) if lay.kind == "row" else (xs, ss, none, ids)
+    args = (pl.value(n.args[0]),) + tuple(pl.value(a, REP) for a in n.args[1:])
+    if lay != REP:
+        ids = pl.const_all(lambda r: pl.dims[lay.dim].owned[r])
+        none = pl.const_all(lambda r: None)
+        args += (ids, none) if lay.kind == "row" else (none, ids)
     out = pl.slot()
     pl.emit(Local(out, n, args))
     pl.set(n, out, lay)

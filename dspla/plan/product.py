@@ -9,6 +9,7 @@ lowered (and allgather1d if it cannot run here).
 from __future__ import annotations
 
 import graphblas as gb
+import numpy as np
 import scipy.sparse as sp
 
 from ..costmodel import load
@@ -53,8 +54,20 @@ class Product:
         # remote blocks kept whole (not compressed to their rows) when accumulating into C as a
         # whole: in place into a full C, or inside a mask
         self.whole_blocks = self.in_place or self.masked
-        # a sparse B moves only its present entries (a frontier, distances with missing entries)
+        # a sparse B moves only its present entries (a frontier, distances with missing entries);
+        # when it is static (L in a triangle count's L·L) planning knows how many
         self.b_sparse = b.type.kind is Kind.sparse
+        self.b_static = sp.csr_array(gb.io.to_scipy_sparse(pl.static_value(b), format="csr")) \
+            if self.b_sparse and pl.is_static(b) else None
+        # B's columns on a partitioned dim too (n x n): only a sparse exchange moves such rows
+        self.b_wide = isinstance(b.type.ncols, str) and b.type.ncols in pl.dims
+
+    def entries(self, rows: np.ndarray) -> int:
+        """Entries of B's rows ``rows`` (global ids) a sparse message carries: exact for a static
+        B, else planning's bound, every entry."""
+        if self.b_static is None:
+            return len(rows) * self.K
+        return int(np.diff(self.b_static.indptr)[rows].sum())
 
     @property
     def A(self) -> sp.csr_array:
@@ -154,9 +167,10 @@ def lower_product(pl, n: Node):
         ctx.reason = spec.check(ctx) if spec.check else None
         candidates.append(ctx)
         if ctx.reason:
-            if pl.opt.plan != "auto":  # the named plan cannot run: fall back, and say so
-                info.notes.append(f"{name} cannot run here ({ctx.reason}); using allgather1d")
-                names.append("allgather1d")
+            fallback = next((f for f in ("allgather1d", "p2p1d") if f not in names), None)
+            if pl.opt.plan != "auto" and fallback:  # the named plan cannot run: fall back, and say so
+                info.notes.append(f"{name} cannot run here ({ctx.reason}); using {fallback}")
+                names.append(fallback)
             continue
         spec.lower(ctx)
     info.loop = pl.in_loop

@@ -1,9 +1,13 @@
-"""Static evaluation: the values that depend only on sparse inputs (A, Aᵀ, the normalised A,
-degree vectors) are computed once, at planning, with the reference executor. What is left is
-the dynamic program the plan distributes."""
+"""Static evaluation: the values that depend only on the graph (A, Aᵀ, the normalised A, degree
+vectors) are computed once. Those planning must see (the sparse left operands of products and
+what they are made from) are computed at planning, with the reference executor; static
+products and loops planning does not need (a triangle count's L·L, a label propagation on the
+graph alone) are deferred: lowered like the rest
+into a setup block that every rank runs once, distributed, on the first run of the plan. What
+is left is the dynamic program the plan distributes."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..exec.reference import EVAL, Env
 from ..ir import Node, Op
@@ -14,10 +18,13 @@ from ..ir.types import Kind
 class Static:
     ids: set            # id(node) of every node computed at planning
     values: dict        # id(node) -> graphblas Matrix, for those a dynamic node or an output needs
+    deferred: set = field(default_factory=set)   # static nodes the plan's setup block computes
 
     def describe(self, order: list, names: dict) -> str:
         rows = [f"  {names.get(id(n), n.label)} = {n.op_text()}: {n.type}  (computed at planning)"
                 for n in order if id(n) in self.values]
+        rows += [f"  {names.get(id(n), n.label)} = {n.op_text()}: {n.type}  (computed once, distributed, by the "
+                 "setup block)" for n in order if id(n) in self.deferred]
         return "static values:\n" + ("\n".join(rows) if rows else "  (none)")
 
 
@@ -37,6 +44,18 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
     for n in order:
         if is_static_leaf(n) or (n.args and all(id(a) in st for a in n.args)):
             st.add(id(n))
+    # planning reads the left operands of products (and what they are made from)
+    seen: set[int] = set()
+    for n in reversed(order):
+        if n.op is Op.MXM and id(n.args[0]) in st:
+            seen.add(id(n.args[0]))
+        if id(n) in seen:
+            seen.update(id(a) for a in n.args if id(a) in st)
+    deferred: set[int] = set()
+    for n in order:
+        if id(n) in st and id(n) not in seen and (n.op in (Op.MXM, Op.WHILE) or any(id(a) in deferred for a in n.args)):
+            deferred.add(id(n))
+    st -= deferred
     users: dict[int, list] = {}
     last: dict[int, int] = {}
     for i, n in enumerate(order):
@@ -54,4 +73,4 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
         for a in n.args:  # drop static intermediates nobody else needs
             if last.get(id(a)) == i and id(a) not in needed:
                 values.pop(id(a), None)
-    return Static(st, {i: values[i] for i in needed})
+    return Static(st, {i: values[i] for i in needed}, deferred)

@@ -28,6 +28,7 @@ def _fail(rank: int, k: int | None, instr, why: str):
 def _slots(prog: ir.RankProgram):
     state = {s: VALUE for s in prog.consts}
     state.update({s: VALUE for s in prog.inputs.values()})
+    _block_slots(prog, prog.setup, state)
     _block_slots(prog, prog.instrs, state)
     for name, (s, _) in prog.outputs.items():
         if state.get(s) != VALUE:
@@ -105,7 +106,8 @@ def _messages(blocks: list):
             if type(i) is ir.Send:
                 sends[(rank, i.dest, i.tag)].append((i.words, i.dtype, i.presence, i.sparse, k, i))
             elif type(i) is ir.Recv:
-                recvs[(i.source, rank, i.tag)].append((i.nrows * i.k, i.dtype, i.presence, i.sparse, k, i))
+                words = i.expect if i.sparse and i.expect is not None else i.nrows * i.k
+                recvs[(i.source, rank, i.tag)].append((words, i.dtype, i.presence, i.sparse, k, i))
             elif type(i) is ir.SendRecvRows:
                 if i.group:
                     _fail(rank, k, i, "ring exchanges run on the world communicator")
@@ -286,7 +288,7 @@ def _windows(programs):
     if len(nwin) > 1:
         _fail(0, None, None, f"ranks create different numbers of windows: {sorted(nwin)}")
     for p in programs:
-        for k, i in _walk(p.instrs):
+        for k, i in _walk(p.setup + p.instrs):
             if type(i) is ir.Get:
                 if i.win >= len(p.windows):
                     _fail(p.rank, k, i, f"window {i.win} does not exist")
@@ -313,6 +315,8 @@ def verify_plan(programs: list) -> list:
     """Check every rank's program (all of them, as planning has them); returns them unchanged."""
     for p in programs:
         _slots(p)
-    _block([p.instrs for p in programs], _members(programs))
+    member = _members(programs)
+    _block([p.setup for p in programs], member)
+    _block([p.instrs for p in programs], member)
     _windows(programs)
     return programs

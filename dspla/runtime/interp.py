@@ -87,6 +87,8 @@ class Runtime:
         # program) or per iteration (a loop's condition and body)
         self.where = Where(comm.rank, tuple(g.size if g is not None else 0 for g in self.groups))
         self.static_traffic = self.block_traffic(program.instrs)
+        self.setup_traffic = self.block_traffic(program.setup)
+        self.setup_done = False
         self.reset_counters()
         # DSPLA_FAULT=RANK[:INSTRUCTION]: that rank raises before that instruction (failure tests)
         fault = os.environ.get("DSPLA_FAULT")
@@ -140,6 +142,10 @@ class Runtime:
         s = self.slots
         for name, slot in self.program.inputs.items():
             s[slot] = inputs[name]
+        if not self.setup_done:   # the plan's deferred static values, computed once
+            self.execute(self.program.setup)
+            self.count_block(self.setup_traffic)
+            self.setup_done = True
         self.execute(self.program.instrs, self.fault)
         self.count_block(self.static_traffic)
         out = {name: s[slot] for name, (slot, _) in self.program.outputs.items()}
@@ -256,10 +262,11 @@ def _free(rt: Runtime, i: Free):
 
 # ------------------------------------------------------------------------------ messages
 class _Posted:
-    __slots__ = ("req", "buf", "instr")
+    __slots__ = ("req", "buf", "instr", "waiting")
 
-    def __init__(self, req, buf, instr):
+    def __init__(self, req, buf, instr, waiting=None):
         self.req, self.buf, self.instr = req, buf, instr
+        self.waiting = waiting   # a sparse receive: its count has to arrive before its entries
 
 
 @handler(PackSparse)
@@ -274,20 +281,23 @@ def _pack_sparse(rt: Runtime, i: PackSparse):
 def _send(rt: Runtime, i: Send):
     buf = rt.slots[i.buf]
     t0 = time.perf_counter()
-    req = rt.comm.isend(buf, i.dest, i.tag)
+    if i.sparse:   # the entries' count (tag), then the entries (tag + 1) when there are any
+        n = local.sparse_count(buf)
+        reqs = [rt.comm.isend(buf[:8], i.dest, i.tag)] + ([rt.comm.isend(buf, i.dest, i.tag + 1)] if n else [])
+        rt.count_dynamic(i, n)
+    else:
+        reqs = [rt.comm.isend(buf, i.dest, i.tag)]
     rt.timed("wait_s", t0)
-    rt.slots[i.buf] = _Posted(req, buf, i)
-    if i.sparse:
-        rt.count_dynamic(i, local.sparse_count(buf))
+    rt.slots[i.buf] = _Posted(reqs, buf, i)
 
 
 @handler(Recv)
 def _recv(rt: Runtime, i: Recv):
-    dt = DType(i.dtype)
-    if i.sparse:
-        buf = np.empty(local.sparse_capacity(i.nrows, i.k, dt), dtype=np.uint8)
-    else:
-        buf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
+    if i.sparse:   # its count first: the entries' buffer is allocated to fit when it arrives
+        buf = np.empty(8, dtype=np.uint8)
+        rt.slots[i.out] = _Posted(rt.comm.irecv(buf, i.source, i.tag), buf, i, waiting=True)
+        return
+    buf = local.recv_buffer(i.nrows, i.k, DType(i.dtype), i.presence)
     rt.slots[i.out] = _Posted(rt.comm.irecv(buf, i.source, i.tag), buf, i)
 
 
@@ -309,10 +319,21 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
     reqs = [p.req for p in posted]
     C = rt.slots[i.out]
     mask = _output_mask(rt, i)
-    for _ in posted:
+    left = len(posted)
+    while left:
         t0 = time.perf_counter()
         j = rt.comm.waitany(reqs)
         rt.timed("wait_s", t0)
+        p = posted[j]
+        if p.waiting:   # a sparse receive's count: post its entries, exactly sized
+            n = local.sparse_count(p.buf)
+            p.waiting = False
+            if n:
+                r = p.instr
+                p.buf = np.empty(local.sparse_size(n, DType(r.dtype)), dtype=np.uint8)
+                reqs[j] = rt.comm.irecv(p.buf, r.source, r.tag + 1)
+                continue
+        left -= 1
         t0 = time.perf_counter()
         R = _arrived(rt, posted[j])
         rt.timed("pack_s", t0)
@@ -332,7 +353,7 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
 def _wait_sends(rt: Runtime, i: WaitSends):
     posted = [rt.slots[b] for b in i.bufs]
     t0 = time.perf_counter()
-    rt.comm.waitall([p.req for p in posted])
+    rt.comm.waitall([r for p in posted for r in (p.req if isinstance(p.req, list) else [p.req])])
     rt.timed("wait_s", t0)
     for b in i.bufs:
         rt.slots[b] = None

@@ -6,9 +6,14 @@ import scipy.sparse as sp
 
 from ..ir import AllgatherRows, Free, MxM
 from . import register_plan
+from .p2p1d import narrow_only
 
 
-@register_plan("allgather1d")
+def _check(ctx):
+    return narrow_only(ctx)
+
+
+@register_plan("allgather1d", check=_check)
 def lower(ctx):
     """Gather all of B on every rank (MPI_Allgatherv), then a local product."""
     A, rows, cols, K = ctx.A, ctx.rows, ctx.cols, ctx.K

@@ -23,7 +23,7 @@ from ..ir import (
     TakeRows,
 )
 from . import register_plan
-from .p2p1d import column_groups, replication_check, split_by_owner
+from .p2p1d import column_groups, narrow_only, replication_check, split_by_owner
 
 
 def chunks(nblocks: int, c: int) -> list:
@@ -37,7 +37,7 @@ def chunks(nblocks: int, c: int) -> list:
 def _check(ctx):
     if ctx.masked:
         return "15d does not run masked products (its partial sums cover other processes' rows)"
-    return replication_check(ctx)
+    return narrow_only(ctx) or replication_check(ctx)
 
 
 @register_plan("15d", check=_check)

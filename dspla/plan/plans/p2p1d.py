@@ -54,6 +54,14 @@ def column_groups(cols, g: int):
     return lists, np.diff(starts).astype(np.int64)
 
 
+def narrow_only(ctx):
+    """check() of the plans that move B as dense rows: not when B's columns are a distributed dim
+    too (an n x n B: such rows only travel as their entries, p2p1d's sparse exchange)."""
+    if ctx.b_wide:
+        return f"B's columns are distributed too (width {ctx.K}): only p2p1d's sparse exchange moves its rows"
+    return None
+
+
 def replication_check(ctx):
     """check() of the plans with a replication factor c (shift1d, 15d)."""
     c = ctx.opt.replication or 1
@@ -96,7 +104,8 @@ def lower(ctx):
         recv_slots, block_slots, row_lists, send_slots = [], [], [], []
         for q, lst in recvs.items():
             s = ctx.slot()
-            prog.append(Recv(s, q, ctx.tag, lst.size, K, dtype, presence=presence, sparse=sparse, product=ctx.index))
+            prog.append(Recv(s, q, ctx.tag, lst.size, K, dtype, presence=presence, sparse=sparse,
+                             expect=ctx.entries(lst) if sparse else None, product=ctx.index))
             recv_slots.append(s)
             add_remote_block(ctx, r, blocks[q], ctx.whole_blocks, block_slots, row_lists)
         for q, lst in sends.items():
@@ -105,7 +114,8 @@ def lower(ctx):
                 prog.append(PackSparse(s, ctx.b, cols.pos[lst], product=ctx.index))
             else:
                 prog.append(Pack(s, ctx.b, cols.pos[lst], presence=presence, product=ctx.index))
-            prog.append(Send(s, q, ctx.tag, lst.size * K, dtype, presence, sparse, product=ctx.index))
+            prog.append(Send(s, q, ctx.tag, ctx.entries(lst) if sparse else lst.size * K, dtype, presence, sparse,
+                             product=ctx.index))
             send_slots.append(s)
         if in_place:
             prog.append(Fill(ctx.out, int(rows.counts[r]), K, ctx.semiring.monoid, ctx.compute.value,

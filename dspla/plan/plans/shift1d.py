@@ -8,10 +8,14 @@ import numpy as np
 
 from ..ir import AllgatherRows, DropRows, Fill, Free, MxM, SendRecvRows
 from . import register_plan
-from .p2p1d import column_groups, replication_check, split_by_owner
+from .p2p1d import column_groups, narrow_only, replication_check, split_by_owner
 
 
-@register_plan("shift1d", check=replication_check)
+def _check(ctx):
+    return narrow_only(ctx) or replication_check(ctx)
+
+
+@register_plan("shift1d", check=_check)
 def lower(ctx):
     """1D rows; B replicated c-fold by Allgather in groups, super-blocks shifted around a ring."""
     A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P

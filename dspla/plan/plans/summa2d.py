@@ -17,12 +17,14 @@ import numpy as np
 from ...exec.buffers import csr_pack
 from ..ir import Alltoall, Bcast, BcastSparse, DropRows, Fill, Free, MxM
 from . import register_plan
-from .p2p1d import column_groups, split_by_owner
+from .p2p1d import column_groups, narrow_only, split_by_owner
 
 
 def _check(ctx):
     if ctx.masked:
         return "2d does not run masked products (its blocks of C span other processes' rows)"
+    if ctx.b_wide:
+        return narrow_only(ctx)
     s = math.isqrt(ctx.P)
     if s * s != ctx.P:
         return (f"2d needs a square process count (s x s grid); P={ctx.P} is not square: "

@@ -24,7 +24,7 @@ from ...exec.buffers import window_row_bytes
 from ..ir import DropRows, Fill, Get, IBcast, MxM, Pack, RecvMxM, WaitSends, WinExpose
 from ..options import memory_cap
 from . import register_plan
-from .p2p1d import add_remote_block
+from .p2p1d import add_remote_block, narrow_only
 
 
 def default_width(K: int) -> int:
@@ -111,7 +111,11 @@ def _width(ctx) -> int:
     return int(ctx.opt.stripe_width or default_width(ctx.K))
 
 
-@register_plan("twoface")
+def _check(ctx):
+    return narrow_only(ctx)
+
+
+@register_plan("twoface", check=_check)
 def lower(ctx):
     """Two-Face: per-stripe choice of collective (sync) or one-sided get (async)."""
     A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P
