@@ -45,7 +45,7 @@ def test_results_stay_distributed_and_pass_back_without_moving(P):
     res = run_simulated(P, body)
     y1 = 0.5 * (a @ x0) + x0
     want = 0.5 * (a @ y1) + y1
-    for r, (index, rows, s, whole0, whole, distributed, first, again) in enumerate(res):
+    for r, (index, rows, s, whole0, whole, distributed, _, _) in enumerate(res):
         assert distributed
         np.testing.assert_allclose(rows, y1[index], rtol=1e-13)         # this rank's rows, by global id
         np.testing.assert_allclose(s, [[x0.sum()]])                      # a reduction: on every rank
@@ -85,7 +85,7 @@ def test_another_function_keeps_the_layout_and_a_forced_one_moves_it_explicitly(
         np.testing.assert_allclose(moved, want, rtol=1e-13)
     st_kept, st_moved = res[0][2], res[0][3]
     assert st_kept["partition"].endswith("(kept from the input)")
-    for r, rec in enumerate(res):
+    for rec in res:
         assert np.array_equal(rec[4], rec[5])                          # g's result lies where f's did
     # the forced partition moved x by the plan's redistribution, counted apart from the product
     product = st_moved["products"][0]["words_sent_total"]
