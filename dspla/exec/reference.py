@@ -113,6 +113,14 @@ def _ewise(node, args, union: bool):
     a, b = gbops.cast(a, compute), gbops.cast(b, compute)
     shape = (max(a.nrows, b.nrows) if 1 in (a.nrows, b.nrows) else a.nrows,
              max(a.ncols, b.ncols) if 1 in (a.ncols, b.ncols) else a.ncols)
+    scalar = _scalar_operand(a, b, shape, union)
+    if scalar is not None:   # a 1 x 1 operand over a whole-shape one: one apply, no broadcast copy
+        x, value, side = scalar
+        if value is None:   # a missing 1 x 1: a union leaves x, an intersection is empty
+            res = x if union else gbops.empty(shape[0], shape[1], compute)
+        else:
+            res = x.apply(gbops.binary(op, compute), **{side: value}).new()
+        return gbops.cast(res, out)
     if union:
         a, b = gbops.expand(a, shape), gbops.expand(b, shape)
         res = a.ewise_add(b, gbops.binary(op, compute)).new()
@@ -125,6 +133,18 @@ def _ewise(node, args, union: bool):
             a, b = gbops.expand(a, shape), gbops.expand(b, shape)
         res = a.ewise_mult(b, gbops.binary(op, compute)).new()
     return gbops.cast(res, out)
+
+
+def _scalar_operand(a, b, shape, union: bool):
+    """(the whole-shape operand, the 1 x 1 one's value or None, the side it binds on) when one
+    operand is 1 x 1 and the other holds the shape (full, for a union: every position is then
+    op(x, s), as the broadcast would give); else None."""
+    for x, s, side in ((a, b, "right"), (b, a, "left")):
+        if s.shape == (1, 1) and x.shape == shape and shape != (1, 1):
+            if union and x.nvals != x.nrows * x.ncols and s.nvals:
+                return None   # missing positions of x get s alone: the general broadcast
+            return x, (s[0, 0].new().value if s.nvals else None), side
+    return None
 
 
 @eval_rule(Op.EWISE_ADD)

@@ -440,7 +440,7 @@ def _close_over(holders, names, cond: Node, body: list):
 
     def cap(n: Node) -> Node:
         if id(n) not in outside:
-            base = n.attr("name") if n.op is Op.INPUT else (n.name or "v")
+            base = n.attr("name") if n.op is Op.INPUT else (n.name or n.op.value)
             nm, k = base, 2
             while nm in used:
                 nm, k = f"{base}_{k}", k + 1

@@ -68,7 +68,7 @@ def as_json(plan, P: int, options: Options) -> dict:
                 rec["skipped"] = c["skipped"]
             cands.append(rec)
         products.append({"expr": p.expr, "chosen": p.plan, "why": p.why, "K": p.K, "notes": p.notes,
-                         "candidates": cands})
+                         "candidates": cands, "loop": p.loop})
     dims = {d: {"size": int(dp.size), "partition": dp.method, "rows_min": int(dp.counts.min()),
                 "rows_max": int(dp.counts.max()), **{k: v for k, v in plan.partition.get(d, {}).items()
                                                      if k in ("imbalance",)}}
@@ -91,7 +91,8 @@ def as_text(plan, P: int, options: Options) -> str:
     if not plan.products:
         lines.append("  no distributed sparse x dense products (everything is local or computed at planning)")
     for p in plan.products:
-        lines.append(f"  product {p.index}: {p.expr}   [{p.a} x {p.b}]")
+        lines.append(f"  product {p.index}: {p.expr}   [{p.a} x {p.b}]"
+                     + (f"   in loop {p.loop}: costs per iteration" if p.loop is not None else ""))
         lines.append(f"      {'plan':<12} {'predicted':>12} {'compute':>12} {'comm':>12} {'latency':>12} "
                      f"{'words avg/max':>21} {'msgs avg/max':>14} {'memory':>9}")
         for c in p.candidates:
@@ -120,13 +121,21 @@ def compare(stats: dict) -> str:
     lines = [f"P = {stats['P']}, plan {stats['plan']}, partition {stats['partition']}; iteration "
              f"{stats['iteration_s_median'] * 1e3:.3f} ms (median of {len(stats['iteration_s'])})",
              f"  {'product':<40} {'plan':<12} {'predicted':>12} {'measured max':>14} {'ratio':>7}"]
+    for lp in stats.get("loops", []):
+        lines.append(f"  loop {lp['loop']}: {lp['iterations']} iterations in {lp['seconds'] * 1e3:.3f} ms "
+                     f"({lp['seconds'] / max(1, lp['iterations']) * 1e3:.3f} ms per iteration)")
     for p in stats["products"]:
         pred = p.get("predicted", {}).get("predicted_s")
         meas = p.get("measured_s_max")
+        if meas and p.get("iterations"):   # a product in a loop: predicted per iteration
+            meas = meas / p["iterations"]
         ratio = f"{pred / meas:7.2f}" if pred and meas else "      -"
         lines.append(f"  {p['expr'][:40]:<40} {p['plan']:<12} {_ms(pred)} {_ms(meas):>14} {ratio}")
         pw = p.get("predicted", {}).get("words")
-        if pw is not None:
+        if pw is not None and "loop" in p:
+            lines.append(f"      in loop {p['loop']}, {p['iterations']} iterations: words sent per iteration: "
+                         f"predicted at most {pw}, measured {p['words_sent_per_iteration']:.1f}")
+        elif pw is not None:
             lines.append(f"      words sent: predicted {pw}, measured {p['words_sent_total']}")
     return "\n".join(lines)
 

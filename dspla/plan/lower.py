@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..exec import gbops
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
 from .facts import Facts, prove
@@ -143,17 +144,19 @@ class Lowering:
         return dim if isinstance(dim, int) else self.bound[dim]
 
     # -- values and conversions
-    def value(self, n: Node, layout: Layout | None = None) -> int:
-        """The slot holding n's value in ``layout`` (default: its canonical layout)."""
+    def value(self, n: Node, layout: Layout | None = None, dtype=None) -> int:
+        """The slot holding n's value in ``layout`` (default: its canonical layout). ``dtype``:
+        a static value is wanted in that dtype (cast once, at planning, not at every use)."""
         want = layout or canonical(n.type, self.dims)
         if id(n) in self.alias:
             outer, depth = self.alias[id(n)]
             with self.at_depth(depth):
-                return self.value(outer, want)
+                return self.value(outer, want, dtype)
         if id(n) in self.static:
-            key = (id(n), want)
+            dtype = None if dtype is None or dtype is n.type.dtype else dtype
+            key = (id(n), want, dtype)
             if key not in self.conv:
-                M = self.static[id(n)]
+                M = self.static[id(n)] if dtype is None else gbops.cast(self.static[id(n)], dtype)
                 self.conv[key] = self.const_all(lambda r: piece(M, want, self.dims, r))
             return self.conv[key]
         v = self.vals[id(n)]
@@ -282,8 +285,10 @@ def _via_rep(pl: Lowering, n: Node):
 
 def _reduced(pl: Lowering, n: Node, part: int, monoid):
     """n is the ⊕ over ranks of this rank's partial ``part``: an Allreduce, then n's layout."""
-    rep = pl.slot()
-    pl.emit(Allreduce(rep, part, monoid, entries=pl.entries(n)))
+    rep = part
+    if pl.P > 1:   # (one process: the partial is the whole)
+        rep = pl.slot()
+        pl.emit(Allreduce(rep, part, monoid, entries=pl.entries(n)))
     pl.vals[id(n)] = Value(rep, REP)
     nl = canonical(n.type, pl.dims)
     if nl != REP:
@@ -334,6 +339,12 @@ def _reduce(pl: Lowering, n: Node):
     _reduced(pl, n, part, n.attr("monoid"))
 
 
+def operand(pl: Lowering, n: Node, x: Node, layout: Layout | None = None) -> int:
+    """A product's operand: a static one already in the dtype the semiring computes in."""
+    compute = n.attr("semiring").dtypes(n.args[0].type.dtype, n.args[1].type.dtype)[0]
+    return pl.value(x, layout, compute)
+
+
 def mask_fields(pl: Lowering, n: Node, layout: Layout) -> dict:
     """The MxM fields of a (maybe) masked product: the mask's slot in ``layout``."""
     if n.attr("mask") is None:
@@ -354,7 +365,7 @@ def _mxm(pl: Lowering, n: Node):
                 and (not wide or b.type.kind is Kind.sparse):
             if pl.P == 1:   # one process: nothing moves, the product is the local kernel's
                 out = pl.slot()
-                pl.emit(MxM(out, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, al)))
+                pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), sr, **mask_fields(pl, n, al)))
                 return pl.set(n, out, al)
             return lower_product(pl, n)
         if al.kind == "col" or al.kind == "row" and not pl.is_static(a):
@@ -371,10 +382,10 @@ def _mxm(pl: Lowering, n: Node):
     # inner dim not distributed: a's rows and b's columns decide the result's layout
     al, bl = canonical(a.type, pl.dims), canonical(b.type, pl.dims)
     out = pl.slot()
-    a_slot = pl.value(a, al if al in (nl, REP) else REP)
-    b_slot = pl.value(b, bl if bl in (nl, REP) else REP)
+    a_slot = operand(pl, n, a, al if al in (nl, REP) else REP)
+    b_slot = operand(pl, n, b, bl if bl in (nl, REP) else REP)
     if al == nl and bl == nl and nl != REP:  # both distributed the same way: one must be whole
-        b_slot = pl.value(b, REP)
+        b_slot = operand(pl, n, b, REP)
     pl.emit(MxM(out, a_slot, b_slot, sr, **mask_fields(pl, n, nl)))
     pl.set(n, out, nl)
 
@@ -417,6 +428,7 @@ def _lower_sub(pl: Lowering, prog: Program, given: dict) -> list[int]:
     """Lower a loop's condition or body into the current block; the slots of its outputs."""
     order = prog.toposort()
     pl.facts.update(prove(order, {}, given))
+    pl.names.update({k: v for k, v in prog.names().items() if k not in pl.names})   # labels for explain
     for m in order:
         if m.op is Op.INPUT:
             continue   # placeholders: carried slots or outside values

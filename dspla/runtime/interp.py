@@ -127,6 +127,8 @@ class Runtime:
         self.product_times: dict = {}
         self.times = {"compute_s": 0.0, "pack_s": 0.0, "wait_s": 0.0}
         self.iterations: dict = {}   # loop -> iterations run
+        self.loop_s: dict = {}       # loop -> seconds in it
+        self.loop_words: dict = {}   # loop -> words this rank sent in each iteration (the dynamic ones' too)
 
     def count(self, product, t: Traffic):
         self.counters[product] = self.counters.get(product, Traffic()) + t
@@ -561,13 +563,22 @@ def _redistribute(rt: Runtime, i: Redistribute):
 
 
 # ---------------------------------------------------------------------------------- loops
+def _sent(rt: Runtime) -> int:
+    return sum(t.words_sent for t in rt.counters.values())
+
+
 @handler(Loop)
 def _loop(rt: Runtime, i: Loop):
     s = rt.slots
     for c, v in zip(i.carry, i.init):
         s[c] = s[v]
     it = checks = 0
+    t_loop = time.perf_counter()
+    cond_traffic, body_traffic = rt.loop_traffic[id(i)]
+    static_words = sum(t.words_sent for t in cond_traffic.values()) + sum(t.words_sent for t in body_traffic.values())
+    words = rt.loop_words.setdefault(i.loop, [])
     while it < i.max_iter:
+        before = _sent(rt)
         rt.execute(i.cond)
         checks += 1
         go = truth(s[i.cond_slot])
@@ -583,8 +594,9 @@ def _loop(rt: Runtime, i: Loop):
         for c, r in zip(i.carry, i.results):
             s[c] = s[r]
         it += 1
+        words.append(static_words + _sent(rt) - before)   # what moved in this iteration
         gc.collect(0)   # the iteration's temporaries (python-graphblas matrices sit in reference cycles)
-    cond_traffic, body_traffic = rt.loop_traffic[id(i)]
+    rt.loop_s[i.loop] = rt.loop_s.get(i.loop, 0.0) + time.perf_counter() - t_loop
     rt.count_block(cond_traffic, checks)
     rt.count_block(body_traffic, it)
     rt.count_dynamic(i, checks)

@@ -241,7 +241,7 @@ class DistSession:
             for k in total:
                 total[k] += c[k]
         return {**total, **rt.times, "products": per_product, "product_s": dict(rt.product_times),
-                "iterations": dict(rt.iterations)}
+                "iterations": dict(rt.iterations), "loop_s": dict(rt.loop_s), "loop_words": dict(rt.loop_words)}
 
     def _summary(self, per_rank: list, planning_s: float, times: list) -> dict:
         P = len(per_rank)
@@ -259,7 +259,12 @@ class DistSession:
         out["per_rank"] = [{k: r[k] for k in ("words_sent", "words_received", "messages_sent", "messages_received",
                                               "compute_s", "pack_s", "wait_s")} for r in per_rank]
         iterations = per_rank[0]["iterations"]   # every rank runs a loop the same number of times
-        out["loops"] = [{"loop": k, "iterations": v} for k, v in sorted(iterations.items())]
+        # per loop: iterations, seconds (the slowest rank), and the words all ranks sent in each
+        # iteration (a BFS's words follow its frontier)
+        out["loops"] = [{"loop": k, "iterations": v, "seconds": max(r["loop_s"].get(k, 0.0) for r in per_rank),
+                         "words_per_iteration": [int(sum(w)) for w in
+                                                 zip(*(r["loop_words"].get(k, []) for r in per_rank))]}
+                        for k, v in sorted(iterations.items())]
         products = []
         for p in self.plan.products:
             rows = [r["products"].get(p.index, {"words_sent": 0, "words_received": 0, "messages_sent": 0,

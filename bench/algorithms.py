@@ -1,0 +1,261 @@
+"""Issue 12's bars for the graph algorithms of examples/.
+
+1. One process, soc-Slashdot0902 (by default): time to solution after loading (the graph is a
+   scipy CSR in memory; both sides convert it) for PageRank, BFS, SSSP, connected components and
+   triangle counting, dspla (a fresh function: compile, plan, run) against a direct
+   python-graphblas implementation of the same algorithm written here the way an experienced
+   python-graphblas user would (same iteration rules, same results: checked). Interleaved rounds,
+   medians. Bar: dspla / graphblas <= 1.3 for each.
+2. ``--P 2``: PageRank under mpiexec with one GraphBLAS thread per process, P = 2 against P = 1:
+   time per iteration (the loop's own time over its iterations, the slowest rank), words per
+   iteration of the product against the analysis layer's count of p2p1d on that partition; BFS
+   per level: frontier size and words moved. Bar: P=2 per iteration <= 0.65 x P=1.
+
+    dspla bench algorithms [--graph PATH] [--rounds 5] [--P 2] [--json F]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import graphblas as gb
+import numpy as np
+import scipy.sparse as sp
+from graphblas import binary, monoid, semiring, unary
+
+from .common import git_commit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GRAPH = os.path.join(ROOT, "..", "shared", "datasets", "snap", "soc-Slashdot0902.txt.gz")
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+
+
+# ------------------------------------------------- direct python-graphblas implementations
+def gb_pagerank(A: sp.csr_array, alpha=0.85, tol=1e-10, max_iter=200):
+    G = gb.io.from_scipy_sparse(A)
+    n = G.nrows
+    outdeg = G.reduce_rowwise(monoid.plus).new()
+    AT = G.T.new()
+    r = gb.Vector.from_dense(np.full(n, 1.0 / n))
+    w = gb.Vector(float, n)
+    s = gb.Vector(float, n)
+    it = 0
+    delta = 1.0
+    while delta > tol and it < max_iter:
+        w << r.ewise_mult(outdeg, binary.truediv)
+        dangling = r.reduce().value - w.ewise_mult(outdeg, binary.times).reduce().value
+        s << AT.mxv(w, semiring.plus_times)
+        new = gb.Vector.from_dense(np.full(n, (alpha * dangling + 1 - alpha) / n))
+        new(accum=binary.plus) << s.apply(binary.times, alpha)
+        delta = new.ewise_add(r, binary.minus).apply(unary.abs).reduce().value
+        r = new
+        it += 1
+    return r, it
+
+
+def gb_bfs(A: sp.csr_array, source: int):
+    G = gb.io.from_scipy_sparse(A)
+    AT = G.T.new(dtype=bool)
+    n = G.nrows
+    levels = gb.Vector(int, n)
+    frontier = gb.Vector(bool, n)
+    frontier[source] = True
+    visited = frontier.dup()
+    depth = 0
+    levels[source] = 0
+    while frontier.nvals:
+        depth += 1
+        frontier(~visited.S, replace=True) << AT.mxv(frontier, semiring.any_pair)
+        visited(frontier.S) << True
+        levels(frontier.S) << depth
+    return levels
+
+
+def gb_sssp(A: sp.csr_array, source: int):
+    G = gb.io.from_scipy_sparse(A)
+    AT = G.T.new()
+    n = G.nrows
+    d = gb.Vector(float, n)
+    d[source] = 0.0
+    for _ in range(n):
+        new = d.ewise_add(AT.mxv(d, semiring.min_plus).new(), binary.min).new()
+        if new.isequal(d):
+            break
+        d = new
+    return d
+
+
+def gb_components(A: sp.csr_array):
+    G = gb.io.from_scipy_sparse(A)
+    S = G.ewise_add(G.T, binary.any).new(dtype=bool)
+    n = G.nrows
+    labels = gb.Vector.from_dense(np.arange(n, dtype=np.int64))
+    while True:
+        new = labels.ewise_add(S.mxv(labels, semiring.min_second).new(), binary.min).new()
+        if new.isequal(labels):
+            return labels
+        labels = new
+
+
+def gb_triangles(A: sp.csr_array) -> int:
+    G = gb.io.from_scipy_sparse(A)
+    S = G.ewise_add(G.T, binary.any).new(dtype=bool)
+    L = S.select("tril", -1).new(dtype=np.int64)
+    C = gb.Matrix(np.int64, L.nrows, L.ncols)
+    C(mask=L.S) << L.mxm(L, semiring.plus_pair)
+    return int(C.reduce_scalar().value)
+
+
+# ------------------------------------------------------------------------- one process
+def one_process(A, rounds: int) -> list:
+    from bfs import bfs_function
+    from cc import cc_function
+    from pagerank import pagerank_function
+    from sssp import sssp_function
+    from triangles import triangles_function
+
+    import dspla as dp
+
+    n = A.shape[0]
+    Aw = A.copy()
+    Aw.data[:] = 1.0 + (Aw.indices % 7)
+    src = int(np.argmax(np.diff(A.indptr)))        # a well-connected source
+    s_bool = sp.csr_array(([True], ([src], [0])), shape=(n, 1))
+    s_f = sp.csr_array(([1.0], ([src], [0])), shape=(n, 1))
+    cases = {
+        "pagerank": (lambda: pagerank_function()(A=A, r0=np.ones((n, 1)))["r"].to_numpy()[:, 0],
+                     lambda: gb_pagerank(A)[0].to_dense()),
+        "bfs": (lambda: bfs_function()(A=A, s=s_bool)["levels"].to_numpy(fill=-1)[:, 0],
+                lambda: gb_bfs(A, src).to_dense(fill_value=-1)),
+        "sssp": (lambda: sssp_function()(A=Aw, s=s_f)["d"].to_numpy(fill=np.inf)[:, 0],
+                 lambda: gb_sssp(Aw, src).to_dense(fill_value=np.inf)),
+        "cc": (lambda: cc_function()(A=A)["labels"].to_numpy()[:, 0], lambda: gb_components(A).to_dense()),
+        "triangles": (lambda: int(triangles_function()(A=A)["triangles"].to_numpy()[0, 0]),
+                      lambda: gb_triangles(A)),
+    }
+    del dp
+    rows = []
+    for name, (ours, theirs) in cases.items():
+        a, b = ours(), theirs()      # warm-up, and the same answer
+        same = np.allclose(a, b, rtol=1e-9, atol=1e-12) if name == "pagerank" else np.array_equal(a, b)
+        t = {"dspla": [], "graphblas": []}
+        for _ in range(rounds):
+            for k, fn in (("graphblas", theirs), ("dspla", ours)):
+                t0 = time.perf_counter()
+                fn()
+                t[k].append(time.perf_counter() - t0)
+        med = {k: statistics.median(v) for k, v in t.items()}
+        rows.append({"algorithm": name, "dspla_s": med["dspla"], "graphblas_s": med["graphblas"],
+                     "ratio": med["dspla"] / med["graphblas"], "dspla_min_s": min(t["dspla"]),
+                     "graphblas_min_s": min(t["graphblas"]), "same_result": bool(same)})
+        print(f"  {name:<10} dspla {med['dspla'] * 1e3:9.1f} ms  graphblas {med['graphblas'] * 1e3:9.1f} ms  "
+              f"ratio {med['dspla'] / med['graphblas']:5.2f}  (bar <= 1.3: "
+              f"{'met' if med['dspla'] / med['graphblas'] <= 1.3 else 'NOT met'}; same result: {same})", flush=True)
+    return rows
+
+
+# --------------------------------------------------------------------------- P processes
+def worker(graph: str, out: str, rounds: int):
+    """Under mpiexec: PageRank and BFS on every rank, stats from rank 0."""
+    from bfs import bfs_function
+    from pagerank import pagerank_function
+
+    import dspla as dp
+    from dspla.analysis import comm_stats
+    from dspla.io.graph import load_graph
+
+    comm = dp.world()
+    A = sp.csr_array(load_graph(graph, quiet=True), dtype=np.float64) if comm.rank == 0 else None
+    n = comm.bcast(A.shape[0] if comm.rank == 0 else None, 0)
+    pr = pagerank_function()
+    runs = []
+    for _ in range(rounds):
+        pr.run({"A": A, "r0": np.ones((n, 1))} if comm.rank == 0 else None, plan="p2p1d", partition="hypergraph")
+        if comm.rank == 0:
+            runs.append(pr.last_stats)
+    res = {}
+    if comm.rank == 0:
+        loops = [s["loops"][0] for s in runs[1:] or runs]      # the first run plans
+        per_it = statistics.median(lp["seconds"] / max(1, lp["iterations"]) for lp in loops)
+        prod = runs[-1]["products"][0]
+        parts = pr.session(comm, plan="p2p1d", partition="hypergraph").plan.dims["n"].parts
+        want = comm_stats(sp.csr_array(A.T), parts, comm.size, b_parts=parts).volume_total   # K = 1
+        res["pagerank"] = {"P": comm.size, "iterations": loops[-1]["iterations"], "s_per_iteration": per_it,
+                           "product_words_per_iteration": prod.get("words_sent_per_iteration", 0),
+                           "analysis_words_per_iteration": int(want),
+                           "all_words_per_iteration": loops[-1]["words_per_iteration"][:3]}
+    bfs = bfs_function()
+    src = comm.bcast(int(np.argmax(np.diff(A.indptr))) if comm.rank == 0 else None, 0)
+    s = sp.csr_array(([True], ([src], [0])), shape=(n, 1)) if comm.rank == 0 else None
+    out_ = bfs.run({"A": A, "s": s} if comm.rank == 0 else None, plan="p2p1d", partition="hypergraph")
+    levels = out_["levels"].to_numpy(fill=-1, root=0)
+    if comm.rank == 0:
+        st = bfs.last_stats
+        sizes = np.bincount(levels[levels >= 0, 0].astype(np.int64))
+        res["bfs"] = {"P": comm.size, "levels": len(sizes), "frontier": sizes[:].tolist(),
+                      "words_per_level": st["loops"][0]["words_per_iteration"],
+                      "seconds": st["loops"][0]["seconds"]}
+        json.dump(res, open(out, "w"))
+
+
+def processes(graph: str, Ps, rounds: int) -> dict:
+    from dspla.runtime.launch import YIELD_ENV, find_mpiexec
+    got = {}
+    for P in Ps:
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            env = {**os.environ, **YIELD_ENV, "DSPLA_THREADS": "1"}
+            cmd = [find_mpiexec(), "-n", str(P), sys.executable, "-m", "bench.algorithms", "--worker", graph, out,
+                   "--rounds", str(rounds)]
+            r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
+            if r.returncode != 0:
+                raise SystemExit(f"P={P} failed:\n{r.stderr[-3000:]}")
+            got[P] = json.load(open(out))
+    return got
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="dspla bench algorithms")
+    ap.add_argument("--graph", default=GRAPH)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--P", default="2", help="process counts for the PageRank/BFS comparison with P = 1 ('' skips)")
+    ap.add_argument("--skip-one", action="store_true", help="only the P-process part")
+    ap.add_argument("--json")
+    ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        worker(args.worker[0], args.worker[1], args.rounds)
+        return 0
+    from dspla.io.graph import load_graph
+    A = sp.csr_array(load_graph(args.graph, quiet=True), dtype=np.float64)
+    print(f"commit {git_commit()}; {os.path.basename(args.graph)}: {A.shape[0]} nodes, {A.nnz} edges; "
+          f"medians of {args.rounds} interleaved rounds")
+    report = {"commit": git_commit(), "graph": os.path.basename(args.graph)}
+    if not args.skip_one:
+        print("one process, time to solution after loading (dspla: compile + plan + run of a fresh function):")
+        report["one_process"] = one_process(A, args.rounds)
+    if args.P:
+        Ps = [1] + [int(p) for p in args.P.split(",")]
+        got = processes(args.graph, Ps, max(3, args.rounds))
+        report["processes"] = got
+        base = got[1]["pagerank"]["s_per_iteration"]
+        for P in Ps:
+            pr, bfs = got[P]["pagerank"], got[P]["bfs"]
+            print(f"P={P}: PageRank {pr['iterations']} iterations, {pr['s_per_iteration'] * 1e3:.2f} ms/iteration "
+                  f"(x{pr['s_per_iteration'] / base:.2f} of P=1; bar for P=2: <= 0.65), product words/iteration "
+                  f"{pr['product_words_per_iteration']:.0f} vs analysis {pr['analysis_words_per_iteration']}")
+            print(f"      BFS {bfs['levels']} levels in {bfs['seconds'] * 1e3:.1f} ms; per level "
+                  + ", ".join(f"{f} nodes/{w} words" for f, w in zip(bfs['frontier'][1:], bfs['words_per_level'])))
+    if args.json:
+        json.dump(report, open(args.json, "w"), indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
