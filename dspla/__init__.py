@@ -13,6 +13,7 @@ from .errors import (
                      DsplaError,
                      DsplaSyntaxError,
                      InputError,
+                     LoopBoundWarning,
                      UnknownNameError,
 )
 from .exec.values import Array
@@ -61,7 +62,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
-    "Expr", "Function", "InputError", "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "dropout_mask",
+    "Expr", "Function", "InputError", "LoopBoundWarning",
+    "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "dropout_mask",
     "errors",
     "ewise_add", "ewise_mult", "exp", "eye", "function", "log", "log_softmax", "mask", "mxm", "mxv", "neg",
     "param", "reduce", "reduce_all", "reduce_cols", "reduce_rows", "relu", "relu_grad", "select", "semiring",

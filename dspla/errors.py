@@ -104,3 +104,20 @@ class VerificationError(DsplaError):
 
 class PlanError(DsplaError):
     """A requested plan, partition or layout cannot be used for this program or process count."""
+
+
+class LoopBoundWarning(UserWarning):
+    """A loop ran as many iterations as its bound allows (``max N``): its result is whatever
+    the last iteration gave, which may not be the fixed point the condition waits for."""
+
+
+def warn(warning: Warning) -> None:
+    """Issue a warning attributed to the first caller outside dspla (the user's line)."""
+    import sys
+    import warnings
+
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    level, f = 2, sys._getframe(1)   # stacklevel 1 is this function; 2 its caller
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(pkg + os.sep):
+        level, f = level + 1, f.f_back
+    warnings.warn(warning, stacklevel=level)

@@ -558,6 +558,7 @@ class Loop(Instr):
     count: int
     max_iter: int
     loop: int = 0
+    where: str = ""   # the loop's source position, for the report of a loop that hit its bound
     READS, WRITES = ("init",), ("carry", "count")
     DYNAMIC = True   # what it moves is its body's, times the iterations
 

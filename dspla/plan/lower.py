@@ -420,7 +420,9 @@ def _while(pl: Lowering, n: Node):
         pl.in_loop = outer
     count = pl.slot()
     limit = pl.concrete(n.attr("max_iter"))
-    pl.emit(lambda r: Loop(init, carry, cond_block[r], cond_slot, body_block[r], results, count, limit, loop=index))
+    where = str(n.span) if n.span is not None else ""
+    pl.emit(lambda r: Loop(init, carry, cond_block[r], cond_slot, body_block[r], results, count, limit, loop=index,
+                           where=where))
     pl.vals[id(n)] = Value(carry + (count,), tuple(canonical(t, pl.dims) for t in n.type.items))
 
 

@@ -127,6 +127,7 @@ class Runtime:
         self.product_times: dict = {}
         self.times = {"compute_s": 0.0, "pack_s": 0.0, "wait_s": 0.0}
         self.iterations: dict = {}   # loop -> iterations run
+        self.at_bound: dict = {}     # loop -> (source position, bound), when it stopped at its bound
         self.loop_s: dict = {}       # loop -> seconds in it
         self.loop_words: dict = {}   # loop -> words this rank sent in each iteration (the dynamic ones' too)
 
@@ -604,6 +605,8 @@ def _loop(rt: Runtime, i: Loop):
     count[0, 0] = it
     s[i.count] = count
     rt.iterations[i.loop] = rt.iterations.get(i.loop, 0) + it
+    if it == i.max_iter and i.max_iter > 0:
+        rt.at_bound[i.loop] = (i.where, i.max_iter)
 
 
 @handler(Empty)

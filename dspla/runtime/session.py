@@ -30,7 +30,7 @@ import traceback
 import numpy as np
 
 from .. import compile as compiler
-from ..errors import DsplaError, InputError, UnknownNameError
+from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError, warn
 from ..exec.values import Array, Dist, Meta
 from ..partition import METHODS
 from ..plan.explain import as_text
@@ -220,6 +220,10 @@ class DistSession:
         stats = [self._rank_stats(rt)] if P == 1 else comm.gather(self._rank_stats(rt), 0)
         if rank == 0:
             self.last_stats = self._summary(stats, planning_s if header["replan"] else 0.0, times)
+            for loop, (where, bound) in sorted(rt.at_bound.items()):
+                warn(LoopBoundWarning(
+                    f"{where + ': ' if where else ''}loop {loop} ran all {bound} iterations it may: it stopped at its "
+                    "bound, not because its condition became false"))
         if local:
             return out
         dims_, layouts, shapes = self.layout
@@ -241,7 +245,8 @@ class DistSession:
             for k in total:
                 total[k] += c[k]
         return {**total, **rt.times, "products": per_product, "product_s": dict(rt.product_times),
-                "iterations": dict(rt.iterations), "loop_s": dict(rt.loop_s), "loop_words": dict(rt.loop_words)}
+                "iterations": dict(rt.iterations), "at_bound": dict(rt.at_bound), "loop_s": dict(rt.loop_s),
+                "loop_words": dict(rt.loop_words)}
 
     def _summary(self, per_rank: list, planning_s: float, times: list) -> dict:
         P = len(per_rank)
@@ -263,7 +268,8 @@ class DistSession:
         # iteration (a BFS's words follow its frontier)
         out["loops"] = [{"loop": k, "iterations": v, "seconds": max(r["loop_s"].get(k, 0.0) for r in per_rank),
                          "words_per_iteration": [int(sum(w)) for w in
-                                                 zip(*(r["loop_words"].get(k, []) for r in per_rank))]}
+                                                 zip(*(r["loop_words"].get(k, []) for r in per_rank))],
+                         "stopped_at_bound": k in per_rank[0]["at_bound"]}
                         for k, v in sorted(iterations.items())]
         products = []
         for p in self.plan.products:

@@ -1,6 +1,8 @@
 """Loops in both front ends: one WHILE node carrying its condition and body as sub-programs,
 values from outside computed once before it, run by the reference executor, by one process and
 by P simulated ones with the same iterations and results; errors with locations."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -87,6 +89,7 @@ def test_distributed_runs_the_same_iterations(P, plan):
     assert prod["words_sent_per_iteration"] * prod["iterations"] == prod["words_sent_total"]
 
 
+@pytest.mark.filterwarnings("ignore::dspla.LoopBoundWarning")   # (the point of the test)
 def test_max_iter_bounds_the_loop_and_zero_runs_none():
     a, x0 = _data()
     for m in (0, 3):
@@ -99,6 +102,20 @@ def test_max_iter_bounds_the_loop_and_zero_runs_none():
         for _ in range(m):
             want = a @ want + want
         np.testing.assert_allclose(out["y"].to_numpy(), want, rtol=1e-12)
+
+
+def test_a_loop_stopped_by_its_bound_says_so(recwarn):
+    x = dp.dense("x", ("n", 1))
+    (y,) = dp.while_loop(lambda y: dp.reduce_all(y) < 100.0, lambda y: (y * 2.0,), (x,), 3)
+    f = dp.function({"y": y})
+    with pytest.warns(dp.LoopBoundWarning, match=r"test_loops.py:\d+:\d+: loop 0 ran all 3 iterations") as rec:
+        out = f(x=np.ones((2, 1)))   # sum 2 -> 16 after 3 doublings: still below 100
+    assert rec[0].filename == __file__   # attributed to the caller's line, not to dspla
+    assert out["y"].to_numpy()[0, 0] == 8.0 and f.last_stats["loops"][0]["stopped_at_bound"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # ending on the condition: no warning
+        f(x=np.full((2, 1), 30.0))   # sum 60, then 120: one iteration
+    assert not f.last_stats["loops"][0]["stopped_at_bound"] and f.last_stats["loops"][0]["iterations"] == 1
 
 
 def test_a_missing_condition_entry_is_false():
