@@ -120,6 +120,7 @@ class MxM(Instr):
     mask: int | None = None
     mask_kind: str | None = None
     complement: bool = False
+    a_empty_rows: Any = None   # a static a's empty rows, found at planning (not at every run)
     WRITES = ("out",)
 
     def reads(self) -> list[int]:

@@ -365,7 +365,9 @@ def _mxm(pl: Lowering, n: Node):
                 and (not wide or b.type.kind is Kind.sparse):
             if pl.P == 1:   # one process: nothing moves, the product is the local kernel's
                 out = pl.slot()
-                pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), sr, **mask_fields(pl, n, al)))
+                empty = gbops.empty_rows(pl.static_value(a))   # (a is static here)
+                pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), sr, **mask_fields(pl, n, al),
+                            a_empty_rows=empty))
                 return pl.set(n, out, al)
             return lower_product(pl, n)
         if al.kind == "col" or al.kind == "row" and not pl.is_static(a):

@@ -201,7 +201,8 @@ def _mxm(rt: Runtime, i: MxM):
         C = rt.slots[i.out]
         C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(b, op)
     else:
-        rt.slots[i.out] = gbops.cast(gbops.mxm(a, b, i.semiring, compute, mask=mask), out)
+        rt.slots[i.out] = gbops.cast(gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask),
+                                     out)
     rt.timed("compute_s", t0)
 
 
