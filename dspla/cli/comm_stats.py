@@ -12,6 +12,7 @@ import numpy as np
 
 from ..analysis import comm_stats
 from ..errors import DataFormatError, DsplaError, UnknownNameError
+from ..io.files import atomic_write, check_writable
 from ..io.graph import load_graph
 from ..partition import METHODS, partition
 from ..partition.balance import imbalance
@@ -90,6 +91,8 @@ def run(args):
     if args.backend and not any(args.backend in METHODS[m].backends for m in methods):
         valid = sorted({b for m in methods for b in METHODS[m].backends})
         raise DsplaError(f"--backend {args.backend!r} applies to none of the methods; valid: {', '.join(valid)}")
+    if args.json:
+        check_writable(args.json, "records (--json)")
     A = as_pattern(load_graph(args.graph, directed=args.directed))
     n, ncols = A.shape
     b_parts = None if n == ncols else "auto"  # rectangular: B's rows go where their column is used most
@@ -118,10 +121,11 @@ def run(args):
             records.append(record(args.name, A, file_parts, P, args.K, imbalance(file_parts, w, P), 0.0, b_parts))
         if "random" not in methods:  # the table normalises to RP: compute it, keep it out of the JSON
             baseline[P] = record("random", A, random_parts(n, P, args.seed), P, args.K, 0.0, 0.0, b_parts)
+    if args.json:   # written before anything is printed
+        with atomic_write(args.json, "w") as f:
+            json.dump(records, f, indent=1)
     print(format_table(records, baseline))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(records, f, indent=1)
         print(f"wrote {args.json}")
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from ..io.files import atomic_write
 
 # Bumped whenever an algorithm changes so that old entries are not reused.
 CACHE_VERSION = 5
@@ -55,10 +56,9 @@ def store(key: str, arrays: dict[str, np.ndarray], meta: dict) -> None:
     d = cache_dir()
     try:
         d.mkdir(parents=True, exist_ok=True)
-        # write then rename, so a concurrent reader never sees half a file
-        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp.npz")
-        with os.fdopen(fd, "wb") as f:
+        # write then rename, so a concurrent reader never sees half a file; a failed write
+        # (full disk) leaves nothing behind
+        with atomic_write(d / f"{key}.npz") as f:
             np.savez(f, _meta=np.array(json.dumps(meta, default=str)), **arrays)
-        os.replace(tmp, d / f"{key}.npz")
     except OSError:
         pass  # a read-only or full cache must not fail the partitioning

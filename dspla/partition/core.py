@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DimensionMismatch, PlanError
+from ..io.files import atomic_write
 from . import balance
 from . import cache as _cache
 from .progress import as_progress
@@ -39,9 +41,14 @@ class PartitionResult:
         """Rows per process."""
         return np.bincount(self.parts, minlength=self.P)
 
-    def save(self, path) -> None:
-        """Write ``parts`` as .npy (what ``dspla partition --out`` writes)."""
-        np.save(path, self.parts)
+    def save(self, path) -> str:
+        """Write ``parts`` as .npy (what ``dspla partition --out`` writes), atomically; like
+        numpy.save, ``.npy`` is appended to a name without it. Returns the path written."""
+        path = os.fspath(path)
+        path = path if path.endswith(".npy") else path + ".npy"
+        with atomic_write(path) as fh:
+            np.save(fh, self.parts)
+        return path
 
     def __repr__(self) -> str:
         return (f"PartitionResult(method={self.method!r}, P={self.P}, n={self.parts.size}, "

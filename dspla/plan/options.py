@@ -20,10 +20,11 @@ class Options:
     cache: bool = True
     progress: bool | None = None
     coefficients: object = None    # a dspla.costmodel.Coefficients; None: the calibrated (or shipped) ones
+    iterations: int | None = None  # how many times the plan will run (None: unknown; see partitioning)
 
     def key(self) -> tuple:
         return (self.plan, self.partition, None if self.parts is None else self.parts.tobytes(), self.seed, self.eps,
-                self.replication, self.stripe_width, self.memory_cap, id(self.coefficients))
+                self.replication, self.stripe_width, self.memory_cap, id(self.coefficients), self.iterations)
 
 
 def memory_cap(opt, P: int) -> float:
