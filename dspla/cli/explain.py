@@ -8,7 +8,7 @@ from ..errors import DsplaError
 from ..frontend.parser import parse_file
 from ..function import Function
 from ..io import read_input
-from ..plan.explain import compare
+from ..plan.explain import MissingDims, compare
 from .common import parse_inputs
 
 
@@ -57,9 +57,12 @@ def run(args):
         if not v.isdigit():
             raise DsplaError(f"--dim takes NAME=SIZE, got {spec!r}")
         dims[k] = int(v)
-    out = f.explain(np=args.np, dims=dims, density=args.density, json=args.json, dump_after=args.dump_after,
-                    timings=args.timings, plan=args.plan, partition=args.partition, seed=args.seed,
-                    replication=args.replication, stripe_width=args.stripe_width, memory_cap=args.memory_cap,
-                    **given)
+    try:
+        out = f.explain(np=args.np, dims=dims, density=args.density, json=args.json, dump_after=args.dump_after,
+                        timings=args.timings, plan=args.plan, partition=args.partition, seed=args.seed,
+                        replication=args.replication, stripe_width=args.stripe_width, memory_cap=args.memory_cap,
+                        **given)
+    except MissingDims as e:   # said in the command line's terms
+        raise DsplaError(e.cli_message()) from None
     print(json.dumps(out, indent=1) if args.json else out)
     return 0

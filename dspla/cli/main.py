@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 import traceback
 
 from ..errors import DsplaError
-from ..runtime.failure import fail, is_quiet, launched_by_dspla, message
+from ..runtime.failure import STDOUT_CLOSED, fail, is_quiet, launched_by_dspla, message
 from ..runtime.launch import check_launcher_started_a_job, current_rank, in_mpi_job, world
 from ..runtime.process import keep_freed_memory
 
@@ -35,6 +36,8 @@ def main(argv=None) -> int:
     debug = args.debug or os.environ.get("DSPLA_DEBUG") == "1"
     if debug:
         os.environ["DSPLA_DEBUG"] = "1"   # ranks and helpers word their messages the same way
+    if in_mpi_job():
+        _rank_signals()
     try:
         check_launcher_started_a_job()
         code = int(args.func(args) or 0)
@@ -51,7 +54,7 @@ def _failed(e: BaseException, debug: bool) -> int:
     comm = world() if in_mpi_job() else None
     if isinstance(e, BrokenPipeError):
         _silence_stdout()
-        e = DsplaError("cannot write to standard output (it was closed before everything was printed)")
+        e = DsplaError(STDOUT_CLOSED)
     if comm is None or comm.size == 1:
         if debug:
             traceback.print_exception(e)
@@ -76,6 +79,22 @@ def _interrupted() -> int:
         os._exit(130)   # skip MPI's finalize: the other ranks may be inside a collective
     print("dspla: interrupted", file=sys.stderr)
     return 130
+
+
+def _rank_signals():
+    """Ctrl-C in a job: a rank stops at once and silently (a KeyboardInterrupt could surface
+    anywhere, even in a destructor, as a traceback); rank 0 of a job not started by dspla's
+    launcher says so once (otherwise the launcher does)."""
+    if current_rank() != 0 or launched_by_dspla():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        return
+
+    def interrupted(signum, frame):
+        print("dspla: interrupted", file=sys.stderr, flush=True)
+        _silence_stdout()
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
 
 
 def _silence_stdout():

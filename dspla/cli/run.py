@@ -16,6 +16,7 @@ from ..io import generate_inputs, is_generated, read_input, write_results
 from ..io.files import atomic_write, check_writable
 from ..io.inputs import input_path
 from ..io.npy import load_npy
+from ..runtime import faults
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, relaunch, world
 from .common import parse_inputs
@@ -88,6 +89,7 @@ def run(args):
     f = Function(program)
     comm = world()
     rank = comm.rank if comm else 0
+    faults.inject(rank, "start")
     kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
 
     def read():   # rank 0 reads; the others learn of any error before waiting for data

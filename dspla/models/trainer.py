@@ -30,6 +30,7 @@ from ..errors import DsplaError
 from ..function import Function
 from ..ir import Program
 from ..ir.types import Kind
+from ..runtime.failure import on_root
 from . import checkpoint as ckpt
 from .optim import make_optimizer
 from .program import check_step, set_dropout, training_program
@@ -214,13 +215,19 @@ class Trainer:
     def fit(self):
         cfg, comm, rank, session = self.cfg, self.comm, self.rank, self.session
         start, history, params, opt, static = 0, [], None, None, None
-        if rank == 0:
+
+        def setup():   # rank 0: an error here (a bad checkpoint) stops every rank with one message
             static = self._static_inputs()
             params = self._init_params()
             opt = make_optimizer(cfg.optimizer, cfg.lr, self._weight_decay(),
                                  **({"momentum": cfg.momentum} if cfg.optimizer == "sgd" else {}))
-            if cfg.resume and cfg.checkpoint:
-                start, history = self._resume(params, opt)
+            start, history = self._resume(params, opt) if cfg.resume and cfg.checkpoint else (0, [])
+            return static, params, opt, start, history
+
+        if rank == 0:
+            static, params, opt, start, history = on_root(comm, setup)
+        else:
+            on_root(comm, setup)
         start = comm.bcast(start, 0)
         progress = Progress(cfg.epochs, cfg.progress and rank == 0, cfg.log_every)
         first_stats = last_stats = None

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from ..costmodel import load
 from ..errors import InputError
+from ..io.limits import check_memory
 from ..ir.types import Kind
 from .options import Options
 
@@ -29,26 +30,51 @@ def synthesize(declared, given: dict, dims: dict | None = None, density: float |
             for d, size in zip(n.type.shape, np.shape(v) if not sp.issparse(v) else v.shape):
                 if isinstance(d, str):
                     dims.setdefault(d, int(size))
+    missing: dict[str, str] = {}
+    for n in declared:
+        if n.attr("name") not in given:
+            for d in n.type.shape:
+                if isinstance(d, str) and d not in dims:
+                    missing.setdefault(d, n.attr("name"))
+    if missing:
+        raise MissingDims(missing)
     rng = np.random.default_rng(seed)
     out = dict(given)
     for n in declared:
         name = n.attr("name")
         if name in out:
             continue
-        shape = []
-        for d in n.type.shape:
-            if isinstance(d, str) and d not in dims:
-                raise InputError(f"cannot plan without a size for dimension {d!r} (of input {name!r}): give the "
-                                 f"input, or --dim {d}=SIZE")
-            shape.append(dims[d] if isinstance(d, str) else d)
+        shape = [dims[d] if isinstance(d, str) else d for d in n.type.shape]
         dt = n.type.dtype.np
         if n.type.kind is Kind.sparse:
             dens = density if density is not None else min(1.0, 16.0 / max(1, shape[1]))
+            check_memory(int(24 * dens * shape[0] * shape[1] + 8 * shape[0]), f"a stand-in for input {name!r} "
+                         f"({shape[0]} x {shape[1]}, density {dens:.3g})")
             A = sp.random_array(tuple(shape), density=dens, random_state=rng, format="csr", dtype=np.float64)
             out[name] = A.astype(dt)
         else:
+            check_memory(dt.itemsize * shape[0] * shape[1], f"a stand-in for input {name!r} ({shape[0]} x {shape[1]})")
             out[name] = np.ones(tuple(shape), dtype=dt)
     return out
+
+
+class MissingDims(InputError):
+    """Planning needs sizes no given input fixes. ``missing``: dim -> an input that has it. The
+    message says how to give them from Python; ``cli_message`` from the command line."""
+
+    def __init__(self, missing: dict):
+        self.missing = dict(missing)
+        names = ", ".join(repr(d) for d in missing)
+        inputs = sorted(set(missing.values()))
+        self.lead = (f"cannot plan without a size for dimension{'s' if len(missing) > 1 else ''} {names} "
+                     f"(of input{'s' if len(inputs) > 1 else ''} {', '.join(map(repr, inputs))})")
+        sizes = ", ".join(f'"{d}": SIZE' for d in missing)
+        super().__init__(f"{self.lead}: pass {' and '.join(f'{i}=...' for i in inputs)}, or dims={{{sizes}}}")
+
+    def cli_message(self) -> str:
+        dims = " ".join(f"--dim {d}=SIZE" for d in self.missing)
+        inputs = " ".join(f"-i {i}=FILE" for i in sorted(set(self.missing.values())))
+        return f"{self.lead}: give {inputs}, or {dims}"
 
 
 def _source(options: Options, P: int) -> str:
@@ -140,4 +166,4 @@ def compare(stats: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["as_json", "as_text", "compare", "synthesize"]
+__all__ = ["MissingDims", "as_json", "as_text", "compare", "synthesize"]

@@ -21,6 +21,8 @@ import traceback
 from ..errors import DsplaError
 
 GRACE = float(os.environ.get("DSPLA_ABORT_GRACE", "2.0"))   # seconds; documented in docs/runtime.md
+STDOUT_CLOSED = ("standard output was closed before everything was printed (files named by --out, --stats, "
+                 "--json and the like were written before it)")
 LAUNCHED_ENV = "DSPLA_LAUNCH_TOKEN"   # set by dspla's own launcher (launch.relaunch) for its ranks
 
 
@@ -132,5 +134,6 @@ def launched_by_dspla() -> bool:
     return LAUNCHED_ENV in os.environ
 
 
-__all__ = ["GRACE", "PeerError", "agree", "describe", "fail", "is_quiet", "launched_by_dspla", "message",
+__all__ = ["GRACE", "STDOUT_CLOSED", "PeerError", "agree", "describe", "fail", "is_quiet", "launched_by_dspla",
+           "message",
            "on_root"]

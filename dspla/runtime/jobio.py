@@ -63,17 +63,25 @@ class BannerFilter:
         return out
 
 
+_ERROR = re.compile(r"^dspla: (error|rank \d+ failed)")
+
+
 class Pump(threading.Thread):
     """Copy one of the job's streams to ours through a BannerFilter. Lines starting with
-    ``dspla`` are remembered (the job's own messages). A write that fails (closed stdout) is
+    ``dspla`` are remembered (the job's own messages). With ``one_error``, only the first error
+    message (with its indented continuation lines) is shown: two ranks failing at once for
+    different reasons would otherwise print two. A write that fails (closed stdout) is
     remembered and the rest is drained, so the job never blocks on a full pipe."""
 
-    def __init__(self, src, dst):
+    def __init__(self, src, dst, one_error: bool = False):
         super().__init__(daemon=True)
         self.src, self.dst = src, dst
         self.said: list[str] = []
         self.write_error: OSError | None = None
         self.filter = BannerFilter()
+        self.one_error = one_error
+        self._errors = 0
+        self._dropping = False
 
     def run(self):
         for line in self.src:
@@ -84,6 +92,14 @@ class Pump(threading.Thread):
         for line in lines:
             if line.startswith("dspla"):
                 self.said.append(line)
+            if self.one_error:
+                if _ERROR.match(line):
+                    self._errors += 1
+                    self._dropping = self._errors > 1
+                elif not line[:1].isspace():
+                    self._dropping = False
+                if self._dropping:
+                    continue
             if self.write_error is not None:
                 continue
             try:

@@ -20,7 +20,7 @@ import time
 from ..errors import DsplaError
 from .comm.mpi import MPIComm
 from .comm.sim import SimComm
-from .failure import LAUNCHED_ENV, fail, launched_by_dspla
+from .failure import LAUNCHED_ENV, STDOUT_CLOSED, fail, launched_by_dspla
 from .jobio import Pump
 from .process import configure_threads, freeze_startup, keep_freed_memory
 
@@ -173,7 +173,8 @@ def _supervise(cmd, env, np: int, exe: str, token: str) -> int:
                                 errors="replace", start_new_session=True, preexec_fn=_die_with_parent)
     except OSError as e:
         raise DsplaError(f"cannot start the launcher {exe}: {e.strerror}") from None
-    pumps = [Pump(proc.stdout, sys.stdout), Pump(proc.stderr, sys.stderr)]
+    pumps = [Pump(proc.stdout, sys.stdout),
+             Pump(proc.stderr, sys.stderr, one_error=os.environ.get("DSPLA_DEBUG") != "1")]
     for p in pumps:
         p.start()
     got: list[int] = []
@@ -208,8 +209,7 @@ def _supervise(cmd, env, np: int, exe: str, token: str) -> int:
                  "give a working mpiexec with --mpiexec or $DSPLA_MPIEXEC")
         return code if code > 0 else 2
     if pumps[0].write_error is not None and code == 0:
-        _say(f"dspla: error: cannot write the output to standard output ({pumps[0].write_error.strerror or 'closed'}); "
-             "files given with --out and the like were written before it")
+        _say(f"dspla: error: {STDOUT_CLOSED}")
         return 2
     if code != 0 and not said:
         _say(f"dspla: the {np}-process job failed ({_status(code)}): a rank died without a message "

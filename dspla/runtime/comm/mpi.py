@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import numpy as np
+
+ABORT_FLUSH_S = 0.3
 
 
 def _mpi():
@@ -87,6 +90,9 @@ class MPIComm:
             sys.stdout.flush()
         except (OSError, ValueError):
             pass
+        # Hydra's proxy forwards a rank's output asynchronously and an abort tears it down: without
+        # this pause the message was lost in about one run in four
+        time.sleep(ABORT_FLUSH_S)
         try:
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 1)
