@@ -16,6 +16,7 @@ from ..io import generate_inputs, is_generated, read_input, write_results
 from ..io.files import atomic_write, check_writable
 from ..io.inputs import input_path
 from ..io.npy import load_npy
+from ..plan.explain import partition_lines
 from ..runtime import faults
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, relaunch, world
@@ -34,8 +35,9 @@ def register(sub, common):
     g.add_argument("--mpiexec", help="the launcher to use (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
     g.add_argument("--plan", default="auto", help="product plan: auto (lowest predicted time), p2p1d, allgather1d, "
                                                  "shift1d, twoface, 15d, 2d")
-    g.add_argument("--partition", default="hypergraph", help="row partition method (block, random, graph, "
-                                                             "hypergraph, ...)")
+    g.add_argument("--partition", default="auto", help="row partition method: auto (the default: the one whose "
+                   "time this run repays, docs/partitioning.md), block, random, graph, hypergraph (the quality "
+                   "opt-in), ...")
     g.add_argument("--partition-file", help="a saved partition (.npy of process ids per row)")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--eps", type=float, default=0.03, help="allowed partition imbalance")
@@ -45,7 +47,8 @@ def register(sub, common):
                    "over it; twoface turns sync stripes async to stay under it)")
     g.add_argument("--no-cache", action="store_true", help="do not reuse or store partitions on disk")
     g.add_argument("--stats", help="write what moved (words, messages, times per rank and product) as JSON")
-    g.add_argument("--repeat", type=int, default=1, help="run N times after one planning (benchmarks)")
+    g.add_argument("--repeat", type=int, help="run N times after one planning (benchmarks; also the run length "
+                   "--partition auto plans for, else it assumes 100)")
     p.add_argument("--allow-nonfinite", action="store_true",
                    help="accept NaN and infinite values in data files (with a warning) instead of refusing them")
     p.set_defaults(func=run)
@@ -78,7 +81,7 @@ def run(args):
             check_writable(path, what)
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
-    if args.repeat < 1:
+    if args.repeat is not None and args.repeat < 1:
         raise DsplaError(f"--repeat must be at least 1, got {args.repeat}")
     if args.np is not None and not in_mpi_job():
         if args.np < 1:
@@ -112,8 +115,9 @@ def run(args):
         if args.partition_file:
             options["parts"] = parts
             options["partition"] = "file"
-        out = f.run(data, repeat=args.repeat, **options)
+        out = f.run(data, repeat=args.repeat or 1, **options)
         stats = f.last_stats
+        choice = partition_lines(f.session(comm, **options).plan) if rank == 0 else []
     dt = time.perf_counter() - t0
     whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()}   # collectives: every rank
     if rank != 0:
@@ -132,6 +136,8 @@ def run(args):
               f"total {stats['words_sent_total']} (avg {stats['words_sent_avg']:.1f}, max {stats['words_sent_max']}), "
               f"messages total {stats['messages_sent_total']}; iteration {stats['iteration_s_median']:.4f} s "
               f"(median of {len(stats['iteration_s'])}), planning {stats['planning_s']:.3f} s")
+        for line in choice:
+            print(line)
     if args.out:
         print(f"wrote {args.out} ({dt:.3f} s)")
     return 0

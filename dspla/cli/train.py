@@ -66,8 +66,9 @@ def register(sub, common):
     g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
     g.add_argument("--mpiexec", help="the launcher (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
     g.add_argument("--plan", help="product plan (default: the runtime's default, auto when available)")
-    g.add_argument("--partition", default="hypergraph", help="row partition method (hypergraph, graph, random, "
-                                                             "block, stochastic-hypergraph, ...)")
+    g.add_argument("--partition", default="auto", help="row partition method: auto (the default: the one the epochs "
+                   "repay, docs/partitioning.md), hypergraph (the quality opt-in), graph, random, block, "
+                   "stochastic-hypergraph, ...")
     o = p.add_argument_group("output")
     o.add_argument("--json", help="write the result (per-epoch loss/accuracy, final accuracies, plan, "
                                   "communication) to this file")

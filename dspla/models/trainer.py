@@ -30,6 +30,7 @@ from ..errors import DsplaError
 from ..function import Function
 from ..ir import Program
 from ..ir.types import Kind
+from ..plan.explain import partition_lines
 from ..runtime.failure import on_root
 from . import checkpoint as ckpt
 from .optim import make_optimizer
@@ -52,7 +53,7 @@ class TrainConfig:
     checkpoint_every: int = 10
     resume: bool = False
     plan: str | None = None            # None: the runtime's default (auto when the planner provides it)
-    partition: str = "hypergraph"
+    partition: str = "auto"
     partition_seed: int = 0
     progress: bool = True
     log_every: int | None = None       # non-terminal progress: a line every N epochs
@@ -140,7 +141,9 @@ class Trainer:
         self.step_program = program
         self.f = Function(training_program(program))
         self.plan = cfg.plan or default_plan()
+        # the run's length is known: --partition auto weighs partitioning time against the epochs
         self.options = {"plan": self.plan, "partition": cfg.partition, "seed": cfg.partition_seed,
+                        "iterations": cfg.epochs + 1,
                         **({} if cfg.progress else {"progress": False}), **cfg.extra_options}
         # one process (no MPI job, no comm given) runs the same runtime on a one-rank communicator
         self.session = self.f.session(comm, **self.options)
@@ -247,6 +250,9 @@ class Trainer:
                 stats = session.last_stats
                 if first_stats is None and cfg.explain:
                     progress.note(self.explain())
+                elif first_stats is None:   # how the partition was chosen: its time, saving, break-even
+                    for line in partition_lines(session.plan):
+                        progress.note(line)
                 first_stats = first_stats or stats
                 last_stats = stats
                 loss = float(got["loss"][0, 0])

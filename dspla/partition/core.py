@@ -104,7 +104,8 @@ def _unknown_params(method: Method, params: dict) -> None:
 
 
 def partition(A, P: int, method: str = "hypergraph", eps: float = 0.03, seed: int = 0, *,
-              backend: str | None = None, cache: bool = True, progress=None, **params) -> PartitionResult:
+              backend: str | None = None, cache: bool = True, progress=None, cached_only: bool = False,
+              **params) -> PartitionResult | None:
     """Partition the rows of A over P processes.
 
     method: a name in ``dspla.partition.METHODS`` (block, random, graph, hypergraph,
@@ -113,7 +114,8 @@ def partition(A, P: int, method: str = "hypergraph", eps: float = 0.03, seed: in
     backend: e.g. "mtkahypar" or "kahypar" for hypergraph. cache: reuse/store the result under
     $DSPLA_CACHE_DIR (default $XDG_CACHE_HOME/dspla/partitions). progress: True/False/None (auto:
     phases are printed to stderr once a run takes more than a couple of seconds).
-    Extra keyword parameters go to the method (see ``METHODS[name].params``).
+    Extra keyword parameters go to the method (see ``METHODS[name].params``). ``cached_only``:
+    return the cached result, or None without partitioning.
     """
     m = get(method)
     _unknown_params(m, params)
@@ -137,6 +139,8 @@ def partition(A, P: int, method: str = "hypergraph", eps: float = 0.03, seed: in
             prog.note(f"cache hit ({_cache.cache_dir()})")
             return _result(arrays["parts"], P, method, eps, seed, backend, m, w, meta["seconds"], True,
                            meta.get("moved", 0), meta.get("info", {}), pkey)
+    if cached_only:
+        return None
 
     t0 = time.perf_counter()
     if P == 1:

@@ -15,6 +15,7 @@ from ..errors import InputError
 from ..io.limits import check_memory
 from ..ir.types import Kind
 from .options import Options
+from .partition_choice import describe
 
 CANDIDATE_KEYS = ("plan", "predicted_s", "compute_s", "comm_s", "latency_s", "words_avg", "words_max",
                   "messages_avg", "messages_max", "memory_bytes")
@@ -97,9 +98,34 @@ def as_json(plan, P: int, options: Options) -> dict:
                          "candidates": cands, "loop": p.loop})
     dims = {d: {"size": int(dp.size), "partition": dp.method, "rows_min": int(dp.counts.min()),
                 "rows_max": int(dp.counts.max()), **{k: v for k, v in plan.partition.get(d, {}).items()
-                                                     if k in ("imbalance",)}}
+                                                     if k in ("imbalance",)}, **_choice_json(plan.partition.get(d, {}))}
             for d, dp in plan.dims.items()}
     return {"P": P, "coefficients": _source(options, P), "dims": dims, "products": products}
+
+
+def _choice_json(info: dict) -> dict:
+    """The partitioning time and, under --partition auto, the choice: candidates with their
+    times and exchange per iteration, the saving per iteration over block, the break-even count."""
+    out = {"partition_s": float(info.get("seconds", 0.0))}
+    if info.get("auto"):
+        out.update({"partition_choice": {k: info[k] for k in ("horizon", "width", "seconds_all",
+                                                               "saving_per_iteration_s", "break_even_iterations",
+                                                               "candidates")}})
+    return out
+
+
+def partition_lines(plan) -> list[str]:
+    """One line per partitioned dim: method and time; under auto, why (partition_choice.describe)."""
+    if plan is None:
+        return []
+    out = []
+    for d, info in plan.partition.items():
+        more = describe(info)
+        if more:
+            out += [f"dim {d}: {more[0]}", *more[1:]]
+        elif "seconds" in info and info.get("method") not in (None, "block"):
+            out.append(f"dim {d}: partition {info['method']} in {info['seconds']:.2f} s")
+    return out
 
 
 def _ms(x):
@@ -114,6 +140,7 @@ def as_text(plan, P: int, options: Options) -> str:
         lines.append(f"  dim {d}: {dp.size} indices, partition {dp.method}"
                      + (f" (imbalance {imb:.3f})" if imb is not None else "")
                      + f", rows per process {dp.counts.min()}..{dp.counts.max()}")
+        lines += ["    " + ln for ln in describe(plan.partition.get(d, {}))]
     if not plan.products:
         lines.append("  no distributed sparse x dense products (everything is local or computed at planning)")
     for p in plan.products:
@@ -166,4 +193,4 @@ def compare(stats: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["MissingDims", "as_json", "as_text", "compare", "synthesize"]
+__all__ = ["MissingDims", "as_json", "as_text", "compare", "partition_lines", "synthesize"]

@@ -10,7 +10,7 @@ import numpy as np
 @dataclass
 class Options:
     plan: str = "auto"             # a name in dspla.plan.plans.PLANS, or "auto" (lowest predicted time)
-    partition: str = "hypergraph"  # a partition method, or "file" with parts given
+    partition: str = "auto"        # a partition method, "auto" (plan/partition_choice.py), or "file" with parts
     parts: np.ndarray | None = None
     seed: int = 0
     eps: float = 0.03

@@ -69,8 +69,8 @@ class DistSession:
     def _decide(self, inputs: dict, descs: list) -> tuple[dict, dict, dict]:
         if self.opt.plan != "auto":
             get_plan(self.opt.plan)
-        if self.opt.parts is None and self.opt.partition not in METHODS and self.opt.partition != "file":
-            raise UnknownNameError("partition method", self.opt.partition, METHODS)
+        if self.opt.parts is None and self.opt.partition not in METHODS and self.opt.partition not in ("file", "auto"):
+            raise UnknownNameError("partition method", self.opt.partition, [*METHODS, "auto"])
         mine = descs[0]
         for r, d in enumerate(descs[1:], 1):
             if {k: v[:4] for k, v in d.items()} != {k: v[:4] for k, v in mine.items()}:
