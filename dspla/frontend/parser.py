@@ -7,6 +7,7 @@ file's own declarations only.
 from __future__ import annotations
 
 import math
+import os
 from functools import lru_cache
 from importlib import resources
 
@@ -350,10 +351,10 @@ class _Builder:
         if kind in _TABLES or kind == "op":
             table = _TABLES.get(kind) or {**algebra.UNARY, **algebra.BINARY}
             if word is None:
-                raise DsplaError(f"{fname}(): {pname} is a {kind} name such as "
+                raise DsplaError(f"{fname}(): {pname} is a {kind if kind != 'op' else 'operator'} name such as "
                                  f"{', '.join(sorted(table)[:4])}", span)
-            if word not in table:
-                raise UnknownNameError(kind if kind != "op" else "operator", word, table, span)
+            if word not in table and kind != "op":   # apply's op: unary or binary, checked by call()
+                raise UnknownNameError(kind, word, table, span)
             return word
         if kind == DT:
             if word not in ("float64", "float32", "int64", "bool"):
@@ -458,13 +459,26 @@ def parse(text: str, filename: str = "<string>") -> Program:
     return _Builder(text, filename).program(tree)
 
 
+def max_program_bytes() -> int:
+    """The largest program file read (DSPLA_MAX_PROGRAM_BYTES, default 16 MB): a program is
+    text someone wrote; anything larger is a mistake such as ``dspla check /dev/zero``."""
+    env = os.environ.get("DSPLA_MAX_PROGRAM_BYTES", "")
+    return int(env) if env.isdigit() and int(env) > 0 else 16 << 20
+
+
 def parse_file(path) -> Program:
     path = str(path)
+    limit = max_program_bytes()
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
     except OSError as e:
         raise DsplaError(f"cannot read {path}: {e.strerror}") from None
+    if len(data) > limit:
+        raise DsplaError(f"{path}: larger than {limit} bytes: not a program (DSPLA_MAX_PROGRAM_BYTES raises the "
+                         "limit)")
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise DsplaError(f"{path}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
     return parse(text, path)
