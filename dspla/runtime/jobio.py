@@ -44,10 +44,13 @@ class BannerFilter:
                 return [line]
             return []
         if self.held and _RULE.match(self.held[-1]) and _BANNER_START.match(line):
-            self.in_banner = True
-            self.dropped += len(self.held) + 1
+            self.in_banner = True   # the banner: one blank line, a rule, this line, ...
+            keep = self.held[:-1]
+            if keep and not keep[-1].strip():
+                keep = keep[:-1]
+            self.dropped += len(self.held) - len(keep) + 1
             self.held = []
-            return []
+            return keep
         if _NOTICE.match(line):
             self.dropped += 1
             return []
