@@ -14,6 +14,7 @@ from ..analysis import comm_stats
 from ..errors import DataFormatError, DsplaError, UnknownNameError
 from ..io.files import atomic_write, check_writable
 from ..io.graph import load_graph
+from ..io.npy import load_npy
 from ..partition import METHODS, partition
 from ..partition.balance import imbalance
 from ..partition.core import as_pattern
@@ -55,10 +56,7 @@ def _parse_P(text: str) -> list[int]:
 def _load_partition_file(path: str, n: int):
 
 
-    try:
-        parts = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise DataFormatError(path, f"not a readable .npy partition ({e})") from None
+    parts = load_npy(path)
     if parts.ndim != 1 or parts.size != n or not np.issubdtype(parts.dtype, np.integer):
         raise DataFormatError(path, f"expected {n} integer process ids, got shape {parts.shape}, dtype {parts.dtype}")
     if parts.size and parts.min() < 0:

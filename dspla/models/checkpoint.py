@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import DsplaError
 from ..io.files import atomic_write
+from ..io.npy import check_npz_members
 
 FILE = "checkpoint.npz"
 
@@ -31,6 +32,7 @@ def load(directory: str) -> tuple[dict, dict] | None:
     if not os.path.exists(path):
         return None
     try:
+        check_npz_members(path)   # a damaged member header must not make it allocate
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta"]).decode())
             arrays = {k[2:]: z[k] for k in z.files if k.startswith("a/")}

@@ -13,7 +13,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import DsplaError
 from ..io.files import atomic_write
+from ..io.npy import check_npz_members
 
 # Bumped whenever an algorithm changes so that old entries are not reused.
 CACHE_VERSION = 5
@@ -43,12 +45,15 @@ def entry_key(mhash: str, **fields) -> str:
 
 def load(key: str) -> tuple[dict[str, np.ndarray], dict] | None:
     path = cache_dir() / f"{key}.npz"
+    if not path.exists():
+        return None
     try:
+        check_npz_members(path)   # damaged: recompute rather than allocate what a header claims
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files if k != "_meta"}
             meta = json.loads(str(z["_meta"]))
         return arrays, meta
-    except (OSError, KeyError, ValueError):
+    except (OSError, KeyError, ValueError, DsplaError):
         return None  # missing or damaged entry: recompute
 
 

@@ -115,14 +115,15 @@ def _choice_json(info: dict) -> dict:
 
 
 def partition_lines(plan) -> list[str]:
-    """One line per partitioned dim: method and time; under auto, why (partition_choice.describe)."""
+    """The progress line: per partitioned dim, the method and its time; under auto the saving
+    per iteration and the break-even count (explain has the candidates)."""
     if plan is None:
         return []
     out = []
     for d, info in plan.partition.items():
         more = describe(info)
         if more:
-            out += [f"dim {d}: {more[0]}", *more[1:]]
+            out.append(f"dim {d}: {more[0]}")
         elif "seconds" in info and info.get("method") not in (None, "block"):
             out.append(f"dim {d}: partition {info['method']} in {info['seconds']:.2f} s")
     return out
