@@ -203,10 +203,13 @@ def _supervise(cmd, env, np: int, exe: str, token: str) -> int:
              f"the {np}-process job was stopped")
         return 128 + got[0]
     if not started:
-        why = "exited" if code == 0 else f"failed ({_status(code)})"
-        if not said:
-            _say(f"dspla: error: the launcher {exe} {why} without starting dspla on {np} processes; "
+        if not said and code == 0:
+            _say(f"dspla: error: the launcher {exe} exited without starting dspla on {np} processes; "
                  "give a working mpiexec with --mpiexec or $DSPLA_MPIEXEC")
+        elif not said:
+            _say(f"dspla: error: the {np}-process job failed ({_status(code)}) before dspla had started on it: a "
+                 f"process was killed or crashed while starting, or the launcher {exe} does not work (give a "
+                 "working one with --mpiexec or $DSPLA_MPIEXEC)")
         return code if code > 0 else 2
     if pumps[0].write_error is not None and code == 0:
         _say(f"dspla: error: {STDOUT_CLOSED}")
