@@ -109,8 +109,12 @@ def describe(info: dict) -> list[str]:
     if info["method"] == "block":
         head += " (no partitioner repays its time within the run)"
     else:
-        head += (f", partitioning {info['seconds_all']:.2f} s, saving {info['saving_per_iteration_s'] * 1e3:.3g} ms "
-                 f"per iteration over block: repaid after {_fmt(info['break_even_iterations'])} iterations")
+        chosen = next(c for c in info["candidates"] if c["method"] == info["method"])
+        cached = " (the cached one)" if chosen.get("cached") else ""
+        head += (f"{cached}, partitioning {info['seconds_all']:.2f} s, saving "
+                 f"{info['saving_per_iteration_s'] * 1e3:.3g} ms per iteration over block"
+                 + (f": repaid after {_fmt(info['break_even_iterations'])} iterations"
+                    if info["seconds_all"] > 0 else ""))
     out = [head]
     for c in info["candidates"]:
         if c.get("ran"):
