@@ -7,7 +7,7 @@ import time
 from . import compile as compiler
 from .errors import DsplaError, InputError, UnknownNameError
 from .exec import reference
-from .exec.values import Array, bind_dims, to_matrix
+from .exec.values import Array, bind_dims, check_shapes, to_matrix
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
 from .plan.explain import as_json, as_text, synthesize
@@ -53,6 +53,7 @@ class Function:
                 parts.append(f"unexpected input{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}")
             raise InputError(f"{'; '.join(parts)}; the program takes "
                              f"{', '.join(f'{k}: {n.type}' for k, n in self._decl.items())}")
+        check_shapes(self._decl.values(), inputs)   # sizes first, before converting anything
         mats = {k: to_matrix(inputs[k], self._decl[k]) for k in self._decl}
         return mats, bind_dims(self._decl.values(), mats)
 

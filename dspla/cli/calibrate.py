@@ -1,11 +1,16 @@
-"""dspla calibrate --np P [--out FILE]: fit the cost model on this machine."""
+"""dspla calibrate --np P [--out FILE] [--force]: fit the cost model on this machine."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 from ..calibration import calibrate
-from ..costmodel import save
+from ..calibration.quality import assess, notes
+from ..costmodel import load, save, user_path
+from ..errors import DsplaError
+from ..io.files import check_writable, check_writable_dir
+from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, relaunch, world
 from .run import _strip
 
@@ -18,11 +23,26 @@ def register(sub, common):
     p.add_argument("--quick", action="store_true", help="fewer sizes (tests)")
     p.add_argument("--no-plans", action="store_true",
                    help="microbenchmarks only (skip the end-to-end refit on plan runs)")
+    p.add_argument("--force", action="store_true",
+                   help="save the fit even when it fails the quality checks (docs/planner.md)")
     p.set_defaults(func=run)
 
 
-def run(args):
+def target(args) -> str:
+    return os.path.abspath(args.out) if args.out else user_path(args.np)
 
+
+def run(args):
+    if args.np < 1:
+        raise DsplaError(f"--np must be at least 1, got {args.np}")
+    path = target(args)
+    # found before minutes of measuring, not after
+    if args.out:
+        check_writable(path, "calibration (--out)")
+    else:   # the user cache: created when missing
+        check_writable_dir(os.path.dirname(path), "calibration directory")
+        if os.path.exists(path):
+            check_writable(path, "calibration")
     if not in_mpi_job():
         return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
 
@@ -31,20 +51,32 @@ def run(args):
     if comm.rank == 0:
         print(f"calibrating on {comm.size} processes ...", file=sys.stderr)
     res = calibrate(comm, quick=args.quick, plans=not args.no_plans)
-    if comm.rank != 0:
-        return 0
+    on_root(comm, lambda: _report_and_save(res, path, args, time.perf_counter() - t0))
+    return 0
+
+
+def _report_and_save(res, path: str, args, seconds: float):
     coefs, fits = res
-    path = save(coefs, fits, args.out)
-    print(f"{'family':<6} {'R^2(log)':>8} {'median |rel. residual|':>23} {'max':>8}  coefficients")
+    final = coefs.as_dict()
+    print(f"{'family':<6} {'R^2(log)':>8} {'median |rel. residual|':>23} {'max':>8}  coefficients (as saved)")
     for fam, f in fits.items():
         if fam == "plans":
             b, a = f["before"], f["after"]
             print(f"plans  {f['samples']} runs of every plan: predicted/measured in [0.67, 1.5] "
                   f"{b['within_0.67_1.5']:.0%} (microbenchmarks alone) -> {a['within_0.67_1.5']:.0%} (refit); "
-                  f"median |log ratio| {b['median_abs_log_ratio']:.2f} -> {a['median_abs_log_ratio']:.2f}")
+                  f"median |log ratio| {b['median_abs_log_ratio']:.2f} -> {a['median_abs_log_ratio']:.2f}; "
+                  f"R^2(log) {a.get('r2', float('nan')):.3f}")
             continue
-        cs = ", ".join(f"{k}={v:.3g}" for k, v in f["coefficients"].items())
+        cs = ", ".join(f"{k}={final.get(k, v):.3g}" for k, v in f["coefficients"].items())
         print(f"{fam:<6} {f['r2']:>8.3f} {f['median_rel_residual']:>23.3f} {f['max_rel_residual']:>8.3f}  {cs}")
-    note = "used automatically from now on" if not args.out else "use it with DSPLA_CALIBRATION=" + path
-    print(f"wrote {path} ({time.perf_counter() - t0:.1f} s); {note}")
-    return 0
+    for note in notes(fits):
+        print(f"note: {note}")
+    problems = assess(final, fits)
+    if problems and not args.force:
+        keep = path if os.path.exists(path) else f"the calibration in use ({load(coefs.P or None).source})"
+        raise DsplaError("calibration not saved, the fit is not good enough: " + "; ".join(problems)
+                         + f". Keeping {keep}; re-run on a quieter machine, or pass --force to save it anyway")
+    written = save(coefs, fits, args.out)
+    forced = " despite: " + "; ".join(problems) if problems else ""
+    note = "used automatically from now on" if not args.out else "use it with DSPLA_CALIBRATION=" + written
+    print(f"wrote {written} ({seconds:.1f} s); {note}{forced}")

@@ -12,7 +12,9 @@ import numpy as np
 
 from ..analysis import comm_stats
 from ..errors import DataFormatError, DsplaError, UnknownNameError
+from ..io.files import atomic_write, check_writable
 from ..io.graph import load_graph
+from ..io.npy import load_npy
 from ..partition import METHODS, partition
 from ..partition.balance import imbalance
 from ..partition.core import as_pattern
@@ -54,10 +56,7 @@ def _parse_P(text: str) -> list[int]:
 def _load_partition_file(path: str, n: int):
 
 
-    try:
-        parts = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise DataFormatError(path, f"not a readable .npy partition ({e})") from None
+    parts = load_npy(path)
     if parts.ndim != 1 or parts.size != n or not np.issubdtype(parts.dtype, np.integer):
         raise DataFormatError(path, f"expected {n} integer process ids, got shape {parts.shape}, dtype {parts.dtype}")
     if parts.size and parts.min() < 0:
@@ -90,6 +89,8 @@ def run(args):
     if args.backend and not any(args.backend in METHODS[m].backends for m in methods):
         valid = sorted({b for m in methods for b in METHODS[m].backends})
         raise DsplaError(f"--backend {args.backend!r} applies to none of the methods; valid: {', '.join(valid)}")
+    if args.json:
+        check_writable(args.json, "records (--json)")
     A = as_pattern(load_graph(args.graph, directed=args.directed))
     n, ncols = A.shape
     b_parts = None if n == ncols else "auto"  # rectangular: B's rows go where their column is used most
@@ -118,10 +119,11 @@ def run(args):
             records.append(record(args.name, A, file_parts, P, args.K, imbalance(file_parts, w, P), 0.0, b_parts))
         if "random" not in methods:  # the table normalises to RP: compute it, keep it out of the JSON
             baseline[P] = record("random", A, random_parts(n, P, args.seed), P, args.K, 0.0, 0.0, b_parts)
+    if args.json:   # written before anything is printed
+        with atomic_write(args.json, "w") as f:
+            json.dump(records, f, indent=1)
     print(format_table(records, baseline))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(records, f, indent=1)
         print(f"wrote {args.json}")
 
 

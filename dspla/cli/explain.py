@@ -8,7 +8,7 @@ from ..errors import DsplaError
 from ..frontend.parser import parse_file
 from ..function import Function
 from ..io import read_input
-from ..plan.explain import compare
+from ..plan.explain import MissingDims, compare
 from .common import parse_inputs
 
 
@@ -21,7 +21,9 @@ def register(sub, common):
     p.add_argument("--dim", action="append", metavar="NAME=SIZE", help="size of a symbolic dim of inputs not given")
     p.add_argument("--density", type=float, help="density of stand-in sparse inputs (default 16 per row)")
     p.add_argument("--plan", default="auto")
-    p.add_argument("--partition", default="hypergraph")
+    p.add_argument("--partition", default="auto", help="row partition method (default auto: see docs/partitioning.md)")
+    p.add_argument("--iterations", type=int, help="how many times the plan will run (what --partition auto repays; "
+                                                  "default 100)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--replication", "-c", type=int, default=2)
     p.add_argument("--stripe-width", type=int)
@@ -57,9 +59,12 @@ def run(args):
         if not v.isdigit():
             raise DsplaError(f"--dim takes NAME=SIZE, got {spec!r}")
         dims[k] = int(v)
-    out = f.explain(np=args.np, dims=dims, density=args.density, json=args.json, dump_after=args.dump_after,
-                    timings=args.timings, plan=args.plan, partition=args.partition, seed=args.seed,
-                    replication=args.replication, stripe_width=args.stripe_width, memory_cap=args.memory_cap,
-                    **given)
+    try:
+        out = f.explain(np=args.np, dims=dims, density=args.density, json=args.json, dump_after=args.dump_after,
+                        timings=args.timings, plan=args.plan, partition=args.partition, seed=args.seed,
+                        replication=args.replication, stripe_width=args.stripe_width, memory_cap=args.memory_cap,
+                        iterations=args.iterations, **given)
+    except MissingDims as e:   # said in the command line's terms
+        raise DsplaError(e.cli_message()) from None
     print(json.dumps(out, indent=1) if args.json else out)
     return 0

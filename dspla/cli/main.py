@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import traceback
 
 from ..errors import DsplaError
-from ..runtime.launch import in_mpi_job, world
+from ..runtime.failure import STDOUT_CLOSED, fail, is_quiet, launched_by_dspla, message
+from ..runtime.launch import check_launcher_started_a_job, current_rank, in_mpi_job, world
 from ..runtime.process import keep_freed_memory
 
 COMMANDS = ["run", "check", "explain", "calibrate", "train", "demo", "bench", "partition", "comm_stats"]
@@ -31,22 +34,76 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     keep_freed_memory()
     debug = args.debug or os.environ.get("DSPLA_DEBUG") == "1"
+    if debug:
+        os.environ["DSPLA_DEBUG"] = "1"   # ranks and helpers word their messages the same way
+    if in_mpi_job():
+        _rank_signals()
     try:
-        return int(args.func(args) or 0)
-    except DsplaError as e:
-        if debug:
-            raise
-        if in_mpi_job():
-            w = world()
-            if w is not None and w.rank != 0:
-                return 2  # rank 0 reports the error once
-        print(f"dspla: error: {e}", file=sys.stderr)
-        return 2
+        check_launcher_started_a_job()
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()   # a closed stdout is found here, not by the interpreter at exit
+        return code
     except KeyboardInterrupt:
-        print("dspla: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
+        return _interrupted()
+    except Exception as e:  # noqa: BLE001 - every failure ends with one message and a non-zero status
+        return _failed(e, debug)
+
+
+def _failed(e: BaseException, debug: bool) -> int:
+    """One message for the failure, on one rank; the whole job ends (see runtime/failure.py)."""
+    comm = world() if in_mpi_job() else None
+    if isinstance(e, BrokenPipeError):
+        _silence_stdout()
+        e = DsplaError(STDOUT_CLOSED)
+    if comm is None or comm.size == 1:
+        if debug:
+            traceback.print_exception(e)
+        else:
+            print(message(e, None), file=sys.stderr)
+        return 2
+    if getattr(e, "agreed", False) or is_quiet(e):
+        # every rank knows (on_root / agree): the reporter prints, all leave normally
+        if not is_quiet(e):
+            print(message(e, comm.rank), file=sys.stderr, flush=True)
+        return 2
+    fail(comm, e, 2)   # only this rank knows: print, and end every rank
+    return 2
+
+
+def _interrupted() -> int:
+    if in_mpi_job():
+        # every rank gets the signal: rank 0 says it once, or dspla's launcher does
+        if current_rank() == 0 and not launched_by_dspla():
+            print("dspla: interrupted", file=sys.stderr, flush=True)
+        _silence_stdout()
+        os._exit(130)   # skip MPI's finalize: the other ranks may be inside a collective
+    print("dspla: interrupted", file=sys.stderr)
+    return 130
+
+
+def _rank_signals():
+    """Ctrl-C in a job: a rank stops at once and silently (a KeyboardInterrupt could surface
+    anywhere, even in a destructor, as a traceback); rank 0 of a job not started by dspla's
+    launcher says so once (otherwise the launcher does)."""
+    if current_rank() != 0 or launched_by_dspla():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        return
+
+    def interrupted(signum, frame):
+        print("dspla: interrupted", file=sys.stderr, flush=True)
+        _silence_stdout()
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
+
+
+def _silence_stdout():
+    """Point stdout at /dev/null, so the interpreter's final flush of a closed pipe is silent."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..analysis import comm_stats
 from ..errors import UnknownNameError
+from ..io.files import check_writable
 from ..io.graph import load_graph
 from ..partition import METHODS, partition
 from ..partition.core import as_pattern
@@ -51,6 +52,8 @@ def run(args):
 
     if args.method not in METHODS:  # fail before loading a big file
         raise UnknownNameError("partitioning method", args.method, METHODS)
+    if args.out:
+        check_writable(args.out if args.out.endswith(".npy") else args.out + ".npy", "partition (--out)")
     A = as_pattern(load_graph(args.graph, directed=args.directed))
     r = partition(A, args.P, args.method, eps=args.eps, seed=args.seed, backend=args.backend, cache=args.cache,
                   progress=False if args.quiet else None, **method_params(args))
@@ -61,7 +64,7 @@ def run(args):
         line += (f"\nvolume (rows of B): total {s['volume_total']}, avg {s['volume_avg']:.1f}, max "
                  f"{s['volume_max']}; messages: total {s['messages_total']}, avg {s['messages_avg']:.1f}, "
                  f"max {s['messages_max']}")
+    written = r.save(args.out) if args.out else None   # written before anything is printed
     print(line)
-    if args.out:
-        r.save(args.out)
-        print(f"wrote {args.out}")
+    if written:
+        print(f"wrote {written}")

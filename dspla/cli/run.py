@@ -13,6 +13,12 @@ from ..exec.values import Array
 from ..frontend.parser import parse_file
 from ..function import Function
 from ..io import generate_inputs, is_generated, read_input, write_results
+from ..io.files import atomic_write, check_writable
+from ..io.inputs import input_path
+from ..io.npy import load_npy
+from ..plan.explain import partition_lines
+from ..runtime import faults
+from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, relaunch, world
 from .common import parse_inputs
 
@@ -29,8 +35,9 @@ def register(sub, common):
     g.add_argument("--mpiexec", help="the launcher to use (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
     g.add_argument("--plan", default="auto", help="product plan: auto (lowest predicted time), p2p1d, allgather1d, "
                                                  "shift1d, twoface, 15d, 2d")
-    g.add_argument("--partition", default="hypergraph", help="row partition method (block, random, graph, "
-                                                             "hypergraph, ...)")
+    g.add_argument("--partition", default="auto", help="row partition method: auto (the default: the one whose "
+                   "time this run repays, docs/partitioning.md), block, random, graph, hypergraph (the quality "
+                   "opt-in), ...")
     g.add_argument("--partition-file", help="a saved partition (.npy of process ids per row)")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--eps", type=float, default=0.03, help="allowed partition imbalance")
@@ -40,7 +47,10 @@ def register(sub, common):
                    "over it; twoface turns sync stripes async to stay under it)")
     g.add_argument("--no-cache", action="store_true", help="do not reuse or store partitions on disk")
     g.add_argument("--stats", help="write what moved (words, messages, times per rank and product) as JSON")
-    g.add_argument("--repeat", type=int, default=1, help="run N times after one planning (benchmarks)")
+    g.add_argument("--repeat", type=int, help="run N times after one planning (benchmarks; also the run length "
+                   "--partition auto plans for, else it assumes 100)")
+    p.add_argument("--allow-nonfinite", action="store_true",
+                   help="accept NaN and infinite values in data files (with a warning) instead of refusing them")
     p.set_defaults(func=run)
 
 
@@ -60,25 +70,40 @@ def _strip(argv, flags):
 
 
 def run(args):
-
+    # everything that can be checked without reading the data, before any process is started
+    program = parse_file(args.file)
+    specs = parse_inputs(args.input)
+    for spec in specs.values():
+        if not is_generated(spec):
+            input_path(spec)
+    for path, what in ((args.out, "results (--out)"), (args.stats, "stats (--stats)")):
+        if path:
+            check_writable(path, what)
+    if args.partition_file and not os.path.isfile(args.partition_file):
+        raise DsplaError(f"partition file not found: {args.partition_file}")
+    if args.repeat is not None and args.repeat < 1:
+        raise DsplaError(f"--repeat must be at least 1, got {args.repeat}")
     if args.np is not None and not in_mpi_job():
         if args.np < 1:
             raise DsplaError(f"--np must be at least 1, got {args.np}")
         argv = _strip(sys.argv[1:], {"--np", "--mpiexec"})
         return relaunch(args.np, argv, args.mpiexec)
 
-
-    f = Function(parse_file(args.file))
+    f = Function(program)
     comm = world()
     rank = comm.rank if comm else 0
-    data = None
-    if rank == 0:
-        specs = parse_inputs(args.input)
-        kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
-        data = {name: read_input(spec, kinds.get(name, "dense")) for name, spec in specs.items()
-                if not is_generated(spec)}
+    faults.inject(rank, "start")
+    kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
+
+    def read():   # rank 0 reads; the others learn of any error before waiting for data
+        data = {name: read_input(spec, kinds.get(name, "dense"), allow_nonfinite=args.allow_nonfinite)
+                for name, spec in specs.items() if not is_generated(spec)}
         data.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
                                     {n.attr("name"): n.type for n in f.inputs}, data))
+        parts = load_npy(args.partition_file) if args.partition_file else None
+        return data, parts
+
+    data, parts = on_root(comm, read) or (None, None)
     t0 = time.perf_counter()
     if comm is None:
         out = f(**data)
@@ -86,17 +111,24 @@ def run(args):
     else:
         options = {"plan": args.plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
                    "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
-                   "memory_cap": args.memory_cap}
+                   "memory_cap": args.memory_cap, "iterations": args.repeat}
         if args.partition_file:
-            options["parts"] = np.load(args.partition_file) if rank == 0 else None
+            options["parts"] = parts
             options["partition"] = "file"
-        out = f.run(data, repeat=args.repeat, **options)
+        out = f.run(data, repeat=args.repeat or 1, **options)
         stats = f.last_stats
+        choice = partition_lines(f.session(comm, **options).plan) if rank == 0 else []
     dt = time.perf_counter() - t0
     whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()}   # collectives: every rank
     if rank != 0:
         return 0
     out = {name: Array(M, name) for name, M in whole.items()}
+    # the files first: a closed stdout must not lose them
+    if args.out:
+        write_results(args.out, out)
+    if args.stats:
+        with atomic_write(args.stats, "w") as fh:
+            json.dump(stats, fh, indent=1, default=_jsonable)
     for name, arr in out.items():
         print(f"{name}: {arr.shape[0]}x{arr.shape[1]} {arr.dtype}, {arr.nvals} present")
     if comm is not None:
@@ -104,14 +136,10 @@ def run(args):
               f"total {stats['words_sent_total']} (avg {stats['words_sent_avg']:.1f}, max {stats['words_sent_max']}), "
               f"messages total {stats['messages_sent_total']}; iteration {stats['iteration_s_median']:.4f} s "
               f"(median of {len(stats['iteration_s'])}), planning {stats['planning_s']:.3f} s")
+        for line in choice:
+            print(line)
     if args.out:
-        write_results(args.out, out)
         print(f"wrote {args.out} ({dt:.3f} s)")
-    if args.stats:
-        tmp = args.stats + ".tmp"
-        with open(tmp, "w") as fh:
-            json.dump(stats, fh, indent=1, default=_jsonable)
-        os.replace(tmp, args.stats)
     return 0
 
 

@@ -13,10 +13,13 @@ import numpy as np
 
 from ..errors import DsplaError, UnknownNameError
 from ..frontend.parser import parse_file
+from ..io.files import atomic_write, check_writable, check_writable_dir
 from ..models import TrainConfig, Trainer, load_node_data
+from ..models import checkpoint as ckpt
 from ..models.minibatch import MiniBatchTrainer
 from ..models.program import check_step
 from ..plan.plans import plan_names
+from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, relaunch, world
 from .run import _strip
 
@@ -63,8 +66,9 @@ def register(sub, common):
     g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
     g.add_argument("--mpiexec", help="the launcher (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
     g.add_argument("--plan", help="product plan (default: the runtime's default, auto when available)")
-    g.add_argument("--partition", default="hypergraph", help="row partition method (hypergraph, graph, random, "
-                                                             "block, stochastic-hypergraph, ...)")
+    g.add_argument("--partition", default="auto", help="row partition method: auto (the default: the one the epochs "
+                   "repay, docs/partitioning.md), hypergraph (the quality opt-in), graph, random, block, "
+                   "stochastic-hypergraph, ...")
     o = p.add_argument_group("output")
     o.add_argument("--json", help="write the result (per-epoch loss/accuracy, final accuracies, plan, "
                                   "communication) to this file")
@@ -72,6 +76,8 @@ def register(sub, common):
     o.add_argument("--log-every", type=int, help="progress line every N epochs when stderr is not a terminal")
     o.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     o.add_argument("--explain", action="store_true", help="print the distributed plan once it is made")
+    d.add_argument("--allow-nonfinite", action="store_true",
+                   help="accept NaN and infinite feature values (with a warning) instead of refusing them")
     p.set_defaults(func=run)
 
 
@@ -109,6 +115,13 @@ def _check_args(args):
     if args.plan:
         if args.plan != "auto" and args.plan not in plan_names():
             raise UnknownNameError("plan", args.plan, plan_names() + ["auto"])
+    for path, what in ((args.json, "result (--json)"), (args.save_logits, "logits (--save-logits)")):
+        if path:
+            check_writable(path, what)
+    if args.checkpoint:
+        check_writable_dir(args.checkpoint, "checkpoint directory (--checkpoint)")
+        if args.resume:
+            ckpt.load(args.checkpoint)   # a truncated or foreign file is found before any work
 
 
 def _fanout(text):
@@ -124,19 +137,22 @@ def _fanout(text):
 def run(args):
 
     _check_args(args)
+    program = parse_file(args.file)
+    check_step(program, args.file)
     if args.np is not None and not in_mpi_job():
         return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
 
-
-    program = parse_file(args.file)
-    check_step(program, args.file)
     comm = world()
     rank = comm.rank if comm else 0
-    data = None
-    if rank == 0:
-        data = load_node_data(args.dataset, data_dir=args.data_dir, graph=args.graph, features=args.features,
+
+    def load():   # rank 0 reads; a bad file stops every rank before any waits for data
+        return load_node_data(args.dataset, data_dir=args.data_dir, graph=args.graph, features=args.features,
                               labels=args.labels, nodes=args.nodes, classes=args.classes,
-                              feature_dim=args.feature_dim, avg_degree=args.avg_degree, data_seed=args.data_seed)
+                              feature_dim=args.feature_dim, avg_degree=args.avg_degree, data_seed=args.data_seed,
+                              allow_nonfinite=args.allow_nonfinite)
+
+    data = on_root(comm, load)
+    if rank == 0:
         if not args.quiet:
             s = data.summary()
             print(f"{s['name']}: {s['nodes']} nodes, {s['edges']} edges, {s['features']} features, "
@@ -157,11 +173,12 @@ def run(args):
     result = trainer.fit()
     if rank != 0:
         return 0
-    print_summary(result)
-    if args.save_logits:
-        np.save(args.save_logits, result["logits"])
+    if args.save_logits:   # the files first: a closed stdout must not lose them
+        with atomic_write(args.save_logits) as fh:
+            np.save(fh, result["logits"])
     if args.json:
         write_json(args.json, result)
+    print_summary(result)
     return 0
 
 
@@ -178,10 +195,8 @@ def print_summary(r: dict, out=None):
 
 def write_json(path: str, result: dict):
     clean = {k: v for k, v in result.items() if k not in ("logits", "params")}
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
+    with atomic_write(path, "w") as fh:
         json.dump(clean, fh, indent=1, default=_jsonable)
-    os.replace(tmp, path)
 
 
 def _jsonable(x):

@@ -13,6 +13,8 @@ import os
 from dataclasses import asdict, dataclass, fields
 from importlib import resources
 
+from ..io.files import atomic_write
+
 FIELDS_DOC = {
     "alpha_p2p": "s per point-to-point message", "beta_p2p": "s per word sent or received point-to-point",
     "alpha_coll": "s per collective step (x log2 of the group size)", "beta_coll": "s per word received in "
@@ -112,10 +114,8 @@ def load(P: int | None = None, path: str | None = None) -> Coefficients:
 def save(coefs: Coefficients, fits: dict, path: str | None = None) -> str:
     path = path or user_path(coefs.P or None)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
+    with atomic_write(path, "w") as f:
         json.dump({"coefficients": {k: v for k, v in coefs.as_dict().items() if k != "source"}, "fits": fits},
                   f, indent=1)
-    os.replace(tmp, path)
     _loaded.clear()
     return path

@@ -170,6 +170,9 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None):
         return C
     if (sr.monoid.name == "plus" and sr.mult.name == "times" and compute.is_float and a.ncols > 0
             and is_full(a) and is_full(b) and a.nvals and b.nvals):
+        if a is b:   # X @ X: a matrix's values can be lent out only once at a time
+            with values_of(a) as av:
+                return from_values(av @ av, compute)
         with values_of(a) as av, values_of(b) as bv:
             out = av @ bv
         return from_values(out, compute)

@@ -12,6 +12,8 @@ from typing import Callable
 import graphblas as gb
 import numpy as np
 
+from ..errors import DsplaError
+from ..io.limits import check_memory
 from ..ir import Node, Op, Program
 from ..ir.types import DType, promote
 from ..ir.typing import scalar_dtype
@@ -42,7 +44,12 @@ def _input(node: Node, args, env: Env):
 
 @eval_rule(Op.IDENTITY)
 def _identity(node, args, env):
-    return gbops.identity(concrete(node.type.nrows, env.dims, "an identity matrix"), node.type.dtype)
+    n = concrete(node.type.nrows, env.dims, "an identity matrix")
+    try:   # row pointers, column indices and the coordinates it is built from: ~40 bytes a row (measured)
+        check_memory(40 * n, f"the {n} x {n} identity matrix")
+    except DsplaError as e:
+        raise e.at(node.span) if node.span else e from None
+    return gbops.identity(n, node.type.dtype)
 
 
 def _output_mask(node, args, first: int):

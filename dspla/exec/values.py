@@ -302,6 +302,24 @@ def bind_dims(decls, mats) -> dict[str, int]:
     return dims
 
 
+class _Shape:
+    __slots__ = ("nrows", "ncols")
+
+    def __init__(self, shape):
+        self.nrows, self.ncols = int(shape[0]), int(shape[1])
+
+
+def check_shapes(decls, inputs: dict) -> None:
+    """bind_dims on the shapes of the inputs that have a 2-D one, before any is converted: a
+    shape error costs nothing, not a copy of a large matrix first."""
+    shapes = {}
+    for decl in decls:
+        shape = getattr(inputs.get(decl.attr("name")), "shape", None)
+        if isinstance(shape, tuple) and len(shape) == 2:
+            shapes[decl.attr("name")] = _Shape(shape)
+    bind_dims([d for d in decls if d.attr("name") in shapes], shapes)
+
+
 def concrete(dim, dims: dict[str, int], what: str = "") -> int:
     if isinstance(dim, int):
         return dim
@@ -310,4 +328,4 @@ def concrete(dim, dims: dict[str, int], what: str = "") -> int:
     return dims[dim]
 
 
-__all__ = ["Array", "Dist", "LocalPiece", "Meta", "bind_dims", "concrete", "to_matrix", "DType"]
+__all__ = ["Array", "Dist", "LocalPiece", "Meta", "bind_dims", "check_shapes", "concrete", "to_matrix", "DType"]

@@ -9,6 +9,7 @@ import numbers
 from .. import algebra
 from ..errors import DimensionMismatch, DsplaError, Span
 from ..ir import DType, Kind, Node, Op, Program, Type, make
+from ..ir.types import MAX_DIM
 from .span import caller_span
 
 
@@ -172,6 +173,8 @@ def _shape(shape, where) -> tuple:
     for d in shape:
         if isinstance(d, bool) or not (isinstance(d, str) and d.isidentifier() or isinstance(d, int) and d >= 0):
             raise DimensionMismatch(f"{where}: dims are non-negative ints or symbol names, got {d!r}")
+        if isinstance(d, int) and d > MAX_DIM:
+            raise DimensionMismatch(f"{where}: dim {d} does not fit in 64 bits")
     return shape
 
 

@@ -6,7 +6,8 @@ file's own declarations only.
 """
 from __future__ import annotations
 
-import ast as _pyast
+import math
+import os
 from functools import lru_cache
 from importlib import resources
 
@@ -21,6 +22,7 @@ from ..errors import (
     UnknownNameError,
 )
 from ..ir import Node, Op, Program, make
+from ..ir.types import MAX_DIM
 from . import dsl
 from .dsl import Expr
 
@@ -55,6 +57,9 @@ FUNCTIONS = {
 }
 for _f in _UNARY_FNS:
     FUNCTIONS[_f] = ({"abs": dsl.abs_}.get(_f) or getattr(dsl, _f), [("x", E, _REQ)])
+
+COMPARISONS = ("gt", "ge", "lt", "le", "eq", "ne")
+MAX_LOOP_DEPTH = 64   # a loop body is built by a nested call: bounded, with a clear error past it
 
 _TABLES = {SR: algebra.SEMIRINGS, BIN: algebra.BINARY, MON: algebra.MONOIDS, UN: algebra.UNARY,
            SEL: {**algebra.SELECT, **{k: None for k in algebra.SELECT_ALIASES}}}
@@ -118,7 +123,7 @@ class _Builder:
         if rest and getattr(rest[-1], "type", None) == "DTYPE":
             dtype = str(rest[-1])
             rest = rest[:-1]
-        dims = [int(d) if d.type == "INT" else str(d) for d in rest]
+        dims = [self.number(d) if d.type == "INT" else str(d) for d in rest]
         span = self.span(t.meta)
         if str(name) in self.env:
             raise DsplaError(f"{name!s} is already defined", self.span(name))
@@ -143,7 +148,9 @@ class _Builder:
     def st_while_stmt(self, t):
         cond_tree, bound, *stmts = t.children
         span = self.span(t.meta)
-        max_iter = int(bound) if bound.type == "INT" else str(bound)
+        max_iter = self.number(bound) if bound.type == "INT" else str(bound)
+        if self.loops >= MAX_LOOP_DEPTH:
+            raise DsplaError(f"loops nested more than {MAX_LOOP_DEPTH} deep", span)
         assigned = []
         for st in _assignments(stmts):
             if str(st.children[0]) not in assigned:
@@ -192,9 +199,39 @@ class _Builder:
     def _unknown_var(self, tok):
         raise UnknownNameError("variable", str(tok), self.env, self.span(tok))
 
-    def expr(self, t) -> Expr:
+    def expr(self, root) -> Expr:
+        """Evaluate an expression tree without recursion (a 10,000-term sum is as fine as a short
+        one): every subtree that is an expression is built after the ones it uses."""
+        vals: dict[int, Expr] = {}
+        stack = [(root, False)]
+        while stack:
+            t, ready = stack.pop()
+            if id(t) in vals:
+                continue
+            if ready:
+                vals[id(t)] = self._build(t, vals)
+                continue
+            stack.append((t, True))
+            stack.extend((c, False) for c in reversed(self._needs(t)) if id(c) not in vals)
+        return vals[id(root)]
+
+    def _needs(self, t) -> list:
+        """The subtrees of ``t`` to evaluate as expressions before ``t`` itself (checking first
+        what can be checked without them, so errors come in reading order)."""
         if isinstance(t, lark.Token):
             raise DsplaError(f"expected an expression, got {t!s}", self.span(t))
+        kind = t.data
+        if kind in ("neg", "transpose"):
+            return [t.children[0]]
+        if kind in ("add", "sub", "mul", "div", "matmul", "pow") or kind in COMPARISONS:
+            return [c for c in t.children if _literal(c) is None]
+        if kind == "call":
+            _, _, bound = self._bind_call(t, self.span(t.meta))
+            return [tree for pkind, tree in bound.values()
+                    if pkind == E or pkind == SCAL and _literal(tree) is None and not _is_bool(tree)]
+        return []
+
+    def _build(self, t, vals) -> Expr:
         span = self.span(t.meta)
         kind = t.data
         if kind == "var":
@@ -206,18 +243,18 @@ class _Builder:
             raise DsplaError(f"a {kind} literal is only allowed as an operand of an operator or a function "
                              "argument", span)
         if kind == "call":
-            return self.call(t, span)
+            return self.call(t, span, vals)
         if kind == "neg":
-            return dsl.apply(self.expr(t.children[0]), "neg", span=span)
+            return dsl.apply(vals[id(t.children[0])], "neg", span=span)
         if kind == "transpose":
-            return dsl.transpose(self.expr(t.children[0]), span=span)
-        if kind in ("gt", "ge", "lt", "le", "eq", "ne"):
-            a, b = (self.operand(c) for c in t.children)
+            return dsl.transpose(vals[id(t.children[0])], span=span)
+        if kind in COMPARISONS:
+            a, b = (self.operand(c, vals) for c in t.children)
             if not isinstance(a, Expr) and not isinstance(b, Expr):
                 raise DsplaError("a comparison needs a matrix on at least one side", span)
             return dsl._compare(a, b, kind, span)
         if kind in ("add", "sub", "mul", "div", "matmul", "pow"):
-            a, b = (self.operand(c) for c in t.children)
+            a, b = (self.operand(c, vals) for c in t.children)
             if kind == "matmul":
                 return dsl.mxm(self._need_expr(a, t.children[0]), self._need_expr(b, t.children[1]), "plus_times",
                                span=span)
@@ -228,21 +265,34 @@ class _Builder:
                 raise DsplaError(str(e), span) from None
         raise DsplaError(f"unsupported expression {kind}", span)
 
-    def operand(self, t):
+    def operand(self, t, vals):
         """An operator operand: a numeric literal stays a Python scalar (bound to the operator)."""
-        if isinstance(t, lark.Tree) and t.data == "number":
-            return _number(t.children[0])
-        if isinstance(t, lark.Tree) and t.data == "neg" and isinstance(t.children[0], lark.Tree) \
-                and t.children[0].data == "number":
-            return -_number(t.children[0].children[0])
-        return self.expr(t)
+        lit = _literal(t)
+        if lit is not None:
+            return self.number(*lit)
+        return vals[id(t)]
+
+    def number(self, tok, sign: int = 1):
+        """A numeric literal, checked: integers must fit in 64 bits, floats in float64."""
+        text, span = str(tok), self.span(tok)
+        if text.isdigit():
+            if len(text) > 19 or int(text) > MAX_DIM:
+                raise DsplaError(f"integer literal {_short(text)} does not fit in 64 bits", span)
+            return sign * int(text)
+        value = float(text)
+        if math.isinf(value):
+            raise DsplaError(f"number {_short(text)} is beyond the range of float64 (about 1.8e308)", span)
+        if value == 0.0 and any(ch in "123456789" for ch in text.lower().split("e")[0]):
+            raise DsplaError(f"number {_short(text)} is too small for float64 (it would become 0)", span)
+        return sign * value
 
     def _need_expr(self, v, tree):
         if not isinstance(v, Expr):
             raise DsplaError("@ needs matrices on both sides", self.span(tree.meta))
         return v
 
-    def call(self, t, span):
+    def _bind_call(self, t, span):
+        """(the DSL function, its parameter table, parameter -> (kind, argument tree)), checked."""
         fname = t.children[0]
         if str(fname) not in FUNCTIONS:
             raise UnknownNameError("function", str(fname), FUNCTIONS, self.span(fname))
@@ -264,6 +314,11 @@ class _Builder:
             if str(key) in bound:
                 raise DsplaError(f"{fname}() got {key!s} twice", self.span(key))
             bound[str(key)] = (dict((p, k) for p, k, _ in params)[str(key)], val)
+        return fn, params, bound
+
+    def call(self, t, span, vals):
+        fname = t.children[0]
+        fn, params, bound = self._bind_call(t, span)
         kwargs = {}
         for pname, pkind, default in params:
             if pname not in bound:
@@ -273,7 +328,7 @@ class _Builder:
                 if default is not None:
                     kwargs[pname] = default
                 continue
-            kwargs[pname] = self.argument(pkind, bound[pname][1], str(fname), pname)
+            kwargs[pname] = self.argument(pkind, bound[pname][1], str(fname), pname, vals)
         if str(fname) == "apply" and kwargs.get("left") is None and kwargs.get("right") is None:
             if str(kwargs["op"]) not in algebra.UNARY:
                 raise UnknownNameError("unary operator", str(kwargs["op"]), algebra.UNARY,
@@ -288,18 +343,18 @@ class _Builder:
                 raise
             raise DsplaError(f"{fname}(): {e}", span) from None
 
-    def argument(self, kind, tree, fname, pname):
+    def argument(self, kind, tree, fname, pname, vals):
         if kind == E:
-            return self.expr(tree)
+            return vals[id(tree)]
         word = self._word(tree)
         span = self.span(tree.meta) if isinstance(tree, lark.Tree) else self.span(tree)
         if kind in _TABLES or kind == "op":
             table = _TABLES.get(kind) or {**algebra.UNARY, **algebra.BINARY}
             if word is None:
-                raise DsplaError(f"{fname}(): {pname} is a {kind} name such as "
+                raise DsplaError(f"{fname}(): {pname} is a {kind if kind != 'op' else 'operator'} name such as "
                                  f"{', '.join(sorted(table)[:4])}", span)
-            if word not in table:
-                raise UnknownNameError(kind if kind != "op" else "operator", word, table, span)
+            if word not in table and kind != "op":   # apply's op: unary or binary, checked by call()
+                raise UnknownNameError(kind, word, table, span)
             return word
         if kind == DT:
             if word not in ("float64", "float32", "int64", "bool"):
@@ -311,44 +366,67 @@ class _Builder:
             return word
         if kind == DIM:
             if isinstance(tree, lark.Tree) and tree.data == "number":
-                return int(_number(tree.children[0]))
-            if word is None:
+                text = str(tree.children[0])
+                if not text.isdigit():
+                    raise DsplaError(f"{fname}(): {pname} is a dimension: a name or a whole number, got {_short(text)}",
+                                     span)
+                return self.number(tree.children[0])
+            if word is None or not word.isidentifier():
                 raise DsplaError(f"{fname}(): {pname} is a dimension (a name or an integer)", span)
             return word
         if kind == BOOL:
-            if isinstance(tree, lark.Tree) and tree.data == "boolean":
+            if _is_bool(tree):
                 return str(tree.children[0]) == "true"
             raise DsplaError(f"{fname}(): {pname} is true or false", span)
         if kind == SCAL:
-            v = self.operand(tree)
-            if isinstance(tree, lark.Tree) and tree.data == "boolean":
+            if _is_bool(tree):
                 return str(tree.children[0]) == "true"
+            v = self.operand(tree, vals)
             if isinstance(v, Expr):
                 raise DsplaError(f"{fname}(): {pname} is a number", span)
             return v
         raise AssertionError(kind)
 
-    @staticmethod
-    def _word(tree):
+    def _word(self, tree):
         if isinstance(tree, lark.Tree) and tree.data == "var":
             return str(tree.children[0])
         if isinstance(tree, lark.Tree) and tree.data == "string":
-            return _pyast.literal_eval(str(tree.children[0]))  # a plain string literal, no escapes to run
+            text = str(tree.children[0])[1:-1]
+            if "\\" in text:   # strings are names: nothing to escape, and nothing is evaluated
+                raise DsplaError("a string holds a name (e.g. \"plus_times\"); backslash escapes are not "
+                                 "allowed", self.span(tree.meta))
+            return text
         return None
 
 
 def _assignments(stmts):
-    """The assignments of a loop body, nested loops' included."""
-    for st in stmts:
+    """The assignments of a loop body, nested loops' included (with a stack: nesting is bounded
+    by MAX_LOOP_DEPTH, but no traversal here recurses)."""
+    todo = list(reversed(stmts))
+    while todo:
+        st = todo.pop()
         if st.data == "assign":
             yield st
         elif st.data == "while_stmt":
-            yield from _assignments(st.children[2:])
+            todo.extend(reversed(st.children[2:]))
 
 
-def _number(tok):
-    s = str(tok)
-    return int(s) if s.isdigit() else float(s)
+def _literal(t):
+    """(number token, sign) when ``t`` is a numeric literal or a negated one, else None."""
+    if isinstance(t, lark.Tree) and t.data == "number":
+        return t.children[0], 1
+    if isinstance(t, lark.Tree) and t.data == "neg" and isinstance(t.children[0], lark.Tree) \
+            and t.children[0].data == "number":
+        return t.children[0].children[0], -1
+    return None
+
+
+def _is_bool(t) -> bool:
+    return isinstance(t, lark.Tree) and t.data == "boolean"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
 
 
 def parse(text: str, filename: str = "<string>") -> Program:
@@ -381,13 +459,26 @@ def parse(text: str, filename: str = "<string>") -> Program:
     return _Builder(text, filename).program(tree)
 
 
+def max_program_bytes() -> int:
+    """The largest program file read (DSPLA_MAX_PROGRAM_BYTES, default 16 MB): a program is
+    text someone wrote; anything larger is a mistake such as ``dspla check /dev/zero``."""
+    env = os.environ.get("DSPLA_MAX_PROGRAM_BYTES", "")
+    return int(env) if env.isdigit() and int(env) > 0 else 16 << 20
+
+
 def parse_file(path) -> Program:
     path = str(path)
+    limit = max_program_bytes()
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
     except OSError as e:
         raise DsplaError(f"cannot read {path}: {e.strerror}") from None
+    if len(data) > limit:
+        raise DsplaError(f"{path}: larger than {limit} bytes: not a program (DSPLA_MAX_PROGRAM_BYTES raises the "
+                         "limit)")
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise DsplaError(f"{path}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
     return parse(text, path)

@@ -35,6 +35,26 @@ def open_text(path) -> TextIO:
         raise DsplaError(f"{path} is a directory, not a data file") from None
 
 
+MAX_LINE = 1 << 20   # characters of a header or comment line that are kept (the rest is skipped)
+
+
+def bounded_lines(f, start: int = 1) -> Iterator[tuple[int, str, bool]]:
+    """(line number, text, whether it was cut) of a text stream, holding at most MAX_LINE
+    characters of any line: a 4 GB comment line costs 1 MB, not 4 GB."""
+    no = start
+    while True:
+        line = f.readline(MAX_LINE)
+        if not line:
+            return
+        cut = not line.endswith("\n") and len(line) == MAX_LINE
+        while cut:   # skip the rest of an over-long line in pieces
+            rest = f.readline(MAX_LINE)
+            if not rest or rest.endswith("\n"):
+                break
+        yield no, line, cut
+        no += 1
+
+
 @contextmanager
 def read_errors(path):
     """Turn I/O-level failures while reading (a truncated or corrupt gzip stream, which
@@ -76,8 +96,17 @@ FLOAT = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
 
 def read_all(path) -> str:
+    """The whole (decompressed) text, for the error path; refused beyond half the input limit
+    (a compressed file can expand a thousandfold)."""
+    from .limits import human, max_input_bytes  # (limits imports nothing of the loaders)
+
+    cap = max_input_bytes()[0] // 2
     with open_text(path) as f, read_errors(path):
-        return f.read()
+        text = f.read(cap + 1)
+    if len(text) > cap:
+        raise DataFormatError(path, f"malformed, and over {human(cap)} of text: too large to find the "
+                              "first bad line (raise DSPLA_MAX_INPUT_BYTES to locate it)")
+    return text
 
 
 def line_offset(text: str, skip: int) -> int:
@@ -129,5 +158,6 @@ def parse_float(path, no: int, tok: str, what: str) -> float:
         raise DataFormatError(path, f"{what} {tok!r} is not a number", line=no) from None
 
 
-__all__ = ["open_text", "loadtxt", "locate", "read_all", "line_offset", "first_rejected", "lines_from",
+__all__ = ["MAX_LINE", "bounded_lines",
+           "open_text", "loadtxt", "locate", "read_all", "line_offset", "first_rejected", "lines_from",
            "parse_int", "parse_float", "read_errors", "INT", "FLOAT", "SEP"]

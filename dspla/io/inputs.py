@@ -7,39 +7,53 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
+from .finite import check_finite
 from .graph import graph_format
 from .mtx import load_mtx
+from .npy import load_npy
 from .npz import load_npz
 from .snap import load_snap
 
 FORMATS_HELP = ".mtx[.gz], an edge list (.txt[.gz], .edges, .el), .npy or FILE.npz[:ARRAY]"
 
 
-def read_input(spec: str, kind: str = "dense"):
-    """Read one program input. ``kind`` is the declared kind ('sparse'/'dense'), used for
-    formats that can hold either."""
-    path, key = spec, None
-    if ".npz:" in spec:
-        path, _, key = spec.rpartition(":")
+def input_path(spec: str) -> str:
+    """The file of an input spec, checked to exist and to have a known format (no reading)."""
+    path = spec.rpartition(":")[0] if ".npz:" in spec else spec
     if not os.path.exists(path):
         raise DsplaError(f"input file not found: {path}")
+    if os.path.isdir(path):
+        raise DsplaError(f"input {path} is a directory, not a data file")
+    low = path.lower()
+    if not low.endswith((".npy", ".npz")):
+        try:
+            graph_format(path)
+        except DsplaError:
+            raise DsplaError(f"{path}: unknown input format (use {FORMATS_HELP})") from None
+    return path
+
+
+def read_input(spec: str, kind: str = "dense", *, allow_nonfinite: bool = False):
+    """Read one program input. ``kind`` is the declared kind ('sparse'/'dense'), used for
+    formats that can hold either. NaN and infinite values are refused unless
+    ``allow_nonfinite`` (then a warning names them)."""
+    path = input_path(spec)
+    key = spec.rpartition(":")[2] if ".npz:" in spec else None
     low = path.lower()
     if low.endswith(".npy"):
-        try:
-            return np.load(path, allow_pickle=False)
-        except ValueError as e:
-            raise DataFormatError(path, f"not a plain .npy array ({e})") from None
-    if low.endswith(".npz"):
-        return load_npz(path, key)
-    try:
-        fmt = graph_format(path)
-    except DsplaError:
-        raise DsplaError(f"{path}: unknown input format (use {FORMATS_HELP})") from None
-    if fmt == "mtx":
-        return load_mtx(path)
-    # An edge list is a sparse matrix (directed: A[i, j] = 1 for an edge i -> j); as a dense
-    # input it reaches the input checker, which says how to convert.
-    return load_snap(path)
+        value = load_npy(path)
+    elif low.endswith(".npz"):
+        value = load_npz(path, key)
+    elif graph_format(path) == "mtx":
+        return load_mtx(path, allow_nonfinite=allow_nonfinite)   # checks its values itself, by line
+    else:
+        # An edge list is a sparse matrix (directed: A[i, j] = 1 for an edge i -> j); as a dense
+        # input it reaches the input checker, which says how to convert.
+        value = load_snap(path)
+    if getattr(value, "dtype", None) is not None and value.dtype.kind not in "biufc":
+        raise DataFormatError(path, f"holds {value.dtype} data; inputs are numbers or booleans")
+    check_finite(spec, value, allow_nonfinite)
+    return value
 
 
 GENERATED_HELP = "full:VALUE (every entry VALUE) or unit:I (one entry, 1, in row I)"

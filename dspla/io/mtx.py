@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +28,9 @@ from ..errors import DataFormatError
 from ._textfile import (
     FLOAT,
     INT,
+    MAX_LINE,
     SEP,
+    bounded_lines,
     first_rejected,
     line_offset,
     lines_from,
@@ -38,6 +41,7 @@ from ._textfile import (
     read_all,
     read_errors,
 )
+from .limits import INT64_MAX, check_bytes, check_sparse_dims
 
 FORMATS = ("coordinate", "array")
 FIELDS = ("real", "double", "integer", "pattern", "complex")
@@ -69,8 +73,11 @@ class _Header:
             self.symmetry, n * (n + 1) // 2)
 
 
-def load_mtx(path):
-    """Read a MatrixMarket file: csr_array (coordinate) or numpy 2-D array (array format)."""
+def load_mtx(path, *, allow_nonfinite: bool | None = False):
+    """Read a MatrixMarket file: csr_array (coordinate) or numpy 2-D array (array format).
+    NaN and infinite values are refused (naming the line) unless ``allow_nonfinite`` (True:
+    accepted with a warning; None: not checked)."""
+    path = str(path)
     with open_text(path) as f, read_errors(path):
         h = _read_header(path, f)
     try:
@@ -80,7 +87,35 @@ def load_mtx(path):
     bad = _first_bad_entry(h, rec)
     if bad is not None or len(rec) != h.expected:
         _raise_body_error(path, h, n_read=len(rec), bad_entry=bad)
+    # the body held what the size line declares (checked above, without allocating by its
+    # counts); now the matrix the file really holds must fit
+    if h.format == "coordinate":
+        check_sparse_dims(path, h.nrows, h.ncols, len(rec) * (1 if h.symmetry == "general" else 2),
+                          line=h.size_line)
+    else:
+        check_bytes(path, 2 * rec.nbytes + 8 * h.nrows * h.ncols, f"a dense {h.nrows} x {h.ncols} array",
+                    line=h.size_line)
+    if allow_nonfinite is not None and h.field in ("real", "double", "complex"):
+        _check_finite(path, h, rec, allow_nonfinite)
     return _coordinate(h, rec) if h.format == "coordinate" else _array(h, rec)
+
+
+def _check_finite(path, h: _Header, rec, allow: bool):
+    vals = rec["v"] if h.field != "complex" else rec["v"] + rec["im"]
+    bad = ~np.isfinite(vals)
+    if not bad.any():
+        return
+    what = f"{int(bad.sum())} NaN or infinite value(s)"
+    if allow:
+        print(f"dspla: warning: {path}: {what} accepted (--allow-nonfinite)", file=sys.stderr)
+        return
+    text = read_all(path)   # error path: find the line of the first one
+    pos = line_offset(text, h.size_line)
+    m = next(itertools.islice(_DATA_LINE.finditer(text, pos), int(np.argmax(bad)), None))
+    shown = text[m.start():text.find("\n", m.start())].strip()[:80]
+    no = h.size_line + 1 + text.count("\n", pos, m.start())
+    raise DataFormatError(path, f"{what}, the first on this line: {shown!r}; pass --allow-nonfinite "
+                          "(allow_nonfinite=True) to accept them", line=no)
 
 
 def _dtype(h: _Header):
@@ -145,25 +180,28 @@ def _array(h: _Header, rec) -> np.ndarray:
 
 
 def _read_header(path, f) -> _Header:
-    banner = f.readline()
+    lines = bounded_lines(f)
+    no, banner, _ = next(lines, (1, "", False))
     toks = banner.split()
     if not toks or toks[0].lower() != "%%matrixmarket":
         raise DataFormatError(path, "not a MatrixMarket file: the first line must start with "
                               f"'%%MatrixMarket', found {banner.strip()[:60]!r}", line=1)
     if len(toks) != 5:
         raise DataFormatError(path, "the banner must be '%%MatrixMarket matrix FORMAT FIELD "
-                              f"SYMMETRY', found {banner.strip()!r}", line=1)
+                              f"SYMMETRY', found {banner.strip()[:200]!r}", line=1)
     obj, fmt, field, sym = (t.lower() for t in toks[1:])
     for what, val, valid in (("object", obj, ("matrix",)), ("format", fmt, FORMATS),
                              ("field", field, FIELDS), ("symmetry", sym, SYMMETRIES)):
         if val not in valid:
-            raise DataFormatError(path, f"unsupported {what} {val!r} in the banner; "
+            raise DataFormatError(path, f"unsupported {what} {val[:60]!r} in the banner; "
                                   f"valid: {', '.join(valid)}", line=1)
     if fmt == "array" and field == "pattern":
         raise DataFormatError(path, "the 'pattern' field is only valid for coordinate format", line=1)
-    no, line = 1, ""
-    for no, line in enumerate(f, 2):  # noqa: B007 - the line number is used after the loop
+    line = ""
+    for no, line, cut in lines:  # noqa: B007 - the line number is used after the loop
         if line.strip() and not line.lstrip().startswith("%"):
+            if cut:
+                raise DataFormatError(path, f"the size line is longer than {MAX_LINE} characters", line=no)
             break
     else:
         raise DataFormatError(path, "the file ends before the size line", line=no + 1)
@@ -171,11 +209,14 @@ def _read_header(path, f) -> _Header:
     want = ("rows", "columns", "entries") if fmt == "coordinate" else ("rows", "columns")
     if len(size) != len(want):
         raise DataFormatError(path, f"the size line must be '{' '.join(w.upper() for w in want)}' "
-                              f"for {fmt} format, found {line.strip()!r}", line=no)
+                              f"for {fmt} format, found {line.strip()[:200]!r}", line=no)
     dims = [parse_int(path, no, t, f"size-line {w[:-1] if w != 'entries' else 'entry count'}")
             for t, w in zip(size, want)]
     if min(dims) < 0:
         raise DataFormatError(path, f"negative number on the size line: {line.strip()!r}", line=no)
+    if max(dims) > INT64_MAX:
+        raise DataFormatError(path, f"a number on the size line does not fit in 64 bits: {line.strip()[:200]!r}",
+                              line=no)
     if sym != "general" and dims[0] != dims[1]:
         raise DataFormatError(path, f"a {sym} matrix must be square, the size line says "
                               f"{dims[0]} x {dims[1]}", line=no)

@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
 from ._textfile import INT, loadtxt, locate, parse_int
+from .limits import check_sparse_dims
 from .snap import edges_to_csr
 from .unpickle import restricted_load
 
@@ -102,15 +103,31 @@ def load_planetoid(directory, name: str = "cora", *, self_loops: bool = True,
 
 
 def _features(path, obj) -> sp.csr_array:
-    if not sp.issparse(obj) or obj.ndim != 2:
+    if not sp.issparse(obj):
         raise DataFormatError(path, f"expected a scipy sparse feature matrix, found {type(obj).__name__}")
-    # Rebuild from the raw arrays rather than trusting state restored from an old scipy.
-    m = sp.csr_array(obj.tocsr() if obj.format != "csr" else
-                     sp.csr_array((obj.data, obj.indices, obj.indptr), shape=obj.shape))
+    # Rebuild from the raw arrays rather than trusting state restored from a pickle: it may be
+    # from an old scipy, or incomplete (a class created without its state) or inconsistent.
     try:
+        shape = tuple(int(d) for d in obj.__dict__["_shape"])
+        if len(shape) != 2 or min(shape) < 0:
+            raise ValueError(f"shape {shape}")
+        if obj.format == "csr":
+            parts = [np.asarray(obj.__dict__[k]) for k in ("data", "indices", "indptr")]
+            check_sparse_dims(path, shape[0], shape[1], parts[0].size)
+            m = sp.csr_array(tuple(parts), shape=shape)
+        elif obj.format == "lil":
+            rows, data = obj.__dict__["rows"], obj.__dict__["data"]
+            if len(rows) != shape[0] or len(data) != shape[0]:
+                raise ValueError(f"{len(rows)} row lists for {shape[0]} rows")
+            check_sparse_dims(path, shape[0], shape[1], sum(map(len, rows)))
+            m = sp.csr_array(obj.tocsr())
+        else:
+            raise ValueError(f"unexpected sparse format {obj.format!r}")
         m.check_format(full_check=True)
-    except ValueError as e:
-        raise DataFormatError(path, f"inconsistent sparse matrix ({e})") from None
+    except DataFormatError:
+        raise
+    except (KeyError, AttributeError, TypeError, ValueError, IndexError, OverflowError) as e:
+        raise DataFormatError(path, f"incomplete or inconsistent sparse matrix ({type(e).__name__}: {e})") from None
     return m
 
 

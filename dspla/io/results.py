@@ -3,9 +3,9 @@ NAME.values and NAME.shape holding exactly the present entries, plus NAME as a d
 every entry is present."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
+
+from .files import atomic_write
 
 
 def write_results(path: str, results: dict) -> None:
@@ -18,7 +18,5 @@ def write_results(path: str, results: dict) -> None:
         arrays[f"{name}.shape"] = np.array(arr.shape, dtype=np.int64)
         if arr.is_full:
             arrays[name] = arr.to_numpy()
-    tmp = path + ".tmp.npz"  # write then rename: never a half-written result file
-    with open(tmp, "wb") as f:
+    with atomic_write(path) as f:  # never a half-written result file, nor a stray temporary one
         np.savez(f, **arrays)
-    os.replace(tmp, path)

@@ -34,6 +34,7 @@ from ..errors import DataFormatError, DsplaError
 from ._textfile import (
     FLOAT,
     SEP,
+    bounded_lines,
     loadtxt,
     locate,
     open_text,
@@ -134,7 +135,7 @@ def _sniff(path) -> tuple[int, str, int]:
     reads only the header."""
     comment, no = None, 0
     with open_text(path) as f, read_errors(path):
-        for no, line in enumerate(f, 1):
+        for no, line, _ in bounded_lines(f):
             stripped = line.lstrip()
             if stripped[:1] in COMMENT_CHARS:
                 comment = comment or stripped[0]  # the first comment line decides
@@ -144,7 +145,7 @@ def _sniff(path) -> tuple[int, str, int]:
                 if len(toks) not in (2, 3):
                     raise DataFormatError(
                         path, f"expected 'SRC DST' or 'SRC DST VALUE', found {len(toks)} "
-                        f"column{'s' if len(toks) != 1 else ''}: {line.strip()!r}", line=no)
+                        f"column{'s' if len(toks) != 1 else ''}: {line.strip()[:200]!r}", line=no)
                 return len(toks), comment or "#", no
     return 2, comment or "#", no + 1  # no edges at all: an empty graph
 

@@ -58,7 +58,18 @@ class Node:
             return True
         if not isinstance(other, Node) or self._hash != other._hash:
             return False
-        return (self.op, self.attrs, self.type, self.args) == (other.op, other.attrs, other.type, other.args)
+        # pairwise over both graphs with a stack, not recursion: programs may be thousands deep
+        stack, seen = [(self, other)], set()
+        while stack:
+            a, b = stack.pop()
+            if a is b or (id(a), id(b)) in seen:
+                continue
+            if (a._hash != b._hash or a.op is not b.op or a.attrs != b.attrs or a.type != b.type
+                    or len(a.args) != len(b.args)):
+                return False
+            seen.add((id(a), id(b)))
+            stack.extend(zip(a.args, b.args))
+        return True
 
     def attr(self, key: str, default: Any = None) -> Any:
         for k, v in self.attrs:

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import UnknownNameError
 
 Dim = Union[int, str]  # an int is a fixed size; a str is a symbol bound from data at run time
+MAX_DIM = 2**63 - 1    # sizes are int64 everywhere below (GraphBLAS, numpy, MPI counts)
 
 
 class DType(enum.Enum):

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 import numpy as np
 
 from ..errors import DsplaError
+from ..io.files import atomic_write
+from ..io.npy import check_npz_members
 
 FILE = "checkpoint.npz"
 
@@ -20,27 +21,8 @@ def save(directory: str, meta: dict, arrays: dict) -> str:
     path = os.path.join(directory, FILE)
     payload = {f"a/{k}": np.asarray(v) for k, v in arrays.items()}
     payload["meta"] = np.frombuffer(json.dumps(meta, default=_jsonable).encode(), dtype=np.uint8)
-    fd, tmp = tempfile.mkstemp(prefix=".checkpoint-", suffix=".npz.tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # make the rename itself durable
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    with atomic_write(path, durable=True) as fh:   # temporary file, fsync, rename, fsync the folder
+        np.savez(fh, **payload)
     return path
 
 
@@ -50,6 +32,7 @@ def load(directory: str) -> tuple[dict, dict] | None:
     if not os.path.exists(path):
         return None
     try:
+        check_npz_members(path)   # a damaged member header must not make it allocate
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta"]).decode())
             arrays = {k[2:]: z[k] for k in z.files if k.startswith("a/")}

@@ -12,6 +12,8 @@ import scipy.sparse as sp
 from ..errors import DsplaError, UnknownNameError
 from ..generate import contextual_sbm
 from ..io import load_graph
+from ..io.finite import check_finite
+from ..io.npy import load_npy
 from ..io.planetoid import load_planetoid
 
 PLANETOID = ("cora", "citeseer", "pubmed")
@@ -98,9 +100,11 @@ def random_splits(labels: np.ndarray, rng, per_class: int = 20, n_val: int = 500
 def load_node_data(dataset: str | None = None, *, data_dir: str | None = None, graph: str | None = None,
                    features: str | None = None, labels: str | None = None, nodes: int = 10000,
                    classes: int = 7, feature_dim: int | None = None, avg_degree: float = 10.0,
-                   homophily: float = 0.8, data_seed: int = 0, normalize_features: bool | None = None) -> NodeData:
+                   homophily: float = 0.8, data_seed: int = 0, normalize_features: bool | None = None,
+                   allow_nonfinite: bool = False) -> NodeData:
     """``dataset``: a Planetoid name (``data_dir`` holds ind.<name>.*), ``sbm`` (generated), or None
-    with ``graph`` a graph file (see dspla.io.load_graph)."""
+    with ``graph`` a graph file (see dspla.io.load_graph). NaN or infinite features are refused
+    unless ``allow_nonfinite``."""
     rng = np.random.default_rng(data_seed)
     if graph is None and dataset is None:
         raise DsplaError("give a dataset (--dataset cora|citeseer|pubmed|sbm) or a graph file (--graph FILE)")
@@ -111,6 +115,7 @@ def load_node_data(dataset: str | None = None, *, data_dir: str | None = None, g
             raise DsplaError(f"--dataset {dataset} needs --data-dir, the folder with ind.{dataset}.* "
                              "(e.g. ../shared/datasets/planetoid)")
         d = load_planetoid(data_dir, dataset)
+        check_finite(os.path.join(data_dir, f"ind.{dataset}.allx/tx"), d.features, allow_nonfinite)
         X = d.features
         X = row_normalize(X) if normalize_features is not False else sp.csr_array(X, dtype=np.float64)
         return NodeData(sp.csr_array(d.adjacency, dtype=np.float64), X, d.labels, d.train_idx, d.val_idx,
@@ -128,6 +133,7 @@ def load_node_data(dataset: str | None = None, *, data_dir: str | None = None, g
     A.data[:] = 1.0
     if features:
         X = _load_array(features, "features")
+        check_finite(features, X, allow_nonfinite)
         if X.ndim != 2 or X.shape[0] != n:
             raise DsplaError(f"features {features} have shape {X.shape}; the graph has {n} nodes")
         X = X.astype(np.float64)
@@ -136,7 +142,12 @@ def load_node_data(dataset: str | None = None, *, data_dir: str | None = None, g
     if normalize_features:
         X = row_normalize(X)
     if labels:
-        y = _load_array(labels, "labels").astype(np.int64).ravel()
+        y = _load_array(labels, "labels")
+        if y.dtype.kind not in "iub" and not (np.isfinite(y).all() and (y == np.round(y)).all()):
+            raise DsplaError(f"labels {labels} must be integers (class ids, -1 for none)")
+        y = y.astype(np.int64).ravel()
+        if y.size and y.min() < -1:
+            raise DsplaError(f"labels {labels} must be class ids >= 0 (or -1 for none), found {y.min()}")
         if y.size != n:
             raise DsplaError(f"labels {labels} have {y.size} entries; the graph has {n} nodes")
     else:
@@ -150,7 +161,4 @@ def load_node_data(dataset: str | None = None, *, data_dir: str | None = None, g
 def _load_array(path, what):
     if not os.path.exists(path):
         raise DsplaError(f"{what} file not found: {path}")
-    try:
-        return np.load(path, allow_pickle=False)
-    except Exception as e:  # noqa: BLE001
-        raise DsplaError(f"cannot read {what} from {path} (a .npy array is expected): {e}") from None
+    return load_npy(path)   # header checked against the file and the input limit first

@@ -120,6 +120,8 @@ def global_partition(A: sp.csr_array, P: int, method: str, sampler: Sampler, see
     if P == 1:
         return np.zeros(A.shape[0], np.int64), {"method": "none"}
     pattern = sp.csr_array(A + sp.eye_array(A.shape[0], format="csr"))
+    if method == "auto":   # batches are small and change every step: the cheap full-graph partition
+        method = "graph"
     if method == "stochastic-hypergraph":
         res = partition(pattern, P, method, seed=seed, sampler=sampler, error=shp_error, max_batches=200,
                         cache=False, progress=progress)

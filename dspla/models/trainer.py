@@ -30,6 +30,8 @@ from ..errors import DsplaError
 from ..function import Function
 from ..ir import Program
 from ..ir.types import Kind
+from ..plan.explain import partition_lines
+from ..runtime.failure import on_root
 from . import checkpoint as ckpt
 from .optim import make_optimizer
 from .program import check_step, set_dropout, training_program
@@ -51,7 +53,7 @@ class TrainConfig:
     checkpoint_every: int = 10
     resume: bool = False
     plan: str | None = None            # None: the runtime's default (auto when the planner provides it)
-    partition: str = "hypergraph"
+    partition: str = "auto"
     partition_seed: int = 0
     progress: bool = True
     log_every: int | None = None       # non-terminal progress: a line every N epochs
@@ -139,7 +141,9 @@ class Trainer:
         self.step_program = program
         self.f = Function(training_program(program))
         self.plan = cfg.plan or default_plan()
+        # the run's length is known: --partition auto weighs partitioning time against the epochs
         self.options = {"plan": self.plan, "partition": cfg.partition, "seed": cfg.partition_seed,
+                        "iterations": cfg.epochs + 1,
                         **({} if cfg.progress else {"progress": False}), **cfg.extra_options}
         # one process (no MPI job, no comm given) runs the same runtime on a one-rank communicator
         self.session = self.f.session(comm, **self.options)
@@ -214,13 +218,19 @@ class Trainer:
     def fit(self):
         cfg, comm, rank, session = self.cfg, self.comm, self.rank, self.session
         start, history, params, opt, static = 0, [], None, None, None
-        if rank == 0:
+
+        def setup():   # rank 0: an error here (a bad checkpoint) stops every rank with one message
             static = self._static_inputs()
             params = self._init_params()
             opt = make_optimizer(cfg.optimizer, cfg.lr, self._weight_decay(),
                                  **({"momentum": cfg.momentum} if cfg.optimizer == "sgd" else {}))
-            if cfg.resume and cfg.checkpoint:
-                start, history = self._resume(params, opt)
+            start, history = self._resume(params, opt) if cfg.resume and cfg.checkpoint else (0, [])
+            return static, params, opt, start, history
+
+        if rank == 0:
+            static, params, opt, start, history = on_root(comm, setup)
+        else:
+            on_root(comm, setup)
         start = comm.bcast(start, 0)
         progress = Progress(cfg.epochs, cfg.progress and rank == 0, cfg.log_every)
         first_stats = last_stats = None
@@ -240,6 +250,9 @@ class Trainer:
                 stats = session.last_stats
                 if first_stats is None and cfg.explain:
                     progress.note(self.explain())
+                elif first_stats is None:   # how the partition was chosen: its time, saving, break-even
+                    for line in partition_lines(session.plan):
+                        progress.note(line)
                 first_stats = first_stats or stats
                 last_stats = stats
                 loss = float(got["loss"][0, 0])

@@ -4,9 +4,9 @@
 
 Determinism: Mt-KaHyPar's result depends on thread scheduling with more than one thread, and
 even on one thread a second call in the same process differs from the first (global state).
-So every call runs single-threaded in a fresh worker process; several seeds (trials) run in
-parallel workers instead of threads. This also contains KaHyPar, which exits the process on
-invalid input.
+So every call runs single-threaded in a fresh worker process (worker.py: a clean child, never
+a re-import of the user's script); several seeds (trials) run in parallel workers instead of
+threads. This also contains KaHyPar, which exits the process on invalid input.
 - ``kahypar``: sequential KaHyPar, configured by the .ini files in dspla/data (written for dspla
   from KaHyPar's documented option names; the wheel ships none).
 
@@ -15,16 +15,14 @@ KaHyPar terminates the process on invalid input (it calls exit), so everything i
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from importlib import resources
 
 import numpy as np
 
 from ..errors import PlanError, UnknownNameError
+from . import worker
 from .hypergraph import Hypergraph
 
 MTK_PRESETS = ("default", "quality", "highest_quality", "deterministic", "deterministic_quality", "large_k")
@@ -112,8 +110,11 @@ def _kahypar(hg: Hypergraph, P: int, eps: float, seed: int, preset: str | None) 
 _IMPL = {"mtkahypar": _mtkahypar, "kahypar": _kahypar}
 
 
-def _run(backend, hg, P, eps, seed, preset):  # executed in a worker process
-    return _IMPL[backend](hg, P, eps, seed, preset)
+def run_request(req: dict, arrays: dict) -> np.ndarray:
+    """Executed in a worker process (worker.py): one partition of the hypergraph in ``arrays``."""
+    hg = Hypergraph(n=int(req["n"]), ptr=arrays["ptr"], pins=arrays["pins"], node_weights=arrays["node_weights"],
+                    net_weights=arrays["net_weights"])
+    return _IMPL[req["backend"]](hg, int(req["P"]), float(req["eps"]), int(req["seed"]), req["preset"])
 
 
 def default_workers() -> int:
@@ -123,7 +124,8 @@ def default_workers() -> int:
 def partition_hypergraph_many(hg: Hypergraph, P: int, eps: float, seeds, backend: str = "mtkahypar",
                               preset: str | None = None, workers: int | None = None) -> list[np.ndarray]:
     """One partition per seed, each computed in a fresh single-threaded worker process (see the
-    module note on determinism), up to ``workers`` at a time."""
+    module note on determinism, and worker.py on how the processes start), up to ``workers`` at
+    a time."""
     if backend not in _IMPL:
         raise UnknownNameError("hypergraph backend", backend, BACKENDS)
     if backend == "mtkahypar" and (preset or "default").lower() not in MTK_PRESETS:
@@ -134,14 +136,16 @@ def partition_hypergraph_many(hg: Hypergraph, P: int, eps: float, seeds, backend
     seeds = [int(s) for s in seeds]
     if hg.num_nets == 0:  # nothing to cut: any balanced split is optimal
         return [_greedy_balanced(hg.node_weights, P) for _ in seeds]
-    workers = min(len(seeds), workers or default_workers())
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, max_tasks_per_child=1) as pool:
-        futures = [pool.submit(_run, backend, hg, P, eps, s, preset) for s in seeds]
-        try:
-            return [f.result() for f in futures]
-        except BrokenProcessPool:
-            raise PlanError(f"the {backend} worker process died (invalid input or out of memory)") from None
+    requests = [{"backend": backend, "n": hg.n, "P": int(P), "eps": float(eps), "seed": s, "preset": preset}
+                for s in seeds]
+    arrays = {"ptr": hg.ptr, "pins": hg.pins, "node_weights": hg.node_weights, "net_weights": hg.net_weights}
+    try:
+        return worker.run(requests, arrays, min(len(seeds), workers or default_workers()))
+    except worker.WorkerError as e:
+        if e.kind == "died":
+            raise PlanError(f"the {backend} worker process died ({e.message}): invalid input or out of memory") \
+                from None
+        raise PlanError(f"{backend} failed: {e.message}") from None
 
 
 def partition_hypergraph(hg: Hypergraph, P: int, eps: float, seed: int = 0, backend: str = "mtkahypar",

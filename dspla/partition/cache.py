@@ -8,11 +8,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from ..errors import DsplaError
+from ..io.files import atomic_write
+from ..io.npy import check_npz_members
 
 # Bumped whenever an algorithm changes so that old entries are not reused.
 CACHE_VERSION = 5
@@ -42,12 +45,15 @@ def entry_key(mhash: str, **fields) -> str:
 
 def load(key: str) -> tuple[dict[str, np.ndarray], dict] | None:
     path = cache_dir() / f"{key}.npz"
+    if not path.exists():
+        return None
     try:
+        check_npz_members(path)   # damaged: recompute rather than allocate what a header claims
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files if k != "_meta"}
             meta = json.loads(str(z["_meta"]))
         return arrays, meta
-    except (OSError, KeyError, ValueError):
+    except (OSError, KeyError, ValueError, DsplaError):
         return None  # missing or damaged entry: recompute
 
 
@@ -55,10 +61,9 @@ def store(key: str, arrays: dict[str, np.ndarray], meta: dict) -> None:
     d = cache_dir()
     try:
         d.mkdir(parents=True, exist_ok=True)
-        # write then rename, so a concurrent reader never sees half a file
-        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp.npz")
-        with os.fdopen(fd, "wb") as f:
+        # write then rename, so a concurrent reader never sees half a file; a failed write
+        # (full disk) leaves nothing behind
+        with atomic_write(d / f"{key}.npz") as f:
             np.savez(f, _meta=np.array(json.dumps(meta, default=str)), **arrays)
-        os.replace(tmp, d / f"{key}.npz")
     except OSError:
         pass  # a read-only or full cache must not fail the partitioning

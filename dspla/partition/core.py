@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DimensionMismatch, PlanError
+from ..io.files import atomic_write
 from . import balance
 from . import cache as _cache
 from .progress import as_progress
@@ -39,9 +41,14 @@ class PartitionResult:
         """Rows per process."""
         return np.bincount(self.parts, minlength=self.P)
 
-    def save(self, path) -> None:
-        """Write ``parts`` as .npy (what ``dspla partition --out`` writes)."""
-        np.save(path, self.parts)
+    def save(self, path) -> str:
+        """Write ``parts`` as .npy (what ``dspla partition --out`` writes), atomically; like
+        numpy.save, ``.npy`` is appended to a name without it. Returns the path written."""
+        path = os.fspath(path)
+        path = path if path.endswith(".npy") else path + ".npy"
+        with atomic_write(path) as fh:
+            np.save(fh, self.parts)
+        return path
 
     def __repr__(self) -> str:
         return (f"PartitionResult(method={self.method!r}, P={self.P}, n={self.parts.size}, "
@@ -97,7 +104,8 @@ def _unknown_params(method: Method, params: dict) -> None:
 
 
 def partition(A, P: int, method: str = "hypergraph", eps: float = 0.03, seed: int = 0, *,
-              backend: str | None = None, cache: bool = True, progress=None, **params) -> PartitionResult:
+              backend: str | None = None, cache: bool = True, progress=None, cached_only: bool = False,
+              **params) -> PartitionResult | None:
     """Partition the rows of A over P processes.
 
     method: a name in ``dspla.partition.METHODS`` (block, random, graph, hypergraph,
@@ -106,7 +114,8 @@ def partition(A, P: int, method: str = "hypergraph", eps: float = 0.03, seed: in
     backend: e.g. "mtkahypar" or "kahypar" for hypergraph. cache: reuse/store the result under
     $DSPLA_CACHE_DIR (default $XDG_CACHE_HOME/dspla/partitions). progress: True/False/None (auto:
     phases are printed to stderr once a run takes more than a couple of seconds).
-    Extra keyword parameters go to the method (see ``METHODS[name].params``).
+    Extra keyword parameters go to the method (see ``METHODS[name].params``). ``cached_only``:
+    return the cached result, or None without partitioning.
     """
     m = get(method)
     _unknown_params(m, params)
@@ -130,6 +139,8 @@ def partition(A, P: int, method: str = "hypergraph", eps: float = 0.03, seed: in
             prog.note(f"cache hit ({_cache.cache_dir()})")
             return _result(arrays["parts"], P, method, eps, seed, backend, m, w, meta["seconds"], True,
                            meta.get("moved", 0), meta.get("info", {}), pkey)
+    if cached_only:
+        return None
 
     t0 = time.perf_counter()
     if P == 1:

@@ -12,8 +12,10 @@ import scipy.sparse as sp
 
 from ..costmodel import load
 from ..errors import InputError
+from ..io.limits import check_memory
 from ..ir.types import Kind
 from .options import Options
+from .partition_choice import describe
 
 CANDIDATE_KEYS = ("plan", "predicted_s", "compute_s", "comm_s", "latency_s", "words_avg", "words_max",
                   "messages_avg", "messages_max", "memory_bytes")
@@ -29,26 +31,51 @@ def synthesize(declared, given: dict, dims: dict | None = None, density: float |
             for d, size in zip(n.type.shape, np.shape(v) if not sp.issparse(v) else v.shape):
                 if isinstance(d, str):
                     dims.setdefault(d, int(size))
+    missing: dict[str, str] = {}
+    for n in declared:
+        if n.attr("name") not in given:
+            for d in n.type.shape:
+                if isinstance(d, str) and d not in dims:
+                    missing.setdefault(d, n.attr("name"))
+    if missing:
+        raise MissingDims(missing)
     rng = np.random.default_rng(seed)
     out = dict(given)
     for n in declared:
         name = n.attr("name")
         if name in out:
             continue
-        shape = []
-        for d in n.type.shape:
-            if isinstance(d, str) and d not in dims:
-                raise InputError(f"cannot plan without a size for dimension {d!r} (of input {name!r}): give the "
-                                 f"input, or --dim {d}=SIZE")
-            shape.append(dims[d] if isinstance(d, str) else d)
+        shape = [dims[d] if isinstance(d, str) else d for d in n.type.shape]
         dt = n.type.dtype.np
         if n.type.kind is Kind.sparse:
             dens = density if density is not None else min(1.0, 16.0 / max(1, shape[1]))
+            check_memory(int(24 * dens * shape[0] * shape[1] + 8 * shape[0]), f"a stand-in for input {name!r} "
+                         f"({shape[0]} x {shape[1]}, density {dens:.3g})")
             A = sp.random_array(tuple(shape), density=dens, random_state=rng, format="csr", dtype=np.float64)
             out[name] = A.astype(dt)
         else:
+            check_memory(dt.itemsize * shape[0] * shape[1], f"a stand-in for input {name!r} ({shape[0]} x {shape[1]})")
             out[name] = np.ones(tuple(shape), dtype=dt)
     return out
+
+
+class MissingDims(InputError):
+    """Planning needs sizes no given input fixes. ``missing``: dim -> an input that has it. The
+    message says how to give them from Python; ``cli_message`` from the command line."""
+
+    def __init__(self, missing: dict):
+        self.missing = dict(missing)
+        names = ", ".join(repr(d) for d in missing)
+        inputs = sorted(set(missing.values()))
+        self.lead = (f"cannot plan without a size for dimension{'s' if len(missing) > 1 else ''} {names} "
+                     f"(of input{'s' if len(inputs) > 1 else ''} {', '.join(map(repr, inputs))})")
+        sizes = ", ".join(f'"{d}": SIZE' for d in missing)
+        super().__init__(f"{self.lead}: pass {' and '.join(f'{i}=...' for i in inputs)}, or dims={{{sizes}}}")
+
+    def cli_message(self) -> str:
+        dims = " ".join(f"--dim {d}=SIZE" for d in self.missing)
+        inputs = " ".join(f"-i {i}=FILE" for i in sorted(set(self.missing.values())))
+        return f"{self.lead}: give {inputs}, or {dims}"
 
 
 def _source(options: Options, P: int) -> str:
@@ -71,9 +98,35 @@ def as_json(plan, P: int, options: Options) -> dict:
                          "candidates": cands, "loop": p.loop})
     dims = {d: {"size": int(dp.size), "partition": dp.method, "rows_min": int(dp.counts.min()),
                 "rows_max": int(dp.counts.max()), **{k: v for k, v in plan.partition.get(d, {}).items()
-                                                     if k in ("imbalance",)}}
+                                                     if k in ("imbalance",)}, **_choice_json(plan.partition.get(d, {}))}
             for d, dp in plan.dims.items()}
     return {"P": P, "coefficients": _source(options, P), "dims": dims, "products": products}
+
+
+def _choice_json(info: dict) -> dict:
+    """The partitioning time and, under --partition auto, the choice: candidates with their
+    times and exchange per iteration, the saving per iteration over block, the break-even count."""
+    out = {"partition_s": float(info.get("seconds", 0.0))}
+    if info.get("auto"):
+        out.update({"partition_choice": {k: info[k] for k in ("horizon", "width", "seconds_all",
+                                                               "saving_per_iteration_s", "break_even_iterations",
+                                                               "candidates")}})
+    return out
+
+
+def partition_lines(plan) -> list[str]:
+    """The progress line: per partitioned dim, the method and its time; under auto the saving
+    per iteration and the break-even count (explain has the candidates)."""
+    if plan is None:
+        return []
+    out = []
+    for d, info in plan.partition.items():
+        more = describe(info)
+        if more:
+            out.append(f"dim {d}: {more[0]}")
+        elif "seconds" in info and info.get("method") not in (None, "block"):
+            out.append(f"dim {d}: partition {info['method']} in {info['seconds']:.2f} s")
+    return out
 
 
 def _ms(x):
@@ -88,6 +141,7 @@ def as_text(plan, P: int, options: Options) -> str:
         lines.append(f"  dim {d}: {dp.size} indices, partition {dp.method}"
                      + (f" (imbalance {imb:.3f})" if imb is not None else "")
                      + f", rows per process {dp.counts.min()}..{dp.counts.max()}")
+        lines += ["    " + ln for ln in describe(plan.partition.get(d, {}))]
     if not plan.products:
         lines.append("  no distributed sparse x dense products (everything is local or computed at planning)")
     for p in plan.products:
@@ -140,4 +194,4 @@ def compare(stats: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["as_json", "as_text", "compare", "synthesize"]
+__all__ = ["MissingDims", "as_json", "as_text", "compare", "partition_lines", "synthesize"]

@@ -10,7 +10,7 @@ import numpy as np
 @dataclass
 class Options:
     plan: str = "auto"             # a name in dspla.plan.plans.PLANS, or "auto" (lowest predicted time)
-    partition: str = "hypergraph"  # a partition method, or "file" with parts given
+    partition: str = "auto"        # a partition method, "auto" (plan/partition_choice.py), or "file" with parts
     parts: np.ndarray | None = None
     seed: int = 0
     eps: float = 0.03
@@ -20,10 +20,11 @@ class Options:
     cache: bool = True
     progress: bool | None = None
     coefficients: object = None    # a dspla.costmodel.Coefficients; None: the calibrated (or shipped) ones
+    iterations: int | None = None  # how many times the plan will run (None: unknown; see partitioning)
 
     def key(self) -> tuple:
         return (self.plan, self.partition, None if self.parts is None else self.parts.tobytes(), self.seed, self.eps,
-                self.replication, self.stripe_width, self.memory_cap, id(self.coefficients))
+                self.replication, self.stripe_width, self.memory_cap, id(self.coefficients), self.iterations)
 
 
 def memory_cap(opt, P: int) -> float:

@@ -12,6 +12,7 @@ from ..errors import PlanError
 from ..ir import Node, Op
 from ..ir.types import Kind
 from ..partition import block_parts, partition
+from . import partition_choice
 from .layout import DimPart
 from .options import Options
 from .static import Static
@@ -56,6 +57,9 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
                                 f"{parts.min() if parts.size else '-'}..{parts.max() if parts.size else '-'}, "
                                 f"but dim {d!r} has {size} indices and P = {P}")
             method = "file"
+        elif squares and opt.partition == "auto" and P > 1:
+            parts, info[d] = partition_choice.choose(union_pattern(squares), P, _width(order, static, d, sizes), opt)
+            method = info[d]["method"]
         elif squares and opt.partition != "block" and P > 1:
             res = partition(union_pattern(squares), P, opt.partition, eps=opt.eps, seed=opt.seed, cache=opt.cache,
                             progress=opt.progress)
@@ -67,6 +71,18 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
         info.setdefault(d, {"method": method})
         info[d]["seconds"] = time.perf_counter() - t0
     return dims, info
+
+
+def _width(order: list[Node], static: Static, d: str, sizes: dict) -> int:
+    """The sum of K over the products whose left operand is a planning-time d x d matrix: the
+    words a row of d moves each iteration."""
+    total = 0
+    for n in order:
+        if n.op is Op.MXM and id(n.args[0]) in static.values and n.args[0].type.shape == (d, d) \
+                and id(n.args[1]) not in static.values:
+            k = n.args[1].type.ncols
+            total += k if isinstance(k, int) else int(sizes.get(k, 1))
+    return total
 
 
 def union_pattern(mats) -> sp.csr_array:

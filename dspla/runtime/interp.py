@@ -10,7 +10,6 @@ into buffers and back) and wait (blocked in communication).
 from __future__ import annotations
 
 import gc
-import os
 import time
 from typing import Callable
 
@@ -56,6 +55,7 @@ from ..plan.ir import (
     Where,
     WinExpose,
 )
+from . import faults
 
 EXEC: dict[type, Callable] = {}
 
@@ -90,13 +90,8 @@ class Runtime:
         self.setup_traffic = self.block_traffic(program.setup)
         self.setup_done = False
         self.reset_counters()
-        # DSPLA_FAULT=RANK[:INSTRUCTION]: that rank raises before that instruction (failure tests)
-        fault = os.environ.get("DSPLA_FAULT")
-        self.fault = None
-        if fault:
-            r, _, at = fault.partition(":")
-            if int(r) == comm.rank:
-                self.fault = int(at or 0)
+        # DSPLA_FAULT=RANK:INSTRUCTION[:dspla]: that rank raises before that instruction (faults.py)
+        self.fault = faults.at_instruction(comm.rank)
 
     def close(self):
         """Free the windows (collective: every rank closes its runtime together)."""
@@ -160,8 +155,9 @@ class Runtime:
         pt = self.product_times
         clock = time.perf_counter
         for k, instr in enumerate(instrs):
-            if k == fault:
-                raise RuntimeError(f"fault injected by DSPLA_FAULT before instruction {k} ({type(instr).__name__})")
+            if fault is not None and k == fault[0]:
+                faults.raise_fault(fault[1], f"fault injected by DSPLA_FAULT before instruction {k} "
+                                             f"({type(instr).__name__})")
             t0 = clock()
             EXEC[type(instr)](self, instr)
             if instr.product is not None:

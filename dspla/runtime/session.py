@@ -22,10 +22,8 @@ failure on any rank after step 1 ends the whole job with one message (MPI Abort)
 from __future__ import annotations
 
 import gc
-import os
 import statistics
 import time
-import traceback
 
 import numpy as np
 
@@ -38,13 +36,10 @@ from ..plan.layout import piece
 from ..plan.options import Options
 from ..plan.plans import get_plan
 from ..plan.static import is_static_leaf
+from .failure import PeerError, fail
 from .interp import Runtime
 from .process import settle_garbage
 from .wire import from_wire, to_wire
-
-
-class PeerError(DsplaError):
-    """Raised on ranks other than 0 when rank 0 rejected the inputs (rank 0 has the message)."""
 
 
 def describe(value) -> tuple:
@@ -74,8 +69,8 @@ class DistSession:
     def _decide(self, inputs: dict, descs: list) -> tuple[dict, dict, dict]:
         if self.opt.plan != "auto":
             get_plan(self.opt.plan)
-        if self.opt.parts is None and self.opt.partition not in METHODS and self.opt.partition != "file":
-            raise UnknownNameError("partition method", self.opt.partition, METHODS)
+        if self.opt.parts is None and self.opt.partition not in METHODS and self.opt.partition not in ("file", "auto"):
+            raise UnknownNameError("partition method", self.opt.partition, [*METHODS, "auto"])
         mine = descs[0]
         for r, d in enumerate(descs[1:], 1):
             if {k: v[:4] for k, v in d.items()} != {k: v[:4] for k, v in mine.items()}:
@@ -139,6 +134,7 @@ class DistSession:
             status = comm.bcast(status, 0)
         if status[0] == "error":
             if rank == 0:
+                err.agreed = True   # every rank knows: they all stop here, rank 0 reports
                 raise err
             raise PeerError(f"rank 0 rejected the inputs: {status[1]}")
         try:
@@ -146,8 +142,7 @@ class DistSession:
         except BaseException as e:  # noqa: BLE001 - any failure past this point ends the job
             if isinstance(e, KeyboardInterrupt) or comm.size == 1:
                 raise
-            detail = traceback.format_exc() if os.environ.get("DSPLA_DEBUG") == "1" else ""
-            comm.abort(f"dspla: error on rank {rank}: {type(e).__name__}: {e}\n{detail}".rstrip(), 1)
+            fail(comm, e, 1)   # one message, every rank stopped (runtime/failure.py)
             raise
 
     def _plan(self, header, mats, dims, inputs, dist):

@@ -82,8 +82,10 @@ def stripes_of(A_r: sp.csr_array, r: int, cols, W: int) -> tuple[Stripes, np.nda
     sid[owner == r] = -1
     nl = sid >= 0
     ids, n = np.unique(sid[nl], return_counts=True)
-    pairs = np.unique(np.stack([sid[nl], coo.col[nl]]), axis=1) if nl.any() else np.zeros((2, 0), np.int64)
-    l = np.bincount(np.searchsorted(ids, pairs[0]), minlength=ids.size) if ids.size else np.zeros(0, np.int64)
+    # distinct (stripe, column) pairs as one int64 key each: np.unique(axis=1) sorted 40x slower
+    key = np.unique(sid[nl] * np.int64(max(1, A_r.shape[1])) + coo.col[nl])
+    pair_sid = key // np.int64(max(1, A_r.shape[1]))
+    l = np.bincount(np.searchsorted(ids, pair_sid), minlength=ids.size) if ids.size else np.zeros(0, np.int64)
     own = np.searchsorted(base, ids, side="right") - 1
     idx = ids - base[own]
     width = np.minimum(W, cols.counts[own] - idx * W)

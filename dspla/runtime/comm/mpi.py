@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import numpy as np
+
+ABORT_FLUSH_S = 0.3
 
 
 def _mpi():
@@ -78,8 +81,24 @@ class MPIComm:
         return self.comm.allgather(obj)
 
     def abort(self, message: str, code: int = 1):
-        sys.stderr.write(message.rstrip("\n") + "\n")
-        sys.stderr.flush()
+        """Print ``message`` (if any) and end every rank of the job. MPICH's own notice of the
+        abort is silenced: the message is the one line the user reads."""
+        try:
+            if message:
+                sys.stderr.write(message.rstrip("\n") + "\n")
+            sys.stderr.flush()
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        # Hydra's proxy forwards a rank's output asynchronously and an abort tears it down: without
+        # this pause the message was lost in about one run in four
+        time.sleep(ABORT_FLUSH_S)
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+        except OSError:
+            pass
         try:
             _mpi().COMM_WORLD.Abort(code)
         finally:  # never fall back into Python (and a second message from the excepthook)

@@ -44,6 +44,8 @@ class SimComm:
     """A communicator for ``size`` ranks that are threads of one process. Sends copy eagerly;
     collectives meet at a barrier. Every wait times out (a hang in a test becomes an error)."""
 
+    simulated = True   # an abort raises at once (no grace for other processes' messages)
+
     def __init__(self, world: _World, rank: int):
         self.world, self.rank, self.size = world, rank, world.size
 

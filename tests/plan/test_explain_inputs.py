@@ -1,0 +1,45 @@
+"""f.explain(np=P, **inputs) binds symbolic dims from the inputs given and names the missing ones
+the way the caller can give them: dims={...} from Python, --dim from the command line."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+import dspla as dp
+
+
+def _f():
+    A, X, W = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "f")), dp.param("W", ("f", 7))
+    return dp.function(outputs={"H": dp.relu(A @ X @ W)})
+
+
+def test_dims_come_from_the_inputs_given():
+    a = sp.random_array((120, 120), density=0.05, random_state=0, format="csr")
+    text = _f().explain(np=2, A=a, X=np.ones((120, 16)))
+    assert "dim n: 120 indices" in text
+
+
+def test_missing_dims_are_named_in_python_terms():
+    a = sp.random_array((120, 120), density=0.05, random_state=0, format="csr")
+    with pytest.raises(dp.InputError) as e:
+        _f().explain(np=4, A=a)
+    assert str(e.value) == ("cannot plan without a size for dimension 'f' (of input 'X'): pass X=..., or "
+                            'dims={"f": SIZE}')
+    assert "--dim" not in str(e.value)
+    assert "dim n: 120" in _f().explain(np=4, A=a, dims={"f": 16})
+
+
+def test_missing_dims_are_named_in_command_line_terms(tmp_path):
+    scipy.io.mmwrite(tmp_path / "a.mtx", sp.random_array((50, 50), density=0.1, random_state=0, format="csr"))
+    prog = Path(__file__).resolve().parents[2] / "examples" / "gcn_layer.dspla"
+    r = subprocess.run([sys.executable, "-m", "dspla.cli.main", "explain", str(prog), "--np", "2", "-i",
+                        f"A={tmp_path / 'a.mtx'}"], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("dspla: error: cannot plan without a size for dimension 'f' (of input 'X'): give "
+                                "-i X=FILE, or --dim f=SIZE")

@@ -1,0 +1,139 @@
+"""The pieces of failure handling that need no real MPI: agreeing on an error (simulated ranks),
+the launcher's output filter, and what a partitioner worker process inherits."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from dspla.errors import DsplaError
+from dspla.partition.worker import child_env
+from dspla.runtime.comm.sim import run_simulated
+from dspla.runtime.failure import PeerError, agree, is_quiet, on_root
+from dspla.runtime.jobio import BannerFilter, Pump
+
+
+def _outcomes(P, body):
+    """What each simulated rank ended with: ('ok', value) or (exception class name, message, quiet)."""
+    def rank(comm):
+        try:
+            return ("ok", body(comm))
+        except DsplaError as e:
+            return (type(e).__name__, str(e), is_quiet(e), getattr(e, "agreed", False))
+    return run_simulated(P, rank, timeout=30)
+
+
+def test_on_root_returns_rank_0s_value_and_none_elsewhere():
+    got = _outcomes(3, lambda comm: on_root(comm, lambda: 41 + comm.rank + 1))
+    assert got == [("ok", 42), ("ok", None), ("ok", None)]
+
+
+def test_on_root_failure_reaches_every_rank_and_only_rank_0_reports():
+    def body(comm):
+        def read():
+            raise DsplaError("input file not found: a.mtx")
+        return on_root(comm, read)
+    got = _outcomes(3, body)
+    assert got[0] == ("DsplaError", "input file not found: a.mtx", False, True)
+    for r in (1, 2):
+        assert got[r][0] == "PeerError" and got[r][2] is True and "input file not found" in got[r][1]
+
+
+def test_agree_reports_the_lowest_failing_rank_once():
+    def body(comm):
+        def step():
+            if comm.rank in (1, 3):
+                raise DsplaError(f"bad shard on rank {comm.rank}")
+            return comm.rank
+        return agree(comm, step)
+    got = _outcomes(4, body)
+    assert got[1] == ("DsplaError", "bad shard on rank 1", False, True)
+    for r in (0, 2, 3):
+        assert got[r][0] == "PeerError" and got[r][2] and "rank 1 failed: bad shard on rank 1" in got[r][1]
+
+
+def test_agree_turns_any_exception_into_an_agreed_failure():
+    def body(comm):
+        def step():
+            if comm.rank == 0:
+                raise KeyError("boom")
+        return agree(comm, step)
+    got = run_simulated(2, lambda comm: _catch(body, comm), timeout=30)
+    assert got[0] == "KeyError" and got[1] == "PeerError"
+
+
+def _catch(body, comm):
+    try:
+        body(comm)
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__
+    return "ok"
+
+
+def test_without_a_communicator_the_step_just_runs():
+    assert on_root(None, lambda: 5) == 5 and agree(None, lambda: 6) == 6
+    with pytest.raises(DsplaError, match="x"):
+        on_root(None, lambda: (_ for _ in ()).throw(DsplaError("x")))
+
+
+def test_peer_errors_are_quiet():
+    assert is_quiet(PeerError("rank 0 failed")) and not is_quiet(DsplaError("x"))
+
+
+BANNER = """
+===================================================================================
+=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES
+=   PID 16847 RUNNING AT vm
+=   EXIT CODE: 9
+=   CLEANING UP REMAINING PROCESSES
+=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES
+===================================================================================
+YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)
+This typically refers to a problem with your application.
+Please see the FAQ page for debugging suggestions
+"""
+
+
+def _filter(text: str) -> str:
+    f = BannerFilter()
+    out = []
+    for line in text.splitlines(True):
+        out += f.feed(line)
+    return "".join(out + f.flush())
+
+
+def test_the_banner_is_dropped_and_the_programs_output_kept():
+    mine = "T: 3x2 float64\n\n=====================\nsection\n\n"
+    assert _filter(mine + BANNER + "after\n") == mine + "after\n"
+    assert _filter(mine) == mine
+    notices = "[mpiexec@vm] Sending Ctrl-C to processes as requested\nAbort(1) on node 0 (rank 0 in comm 0): x\nok\n"
+    assert _filter(notices) == "ok\n"
+
+
+def test_the_launcher_shows_one_error_message():
+    src = io.StringIO("dspla: error: a.mtx:3: bad\n    caret line\ndspla: warning: something\n"
+                      "dspla: error on rank 1: other\n    its caret\nplain output\n")
+    dst = io.StringIO()
+    p = Pump(src, dst, one_error=True)
+    p.run()
+    assert dst.getvalue() == "dspla: error: a.mtx:3: bad\n    caret line\ndspla: warning: something\nplain output\n"
+
+
+def test_a_closed_stream_is_remembered_and_the_rest_drained():
+    class Closed(io.StringIO):
+        def write(self, s):
+            raise BrokenPipeError(32, "Broken pipe")
+    p = Pump(io.StringIO("a\nb\nc\n"), Closed())
+    p.run()
+    assert isinstance(p.write_error, BrokenPipeError)
+
+
+def test_worker_processes_do_not_inherit_the_job(monkeypatch):
+    for k in ("PMI_RANK", "PMI_FD", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "HYDRA_CONTROL_FD",
+              "SLURM_PROCID", "MPI_LOCALNRANKS", "DSPLA_LAUNCH_TOKEN", "DSPLA_EXPECT_NP"):
+        monkeypatch.setenv(k, "1")
+    monkeypatch.setenv("MY_SETTING", "kept")
+    env = child_env()
+    assert env["MY_SETTING"] == "kept" and env["PYTHONSAFEPATH"] == "1"
+    assert not [k for k in env if k.startswith(("PMI", "OMPI", "PMIX", "HYDRA", "SLURM", "DSPLA_LAUNCH",
+                                                "DSPLA_EXPECT", "MPI_LOCAL"))]

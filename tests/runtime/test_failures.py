@@ -1,0 +1,280 @@
+"""Every failure path of a real MPI job ends every rank within 10 s, with one message on stderr
+and a non-zero exit status (issue 15): errors only rank 0 sees, errors on another rank before
+and after the first collective, a killed rank, SIGINT/SIGTERM to dspla's launcher, a missing or
+wrong launcher, a closed stdout, and the training command's bad pickles and checkpoints."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+pytestmark = pytest.mark.mpi
+BIN = Path(sys.executable).parent
+DSPLA = str(BIN / "dspla")
+MPIEXEC = str(BIN / "mpiexec")
+LIMIT_S = 10.0
+PROG = "input A : sparse[n, n]\ninput X : dense[n, k]\nT = A @ X\nU = mxm(A, T, min_plus)\noutput T, U\n"
+CORA = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "planetoid"
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fail")
+    rng = np.random.default_rng(3)
+    scipy.io.mmwrite(d / "a.mtx", sp.random_array((60, 60), density=0.08, random_state=rng, format="csr"))
+    np.save(d / "x.npy", rng.random((60, 4)))
+    (d / "p.dspla").write_text(PROG)
+    bad = (d / "a.mtx").read_text().splitlines()
+    bad[5] = "1 1 abc"
+    (d / "bad.mtx").write_text("\n".join(bad) + "\n")
+    return d
+
+
+def run(cmd, env=None, timeout=60, **kw):
+    t0 = time.monotonic()
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout,
+                       env={**os.environ, **(env or {})}, **kw)
+    return r, time.monotonic() - t0
+
+
+def dspla_run(d, *extra, A="a.mtx", env=None):
+    return run([DSPLA, "run", d / "p.dspla", "-i", f"A={d / A}", "-i", f"X={d / 'x.npy'}", "--partition", "random",
+                *extra], env=env)
+
+
+def one_message(r, *fragments) -> str:
+    """The run failed with exactly one dspla message, containing ``fragments``, no traceback and
+    no launcher banner."""
+    assert r.returncode != 0, r.stdout + r.stderr
+    msgs = [ln for ln in r.stderr.splitlines() if ln.startswith("dspla")]
+    assert len(msgs) == 1, r.stderr
+    for f in fragments:
+        assert f in msgs[0], r.stderr
+    for noise in ("Traceback", "BAD TERMINATION", "Abort(", "[mpiexec@", "[proxy:"):
+        assert noise not in r.stderr + r.stdout, r.stderr + r.stdout
+    return msgs[0]
+
+
+def test_an_input_error_only_rank_0_sees_ends_the_job(case):
+    r, t = dspla_run(case, "--np", 2, A="missing.mtx")
+    one_message(r, "input file not found", "missing.mtx")
+    assert t < LIMIT_S
+
+
+def test_a_malformed_matrix_read_on_rank_0_at_four_processes(case):
+    r, t = dspla_run(case, "--np", 4, A="bad.mtx")
+    one_message(r, "bad.mtx:6", "is not a number")
+    assert r.returncode == 2 and t < LIMIT_S
+
+
+def test_the_same_under_a_plain_mpiexec(case):
+    r, t = run([MPIEXEC, "-n", 2, DSPLA, "run", case / "p.dspla", "-i", f"A={case / 'bad.mtx'}", "-i",
+                f"X={case / 'x.npy'}"], env={"MPIR_CVAR_POLLS_BEFORE_YIELD": "1"})
+    one_message(r, "bad.mtx:6")
+    assert t < LIMIT_S
+
+
+@pytest.mark.parametrize("fault,P,says", [
+    ("1:start:dspla", 2, "dspla: error on rank 1: fault injected by DSPLA_FAULT at start"),
+    ("1:start", 3, "dspla: error on rank 1: RuntimeError: fault injected"),
+    ("0:start", 2, "dspla: error: RuntimeError: fault injected by DSPLA_FAULT at start"),
+    ("0:2:dspla", 2, "dspla: error: fault injected by DSPLA_FAULT before instruction 2"),
+    ("1:2", 2, "dspla: error on rank 1: RuntimeError: fault injected by DSPLA_FAULT before instruction 2"),
+    ("2:3:dspla", 4, "dspla: error on rank 2: fault injected by DSPLA_FAULT before instruction 3"),
+])
+def test_an_error_on_one_rank_before_or_after_the_first_collective(case, fault, P, says):
+    r, t = dspla_run(case, "--np", P, "--plan", "p2p1d", env={"DSPLA_FAULT": fault})
+    assert one_message(r).startswith(says), r.stderr
+    assert t < LIMIT_S
+
+
+def _ranks_of(marker: str) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", f"dspla.cli.main run {marker}"], capture_output=True, text=True).stdout
+    pids = []
+    for p in out.split():
+        try:
+            argv0 = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0].decode()
+        except OSError:
+            continue
+        if "python" in os.path.basename(argv0):   # not mpiexec, whose argv matches too
+            pids.append(int(p))
+    return pids
+
+
+def _start_long_job(d, tmp_path, P=2):
+    prog = tmp_path / "long.dspla"
+    prog.write_text(PROG)
+    cmd = [DSPLA, "run", str(prog), "-i", f"A={d / 'a.mtx'}", "-i", f"X={d / 'x.npy'}", "--np", str(P),
+           "--partition", "random", "--repeat", "100000000", "--out", str(tmp_path / "out.npz")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(_ranks_of(str(prog))) < P and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert len(_ranks_of(str(prog))) == P, "ranks did not start"
+    while not all(_mpi_started(pid) for pid in _ranks_of(str(prog))) and time.monotonic() < deadline:
+        time.sleep(0.3)   # imports take seconds on a loaded machine; MPI starts after them
+    time.sleep(2)   # into the repeat loop
+    return proc, str(prog)
+
+
+def _mpi_started(pid: int) -> bool:
+    try:
+        return "libmpi" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sig,code,says", [(signal.SIGTERM, 143, "dspla: stopped by SIGTERM"),
+                                           (signal.SIGINT, 130, "dspla: interrupted")])
+def test_a_signal_to_the_launcher_stops_the_whole_job(case, tmp_path, sig, code, says):
+    proc, marker = _start_long_job(case, tmp_path)
+    try:
+        t0 = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+        t = time.monotonic() - t0
+        msgs = [ln for ln in err.splitlines() if ln.startswith("dspla")]
+        assert proc.returncode == code and len(msgs) == 1 and msgs[0].startswith(says), err
+        assert "BAD TERMINATION" not in out + err and "Traceback" not in err and "Exception ignored" not in err
+        assert t < LIMIT_S
+        time.sleep(0.5)
+        assert _ranks_of(marker) == [], "ranks survived the launcher"
+        assert not (tmp_path / "out.npz").exists()
+    finally:
+        for pid in _ranks_of(marker):
+            os.kill(pid, signal.SIGKILL)
+        proc.kill()
+
+
+def test_a_killed_rank_ends_the_job_with_one_message(case, tmp_path):
+    proc, marker = _start_long_job(case, tmp_path, P=3)
+    try:
+        os.kill(_ranks_of(marker)[1], signal.SIGKILL)
+        t0 = time.monotonic()
+        out, err = proc.communicate(timeout=30)
+        assert time.monotonic() - t0 < LIMIT_S
+        msgs = [ln for ln in err.splitlines() if ln.startswith("dspla")]
+        assert proc.returncode != 0 and len(msgs) == 1 and "died without a message" in msgs[0], err
+        assert "BAD TERMINATION" not in out + err
+    finally:
+        for pid in _ranks_of(marker):
+            os.kill(pid, signal.SIGKILL)
+        proc.kill()
+
+
+def test_a_missing_launcher(case):
+    r, t = dspla_run(case, "--np", 2, "--mpiexec", "/nonexistent/mpiexec")
+    one_message(r, "mpiexec '/nonexistent/mpiexec' not found")
+
+
+@pytest.mark.parametrize("launcher,says", [("/bin/true", "exited without starting dspla"),
+                                           ("/bin/false", "failed (exit status 1) before dspla had started")])
+def test_a_launcher_that_starts_nothing(case, launcher, says):
+    r, t = dspla_run(case, "--np", 2, "--mpiexec", launcher)
+    one_message(r, says)
+    assert t < LIMIT_S
+
+
+def test_a_launcher_that_starts_copies_outside_an_mpi_job(case, tmp_path):
+    fake = tmp_path / "fake-mpiexec"
+    fake.write_text('#!/bin/sh\nshift 2\n"$@" & "$@"\nwait\n')   # drops "-n N", runs the command twice
+    fake.chmod(0o755)
+    r, t = dspla_run(case, "--np", 2, "--mpiexec", fake)
+    one_message(r, "without an MPI job environment")
+    assert t < LIMIT_S
+
+
+@pytest.mark.parametrize("P", [1, 2])
+def test_a_closed_stdout_is_an_error_and_the_files_are_written_first(case, tmp_path, P):
+    out, stats = tmp_path / "o.npz", tmp_path / "s.json"
+    cmd = [DSPLA, "run", case / "p.dspla", "-i", f"A={case / 'a.mtx'}", "-i", f"X={case / 'x.npy'}", "--partition",
+           "random", "--out", out, "--stats", stats] + (["--np", "2"] if P > 1 else [])
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()   # the reader went away, as in `dspla run ... | true`
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    msgs = [ln for ln in err.splitlines() if ln.startswith("dspla")]
+    assert proc.returncode != 0 and len(msgs) == 1 and "standard output was closed" in msgs[0], err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    assert set(np.load(out).files) >= {"T.rows", "U.values"} and stats.stat().st_size > 0
+
+
+def test_an_unwritable_output_is_found_before_the_job_starts(case):
+    r, t = dspla_run(case, "--np", 2, "--out", "/nonexistent/x.npz")
+    one_message(r, "/nonexistent/x.npz", "does not exist")
+    assert t < 3.0
+
+
+def _cora_copy(tmp_path):
+    if not CORA.is_dir():
+        pytest.skip("../shared/datasets/planetoid not found")
+    d = tmp_path / "cora"
+    d.mkdir()
+    for f in CORA.glob("ind.cora.*"):
+        (d / f.name).write_bytes(f.read_bytes())
+    return d
+
+
+def test_train_with_a_refused_pickle(tmp_path):
+    d = _cora_copy(tmp_path)
+    (d / "ind.cora.x").write_bytes(b"cposix\nsystem\n(S'touch " + str(tmp_path / "PWNED").encode() + b"'\ntR.")
+    r, t = run([DSPLA, "train", "examples/gcn.dspla", "--dataset", "cora", "--data-dir", d, "--np", 2, "--epochs", 2],
+               cwd=Path(__file__).resolve().parents[2])
+    one_message(r, "ind.cora.x", "refused to unpickle posix.system")
+    assert t < LIMIT_S and not (tmp_path / "PWNED").exists()
+
+
+def test_train_resume_with_a_truncated_or_foreign_checkpoint(tmp_path):
+    d = _cora_copy(tmp_path)
+    root = Path(__file__).resolve().parents[2]
+    ck = tmp_path / "ck"
+    base = [DSPLA, "train", "examples/gcn.dspla", "--dataset", "cora", "--data-dir", d, "--checkpoint", ck, "-q"]
+    r, _ = run(base + ["--epochs", 2], cwd=root)
+    assert r.returncode == 0, r.stderr
+    r, t = run(base + ["--epochs", 4, "--resume", "--np", 2, "--lr", "0.05"], cwd=root)
+    one_message(r, "is from a different run", "lr")
+    assert t < LIMIT_S
+    data = (ck / "checkpoint.npz").read_bytes()
+    (ck / "checkpoint.npz").write_bytes(data[:len(data) // 3])
+    r, t = run(base + ["--epochs", 4, "--resume", "--np", 2], cwd=root)
+    one_message(r, "cannot read checkpoint")
+    assert t < LIMIT_S
+
+
+GUARDLESS = """from mpi4py import MPI   # at the top, and no `if __name__ == "__main__":` guard
+import numpy as np, scipy.sparse as sp
+import dspla as dp
+A = dp.sparse("A", ("n", "n")); X = dp.dense("X", ("n", "k"))
+f = dp.function(outputs={"T": A @ X}).configure(partition="hypergraph")
+rng = np.random.default_rng(0)
+a = sp.random_array((300, 300), density=0.03, random_state=rng, format="csr")
+x = rng.random((300, 4))
+print("explain", len(f.explain(np=4, A=a, X=x)) > 0, flush=True)
+out = f(A=a, X=x)
+T = out["T"].to_numpy()   # every rank: a collective under mpiexec
+if MPI.COMM_WORLD.rank == 0:
+    assert np.allclose(T, a @ x)
+    print("OK", MPI.COMM_WORLD.size, f.last_stats.get("partition"), flush=True)
+"""
+
+
+@pytest.mark.parametrize("P", [1, 2])
+def test_a_guardless_script_importing_mpi4py_runs_under_mpiexec(tmp_path, P):
+    """The partitioner's worker processes must not re-run the user's script (nor start MPI)."""
+    script = tmp_path / "guardless.py"
+    script.write_text(GUARDLESS)
+    cache = tmp_path / "cache"   # a cold cache: the hypergraph partitioner really runs
+    cmd = ([MPIEXEC, "-n", P] if P > 1 else []) + [sys.executable, script]
+    r, t = run(cmd, env={"DSPLA_CACHE_DIR": str(cache), "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"}, timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("explain True") == P and f"OK {P}" in r.stdout
+    if P > 1:
+        assert "hypergraph" in r.stdout
