@@ -38,7 +38,7 @@ def test_the_docs_have_python_blocks():
 
 def _run(cmd, tmp_path):
     env = {**os.environ, "MPIR_CVAR_POLLS_BEFORE_YIELD": "1", "DSPLA_CACHE_DIR": str(tmp_path / "cache")}
-    return subprocess.run([str(c) for c in cmd], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run([str(c) for c in cmd], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
 
 
 @pytest.mark.parametrize("code,opt", BLOCKS)
