@@ -622,7 +622,7 @@ def _loop(rt: Runtime, i: Loop):
         rt.execute(i.cond)
         checks += 1
         go = truth(s[i.cond_slot])
-        if rt.comm.size > 1:   # rank 0's answer: every rank takes the same branch, whatever rounding did
+        if rt.comm.size > 1 and not i.agreed:   # rank 0's answer: every rank takes the same branch
             flag = np.array([go], dtype=np.uint8)
             t0 = time.perf_counter()
             rt.comm.bcast_buf(flag, 0)
