@@ -34,6 +34,7 @@ class BinaryOp:
     associative: bool = False
     commutative: bool = False
     distributes_over: tuple = ()
+    reads: tuple = (True, True)   # whether the left / right operand's value is used (not only its presence)
 
     def __str__(self) -> str:
         return self.name
@@ -57,8 +58,8 @@ class BinaryOp:
 BINARY: dict[str, BinaryOp] = {}
 
 
-def _binary(name, kind, gb=None, assoc=False, comm=False, dist=()):
-    BINARY[name] = BinaryOp(name, kind, gb or name, assoc, comm, dist)
+def _binary(name, kind, gb=None, assoc=False, comm=False, dist=(), reads=(True, True)):
+    BINARY[name] = BinaryOp(name, kind, gb or name, assoc, comm, dist, reads)
 
 
 _binary("plus", "arith", assoc=True, comm=True, dist=("min", "max"))
@@ -67,12 +68,12 @@ for _n in ("minus", "rminus", "pow"):
     _binary(_n, "arith")
 _binary("div", "div", "truediv")
 _binary("rdiv", "div", "rtruediv")
-_binary("first", "select", assoc=True)
-_binary("second", "select", assoc=True)
+_binary("first", "select", assoc=True, reads=(True, False))
+_binary("second", "select", assoc=True, reads=(False, True))
 _binary("any", "select", assoc=True, comm=True)
 _binary("min", "select", assoc=True, comm=True, dist=("max",))
 _binary("max", "select", assoc=True, comm=True, dist=("min",))
-_binary("pair", "pair", assoc=True, comm=True, dist=("any",))
+_binary("pair", "pair", assoc=True, comm=True, dist=("any",), reads=(False, False))
 _binary("land", "logical", assoc=True, comm=True, dist=("lor",))
 _binary("lor", "logical", assoc=True, comm=True, dist=("land",))
 _binary("lxor", "logical", assoc=True, comm=True)
@@ -195,6 +196,14 @@ class Semiring:
             raise DomainMismatch(f"{where or self.name}: semiring {self.name!r} does not apply to bool operands "
                                  f"(monoid {self.monoid.name!r} is numeric); use lor_land or any_pair, or cast")
         return compute, out
+
+    def operand_dtypes(self, a: DType, b: DType, compute: DType) -> tuple[DType, DType]:
+        """The dtype each operand is cast to before the product: the compute dtype where the
+        multiply reads its values, its own where it only looks at where entries are (first,
+        second, pair): GraphBLAS casts such an operand without reading it, so a cast of a large
+        static matrix (a bool graph under min_second) would be wasted work."""
+        ra, rb = self.mult.reads
+        return (compute if ra else a), (compute if rb else b)
 
 
 SEMIRINGS: dict[str, Semiring] = {}

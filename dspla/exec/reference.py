@@ -60,8 +60,10 @@ def _output_mask(node, args, first: int):
 def _mxm(node, args, env):
     a, b = args[0], args[1]
     sr = node.attr("semiring")
-    compute, out = sr.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
-    a, b = gbops.cast(a, compute), gbops.cast(b, compute)
+    da, db = gbops.dtype_of(a), gbops.dtype_of(b)
+    compute, out = sr.dtypes(da, db)
+    ca, cb = sr.operand_dtypes(da, db, compute)
+    a, b = gbops.cast(a, ca), gbops.cast(b, cb)
     return gbops.cast(gbops.mxm(a, b, sr, compute, mask=_output_mask(node, args, 2)), out)
 
 

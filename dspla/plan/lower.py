@@ -340,9 +340,10 @@ def _reduce(pl: Lowering, n: Node):
 
 
 def operand(pl: Lowering, n: Node, x: Node, layout: Layout | None = None) -> int:
-    """A product's operand: a static one already in the dtype the semiring computes in."""
-    compute = n.attr("semiring").dtypes(n.args[0].type.dtype, n.args[1].type.dtype)[0]
-    return pl.value(x, layout, compute)
+    """A product's operand: a static one already in the dtype the semiring reads it in."""
+    sr, (a, b) = n.attr("semiring"), (y.type.dtype for y in n.args[:2])
+    wanted = sr.operand_dtypes(a, b, sr.dtypes(a, b)[0])
+    return pl.value(x, layout, wanted[0] if x is n.args[0] else wanted[1])
 
 
 def mask_fields(pl: Lowering, n: Node, layout: Layout) -> dict:

@@ -39,6 +39,13 @@ def is_static_leaf(n: Node) -> bool:
         all(isinstance(d, str) for d in n.type.shape)
 
 
+def _read_transposed(users) -> bool:
+    """Every user is an element-wise op of two same-shaped operands, which GraphBLAS can give a
+    transposed operand directly."""
+    return bool(users) and all(u.op in (Op.EWISE_ADD, Op.EWISE_MULT) and u.args[0].type.shape == u.args[1].type.shape
+                               for u in users)
+
+
 def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
     st: set[int] = set()
     for n in order:
@@ -68,6 +75,11 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
     values: dict[int, object] = {}
     for i, n in enumerate(order):
         if id(n) not in st:
+            continue
+        if n.op is Op.TRANSPOSE and id(n) not in needed and _read_transposed(users.get(id(n), ())):
+            # Aᵀ only for A + Aᵀ and the like: GraphBLAS reads A transposed (a descriptor);
+            # building Aᵀ would cost as much as the element-wise op itself
+            values[id(n)] = values[id(n.args[0])].T
             continue
         values[id(n)] = EVAL[n.op](n, [values[id(a)] for a in n.args], env)
         for a in n.args:  # drop static intermediates nobody else needs

@@ -181,8 +181,10 @@ def _local(rt: Runtime, i: Local):
 
 
 def _multiply(a, b, sr):
-    compute, out = sr.dtypes(_dt(a), _dt(b))
-    return gbops.cast(a, compute), gbops.cast(b, compute), gbops.semiring(sr, compute), compute, out
+    da, db = _dt(a), _dt(b)
+    compute, out = sr.dtypes(da, db)
+    ca, cb = sr.operand_dtypes(da, db, compute)
+    return gbops.cast(a, ca), gbops.cast(b, cb), gbops.semiring(sr, compute), compute, out
 
 
 def _output_mask(rt: Runtime, i):
