@@ -115,10 +115,12 @@ def _item(node, args, env):
     return args[0][node.attr("index")]
 
 
-def _ewise(node, args, union: bool):
+def _ewise(node, args, union: bool, cast_to=None):
+    """``cast_to``: the dtype a cast right after wants (the op's output typecast, one pass)."""
     a, b = args
     op = node.attr("op")
     compute, out = op.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
+    out = cast_to or out
     a, b = gbops.cast(a, compute), gbops.cast(b, compute)
     shape = (max(a.nrows, b.nrows) if 1 in (a.nrows, b.nrows) else a.nrows,
              max(a.ncols, b.ncols) if 1 in (a.ncols, b.ncols) else a.ncols)
@@ -132,7 +134,7 @@ def _ewise(node, args, union: bool):
         return gbops.cast(res, out)
     if union:
         a, b = gbops.expand(a, shape), gbops.expand(b, shape)
-        res = a.ewise_add(b, gbops.binary(op, compute)).new()
+        res = a.ewise_add(b, gbops.binary(op, compute)).new(dtype=out.gb)
     else:  # an intersection only needs the broadcast operand on the other one's pattern
         if a.shape == shape:
             b = gbops.expand(b, shape, like=a)
@@ -140,8 +142,13 @@ def _ewise(node, args, union: bool):
             a = gbops.expand(a, shape, like=b)
         else:
             a, b = gbops.expand(a, shape), gbops.expand(b, shape)
-        res = a.ewise_mult(b, gbops.binary(op, compute)).new()
+        res = a.ewise_mult(b, gbops.binary(op, compute)).new(dtype=out.gb)
     return gbops.cast(res, out)
+
+
+def ewise_cast(node, args, dtype):
+    """An element-wise op whose result is cast to ``dtype``, in one GraphBLAS call."""
+    return _ewise(node, args, node.op is Op.EWISE_ADD, cast_to=dtype)
 
 
 def _scalar_operand(a, b, shape, union: bool):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..exec.reference import EVAL, Env
+from ..exec.reference import EVAL, Env, ewise_cast
 from ..ir import Node, Op
 from ..ir.types import Kind
 
@@ -81,7 +81,12 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
             # building Aᵀ would cost as much as the element-wise op itself
             values[id(n)] = values[id(n.args[0])].T
             continue
-        values[id(n)] = EVAL[n.op](n, [values[id(a)] for a in n.args], env)
+        args = [values[id(a)] for a in n.args]
+        u = users.get(id(n), ())
+        if n.op in (Op.EWISE_ADD, Op.EWISE_MULT) and id(n) not in needed and len(u) == 1 and u[0].op is Op.CAST:
+            values[id(n)] = ewise_cast(n, args, u[0].attr("dtype"))   # cast(A + Aᵀ, bool): one pass
+            continue
+        values[id(n)] = EVAL[n.op](n, args, env)
         for a in n.args:  # drop static intermediates nobody else needs
             if last.get(id(a)) == i and id(a) not in needed:
                 values.pop(id(a), None)

@@ -40,3 +40,26 @@ def test_sum_and_product_with_the_transpose(also_transpose):
         np.testing.assert_array_equal(got["MX"].present()[:, 0], ip.any(axis=1))
         if also_transpose:
             np.testing.assert_array_equal(got["TX"].to_numpy(fill=0), A.toarray().T @ x)
+
+
+def test_a_cast_of_a_static_sum_is_one_pass():
+    """cast(A + Aᵀ, bool) and cast(A * Aᵀ, int64) computed with the cast as the op's output
+    typecast: the same values as the two steps."""
+    rng = np.random.default_rng(6)
+    A = sp.random_array((30, 30), density=0.15, random_state=rng, format="csr")
+    A.data[:] = rng.integers(-3, 4, A.nnz) + 0.5                  # signs, fractions: casts matter
+    Asym, X = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", 1), dtype="int64")
+    B = dp.cast(Asym + Asym.T, "bool")
+    M = dp.cast(Asym * Asym.T, "int64")
+    f = dp.function(outputs={"BX": dp.mxm(B, X, "plus_second"), "VX": dp.mxm(dp.cast(B, "int64"), X),
+                             "MX": dp.mxm(M, X, "plus_times")})
+    x = rng.integers(1, 5, (30, 1))
+    union, up, inter, ip = _oracle(A)
+    want_b = np.where(up, union != 0, False)
+    want_m = np.where(ip, np.trunc(inter).astype(np.int64), 0)
+    for P in (1, 2):
+        got = f(A=A, X=x) if P == 1 else run_dist(f, {"A": A, "X": x}, P, plan="p2p1d", partition="random", seed=P)[0]
+        np.testing.assert_array_equal(got["BX"].to_numpy(fill=0), up.astype(np.int64) @ x)  # counts entries
+        np.testing.assert_array_equal(got["VX"].to_numpy(fill=0), want_b.astype(np.int64) @ x)  # the values
+        np.testing.assert_array_equal(got["MX"].to_numpy(fill=0), want_m @ x)
+    assert (up & ~want_b).any()   # some present entries of A + Aᵀ are 0: cast to a present False
