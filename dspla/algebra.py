@@ -256,7 +256,7 @@ UNARY: dict[str, UnaryOp] = {}
 for _u in (
     UnaryOp("relu", "numeric", (("bind", "max", 0),)),
     UnaryOp("relu_grad", "numeric", (("bind", "gt", 0),)),  # step: 1 where x > 0 else 0
-    UnaryOp("sigmoid", "float", (("unary", "ainv"), ("unary", "exp"), ("bind", "plus", 1), ("unary", "minv"))),
+    UnaryOp("sigmoid", "float", (("bind", "times", -1), ("unary", "exp"), ("bind", "plus", 1), ("unary", "minv"))),
     UnaryOp("tanh", "float", (("unary", "tanh"),)),
     UnaryOp("exp", "float", (("unary", "exp"),)),
     UnaryOp("log", "float", (("unary", "log"),)),
@@ -265,7 +265,8 @@ for _u in (
     UnaryOp("sqrt", "float", (("unary", "sqrt"),)),
     UnaryOp("minv", "float", (("unary", "minv"),)),
     UnaryOp("abs", "numeric", (("unary", "abs"),)),
-    UnaryOp("neg", "numeric", (("unary", "ainv"),)),
+    # x * -1, not GraphBLAS's ainv: the same values (-0.0 included) by a kernel 3x faster here
+    UnaryOp("neg", "numeric", (("bind", "times", -1),)),
     UnaryOp("sign", "numeric", (("unary", "signum"),)),
     UnaryOp("square", "numeric", (("bind", "pow", 2),)),
     UnaryOp("one", "same", (("unary", "one"),)),
