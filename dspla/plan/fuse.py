@@ -117,19 +117,24 @@ def _mark(instrs: list, agreed: dict) -> list:
     return out
 
 
-def fuse(programs: list) -> list:
+def fuse(programs: list, comm=None) -> list:
     """Every rank's program rewritten (in place: the programs are the plan's own). A loop goes
-    without its broadcast only when every rank's program shows its condition agreed."""
+    without its broadcast only when every rank's program shows its condition agreed. With
+    ``comm`` (SPMD planning: ``programs`` is this rank's own), the ranks compare their verdicts
+    by one small allgather, and no planning-time value is taken as the same everywhere."""
     verdicts = []
     first = programs[0].consts
     # planning-time values every rank was given as one object (replicated ones)
-    shared = {s for s, v in first.items() if all(p.consts.get(s) is v for p in programs)}
+    shared = set() if comm is not None else \
+        {s for s, v in first.items() if all(p.consts.get(s) is v for p in programs)}
     for p in programs:
         p.instrs = fuse_list(p.instrs)
         p.setup = fuse_list(p.setup)
         found: dict = {}
         _walk(p.instrs, _walk(p.setup, set(shared), found), found)
         verdicts.append(found)
+    if comm is not None and comm.size > 1:
+        verdicts = comm.allgather(verdicts[0])
     agreed = {k: all(v.get(k, False) for v in verdicts) for k in set().union(*verdicts)}
     for p in programs:
         p.instrs, p.setup = _mark(p.instrs, agreed), _mark(p.setup, agreed)

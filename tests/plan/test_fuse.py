@@ -192,3 +192,29 @@ def test_loops_stop_together_without_the_broadcast():
             loops = [i for i in c.plan.programs[0].instrs + c.plan.programs[0].setup if isinstance(i, ir.Loop)]
             assert loops and all(lp.agreed for lp in loops), name
             assert all(lp.traffic(ir.Where(0, (P,)), 7) == ir.NO_TRAFFIC for lp in loops)
+
+
+def test_ranks_planning_alone_compare_verdicts():
+    """SPMD planning: each rank has only its program; a verdict one rank cannot confirm is
+    dropped everywhere, and planning-time values are not trusted to agree."""
+    import threading
+
+    from dspla.plan.fuse import fuse
+    from dspla.runtime.comm.sim import SimComm
+
+    body = [_loc(1, 10), _ar(2, 1)]
+    agreeing = [_loc(3, 0), _ar(4, 3), _loop(4, [_loc(11, 10)], 2, body)]
+    differing = [_loc(3, 0), _loop(3, [_loc(11, 10)], 2, body)]
+    for progs, want in (((agreeing, agreeing), True), ((agreeing, differing), False)):
+        comms, got = SimComm.create(2), [None, None]
+
+        def plan(r):
+            (p,) = fuse([_program_of(progs[r], rank=r)], comm=comms[r])
+            got[r] = p.instrs[-1].agreed
+        threads = [threading.Thread(target=plan, args=(r,)) for r in range(2)]
+        [t.start() for t in threads]
+        [t.join(30) for t in threads]
+        assert got == [want, want]
+    shared = object()
+    (p,) = fuse([_program_of([_loop(0, [_loc(11, 10)], 2, body)], {0: shared})], comm=SimComm.create(1)[0])
+    assert not p.instrs[-1].agreed
