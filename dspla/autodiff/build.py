@@ -1,0 +1,86 @@
+"""Small IR builders for the VJP rules: every node is made with ``ir.make`` (so it is type-checked
+like any other) and carries the span of the forward node it differentiates, so explain and error
+messages point at the line the user wrote.
+"""
+from __future__ import annotations
+
+from ..algebra import BINARY, MONOIDS, SEMIRINGS, UNARY
+from ..errors import Span
+from ..ir import Node, Op, make
+from ..ir.types import DType, Kind, Type
+
+
+def one(dtype: DType = DType.float64) -> Node:
+    """The cotangent of the loss: a 1 x 1 value 1 (an identity matrix of size 1)."""
+    return make(Op.IDENTITY, (), (), type=Type(Kind.sparse, (1, 1), dtype))
+
+
+def is_one(n: Node) -> bool:
+    return n.op is Op.IDENTITY and tuple(n.type.shape) == (1, 1)
+
+
+class Builder:
+    def __init__(self, span: Span | None):
+        self.span = span
+
+    def _make(self, op, args, attrs=()):
+        return make(op, args, attrs, span=self.span)
+
+    def mxm(self, a: Node, b: Node, semiring: str = "plus_times", mask: Node | None = None) -> Node:
+        extra = (mask,) if mask is not None else ()
+        attrs = (("semiring", SEMIRINGS[semiring]), ("mask", None if mask is None else "structure"),
+                 ("complement", False))
+        return self._make(Op.MXM, (a, b, *extra), attrs)
+
+    def T(self, x: Node) -> Node:
+        if x.op is Op.TRANSPOSE:
+            return x.args[0]
+        return self._make(Op.TRANSPOSE, (x,))
+
+    def mul(self, a: Node, b: Node, op: str = "times") -> Node:
+        """Element-wise intersection (a vector or 1 x 1 operand broadcasts)."""
+        if op == "times" and is_one(b) and a.type.dtype.is_float:
+            return a
+        if op == "times" and is_one(a) and b.type.dtype.is_float:
+            return b
+        return self._make(Op.EWISE_MULT, (a, b), (("op", BINARY[op]),))
+
+    def add(self, a: Node, b: Node, op: str = "plus") -> Node:
+        """Element-wise union."""
+        return self._make(Op.EWISE_ADD, (a, b), (("op", BINARY[op]),))
+
+    def un(self, x: Node, op: str) -> Node:
+        return self._make(Op.APPLY, (x,), (("op", UNARY[op]),))
+
+    def neg(self, x: Node) -> Node:
+        return self.un(x, "neg")
+
+    def bind(self, x: Node, op: str, scalar, side: str = "right") -> Node:
+        return self._make(Op.APPLY_BIND, (x,), (("op", BINARY[op]), ("scalar", scalar), ("side", side)))
+
+    def reduce(self, x: Node, monoid: str, axis: str) -> Node:
+        return self._make(Op.REDUCE, (x,), (("monoid", MONOIDS[monoid]), ("axis", axis)))
+
+    def mask(self, x: Node, m: Node, *, structure: bool = False, complement: bool = False) -> Node:
+        return self._make(Op.MASK, (x, m), (("complement", complement), ("structure", structure)))
+
+    def cast(self, x: Node, dtype: DType) -> Node:
+        return x if x.type.dtype is dtype else self._make(Op.CAST, (x,), (("dtype", dtype),))
+
+    def spread(self, x: Node, g: Node) -> Node:
+        """g (a vector or 1 x 1 value) broadcast onto x's present entries."""
+        if is_one(g):
+            return self.un(x, "one")
+        return self.mul(x, g, "second")
+
+    def unbroadcast(self, g: Node, arg: Node, out: Node) -> Node:
+        """g (of out's shape) summed over the axes ``arg`` was broadcast along."""
+        rows = arg.type.shape[0] == 1 and out.type.shape[0] != 1
+        cols = arg.type.shape[1] == 1 and out.type.shape[1] != 1
+        if rows and cols:
+            return self.reduce(g, "plus", "all")
+        if rows:
+            return self.reduce(g, "plus", "cols")
+        if cols:
+            return self.reduce(g, "plus", "rows")
+        return g
