@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..errors import DsplaError, Span
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
+from . import composite
 from .build import Builder, is_one, one
 from .vjp import VJP, NoGradient
 
@@ -63,12 +64,16 @@ def grad(loss: Node, wrt, span: Span | None = None) -> list[Node]:
             _fail(n, f"its values are {n.type.dtype}, which have no gradient", parent, loss)
         if n.name and not is_one(g) and g.name is None:
             g = g.replace(name="d" + n.name)
-        needs = [dep[id(a)] and ln for a, ln in zip(n.args, links[id(n)])]
-        try:
-            outs = VJP[n.op].vjp(n, g, needs, Builder(n.span))
-        except NoGradient as e:
-            _fail(n, str(e), parent, loss)
-        for a, need, ga in zip(n.args, needs, outs):
+        whole = composite.match(n)
+        if whole is not None and dep[id(whole[1])]:   # softmax, log_softmax: one rule for the whole
+            args, needs, outs = (whole[1],), (True,), (composite.vjp(whole[0], n, g, Builder(n.span)),)
+        else:
+            args, needs = n.args, [dep[id(a)] and ln for a, ln in zip(n.args, links[id(n)])]
+            try:
+                outs = VJP[n.op].vjp(n, g, needs, Builder(n.span))
+            except NoGradient as e:
+                _fail(n, str(e), parent, loss)
+        for a, need, ga in zip(args, needs, outs):
             if not need or ga is None:
                 continue
             prev = cot.get(id(a))

@@ -115,8 +115,21 @@ def _plus_product(n, g, needs, b, mult):
         dA = b.mxm(g, b.T(B), sr, mask=A if A.type.kind is Kind.sparse else None)
     if needs[1]:
         sr = "plus_times" if mult == "times" else "plus_second"
-        dB = b.mxm(b.T(A), g, sr, mask=B if B.type.kind is Kind.sparse else None)
+        if _row_sum_form(A, B):
+            dB = b.T(b.mxm(b.T(g), A, "plus_times" if mult == "times" else "plus_first"))
+        else:
+            dB = b.mxm(b.T(A), g, sr, mask=B if B.type.kind is Kind.sparse else None)
     return dA, dB
+
+
+def _row_sum_form(A, B) -> bool:
+    """Aᵀ G written (Gᵀ A)ᵀ, as examples/gcn.dspla does by hand, for a sparse A over two
+    different data-bound dims (features: n x f) and a dense B (a weight): both dims of A are
+    partitioned, so Aᵀ would be laid out by f and G gathered whole; Gᵀ A keeps A and G in their
+    row layout and sums the small partial products with one Allreduce."""
+    r, c = A.type.shape
+    return (A.type.kind is Kind.sparse and B.type.kind is not Kind.sparse and isinstance(r, str)
+            and isinstance(c, str) and r != c)
 
 
 def _tropical_product(n, g, needs, b, mult):
