@@ -179,7 +179,7 @@ def _minmax_losers(n, b, op):
     return b.mul(A, B, "lt"), b.mul(A, B, "ge")
 
 
-@vjp_rule(Op.EWISE_ADD, linked=_ew_linked)
+@vjp_rule(Op.EWISE_ADD)
 def _ewise_add(n, g, needs, b):
     """Union: an entry present in one operand only passes through (its cotangent is G there)."""
     A, B = n.args
@@ -331,7 +331,9 @@ def _transpose(n, g, needs, b):
 def _cast(n, g, needs, b):
     x = n.args[0]
     if not x.type.dtype.is_float:
-        raise NoGradient(f"a cast from {x.type.dtype} values has no gradient (the values are not continuous)")
+        raise NoGradient(f"its argument {x.label} ({x.op_text()}) has {x.type.dtype} values, which have no gradient"
+                         + (" (a comparison is piecewise constant; use it as a mask instead)"
+                            if x.type.dtype.value == "bool" else ""))
     return (b.cast(g, x.type.dtype),)
 
 

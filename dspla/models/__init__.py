@@ -16,6 +16,7 @@ from .program import (
 )
 from .trainer import TrainConfig, Trainer, epoch_seed
 
-__all__ = ["Adam", "NodeData", "SGD", "TrainConfig", "Trainer", "check_step", "differentiate", "epoch_seed", "eval_program",
+__all__ = ["Adam", "NodeData", "SGD", "TrainConfig", "Trainer", "check_step", "differentiate", "epoch_seed",
+           "eval_program",
            "gcn_norm", "gcn_norm_scipy", "gcn_step", "gcn_step_exprs", "load_node_data", "make_optimizer",
            "row_normalize", "set_dropout", "training_program", "without_dropout"]

@@ -80,8 +80,8 @@ def check_step(program: Program, where: str = "the step program") -> dict:
     if problems:
         raise StepProgramError(f"{where} does not follow the training convention (docs/gcn.md): "
                                + "; ".join(problems) + ". It must take A (sparse), X, Y, T and optionally seed, "
-                               "declare parameters, and output loss, logits and d<param> for each parameter (or no d<param>: "
-                               "the gradients are then generated, docs/autodiff.md)")
+                               "declare parameters, and output loss, logits and d<param> for each parameter (or no "
+                               "d<param>: the gradients are then generated, docs/autodiff.md)")
     return {"params": params, "uses_seed": "seed" in inputs}
 
 
