@@ -23,7 +23,8 @@ class NoGradientError(DsplaError):
 
 
 def _where(n: Node) -> str:
-    return f"{n.label} ({n.op_text()}{' at ' + str(n.span) if n.span else ''})"
+    at = f" at {n.span}" if n.span else ""
+    return f"{n.label} ({n.op_text()}{at})" if n.name or n.op is Op.INPUT else f"{n.op_text()}{at}"
 
 
 def grad(loss: Node, wrt, span: Span | None = None) -> list[Node]:
