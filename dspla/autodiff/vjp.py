@@ -331,7 +331,8 @@ def _transpose(n, g, needs, b):
 def _cast(n, g, needs, b):
     x = n.args[0]
     if not x.type.dtype.is_float:
-        raise NoGradient(f"its argument {x.name + ' = ' if x.name else ''}{x.op_text()} has {x.type.dtype} values, which have no gradient"
+        name = x.name + " = " if x.name else ""
+        raise NoGradient(f"its argument {name}{x.op_text()} has {x.type.dtype} values, which have no gradient"
                          + (" (a comparison is piecewise constant; use it as a mask instead)"
                             if x.type.dtype.value == "bool" else ""))
     return (b.cast(g, x.type.dtype),)
