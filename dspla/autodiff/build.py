@@ -26,6 +26,8 @@ class Builder:
     def _make(self, op, args, attrs=()):
         return make(op, args, attrs, span=self.span)
 
+    make = _make
+
     def mxm(self, a: Node, b: Node, semiring: str = "plus_times", mask: Node | None = None) -> Node:
         extra = (mask,) if mask is not None else ()
         attrs = (("semiring", SEMIRINGS[semiring]), ("mask", None if mask is None else "structure"),

@@ -18,7 +18,8 @@ intersections with min/max) route the cotangent to the winning term. Ties go to 
 inner index (products, reductions: lowest column, or row, or row-major position for reduce
 all), to the first operand (element-wise min/max), and to the bound scalar (max(x, s) at
 x == s; relu at 0 gives 0). The winner is a node computed from the forward values (the forward
-result compared with its terms), once, and shared by every cotangent that needs it.
+result compared with its terms: element-wise ops for a vector operand, the ARGBEST op for two
+matrices), once, and shared by every cotangent that needs it.
 """
 from __future__ import annotations
 
@@ -75,6 +76,8 @@ def _no_gradient(why: str):
 
 
 vjp_rule(Op.UPDATE)(_no_gradient("update (C<M> accum= T) has no gradient rule; write it with ewise_add and mask"))
+vjp_rule(Op.ARGBEST, Op.ROUTE)(_no_gradient("the winners of a min/max product are piecewise constant (a "
+                                           "gradient of a gradient through min/max has no rule)"))
 vjp_rule(Op.WHILE, Op.ITEM)(_no_gradient("loops are not differentiated; unroll the iterations in Python "
                                          "(a for loop building the expression) to differentiate them"))
 
@@ -144,8 +147,7 @@ def _tropical_product(n, g, needs, b, mult):
         terms = b.mul(b.T(A), B, mult)
         idx, axis, other = b.un(terms, "rowindex"), "cols", "rows"
     else:
-        raise NoGradient(f"{n.attr('semiring').name} products are differentiated when one operand is a vector "
-                         "(mxv, vxm); a product of two matrices has no rule yet")
+        return _tropical_matrices(n, g, needs, b, mult)
     hits = b.mul(terms, n, "eq")                                  # terms equal to their result
     K = b.reduce(b.mask(idx, hits), "min", axis)                  # the lowest winning k: the tie rule
     win = b.mask(b.spread(terms, g), b.mul(idx, K, "eq"))         # G on the winning term of each entry
@@ -158,6 +160,18 @@ def _tropical_product(n, g, needs, b, mult):
     g_mat = d_mat if needs[0 if mat_is_A else 1] else None
     g_vec = b.T(b.reduce(d_vec, "plus", other)) if needs[1 if mat_is_A else 0] else None
     return (g_mat, g_vec) if mat_is_A else (g_vec, g_mat)
+
+
+def _tropical_matrices(n, g, needs, b, mult):
+    """Both operands matrices (max aggregation: A max.+ H): the winners K are one ARGBEST node
+    computed from the forward operands and result; ROUTE sends G[i,j] to A[i, K[i,j]] and to
+    B[K[i,j], j] (times the other factor for a times multiply)."""
+    A, B = n.args[0], n.args[1]
+    K = b.make(Op.ARGBEST, (A, B, n), (("semiring", n.attr("semiring")),))
+    factor = mult == "times"
+    dA = b.make(Op.ROUTE, (g, K, B), (("axis", "cols"), ("factor", factor))) if needs[0] else None
+    dB = b.make(Op.ROUTE, (g, K, A), (("axis", "rows"), ("factor", factor))) if needs[1] else None
+    return dA, dB
 
 
 # -------------------------------------------------------------------------- element-wise

@@ -75,6 +75,27 @@ def test_shortest_path_gradient_on_every_process_count():
         np.testing.assert_array_equal(got["dW"].to_numpy(fill=-1), one["dW"].to_numpy(fill=-1))
 
 
+def test_max_aggregation_gradients_on_every_process_count():
+    """max_plus aggregation over a graph (winners computed per rank's rows, B gathered; the
+    cotangent of B summed over ranks): the same gradients at P = 1, 2, 4."""
+    rng = np.random.default_rng(5)
+    n, f, h = 60, 6, 4
+    A = dp.sparse("A", ("n", "n"))
+    X, Y = dp.dense("X", ("n", "f")), dp.dense("Y", ("n", h))
+    W = dp.param("W", ("f", h))
+    Z = dp.mxm(A, X @ W, "max_plus")
+    loss = dp.reduce_all(dp.log_softmax(Z) * Y)
+    f_ = dp.function({"loss": loss, "dW": dp.grad(loss, W)})
+    a = sp.random_array((n, n), density=0.08, random_state=rng, format="csr")
+    a.data[:] = rng.uniform(0.1, 1.0, a.nnz)
+    inputs = {"A": sp.csr_array(a), "X": rng.normal(size=(n, f)), "Y": rng.uniform(size=(n, h)),
+              "W": rng.normal(size=(f, h))}
+    one = f_(**inputs)
+    for P in (2, 4):
+        got, _ = run_dist(f_, inputs, P)
+        np.testing.assert_allclose(got["dW"].to_numpy(), one["dW"].to_numpy(), rtol=1e-12, atol=1e-14)
+
+
 # ------------------------------------------------------------------------------ the GCN
 @pytest.fixture(scope="module")
 def cora_case():

@@ -50,6 +50,13 @@ def test_vxm_max_times_tie():
     np.testing.assert_array_equal(g["B"], [[2], [0]])
 
 
+def test_mxm_max_plus_tie_between_two_matrices():
+    # C[0, 0] = max(1 + 2, 2 + 1): both terms 3, k = 0 wins; C[0, 1] = max(1 + 0, 2 + 5) = 7: k = 1
+    g = _grads(lambda A, B: dp.mxm(A, B, "max_plus"), {"A": np.array([[1.0, 2]]), "B": np.array([[2.0, 0], [1, 5]])})
+    np.testing.assert_array_equal(g["A"], [[1, 1]])
+    np.testing.assert_array_equal(g["B"], [[1, 0], [0, 1]])
+
+
 def test_ewise_min_tie_goes_to_the_first_operand_and_lone_entries_pass():
     X = np.array([[1.0, 0.0]])      # (0, 1) missing in the sparse X
     g = _grads(lambda X, Y: dp.ewise_add(X, Y, "min"), {"X": X, "Y": np.array([[1.0, 3]])}, sparse=("X",))
@@ -113,7 +120,7 @@ output dW
 
 @pytest.mark.parametrize("build,words", [
     (lambda A, W: dp.mxm(A, W, "plus_pair"), ["plus_pair", "no gradient"]),
-    (lambda A, W: dp.mxm(A, W, "min_plus"), ["min_plus", "vector"]),
+    (lambda A, W: dp.mxm(A, W, "min_max"), ["min_max"]),
     (lambda A, W: dp.apply(A @ W, "rowindex") * (A @ W), ["rowindex"]),
     (lambda A, W: dp.ewise_mult(A @ W, A @ W, "lt") * (A @ W), ["comparison"]),
 ])

@@ -44,6 +44,16 @@ CASES = {
     "vxm max_plus": (lambda u, B: dp.vxm(u, B, "max_plus"), {"u": P("sparse", (1, k), density=0.8), "B": SB}),
     "vxm max_times": (lambda u, B: dp.vxm(u, B, "max_times"),
                       {"u": P("dense", (1, k), "pos"), "B": P("sparse", (k, m), "pos")}),
+    # tropical products of two matrices (max aggregation)
+    "mxm max_plus": (lambda A, B: dp.mxm(A, B, "max_plus"), {"A": SA, "B": DB}),
+    "mxm min_plus sparse B": (lambda A, B: dp.mxm(A, B, "min_plus"), {"A": SA, "B": P("sparse", (k, m), density=0.7)}),
+    "mxm max_times": (lambda A, B: dp.mxm(A, B, "max_times"),
+                      {"A": P("sparse", (n, k), "pos"), "B": P("dense", (k, m), "pos")}),
+    "mxm min_times": (lambda A, B: dp.mxm(A, B, "min_times"),
+                      {"A": P("dense", (n, k), "pos"), "B": P("sparse", (k, m), "pos", density=0.7)}),
+    "mxm max_second": (lambda A, B: dp.mxm(A, B, "max_second"), {"A": I("sparse", (n, k)), "B": DB}),
+    "mxm min_first masked": (lambda A, B, M: dp.mxm(A, B, "min_first", mask=M, structure=True),
+                             {"A": SA, "B": I("sparse", (k, m), density=0.7), "M": I("sparse", (n, m))}),
     # unions
     "ewise_add plus": (lambda X, Y: X + Y, {"X": X, "Y": Y}),
     "ewise_add plus column broadcast": (lambda X, c: X + c, {"X": X, "c": P("dense", (n, 1))}),
