@@ -101,3 +101,22 @@ def test_forward_only_gcn_under_mpiexec(tmp_path, cora):
     assert auto["P"] == 2 and auto["comm"]["words_sent_total"] == hand["comm"]["words_sent_total"] > 0
     np.testing.assert_allclose([e["loss"] for e in auto["epochs"]], [e["loss"] for e in hand["epochs"]], atol=1e-12)
     assert auto["test_accuracy"] == hand["test_accuracy"]
+
+
+def test_dspla_train_differentiates_a_forward_only_file(tmp_path):
+    from dspla.cli.main import main
+    out = tmp_path / "r.json"
+    sbm = ["--dataset", "sbm", "--nodes", "2000", "--feature-dim", "16"]
+    assert main(["train", GCN_AUTO, *sbm, "--epochs", "3", "--json", str(out), "-q"]) == 0
+    r = json.loads(out.read_text())
+    assert len(r["epochs"]) == 3 and np.isfinite(r["final_loss"])
+
+
+def test_a_program_with_some_gradients_is_not_completed():
+    src = Path(GCN).read_text().replace("output loss, logits, dW1, dW2", "output loss, logits, dW1")
+    from dspla.frontend.parser import parse
+    from dspla.models.program import StepProgramError, check_step
+    prog = parse(src)
+    assert differentiate(prog) is prog
+    with pytest.raises(StepProgramError, match="no output 'dW2'"):
+        check_step(differentiate(prog))
