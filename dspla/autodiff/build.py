@@ -19,6 +19,15 @@ def is_one(n: Node) -> bool:
     return n.op is Op.IDENTITY and tuple(n.type.shape) == (1, 1)
 
 
+def constant(n: Node) -> float | None:
+    """The value of a constant cotangent (the loss's 1, scaled: ``-loss``, ``loss / m``), else None."""
+    if is_one(n):
+        return 1.0
+    if n.op is Op.APPLY_BIND and n.attr("op").name == "times" and is_one(n.args[0]):
+        return float(n.attr("scalar"))
+    return None
+
+
 class Builder:
     def __init__(self, span: Span | None):
         self.span = span
@@ -39,12 +48,17 @@ class Builder:
             return x.args[0]
         return self._make(Op.TRANSPOSE, (x,))
 
+    def const(self, value: float, like: Node) -> Node:
+        base = one(like.type.dtype)
+        return base if value == 1.0 else self._make(Op.APPLY_BIND, (base,), (("op", BINARY["times"]),
+                                                                              ("scalar", value), ("side", "right")))
+
     def mul(self, a: Node, b: Node, op: str = "times") -> Node:
-        """Element-wise intersection (a vector or 1 x 1 operand broadcasts)."""
-        if op == "times" and is_one(b) and a.type.dtype.is_float:
-            return a
-        if op == "times" and is_one(a) and b.type.dtype.is_float:
-            return b
+        """Element-wise intersection (a vector or 1 x 1 operand broadcasts); a constant 1 x 1
+        operand of a product is bound as a scalar instead."""
+        for x, c in ((a, constant(b)), (b, constant(a))):
+            if op == "times" and c is not None and x.type.dtype.is_float and tuple(x.type.shape) != (1, 1):
+                return x if c == 1.0 else self.bind(x, "times", c)
         return self._make(Op.EWISE_MULT, (a, b), (("op", BINARY[op]),))
 
     def add(self, a: Node, b: Node, op: str = "plus") -> Node:
@@ -55,9 +69,15 @@ class Builder:
         return self._make(Op.APPLY, (x,), (("op", UNARY[op]),))
 
     def neg(self, x: Node) -> Node:
-        return self.un(x, "neg")
+        c = constant(x)
+        return self.const(-c, x) if c is not None else self.un(x, "neg")
 
     def bind(self, x: Node, op: str, scalar, side: str = "right") -> Node:
+        c = constant(x)
+        if c is not None and op == "times":
+            return self.const(c * float(scalar), x)
+        if c is not None and op == "div" and side == "right":
+            return self.const(c / float(scalar), x)
         return self._make(Op.APPLY_BIND, (x,), (("op", BINARY[op]), ("scalar", scalar), ("side", side)))
 
     def reduce(self, x: Node, monoid: str, axis: str) -> Node:
@@ -71,8 +91,9 @@ class Builder:
 
     def spread(self, x: Node, g: Node) -> Node:
         """g (a vector or 1 x 1 value) broadcast onto x's present entries."""
-        if is_one(g):
-            return self.un(x, "one")
+        c = constant(g)
+        if c is not None and x.type.dtype.is_float:
+            return self.bind(x, "second", c)
         return self.mul(x, g, "second")
 
     def unbroadcast(self, g: Node, arg: Node, out: Node) -> Node:

@@ -14,7 +14,7 @@ from ..errors import DsplaError, Span
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
 from . import composite
-from .build import Builder, is_one, one
+from .build import Builder, constant, one
 from .vjp import VJP, NoGradient
 
 
@@ -63,7 +63,7 @@ def grad(loss: Node, wrt, span: Span | None = None) -> list[Node]:
             continue
         if not n.type.dtype.is_float:
             _fail(n, f"its values are {n.type.dtype}, which have no gradient", parent, loss)
-        if n.name and not is_one(g) and g.name is None:
+        if n.name and constant(g) is None and g.name is None:
             g = g.replace(name="d" + n.name)
         whole = composite.match(n)
         if whole is not None and dep[id(whole[1])]:   # softmax, log_softmax: one rule for the whole
