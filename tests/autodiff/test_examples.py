@@ -160,3 +160,16 @@ def test_generated_gcn_gradients_equal_the_hand_written_ones(cora_case, P):
         assert len(sb["products"]) == len(sa["products"]) == 4
         assert sb["words_sent_total"] == sa["words_sent_total"] > 0
         assert sb["messages_sent_total"] == sa["messages_sent_total"]
+
+
+@pytest.mark.mpi
+def test_sssp_grad_script_under_mpiexec_prints_what_one_process_prints():
+    import os
+    import subprocess
+    script = [sys.executable, str(ROOT / "examples" / "sssp_grad.py"), "--scale", "7", "--target", "3"]
+    env = {**os.environ, "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"}
+    one = subprocess.run(script, capture_output=True, text=True, timeout=300, env=env, cwd=ROOT / "examples")
+    two = subprocess.run([str(Path(sys.executable).parent / "mpiexec"), "-n", "2", *script], capture_output=True,
+                         text=True, timeout=300, env=env, cwd=ROOT / "examples")
+    assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
+    assert "d(distance)/d(weight) is 1 on" in one.stdout and two.stdout == one.stdout
