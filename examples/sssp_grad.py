@@ -6,7 +6,8 @@ lowest index.
 The loop is unrolled in Python (loops of the program are not differentiated): ``rounds``
 relaxations d' = min(d, Wᵀ min.+ d) reach every node within ``rounds`` edges.
 
-    python examples/sssp_grad.py --scale 8 --target 17
+    python examples/sssp_grad.py --scale 8            # the target: the farthest node reached
+    python examples/sssp_grad.py --graph roads.mtx --source 0 --target 17
 """
 from __future__ import annotations
 
@@ -46,9 +47,18 @@ def path_gradient(W, source: int, target: int, rounds: int | None = None, f=None
 
 def main():
     args = arguments(__doc__, lambda ap: (ap.add_argument("--source", type=int, default=0),
-                                          ap.add_argument("--target", type=int, default=1),
+                                          ap.add_argument("--target", type=int,
+                                                          help="default: the farthest node reached (sssp.py)"),
                                           ap.add_argument("--rounds", type=int, default=16)))
     W = load(args, weights=True)
+    if args.target is None:
+        from sssp import sssp
+        d, _ = sssp(W, args.source)
+        reach = np.flatnonzero(np.isfinite(d) & (np.arange(len(d)) != args.source))
+        if not reach.size:
+            say(f"node {args.source} reaches no other node")
+            return 0
+        args.target = int(reach[np.argmax(d[reach])])
     dist, dW = path_gradient(W, args.source, args.target, args.rounds)
     if not np.isfinite(dist):
         say(f"node {args.target} is not reached from {args.source} within {args.rounds} edges")
