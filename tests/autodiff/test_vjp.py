@@ -31,6 +31,9 @@ CASES = {
     "plus_first": (lambda A, B: dp.mxm(A, B, "plus_first"), {"A": SA, "B": I("sparse", (k, m))}),
     "plus_second": (lambda A, B: dp.mxm(A, B, "plus_second"), {"A": I("sparse", (n, k)), "B": DB}),
     "plus_times transposed input": (lambda F, W: F.T @ W, {"F": I("sparse", (6, 4)), "W": P("dense", (6, 2))}),
+    "mxv plus_times": (lambda A, v: dp.mxv(A, v), {"A": SA, "v": P("sparse", (k, 1), density=0.8)}),
+    "vxm plus_second": (lambda u, B: dp.vxm(u, B, "plus_second"), {"u": I("sparse", (1, k)), "B": SB}),
+    "vxm plus_first": (lambda u, B: dp.vxm(u, B, "plus_first"), {"u": P("dense", (1, k)), "B": I("sparse", (k, m))}),
     # tropical products with a vector operand
     "mxv min_plus": (lambda A, v: dp.mxv(A, v, "min_plus"), {"A": SA, "v": P("sparse", (k, 1), density=0.8)}),
     "mxv max_plus": (lambda A, v: dp.mxv(A, v, "max_plus"), {"A": SA, "v": P("dense", (k, 1))}),
