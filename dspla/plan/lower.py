@@ -366,6 +366,8 @@ def _accumulated(pl: Lowering, n: Node, layout: Layout) -> bool:
     x = u.args[1] if u.args[0] is n else u.args[0]
     if u.args[0] is n and not u.attr("op").commutative:
         return False
+    if id(x) not in pl.vals and id(x) not in pl.alias and not pl.is_static(x):
+        return False   # X comes later in the order (X @ S + A @ (X @ N): both products accumulate-able)
     compute = sr.dtypes(n.args[0].type.dtype, n.args[1].type.dtype)[0]
     if not (x.type.shape == n.type.shape == u.type.shape and x.type.dtype == n.type.dtype == u.type.dtype == compute):
         return False
