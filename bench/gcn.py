@@ -5,11 +5,18 @@
             (same graph, dims, epochs; one epoch = a training step + an evaluation forward), on
             Cora and soc-Slashdot0902 with random 128-wide features, 1 and 2 processes: ratios;
   shp       mini-batch communication: average volume per batch under the stochastic hypergraph
-            partition (SHP) and the full-batch hypergraph partition (HP), over the same random batches.
+            partition (SHP) and the full-batch hypergraph partition (HP), over the same random batches;
+  autodiff  (issue 14) examples/gcn_auto.dspla (forward only, generated gradients) against the
+            hand-written examples/gcn.dspla: test accuracy per seed and epoch time, interleaved;
+  sage      (issue 14) examples/sage_auto.dspla (GraphSAGE-mean, forward only) against PyTorch
+            Geometric's SAGEConv(aggr="mean", bias=False) with the same hyper-parameters: mean test
+            accuracy over seeds and epoch time, in one run (needs the bench extra).
 
     dspla bench gcn accuracy --seeds 10
     dspla bench gcn pyg [--graphs cora,slashdot] [--epochs 50]     (needs the bench extra: torch, PyG)
     dspla bench gcn shp [--batches 1000] [--P 2,4]
+    dspla bench gcn autodiff [--seeds 10] [--epochs 200] [--np 1]
+    dspla bench gcn sage [--seeds 10] [--epochs 200]
 """
 from __future__ import annotations
 
@@ -66,7 +73,7 @@ def accuracy(argv):
 
 def main(argv=None):
     argv = list(argv or [])
-    cmds = {"accuracy": accuracy, "pyg": pyg, "shp": shp}
+    cmds = {"accuracy": accuracy, "pyg": pyg, "shp": shp, "autodiff": autodiff, "sage": sage}
     if not argv or argv[0] not in cmds:
         print(__doc__)
         return 2
@@ -281,4 +288,140 @@ def shp(argv):
     if a.json:
         with open(a.json, "w") as fh:
             json.dump({"commit": git_commit(), "rows": rows}, fh, indent=1)
+    return 0
+
+
+# ----------------------------------------------------------------------------- autodiff
+GCN_AUTO = os.path.join(ROOT, "examples", "gcn_auto.dspla")
+SAGE_AUTO = os.path.join(ROOT, "examples", "sage_auto.dspla")
+
+
+def _train(prog, data, seed, epochs, P=1, **cfg):
+    """One training run on P simulated processes (P = 1: one process): the trainer's result."""
+    from dspla.models import TrainConfig, Trainer
+    from dspla.runtime.comm.sim import run_simulated
+    config = TrainConfig(epochs=epochs, seed=seed, progress=False, **cfg)
+    if P == 1:
+        return Trainer(prog, data, config).fit()
+    return run_simulated(P, lambda comm: Trainer(prog, data if comm.rank == 0 else None, config, comm).fit(),
+                         timeout=3600)[0]
+
+
+def autodiff(argv):
+    ap = argparse.ArgumentParser(prog="dspla bench gcn autodiff")
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--epochs", type=int, default=200)
+    ap.add_argument("--np", type=int, default=1, help="simulated processes (epoch times are for P = 1)")
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    from dspla.frontend.parser import parse_file
+    from dspla.models import load_node_data
+
+    data = load_node_data("cora", data_dir=PLANETOID)
+    progs = {"hand": parse_file(GCN), "auto": parse_file(GCN_AUTO)}
+    rows = []
+    for s in range(a.seeds):
+        rec = {"seed": s}
+        for name in (("hand", "auto") if s % 2 == 0 else ("auto", "hand")):   # interleaved: load hits both
+            r = _train(progs[name], data, s, a.epochs, a.np)
+            rec[name] = {"test_accuracy": r["test_accuracy"], "epoch_ms": r["epoch_time_s_median"] * 1e3,
+                         "final_loss": r["final_loss"]}
+        rows.append(rec)
+        print(f"seed {s}: test hand {rec['hand']['test_accuracy']:.4f} auto {rec['auto']['test_accuracy']:.4f}; "
+              f"epoch hand {rec['hand']['epoch_ms']:.1f} ms auto {rec['auto']['epoch_ms']:.1f} ms", flush=True)
+    acc = {k: float(np.mean([r[k]["test_accuracy"] for r in rows])) for k in ("hand", "auto")}
+    ms = {k: float(np.median([r[k]["epoch_ms"] for r in rows])) for k in ("hand", "auto")}
+    same = sum(r["hand"]["test_accuracy"] == r["auto"]["test_accuracy"] for r in rows)
+    ratio = ms["auto"] / ms["hand"]
+    print(f"Cora, {a.seeds} seeds x {a.epochs} epochs, P={a.np}: mean test accuracy hand {acc['hand'] * 100:.2f}% "
+          f"auto {acc['auto'] * 100:.2f}% (identical on {same}/{a.seeds} seeds); median epoch hand "
+          f"{ms['hand']:.1f} ms auto {ms['auto']:.1f} ms, ratio {ratio:.2f}x (bar <= 1.1x: "
+          f"{'met' if ratio <= 1.1 else 'NOT met'})  [commit {git_commit()}]")
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"commit": git_commit(), "accuracy": acc, "epoch_ms": ms, "ratio": ratio, "runs": rows}, fh,
+                      indent=1)
+    return 0
+
+
+def _pyg_sage(data, epochs: int, seed: int, hidden: int = 16):
+    """PyTorch Geometric's GraphSAGE (SAGEConv mean, no bias) with sage_auto.dspla's settings:
+    dropout 0.5 on the input and hidden layer, Adam lr 0.01, weight decay 5e-4 on every weight.
+    (test accuracy after the last epoch, median epoch time)."""
+    import torch
+    import torch.nn.functional as F
+    from torch_geometric.nn import SAGEConv
+
+    torch.manual_seed(seed)
+    A = data.adjacency.tocoo()
+    edge_index = torch.tensor(np.vstack([A.col, A.row]), dtype=torch.long)   # messages j -> i for A[i, j]
+    X = data.features.toarray() if hasattr(data.features, "toarray") else data.features
+    x = torch.tensor(np.asarray(X, dtype=np.float32))
+    y = torch.tensor(np.maximum(data.labels, 0))
+    train, test = torch.tensor(data.train_idx), torch.tensor(data.test_idx)
+
+    class SAGE(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = SAGEConv(x.shape[1], hidden, aggr="mean", bias=False)
+            self.conv2 = SAGEConv(hidden, data.n_classes, aggr="mean", bias=False)
+
+        def forward(self, x, ei):
+            x = F.dropout(x, p=0.5, training=self.training)
+            x = self.conv1(x, ei).relu()
+            x = F.dropout(x, p=0.5, training=self.training)
+            return self.conv2(x, ei)
+
+    model = SAGE()
+    opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
+    times = []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        model.train()
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x, edge_index)[train], y[train])
+        loss.backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            pred = model(x, edge_index).argmax(dim=-1)
+        times.append(time.perf_counter() - t0)
+    return float((pred[test] == y[test]).float().mean()), float(np.median(times[1:]))
+
+
+def sage(argv):
+    ap = argparse.ArgumentParser(prog="dspla bench gcn sage")
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--epochs", type=int, default=200)
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    try:
+        import torch  # noqa: F401
+        import torch_geometric  # noqa: F401
+    except ImportError:
+        print("needs the bench extra: pip install torch==<cpu build> torch_geometric (see docs/gcn.md)")
+        return 2
+    from dspla.frontend.parser import parse_file
+    from dspla.models import load_node_data
+
+    data = load_node_data("cora", data_dir=PLANETOID)
+    prog = parse_file(SAGE_AUTO)
+    rows = []
+    for s in range(a.seeds):
+        r = _train(prog, data, s, a.epochs, weight_decay_on="all")
+        pacc, pt = _pyg_sage(data, a.epochs, s)
+        rows.append({"seed": s, "dspla": r["test_accuracy"], "pyg": pacc, "dspla_ms": r["epoch_time_s_median"] * 1e3,
+                     "pyg_ms": pt * 1e3})
+        print(f"seed {s}: test dspla {r['test_accuracy']:.4f} PyG {pacc:.4f}; epoch dspla "
+              f"{rows[-1]['dspla_ms']:.1f} ms PyG {rows[-1]['pyg_ms']:.1f} ms", flush=True)
+    d, p = (float(np.mean([r[k] for r in rows])) for k in ("dspla", "pyg"))
+    dm, pm = (float(np.median([r[k] for r in rows])) for k in ("dspla_ms", "pyg_ms"))
+    gap = (p - d) * 100
+    print(f"Cora GraphSAGE-mean, {a.seeds} seeds x {a.epochs} epochs: mean test accuracy dspla {d * 100:.2f}% PyG "
+          f"{p * 100:.2f}% (gap {gap:+.2f} points; bar within 1.0: {'met' if abs(gap) <= 1.0 else 'NOT met'}); "
+          f"median epoch dspla {dm:.1f} ms, PyG {pm:.1f} ms  [commit {git_commit()}]")
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"commit": git_commit(), "dspla": d, "pyg": p, "dspla_ms": dm, "pyg_ms": pm, "runs": rows}, fh,
+                      indent=1)
     return 0

@@ -17,7 +17,7 @@ from ..io.files import atomic_write, check_writable, check_writable_dir
 from ..models import TrainConfig, Trainer, load_node_data
 from ..models import checkpoint as ckpt
 from ..models.minibatch import MiniBatchTrainer
-from ..models.program import check_step
+from ..models.program import check_step, differentiate
 from ..plan.plans import plan_names
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, relaunch, world
@@ -138,7 +138,7 @@ def run(args):
 
     _check_args(args)
     program = parse_file(args.file)
-    check_step(program, args.file)
+    check_step(differentiate(program), args.file)
     if args.np is not None and not in_mpi_job():
         return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
 

@@ -17,7 +17,7 @@ from ..io.limits import check_memory
 from ..ir import Node, Op, Program
 from ..ir.types import DType, promote
 from ..ir.typing import scalar_dtype
-from . import gbops
+from . import gbops, winners
 from .buffers import from_values
 from .values import concrete
 
@@ -322,6 +322,16 @@ def _dropout_mask(node, args, env):
     gc = c if col_ids is None else col_ids[c]
     keep = dropout_keep(s, gr, gc, p)
     return gb.Matrix.from_coo(r[keep], c[keep], scale, nrows=x.nrows, ncols=x.ncols, dtype=dt.gb)
+
+
+@eval_rule(Op.ARGBEST)
+def _argbest(node, args, env):
+    return winners.argbest(*args, node.attr("semiring"))
+
+
+@eval_rule(Op.ROUTE)
+def _route(node, args, env):
+    return winners.route(*args, node.attr("axis"), node.attr("factor"))
 
 
 assert set(EVAL) == set(Op), f"ops without an evaluation rule: {set(Op) - set(EVAL)}"

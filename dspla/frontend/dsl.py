@@ -7,6 +7,7 @@ from __future__ import annotations
 import numbers
 
 from .. import algebra
+from ..autodiff import grad as _grad
 from ..errors import DimensionMismatch, DsplaError, Span
 from ..ir import DType, Kind, Node, Op, Program, Type, make
 from ..ir.types import MAX_DIM
@@ -372,6 +373,25 @@ def log_softmax(x, *, span=None) -> Expr:
     y = ewise_mult(x, reduce_rows(x, "max", span=span), "minus", span=span)
     lse = log(reduce_rows(exp(y, span=span), "plus", span=span), span=span)
     return ewise_mult(y, lse, "minus", span=span)
+
+
+# ------------------------------------------------------------------------- gradients
+def grad(loss, *wrt, span=None):
+    """The gradient of a 1 x 1 ``loss`` with respect to parameters, as expressions built by reverse
+    mode over the program (docs/autodiff.md): ``dW = grad(loss, W)``, ``dW1, dW2 = grad(loss, W1,
+    W2)`` or ``grad(loss, [W1, W2])`` (a list). Each gradient has its parameter's shape and is
+    present exactly where the parameter has entries."""
+    span = _span(span)
+    as_list = len(wrt) == 1 and isinstance(wrt[0], (list, tuple))
+    params = list(wrt[0]) if as_list else list(wrt)
+    if not params:
+        raise DsplaError("grad(loss, W, ...) needs at least one parameter", span)
+    nodes = _grad(_node(loss, "the loss"), [_node(w, "a parameter") for w in params], span)
+    names = [w.attr("name") for w in (_node(p) for p in params)]
+    out = [Expr(n.replace(name="d" + nm)) for n, nm in zip(nodes, names)]
+    if as_list:
+        return out
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 # ------------------------------------------------------------------------------------ loops

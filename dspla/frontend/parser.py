@@ -145,6 +145,52 @@ class _Builder:
         value = self.expr(expr)
         self.env[str(name)] = Expr(value.node.replace(name=str(name)))
 
+    def st_multi_assign(self, t):
+        *names, expr = t.children
+        span = self.span(t.meta)
+        if not (isinstance(expr, lark.Tree) and expr.data == "call" and str(expr.children[0]) == "grad"):
+            raise DsplaError(f"only grad(...) gives several values; assign other expressions to one name "
+                             f"({names[0]!s} = ...)", span)
+        seen = set()
+        for tok in names:
+            if str(tok) in seen:
+                raise DsplaError(f"{tok!s} is assigned twice", self.span(tok))
+            seen.add(str(tok))
+            if not self.loops and any(d.attr("name") == str(tok) for d in self.decls):
+                raise DsplaError(f"cannot assign to {tok!s}: it is an input", self.span(tok))
+        values = self.grad_call(expr, self.span(expr.meta))
+        if len(values) != len(names):
+            raise DsplaError(f"grad(...) gives {len(values)} gradients (one per parameter) for {len(names)} names",
+                             span)
+        for tok, v in zip(names, values):
+            self.env[str(tok)] = Expr(v.node.replace(name=str(tok)))
+
+    def grad_call(self, t, span) -> list:
+        """grad(loss, W1, W2, ...): the gradients of a 1 x 1 loss with respect to parameters, by
+        reverse mode over the program built so far (docs/autodiff.md)."""
+        args = [c for c in t.children[1:] if c is not None]
+        if any(isinstance(a, lark.Tree) and a.data == "kwarg" for a in args):
+            raise DsplaError("grad(loss, W1, W2, ...) takes the loss and parameter names, no keywords", span)
+        if len(args) < 2:
+            raise DsplaError("grad(loss, W1, W2, ...) needs the loss and at least one parameter", span)
+        if self.loops:
+            raise DsplaError("grad(...) is not allowed inside a loop", span)
+        params = []
+        for a in args[1:]:
+            if not (isinstance(a, lark.Tree) and a.data == "var"):
+                raise DsplaError("grad(): differentiate with respect to a parameter, given by its name",
+                                 self.span(a.meta))
+            tok = a.children[0]
+            d = next((d for d in self.decls if d.attr("name") == str(tok)), None)
+            if d is None:
+                if str(tok) not in self.env:
+                    self._unknown_var(tok)
+                raise DsplaError(f"grad(): {tok!s} is not an input; differentiate with respect to a declared "
+                                 "parameter (param W : dense[...])", self.span(tok))
+            params.append(Expr(d))
+        loss = self.expr(args[0])
+        return list(dsl.grad(loss, params, span=span))
+
     def st_while_stmt(self, t):
         cond_tree, bound, *stmts = t.children
         span = self.span(t.meta)
@@ -225,6 +271,8 @@ class _Builder:
             return [t.children[0]]
         if kind in ("add", "sub", "mul", "div", "matmul", "pow") or kind in COMPARISONS:
             return [c for c in t.children if _literal(c) is None]
+        if kind == "call" and str(t.children[0]) == "grad":
+            return []   # grad builds its own arguments
         if kind == "call":
             _, _, bound = self._bind_call(t, self.span(t.meta))
             return [tree for pkind, tree in bound.values()
@@ -242,6 +290,12 @@ class _Builder:
         if kind in ("number", "boolean", "string"):
             raise DsplaError(f"a {kind} literal is only allowed as an operand of an operator or a function "
                              "argument", span)
+        if kind == "call" and str(t.children[0]) == "grad":
+            values = self.grad_call(t, span)
+            if len(values) != 1:
+                raise DsplaError(f"grad(...) gives {len(values)} gradients: assign them to as many names "
+                                 "(dW1, dW2 = grad(loss, W1, W2))", span)
+            return values[0]
         if kind == "call":
             return self.call(t, span, vals)
         if kind == "neg":
@@ -295,7 +349,7 @@ class _Builder:
         """(the DSL function, its parameter table, parameter -> (kind, argument tree)), checked."""
         fname = t.children[0]
         if str(fname) not in FUNCTIONS:
-            raise UnknownNameError("function", str(fname), FUNCTIONS, self.span(fname))
+            raise UnknownNameError("function", str(fname), [*FUNCTIONS, "grad"], self.span(fname))
         fn, params = FUNCTIONS[str(fname)]
         args = [c for c in t.children[1:] if c is not None]
         pos = [a for a in args if not (isinstance(a, lark.Tree) and a.data == "kwarg")]

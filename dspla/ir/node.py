@@ -33,6 +33,11 @@ class Op(enum.Enum):
     UPDATE = "update"          # accum, mask, complement, replace: args (c, t[, m]): GraphBLAS C<M, replace> accum= T
     WHILE = "while"            # cond, body (sub-Programs), max_iter, carried: args (init..., captured...) -> a tuple
     ITEM = "item"              # index: one value of a tuple (the results of a while loop)
+    # gradients of min/max products (made by dspla.autodiff, not written by users):
+    ARGBEST = "argbest"        # semiring: args (a, b, c = a ⊕.⊗ b): on c's entries, the lowest inner index k
+                               # whose term a[i,k] ⊗ b[k,j] equals c[i,j] (the winner; int64)
+    ROUTE = "route"            # axis ('cols' | 'rows'), factor: args (g, k, f): g[i,j] (times f[k,j], resp.
+                               # f[i,k], when factor) summed into [i, k] (cols: n x f.nrows) or [k, j] (rows)
 
 
 Attrs = tuple  # tuple of (key, value) pairs in a fixed order; values hashable

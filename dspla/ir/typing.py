@@ -263,6 +263,23 @@ def _item(args, attrs, given, where, span):
     return t.type.items[attrs["index"]]
 
 
+@type_rule(Op.ARGBEST, attrs=("semiring",))
+def _argbest(args, attrs, given, where, span):
+    a, b, c = args
+    if a.type.ncols != b.type.nrows or tuple(c.type.shape) != (a.type.nrows, b.type.ncols):
+        raise DimensionMismatch(f"{where}: c must be a ⊕.⊗ b ({a.type}, {b.type}, {c.type})", span)
+    return c.type.with_(dtype=DType.int64)
+
+
+@type_rule(Op.ROUTE, attrs=("axis", "factor"))
+def _route(args, attrs, given, where, span):
+    g, k, f = args
+    if k.type.dtype is not DType.int64 or tuple(k.type.shape) != tuple(g.type.shape):
+        raise DomainMismatch(f"{where}: the winners must be int64 of the cotangent's shape, got {k.type}", span)
+    shape = (g.type.nrows, f.type.nrows) if attrs["axis"] == "cols" else (f.type.ncols, g.type.ncols)
+    return Type(Kind.sparse, shape, g.type.dtype)
+
+
 def check_rules_cover_ops():
     missing = [op for op in Op if op not in TYPE_RULES]
     assert not missing, f"ops without a type rule: {missing}"

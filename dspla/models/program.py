@@ -4,7 +4,8 @@ The convention (examples/gcn.dspla follows it): inputs ``A`` (sparse graph), ``X
 ``Y`` (one-hot labels, dense n x c), ``T`` (loss weights, dense n x 1) and optionally ``seed``
 (1 x 1 int64, fed a new value every step when the program uses dropout); parameters (``param``)
 of any names; outputs ``loss`` (1 x 1), ``logits`` (n x c) and, for every parameter ``W``, its
-gradient ``dW``.
+gradient ``dW`` -- written by hand, or left out: :func:`differentiate` adds them to a
+forward-only program (examples/gcn_auto.dspla).
 
 Rewrites (pure functions Program -> Program, like the compiler's passes):
 
@@ -18,6 +19,7 @@ Rewrites (pure functions Program -> Program, like the compiler's passes):
 from __future__ import annotations
 
 from ..algebra import get_unary
+from ..autodiff import grad
 from ..errors import DsplaError
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
@@ -28,6 +30,24 @@ REQUIRED_INPUTS = ("A", "X", "Y", "T")
 
 class StepProgramError(DsplaError):
     pass
+
+
+def differentiate(program: Program) -> Program:
+    """A forward-only program (outputs loss and logits, no d<param>) with the gradient of every
+    parameter added as output d<param>, by reverse mode (dspla.autodiff). A program that outputs
+    its gradients (written by hand) is returned as it is; one with some but not all of them is an
+    error (which ones did the author mean to write?)."""
+    outs = dict(program.outputs)
+    params = [n for n in program.inputs if n.attr("role") == "param"]
+    have = [p for p in params if "d" + p.attr("name") in outs]
+    if have or "loss" not in outs or not params:
+        return program      # hand-written (check_step says what is missing), or not a step program
+    loss = outs["loss"]
+    if tuple(loss.type.shape) != (1, 1):
+        return program
+    grads = grad(loss, params)
+    extra = tuple(("d" + p.attr("name"), g.replace(name="d" + p.attr("name"))) for p, g in zip(params, grads))
+    return Program(program.outputs + extra, program.declared, program.source)
 
 
 def check_step(program: Program, where: str = "the step program") -> dict:
@@ -60,7 +80,8 @@ def check_step(program: Program, where: str = "the step program") -> dict:
     if problems:
         raise StepProgramError(f"{where} does not follow the training convention (docs/gcn.md): "
                                + "; ".join(problems) + ". It must take A (sparse), X, Y, T and optionally seed, "
-                               "declare parameters, and output loss, logits and d<param> for each parameter")
+                               "declare parameters, and output loss, logits and d<param> for each parameter (or no "
+                               "d<param>: the gradients are then generated, docs/autodiff.md)")
     return {"params": params, "uses_seed": "seed" in inputs}
 
 

@@ -34,7 +34,7 @@ from ..plan.explain import partition_lines
 from ..runtime.failure import on_root
 from . import checkpoint as ckpt
 from .optim import make_optimizer
-from .program import check_step, set_dropout, training_program
+from .program import check_step, differentiate, set_dropout, training_program
 
 
 @dataclass
@@ -135,6 +135,7 @@ class Trainer:
 
     def __init__(self, program: Program, data=None, config: TrainConfig | None = None, comm=None):
         cfg = self.cfg = config or TrainConfig()
+        program = differentiate(program)     # a forward-only program: its gradients by reverse mode
         if cfg.dropout is not None:
             program = set_dropout(program, cfg.dropout)
         self.info = check_step(program)

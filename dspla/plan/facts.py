@@ -88,7 +88,7 @@ def _reduce(n, a):
     return Facts(a[0].rows if axis == "rows" else a[0].cols if axis == "cols" else a[0].rows)
 
 
-@fact_rule(Op.SELECT, Op.MASK, Op.DROPOUT_MASK, Op.IDENTITY)
+@fact_rule(Op.SELECT, Op.MASK, Op.DROPOUT_MASK, Op.IDENTITY, Op.ARGBEST, Op.ROUTE)
 def _unknown(n, a):
     return NOTHING   # they drop entries by value or position (IDENTITY is static anyway)
 

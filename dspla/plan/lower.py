@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..algebra import UNARY
+from ..algebra import MONOIDS, UNARY
 from ..exec import gbops
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
@@ -42,6 +42,7 @@ class Value:
 
 
 LOWER: dict[Op, Callable] = {}
+_PLUS = MONOIDS["plus"]
 
 
 def lower_rule(*ops):
@@ -365,6 +366,8 @@ def _accumulated(pl: Lowering, n: Node, layout: Layout) -> bool:
     x = u.args[1] if u.args[0] is n else u.args[0]
     if u.args[0] is n and not u.attr("op").commutative:
         return False
+    if id(x) not in pl.vals and id(x) not in pl.alias and not pl.is_static(x):
+        return False   # X comes later in the order (X @ S + A @ (X @ N): both products accumulate-able)
     compute = sr.dtypes(n.args[0].type.dtype, n.args[1].type.dtype)[0]
     if not (x.type.shape == n.type.shape == u.type.shape and x.type.dtype == n.type.dtype == u.type.dtype == compute):
         return False
@@ -509,6 +512,29 @@ def _with_global_ids(pl: Lowering, n: Node):
     out = pl.slot()
     pl.emit(Local(out, n, args))
     pl.set(n, out, lay)
+
+
+@lower_rule(Op.ARGBEST, Op.ROUTE)
+def _winners(pl: Lowering, n: Node):
+    """The gradients of min/max products: local when the operand indexed by rows (A, or the
+    cotangent) is laid out like the result, with the other operand whole; ROUTE to B's rows sums
+    every rank's partial with one Allreduce; anything else through the replicated fallback."""
+    lay = canonical(n.type, pl.dims)
+    first = canonical(n.args[0].type, pl.dims)
+    if n.op is Op.ROUTE and n.attr("axis") == "rows":
+        g, k, a = n.args
+        if first != REP and canonical(a.type, pl.dims) == first and canonical(k.type, pl.dims) == first:
+            part = pl.slot()
+            pl.emit(Local(part, n, (pl.value(g), pl.value(k), pl.value(a))))
+            return _reduced(pl, n, part, _PLUS)
+        return _via_rep(pl, n)
+    rowwise = n.args[0] if n.op is Op.ARGBEST else n.args[1]   # A for the winners; the winners for ROUTE
+    if lay != REP and first == lay and canonical(rowwise.type, pl.dims) == lay:
+        out = pl.slot()
+        keep = (0, 2) if n.op is Op.ARGBEST else (0, 1)
+        pl.emit(Local(out, n, tuple(pl.value(a) if i in keep else pl.value(a, REP) for i, a in enumerate(n.args))))
+        return pl.set(n, out, lay)
+    _via_rep(pl, n)
 
 
 @lower_rule(Op.INPUT, Op.IDENTITY)
