@@ -20,7 +20,7 @@ from .errors import DsplaError, UnknownNameError
 from .ir import Op, Program, verify
 from .passes import chain_order, cse, simplify
 from .plan import facts as facts_mod
-from .plan import partitioning, static
+from .plan import partitioning, spmd, static
 from .plan.choose import choose
 from .plan.explain import as_text
 from .plan.lower import lower
@@ -43,6 +43,10 @@ class Compilation:
     facts: dict | None = None       # id(node) -> plan.facts.Facts
     lowering: object = None         # plan.lower.Lowering (products with their candidates)
     plan: object = None             # plan.distplan.DistPlan
+    # SPMD planning (plan/spmd.py): every rank of ``comm`` runs the P steps for itself; ``local``
+    # holds its pieces of the sharded static inputs (name -> graphblas Matrix)
+    comm: object = None
+    local: dict | None = None
     timings: dict = field(default_factory=dict)
 
 
@@ -76,6 +80,8 @@ def _chain(c: Compilation) -> Compilation:
 
 
 def _static(c: Compilation) -> Compilation:
+    if c.comm is not None:
+        return replace(c, static=spmd.static_values(c.program.toposort(), c.local))
     return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes))
 
 
@@ -85,11 +91,14 @@ def _partition(c: Compilation) -> Compilation:
 
 
 def _facts(c: Compilation) -> Compilation:
+    if c.comm is not None:
+        return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm))
     return replace(c, facts=facts_mod.prove(c.program.toposort(), c.static.values))
 
 
 def _lower(c: Compilation) -> Compilation:
-    return replace(c, lowering=lower(c.program, c.static, c.dims, c.facts, c.sizes, c.P, c.options, c.given))
+    return replace(c, lowering=lower(c.program, c.static, c.dims, c.facts, c.sizes, c.P, c.options, c.given,
+                                     c.comm))
 
 
 def _choose(c: Compilation) -> Compilation:
@@ -97,7 +106,10 @@ def _choose(c: Compilation) -> Compilation:
 
 
 def _verify_plan(c: Compilation) -> Compilation:
-    verify_plan(c.plan.programs)
+    if c.comm is not None:   # this rank's program only: messages checked against the others'
+        spmd.verify(c.plan.programs[0], c.comm)
+    else:
+        verify_plan(c.plan.programs)
     return c
 
 
@@ -166,12 +178,14 @@ def for_sizes(c: Compilation, mats: dict, sizes: dict) -> Compilation:
 
 
 def distribute(c: Compilation, P: int, options: Options, dump_after: str | None = None, dump=None,
-               given: dict | None = None) -> Compilation:
+               given: dict | None = None, comm=None, local: dict | None = None) -> Compilation:
     """The plan for P processes: static evaluation through plan verification. ``c`` has its
-    sizes bound (for_sizes); ``given``: how inputs passed already distributed are laid out."""
+    sizes bound (for_sizes); ``given``: how inputs passed already distributed are laid out.
+    With ``comm`` (SPMD planning, a collective): this rank's program, from its pieces ``local``
+    of the sharded static inputs."""
     t0 = time.perf_counter()
-    c = run(replace(c, P=P, options=options, timings={}, given=given), start="static-eval", dump_after=dump_after,
-            dump=dump)
+    c = run(replace(c, P=P, options=options, timings={}, given=given, comm=comm, local=local), start="static-eval",
+            dump_after=dump_after, dump=dump)
     c.plan.planning_s = time.perf_counter() - t0
     c.plan.steps_s = dict(c.timings)
     return c

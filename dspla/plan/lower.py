@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..errors import PlanError
 from ..exec import gbops
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
@@ -56,7 +57,11 @@ class Lowering:
     slots of every value, and the products with their candidates."""
 
     def __init__(self, program: Program, static: Static, dims: dict, facts: dict, sizes: dict, P: int,
-                 options: Options, given: dict | None = None):
+                 options: Options, given: dict | None = None, comm=None):
+        # SPMD planning (plan/spmd.py): this rank's program only, its static values its pieces
+        self.comm = comm
+        self.me = comm.rank if comm is not None else None
+        self.ranks = range(P) if comm is None else (comm.rank,)
         self.program, self.static_ids, self.static = program, static.ids, static.values
         self.deferred = static.deferred
         self.dims, self.facts, self.bound, self.P, self.opt = dims, facts, sizes, P, options
@@ -88,7 +93,7 @@ class Lowering:
 
     def emit(self, x):
         """An instruction for every rank, or a function rank -> instruction(s) or None."""
-        for r in range(self.P):
+        for r in self.ranks:
             out = x(r) if callable(x) else x
             if out is None:
                 continue
@@ -100,7 +105,7 @@ class Lowering:
     def const_all(self, fn) -> int:
         """One slot holding a per-rank planning-time value fn(rank)."""
         s = self.slot()
-        for r in range(self.P):
+        for r in self.ranks:
             self.consts[r][s] = fn(r)
         return s
 
@@ -157,7 +162,13 @@ class Lowering:
             key = (id(n), want, dtype)
             if key not in self.conv:
                 M = self.static[id(n)] if dtype is None else gbops.cast(self.static[id(n)], dtype)
-                self.conv[key] = self.const_all(lambda r: piece(M, want, self.dims, r))
+                if self.me is not None:   # SPMD: M is this rank's piece, in its canonical layout
+                    if want != canonical(n.type, self.dims):
+                        raise PlanError(f"{self.label(n)} is sharded by {canonical(n.type, self.dims)} but this "
+                                        f"program needs it as {want}: not planned SPMD yet (pass it in memory)")
+                    self.conv[key] = self.const_all(lambda r: M)
+                else:
+                    self.conv[key] = self.const_all(lambda r: piece(M, want, self.dims, r))
             return self.conv[key]
         v = self.vals[id(n)]
         if v.layout == want:
@@ -482,5 +493,5 @@ def _send_lists(src, dst, r: int) -> tuple:
 
 
 def lower(program: Program, static: Static, dims: dict, facts: dict[int, Facts], sizes: dict, P: int,
-          options: Options, given: dict | None = None) -> Lowering:
-    return Lowering(program, static, dims, facts, sizes, P, options, given).run()
+          options: Options, given: dict | None = None, comm=None) -> Lowering:
+    return Lowering(program, static, dims, facts, sizes, P, options, given, comm).run()

@@ -22,24 +22,35 @@ failure on any rank after step 1 ends the whole job with one message (MPI Abort)
 from __future__ import annotations
 
 import gc
+import resource
 import statistics
+import sys
 import time
 
 import numpy as np
 
 from .. import compile as compiler
 from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError, warn
+from ..exec.gbops import dtype_of
 from ..exec.values import Array, Dist, Meta
 from ..partition import METHODS
+from ..plan import spmd
 from ..plan.explain import as_text
 from ..plan.layout import piece
 from ..plan.options import Options
-from ..plan.plans import get_plan
+from ..plan.plans import get_plan, spmd_names
 from ..plan.static import is_static_leaf
 from .failure import PeerError, fail
 from .interp import Runtime
 from .process import settle_garbage
 from .wire import from_wire, to_wire
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory so far (Linux reports KiB; simulated ranks share one
+    process, so they report the same number)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
 def describe(value) -> tuple:
@@ -96,11 +107,25 @@ class DistSession:
             self._given = laid_out
             # "send": the plan's host inputs, known once planned
             header = {"replan": True, "gather": [k for k in static if k in mine], "send": True}
+            if header["gather"]:   # the graph came sharded: every rank plans from its rows, if it can
+                header.update(self._spmd(inputs, mats, dims, mine))
             self._plan_key = key
         else:
             send = [k for k in self.plan.input_layouts if k not in mine and self._sent.get(k) is not inputs[k]]
             header = {"replan": False, "gather": [], "send": send}
         return mats, dims, header
+
+    def _spmd(self, inputs: dict, mats: dict, dims: dict, mine: dict) -> dict:
+        """SPMD planning (plan/spmd.py) when the program allows it: what every rank needs to plan
+        for itself (the inputs' shapes, dtypes and entry counts, the dims); else why not."""
+        order = self.f.sized(mats, dims).program.toposort()
+        given = {k: inputs[k].dist for k in mine}
+        why = spmd.why_not(order, given, self.comm.size, self.opt, spmd_names())
+        if why is not None:
+            return {"note": f"planned on rank 0, the sharded graph gathered there: {why}"}
+        metas = {k: m if isinstance(m, Meta) else Meta((m.nrows, m.ncols), dtype_of(m).np.name, m.nvals,
+                                                        m.nvals == m.nrows * m.ncols) for k, m in mats.items()}
+        return {"gather": [], "spmd": (metas, dict(dims))}
 
     def _still_laid_out(self, laid_out: dict) -> bool:
         """Whether the plan takes the distributed inputs as they now are: as they were when it was
@@ -146,8 +171,11 @@ class DistSession:
             raise
 
     def _plan(self, header, mats, dims, inputs, dist):
-        """Plan on rank 0 and hand every rank its program (a collective)."""
+        """Plan on rank 0 and hand every rank its program, or (SPMD) every rank its own (a
+        collective)."""
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
+        if header.get("spmd"):
+            return self._plan_spmd(header["spmd"], dist)
         for name in header["gather"]:   # a distributed graph: planning reads it whole (on rank 0)
             M = dist[name].to_graphblas(root=0)
             if rank == 0:
@@ -156,6 +184,7 @@ class DistSession:
         if rank == 0:
             given = {k: v.dist for k, v in dist.items()}
             self.plan = compiler.distribute(self.f.sized(mats, dims), P, self.opt, given=given).plan
+            self.plan.planning_note = header.get("note")
             programs, self.plan.programs = self.plan.programs, None   # rank 0 keeps the metadata only
             shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
                       for name, n in self.plan.program.outputs}
@@ -170,6 +199,25 @@ class DistSession:
             programs = programs[0]
         self.layout = layout
         self.runtime = Runtime(programs, comm)
+        self._held = {}
+        self._runs = 0
+
+    def _plan_spmd(self, sized: tuple, dist: dict):
+        """Every rank plans its own program from its pieces of the sharded inputs (plan/spmd.py);
+        no program moves. Every rank reaches the same choices, so rank 0's plan describes all."""
+        comm, P = self.comm, self.comm.size
+        metas, dims = sized
+        c = self.f.sized(metas, dims)   # the same program on every rank: sizes and counts agree
+        plan = compiler.distribute(c, P, self.opt, given={k: v.dist for k, v in dist.items()}, comm=comm,
+                                   local={k: v._piece for k, v in dist.items()}).plan
+        (program,), plan.programs = plan.programs, None
+        shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
+                  for name, n in plan.program.outputs}
+        self.plan = plan   # (every rank: the same metadata; rank 0's is the one reported)
+        self.layout = (plan.dims, plan.output_layouts, shapes)
+        if self.runtime is not None:
+            self.runtime.close()
+        self.runtime = Runtime(program, comm)
         self._held = {}
         self._runs = 0
 
@@ -212,7 +260,9 @@ class DistSession:
             self._runs += 1
             times.append(time.perf_counter() - t0)
         self.last_local = out
-        stats = [self._rank_stats(rt)] if P == 1 else comm.gather(self._rank_stats(rt), 0)
+        mine = {**self._rank_stats(rt), "planning_s": planning_s if header["replan"] else 0.0,
+                "first_iteration_s": times[0] if header["replan"] else 0.0, "peak_rss_bytes": peak_rss_bytes()}
+        stats = [mine] if P == 1 else comm.gather(mine, 0)
         if rank == 0:
             self.last_stats = self._summary(stats, planning_s if header["replan"] else 0.0, times)
             for loop, (where, bound) in sorted(rt.at_bound.items()):
@@ -257,7 +307,14 @@ class DistSession:
             tot, avg, mx = agg(per_rank, key)
             out[f"{key}_total"], out[f"{key}_avg"], out[f"{key}_max"] = tot, avg, mx
         out["per_rank"] = [{k: r[k] for k in ("words_sent", "words_received", "messages_sent", "messages_received",
-                                              "compute_s", "pack_s", "wait_s")} for r in per_rank]
+                                              "compute_s", "pack_s", "wait_s", "peak_rss_bytes", "planning_s",
+                                              "first_iteration_s")} for r in per_rank]
+        # who planned: every rank its own program (sharded inputs), or rank 0 all of them
+        out["planning"] = self.plan.planning
+        if self.plan.planning_note:
+            out["planning_note"] = self.plan.planning_note
+        rss = [r["peak_rss_bytes"] for r in per_rank]
+        out["peak_rss_bytes_max"], out["peak_rss_bytes_median"] = max(rss), statistics.median(rss)
         iterations = per_rank[0]["iterations"]   # every rank runs a loop the same number of times
         # per loop: iterations, seconds (the slowest rank), and the words all ranks sent in each
         # iteration (a BFS's words follow its frontier)

@@ -1,0 +1,116 @@
+"""SPMD planning: every rank plans its own program from its own rows of the graph.
+
+When the graph comes sharded (``dspla.load_shards``: rows of A on their owners, the ownership
+map on every rank), no process holds it whole, so the planning steps run on every rank, each
+for itself, with small collectives where ranks must agree (as PETSc builds a VecScatter):
+
+- static-eval: the static values are this rank's pieces of the sharded inputs;
+- partition: the shards' ownership is adopted;
+- facts: each rank proves facts of its pieces; they are combined with one allgather;
+- lower: instructions for this rank only; a product's send lists come from its local column
+  ids and the ownership map, exchanged with one Alltoall of counts and one Alltoallv of row
+  ids (``exchange``);
+- choose: each rank counts its own candidates' instructions; one allgather of those counts
+  gives every rank the same inputs to the cost model, hence the same choice;
+- verify-plan: one allgather of every rank's (peer, tag, size) message list checks that every
+  send is matched by a receive.
+
+What cannot be planned this way yet (``why_not``) is planned on rank 0 as before, and explain
+and the stats say so with the reason: static values derived from the graph (Â = D^-1/2 (A+I)
+D^-1/2, Aᵀ), a partition other than the shards', plans without an SPMD lowering.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import PlanError
+from ..ir import Node, Op
+from .facts import FACTS, Facts, of_matrix
+from .ir import Loop, Recv, Send
+from .static import Static, is_static_leaf
+
+
+def why_not(order: list[Node], given: dict, P: int, opt, capable: list[str]) -> str | None:
+    """Why this program cannot be planned SPMD from the distributed inputs ``given`` (name ->
+    Dist), or None when it can. ``order``: the sized program's nodes; ``capable``: the plans
+    with an SPMD lowering."""
+    if opt.plan != "auto" and opt.plan not in capable:
+        return f"plan {opt.plan} has no SPMD lowering yet (SPMD: {', '.join(capable)})"
+    if opt.parts is not None:
+        return "a partition file was given: the graph is re-partitioned on rank 0 instead of using the shards' owners"
+    for n in order:
+        if not is_static_leaf(n) and not (n.args and all(_static(a) for a in n.args)):
+            continue
+        if n.op is not Op.INPUT:
+            return f"the static value {n.op_text()} is computed from the graph at planning (only rank 0 does that yet)"
+        d = given.get(n.attr("name"))
+        if d is None or d.kind != "row" or d.part.P != P:
+            return f"the graph {n.attr('name')!r} was not passed sharded by rows (dspla.load_shards)"
+    return None
+
+
+def _static(n: Node) -> bool:
+    return is_static_leaf(n) or bool(n.args) and all(_static(a) for a in n.args)
+
+
+def static_values(order: list[Node], local: dict) -> Static:
+    """The static values of an SPMD plan: this rank's pieces of the sharded inputs."""
+    ids = {id(n) for n in order if is_static_leaf(n)}
+    values = {id(n): local[n.attr("name")] for n in order if id(n) in ids}
+    return Static(ids, values)
+
+
+def prove(order: list[Node], static: dict, comm) -> dict:
+    """Facts of the program, the static pieces' combined over ranks (a fact of the whole holds
+    when it holds of every rank's rows; for 'every column has an entry' that is conservative)."""
+    mine = [(f.full, f.rows, f.cols) for f in (of_matrix(static[id(n)]) for n in order if id(n) in static)]
+    every = comm.allgather(mine) if comm.size > 1 else [mine]
+    combined = iter([Facts(*(all(x) for x in zip(*per))) for per in zip(*every)])
+    f: dict[int, Facts] = {}
+    for n in order:
+        f[id(n)] = next(combined) if id(n) in static else FACTS[n.op](n, [f[id(x)] for x in n.args])
+    return f
+
+
+def exchange(comm, want: dict) -> dict:
+    """The send lists of a point-to-point exchange: ``want`` maps each owner q to the ids this
+    rank needs from it (ascending); returns, for each rank q that needs some of this rank's, the
+    ids it needs (ascending). One Alltoall of counts, one Alltoallv of ids."""
+    P = comm.size
+    counts = np.zeros(P, dtype=np.int64)
+    for q, ids in want.items():
+        counts[q] = len(ids)
+    theirs = np.zeros(P, dtype=np.int64)
+    comm.alltoallv(counts, np.ones(P, dtype=np.int64), theirs, np.ones(P, dtype=np.int64))
+    send = np.concatenate([np.asarray(want[q], dtype=np.int64) if counts[q] else np.zeros(0, np.int64)
+                           for q in range(P)])
+    got = np.zeros(int(theirs.sum()), dtype=np.int64)
+    comm.alltoallv(send, counts, got, theirs)
+    bounds = np.r_[0, np.cumsum(theirs)]
+    return {q: got[bounds[q]:bounds[q + 1]] for q in range(P) if theirs[q]}
+
+
+def verify(program, comm) -> None:
+    """Every send of every rank is matched by a receive of the same size and dtype on its
+    destination, with the same tag (one allgather of the message lists)."""
+    def messages(instrs, out):
+        for i in instrs:
+            if type(i) is Loop:
+                messages(i.cond, out)
+                messages(i.body, out)
+            elif type(i) is Send:
+                out.append(("send", comm.rank, i.dest, i.tag, i.words, i.dtype, i.sparse))
+            elif type(i) is Recv:
+                out.append(("recv", i.source, comm.rank, i.tag, i.expect if i.sparse and i.expect is not None
+                            else i.nrows * i.k, i.dtype, i.sparse))
+        return out
+    mine = messages(program.setup, []) + messages(program.instrs, [])
+    every = comm.allgather(mine) if comm.size > 1 else [mine]
+    sends = sorted(m[1:] for per in every for m in per if m[0] == "send")
+    recvs = sorted(m[1:] for per in every for m in per if m[0] == "recv")
+    if sends != recvs:
+        extra = sorted(set(sends) ^ set(recvs))[:3]
+        raise PlanError(f"SPMD plan: sends and receives do not match across ranks (e.g. {extra})")
+
+
+__all__ = ["exchange", "prove", "static_values", "verify", "why_not"]
