@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -74,6 +75,22 @@ def _kind(value) -> str:
     return "sparse" if sp.issparse(value) else "dense"
 
 
+def _prepare(out: str, P: int):
+    """Make ``out`` ready for a set of P: a new or empty directory, or an earlier shard set (its
+    manifest removed first, so a half-rewritten set never looks complete; rank folders beyond P
+    removed). Anything else is refused rather than mixed with."""
+    os.makedirs(out, exist_ok=True)
+    names = os.listdir(out)
+    ours = [x for x in names if x in (MANIFEST, PARTS) or x.startswith("rank") and x[4:].isdigit()]
+    if names and MANIFEST not in names and len(ours) != len(names):
+        raise ShardError(f"{out} exists and holds other files than a shard set: choose a new --out")
+    if MANIFEST in names:
+        os.remove(os.path.join(out, MANIFEST))
+        for x in ours:
+            if x.startswith("rank") and int(x[4:]) >= P:
+                shutil.rmtree(os.path.join(out, x))
+
+
 def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str = "n", method: str = "?",
                  params: dict | None = None, progress: bool = True) -> dict:
     """Write ``inputs`` (name -> scipy sparse matrix or 2-D numpy array, all with ``len(parts)``
@@ -98,9 +115,7 @@ def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str 
         meta[name] = {"kind": _kind(v), "shape": list(shape), "dtype": np.dtype(v.dtype).name}
         if sp.issparse(v):
             meta[name]["nnz"] = int(v.nnz)
-    os.makedirs(out, exist_ok=True)
-    if os.path.exists(os.path.join(out, MANIFEST)):
-        os.remove(os.path.join(out, MANIFEST))   # a half-rewritten set must not look complete
+    _prepare(out, P)
     files: dict = {}
     order = np.argsort(parts, kind="stable")
     counts = np.bincount(parts, minlength=P)
@@ -110,6 +125,7 @@ def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str 
     for A in csr.values():
         A.sum_duplicates()
     t0, last = time.perf_counter(), 0.0
+    tty = sys.stderr.isatty()
     for r in range(P):
         rows = order[offsets[r]:offsets[r + 1]]
         d = rank_dir(r)
@@ -125,7 +141,7 @@ def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str 
             else:
                 _save(out, f"{d}/{name}.npy", np.asarray(v)[rows], files)
         now = time.perf_counter()
-        if progress and (now - last > 0.5 or r == P - 1):
+        if progress and (r == P - 1 or tty and now - last > 0.5):   # (a log gets the last line only)
             last = now
             print(f"\rdspla shard: {r + 1}/{P} ranks written ({now - t0:.1f} s)", end="" if r < P - 1 else "\n",
                   file=sys.stderr, flush=True)
