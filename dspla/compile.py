@@ -47,6 +47,7 @@ class Compilation:
     # holds its pieces of the sharded static inputs (name -> graphblas Matrix)
     comm: object = None
     local: dict | None = None
+    execute: Callable | None = None   # SPMD: run(rank program, inputs) -> outputs, for derived static values
     timings: dict = field(default_factory=dict)
 
 
@@ -81,8 +82,31 @@ def _chain(c: Compilation) -> Compilation:
 
 def _static(c: Compilation) -> Compilation:
     if c.comm is not None:
-        return replace(c, static=spmd.static_values(c.program.toposort(), c.local))
+        return replace(c, static=_static_spmd(c))
     return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes))
+
+
+def _static_spmd(c: Compilation) -> static.Static:
+    """SPMD static evaluation: this rank's pieces of the static leaves, and of the derived static
+    values the plan reads (Â, degrees, Aᵀ), computed now by a plan of their own, made by the
+    same steps from facts on and run distributed (every rank, together)."""
+    order = c.program.toposort()
+    dims = spmd.adopted(order, c.given, c.P)
+    values = spmd.leaves(order, c.local, dims, c.comm.rank)
+    ids, deferred, todo = spmd.derived(order, c.program.outputs)
+    if todo:
+        pre = Program(tuple((f"static{k}", n) for k, n in enumerate(todo)))
+        pre_order = pre.toposort()
+        ident = {id(n): values[id(n)] for n in pre_order if n.op is Op.IDENTITY}   # the graph's inputs: dynamic here
+        plan = run(Compilation(pre, sizes=c.sizes, P=c.P, options=c.options, given=c.given, comm=c.comm,
+                               static=static.Static(set(ident), ident), dims=dims,
+                               partition_info={d: {"method": p.method} for d, p in dims.items()}),
+                   start="facts", stop="verify-plan").plan
+        out = c.execute(plan.programs[0], {n.attr("name"): c.local[n.attr("name")] for n in pre_order
+                                           if n.op is Op.INPUT})
+        values.update({id(n): out[f"static{k}"] for k, n in enumerate(todo)})
+    keep = {id(n) for n in order if id(n) in ids and id(n) in values}
+    return static.Static(ids, {i: values[i] for i in keep}, deferred)
 
 
 def _partition(c: Compilation) -> Compilation:
@@ -178,13 +202,15 @@ def for_sizes(c: Compilation, mats: dict, sizes: dict) -> Compilation:
 
 
 def distribute(c: Compilation, P: int, options: Options, dump_after: str | None = None, dump=None,
-               given: dict | None = None, comm=None, local: dict | None = None) -> Compilation:
+               given: dict | None = None, comm=None, local: dict | None = None, execute=None) -> Compilation:
     """The plan for P processes: static evaluation through plan verification. ``c`` has its
     sizes bound (for_sizes); ``given``: how inputs passed already distributed are laid out.
     With ``comm`` (SPMD planning, a collective): this rank's program, from its pieces ``local``
-    of the sharded static inputs."""
+    of the sharded static inputs; ``execute(program, inputs)`` runs a rank program (the derived
+    static values')."""
     t0 = time.perf_counter()
-    c = run(replace(c, P=P, options=options, timings={}, given=given, comm=comm, local=local), start="static-eval",
+    c = run(replace(c, P=P, options=options, timings={}, given=given, comm=comm, local=local, execute=execute),
+            start="static-eval",
             dump_after=dump_after, dump=dump)
     c.plan.planning_s = time.perf_counter() - t0
     c.plan.steps_s = dict(c.timings)

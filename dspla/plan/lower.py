@@ -27,6 +27,7 @@ from .ir import (
     Redistribute,
     TakeCols,
     TakeRows,
+    TransposeRows,
     Unpermute,
 )
 from .layout import REP, Layout, canonical, piece
@@ -333,6 +334,11 @@ def _transpose(pl: Lowering, n: Node):
     if Layout(flip[xl.kind], xl.dim) == nl or (xl == REP and nl == REP):
         out = pl.slot()
         pl.emit(Local(out, n, (pl.value(x),)))
+        pl.set(n, out, nl)
+    elif xl.kind == "row" and nl == xl and x.type.shape[0] == x.type.shape[1]:
+        # a square value by rows (Aᵀ of a graph): entries travel to their new rows' owners
+        d, src, out = pl.dims[xl.dim], pl.value(x), pl.slot()
+        pl.emit(lambda r: TransposeRows(out, src, d.owned[r], d.parts, d.pos, int(d.counts[r]), d.size))
         pl.set(n, out, nl)
     else:
         _via_rep(pl, n)

@@ -4,7 +4,10 @@ When the graph comes sharded (``dspla.load_shards``: rows of A on their owners, 
 map on every rank), no process holds it whole, so the planning steps run on every rank, each
 for itself, with small collectives where ranks must agree (as PETSc builds a VecScatter):
 
-- static-eval: the static values are this rank's pieces of the sharded inputs;
+- static-eval: the static values are this rank's pieces: of the sharded inputs, of identities,
+  and of what is derived from them (Â = D^-1/2 (A+I) D^-1/2, degree vectors, Aᵀ), computed by
+  a small plan of their own, lowered by the same rules and run distributed before planning
+  (compile.py); a transpose of the graph moves its entries by Alltoallv (TransposeRows);
 - partition: the shards' ownership is adopted;
 - facts: each rank proves facts of its pieces; they are combined with one allgather;
 - lower: instructions for this rank only; a product's send lists come from its local column
@@ -16,18 +19,20 @@ for itself, with small collectives where ranks must agree (as PETSc builds a Vec
   send is matched by a receive.
 
 What cannot be planned this way yet (``why_not``) is planned on rank 0 as before, and explain
-and the stats say so with the reason: static values derived from the graph (Â = D^-1/2 (A+I)
-D^-1/2, Aᵀ), a partition other than the shards', plans without an SPMD lowering.
+and the stats say so with the reason: a partition other than the shards', a graph not passed
+sharded, a dim the shards do not partition, an explicitly requested plan without an SPMD
+lowering.
 """
 from __future__ import annotations
 
+import graphblas as gb
 import numpy as np
 
 from ..errors import PlanError
 from ..ir import Node, Op
 from .facts import FACTS, Facts, of_matrix
 from .ir import Loop, Recv, Send
-from .static import Static, is_static_leaf
+from .static import classify, is_static_leaf
 
 
 def why_not(order: list[Node], given: dict, P: int, opt, capable: list[str]) -> str | None:
@@ -38,26 +43,49 @@ def why_not(order: list[Node], given: dict, P: int, opt, capable: list[str]) -> 
         return f"plan {opt.plan} has no SPMD lowering yet (SPMD: {', '.join(capable)})"
     if opt.parts is not None:
         return "a partition file was given: the graph is re-partitioned on rank 0 instead of using the shards' owners"
+    dims = adopted(order, given, P)
     for n in order:
-        if not is_static_leaf(n) and not (n.args and all(_static(a) for a in n.args)):
-            continue
-        if n.op is not Op.INPUT:
-            return f"the static value {n.op_text()} is computed from the graph at planning (only rank 0 does that yet)"
-        d = given.get(n.attr("name"))
-        if d is None or d.kind != "row" or d.part.P != P:
-            return f"the graph {n.attr('name')!r} was not passed sharded by rows (dspla.load_shards)"
+        if n.op is Op.INPUT and is_static_leaf(n):
+            d = given.get(n.attr("name"))
+            if d is None or d.kind != "row" or d.part.P != P:
+                return f"the graph {n.attr('name')!r} was not passed sharded by rows (dspla.load_shards)"
+        if n.op is Op.IDENTITY and n.type.shape[0] not in dims:
+            return f"dim {n.type.shape[0]!r} of {n.op_text()} is not the shards' partitioned dim"
     return None
 
 
-def _static(n: Node) -> bool:
-    return is_static_leaf(n) or bool(n.args) and all(_static(a) for a in n.args)
+def adopted(order: list[Node], given: dict, P: int) -> dict:
+    """dim symbol -> the owners of a value passed distributed on it (the shards' ownership map),
+    as the partition step adopts them."""
+    dims: dict = {}
+    for n in order:
+        d = given.get(n.attr("name")) if n.op is Op.INPUT else None
+        if d is not None and d.kind in ("row", "col") and d.part.P == P:
+            sym = n.type.shape[0 if d.kind == "row" else 1]
+            if isinstance(sym, str):
+                dims.setdefault(sym, d.part)
+    return dims
 
 
-def static_values(order: list[Node], local: dict) -> Static:
-    """The static values of an SPMD plan: this rank's pieces of the sharded inputs."""
-    ids = {id(n) for n in order if is_static_leaf(n)}
-    values = {id(n): local[n.attr("name")] for n in order if id(n) in ids}
-    return Static(ids, values)
+def leaves(order: list[Node], local: dict, dims: dict, me: int) -> dict:
+    """id -> this rank's piece of every static leaf: its rows of a sharded input, of an identity."""
+    out = {}
+    for n in order:
+        if n.op is Op.INPUT and is_static_leaf(n):
+            out[id(n)] = local[n.attr("name")]
+        elif n.op is Op.IDENTITY:
+            d = dims[n.type.shape[0]]
+            rows = d.owned[me]
+            out[id(n)] = gb.Matrix.from_coo(np.arange(rows.size), rows, np.ones(rows.size, n.type.dtype.np),
+                                            nrows=rows.size, ncols=d.size, dtype=n.type.dtype.gb)
+    return out
+
+
+def derived(order: list[Node], outputs) -> tuple[set, set, list]:
+    """(static ids, deferred ids, the derived static values the plan reads, in order): what a
+    small distributed plan computes before planning (compile.py)."""
+    st, needed, deferred = classify(order, outputs)
+    return st, deferred, [n for n in order if id(n) in needed and not is_static_leaf(n)]
 
 
 def prove(order: list[Node], static: dict, comm) -> dict:
@@ -113,4 +141,4 @@ def verify(program, comm) -> None:
         raise PlanError(f"SPMD plan: sends and receives do not match across ranks (e.g. {extra})")
 
 
-__all__ = ["exchange", "prove", "static_values", "verify", "why_not"]
+__all__ = ["adopted", "derived", "exchange", "leaves", "prove", "verify", "why_not"]

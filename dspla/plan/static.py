@@ -39,7 +39,9 @@ def is_static_leaf(n: Node) -> bool:
         all(isinstance(d, str) for d in n.type.shape)
 
 
-def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
+def classify(order: list[Node], outputs) -> tuple[set, set, set]:
+    """(static: computed once, at planning; needed: the static values a dynamic node, a deferred
+    one or an output reads; deferred: static, but computed by the plan's setup block)."""
     st: set[int] = set()
     for n in order:
         if is_static_leaf(n) or (n.args and all(id(a) in st for a in n.args)):
@@ -64,6 +66,15 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
             last[id(a)] = i
     outs = {id(n) for _, n in outputs}
     needed = {i for i in st if i in outs or any(id(u) not in st for u in users.get(i, []))}
+    return st, needed, deferred
+
+
+def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
+    st, needed, deferred = classify(order, outputs)
+    last: dict[int, int] = {}
+    for i, n in enumerate(order):
+        for a in n.args:
+            last[id(a)] = i
     env = Env(mats, dims)
     values: dict[int, object] = {}
     for i, n in enumerate(order):

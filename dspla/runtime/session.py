@@ -209,7 +209,7 @@ class DistSession:
         metas, dims = sized
         c = self.f.sized(metas, dims)   # the same program on every rank: sizes and counts agree
         plan = compiler.distribute(c, P, self.opt, given={k: v.dist for k, v in dist.items()}, comm=comm,
-                                   local={k: v._piece for k, v in dist.items()}).plan
+                                   local={k: v._piece for k, v in dist.items()}, execute=self._execute).plan
         (program,), plan.programs = plan.programs, None
         shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
                   for name, n in plan.program.outputs}
@@ -220,6 +220,14 @@ class DistSession:
         self.runtime = Runtime(program, comm)
         self._held = {}
         self._runs = 0
+
+    def _execute(self, program, inputs: dict) -> dict:
+        """Run a rank program once on this communicator (SPMD planning's derived static values)."""
+        rt = Runtime(program, self.comm)
+        try:
+            return rt.run(inputs)
+        finally:
+            rt.close()
 
     def _run(self, header, mats, dims, inputs, dist, repeat, local):
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
