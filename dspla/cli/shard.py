@@ -17,6 +17,7 @@ from ..io.files import check_writable_dir
 from ..io.inputs import input_path
 from ..io.npy import load_npy
 from ..io.shards import write_shards
+from ..models.data import load_node_data, shard_inputs
 from ..partition import METHODS, partition
 from ..partition.core import as_pattern
 from .common import parse_inputs
@@ -27,7 +28,7 @@ def register(sub, common):
     p = sub.add_parser("shard", parents=[common], help="partition inputs once and write per-process shards",
                        description="Partition the rows of a graph over P processes and write, per process, its "
                                    "rows of every row-distributed input (docs/cluster.md).")
-    p.add_argument("--input", "-i", action="append", metavar="NAME=PATH", required=True,
+    p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
                    help="an input whose rows are the graph's rows: the graph (.mtx[.gz], edge list, .npz) or "
                         "node data (.npy, FILE.npz:ARRAY) (repeatable)")
     p.add_argument("-P", type=int, required=True, help="number of processes the shards are for (1: a binary "
@@ -38,12 +39,22 @@ def register(sub, common):
     p.add_argument("--graph", help="the input to partition (default: the first square sparse one)")
     p.add_argument("--dim", default="n", help="the name of the partitioned dim (default n)")
     p.add_argument("--out", "-o", required=True, help="the shard directory to write")
+    d = p.add_argument_group("a training dataset (for dspla train --shards): its A, X, Y, T, labels and split")
+    d.add_argument("--dataset", help="cora, citeseer, pubmed (Planetoid files in --data-dir) or sbm (generated)")
+    d.add_argument("--data-dir", help="the folder with the Planetoid ind.<name>.* files")
+    d.add_argument("--nodes", type=int, default=10000, help="sbm: number of nodes")
+    d.add_argument("--classes", type=int, default=7, help="sbm: number of classes")
+    d.add_argument("--feature-dim", type=int, help="sbm: feature width")
+    d.add_argument("--avg-degree", type=float, default=10.0, help="sbm: average degree")
+    d.add_argument("--data-seed", type=int, default=0, help="seed of generated graphs, features, labels, splits")
     add_partition_args(p)
     p.set_defaults(func=run)
 
 
 def run(args):
     specs = parse_inputs(args.input)
+    if not specs and not args.dataset:
+        raise DsplaError("give the inputs to shard (-i NAME=PATH ...) or a training dataset (--dataset)")
     for spec in specs.values():
         input_path(spec)
     if args.P < 1:
@@ -54,7 +65,15 @@ def run(args):
         raise DsplaError(f"partition file not found: {args.partition_file}")
     check_writable_dir(args.out, "shard directory (--out)")
     t0 = time.perf_counter()
-    data = {}
+    data, dataset = {}, None
+    if args.dataset:
+        nd = load_node_data(args.dataset, data_dir=args.data_dir, nodes=args.nodes, classes=args.classes,
+                            feature_dim=args.feature_dim, avg_degree=args.avg_degree, data_seed=args.data_seed)
+        data = shard_inputs(nd)
+        dataset = {"name": nd.name, "description": nd.description}
+        clash = sorted(set(specs) & set(data))
+        if clash:
+            raise DsplaError(f"--dataset gives {', '.join(data)}; -i {clash[0]} clashes with it")
     for name, spec in specs.items():
         if not args.quiet:
             print(f"dspla shard: reading {name} from {spec}", file=sys.stderr, flush=True)
@@ -85,7 +104,7 @@ def run(args):
         if args.backend:
             params["backend"] = args.backend
     m = write_shards(args.out, data, parts, args.P, dim=args.dim, method=method, params=params,
-                     progress=not args.quiet)
+                     progress=not args.quiet, extra={"dataset": dataset} if dataset else None)
     size = sum(f["bytes"] for f in m["files"].values())
     ins = ", ".join(f"{k} {v['kind']}[{v['shape'][0]}x{v['shape'][1]}] {v['dtype']}" for k, v in m["inputs"].items())
     print(f"wrote {args.out}: {ins}; P={args.P}, partition {method}, rows per process "

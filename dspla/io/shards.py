@@ -92,10 +92,11 @@ def _prepare(out: str, P: int):
 
 
 def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str = "n", method: str = "?",
-                 params: dict | None = None, progress: bool = True) -> dict:
+                 params: dict | None = None, progress: bool = True, extra: dict | None = None) -> dict:
     """Write ``inputs`` (name -> scipy sparse matrix or 2-D numpy array, all with ``len(parts)``
     rows) row-partitioned by ``parts`` (row -> process in 0..P-1) to the directory ``out``;
-    returns the manifest. One rank's pieces exist at a time (besides the inputs and the map)."""
+    returns the manifest. One rank's pieces exist at a time (besides the inputs and the map).
+    ``extra``: more manifest entries (a training dataset's name and description)."""
     parts = np.asarray(parts)
     n = parts.size
     if P < 1:
@@ -147,7 +148,7 @@ def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str 
                   file=sys.stderr, flush=True)
     manifest = {"format": FORMAT, "version": VERSION, "P": int(P), "dim": dim, "rows": int(n),
                 "method": method, "params": params or {}, "inputs": meta,
-                "counts": [int(c) for c in counts], "files": files}
+                "counts": [int(c) for c in counts], **(extra or {}), "files": files}
     with atomic_write(os.path.join(out, MANIFEST), "w") as fh:   # last: the set is complete
         json.dump(manifest, fh, indent=1)
     return manifest
