@@ -136,7 +136,9 @@ def run(args):
             stats["startup_s"] = {k: max(r.get(k, 0.0) for r in stats["per_rank"])
                                   for k in ("load_s", "planning_s", "first_iteration_s")}
     dt = time.perf_counter() - t0
-    whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()}   # collectives: every rank
+    # collectives (every rank): the results gathered to rank 0 only when they are written
+    summary = {name: (arr.shape, arr.dtype, arr.nvals) for name, arr in out.items()}
+    whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()} if args.out else {}
     if rank != 0:
         return 0
     out = {name: Array(M, name) for name, M in whole.items()}
@@ -146,8 +148,8 @@ def run(args):
     if args.stats:
         with atomic_write(args.stats, "w") as fh:
             json.dump(stats, fh, indent=1, default=_jsonable)
-    for name, arr in out.items():
-        print(f"{name}: {arr.shape[0]}x{arr.shape[1]} {arr.dtype}, {arr.nvals} present")
+    for name, (shape, dtype, nvals) in summary.items():
+        print(f"{name}: {shape[0]}x{shape[1]} {dtype}, {nvals} present")
     if comm is not None:
         print(f"P={stats['P']} plan {stats['plan']}, partition {stats['partition']}: words sent "
               f"total {stats['words_sent_total']} (avg {stats['words_sent_avg']:.1f}, max {stats['words_sent_max']}), "

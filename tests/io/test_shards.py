@@ -67,7 +67,7 @@ def test_load_shards_gives_distributed_values(tmp_path, P):
         assert v["A"].local.index.tolist() == np.flatnonzero(parts == comm.rank).tolist()
         return v["A"].to_scipy(), v["X"].to_numpy(), v["A"].dist.part.method, v["X"].shape
     for a, x, method, shape in run_simulated(P, body):
-        assert (a != A).nnz == 0 and np.array_equal(x, X) and shape == (300, 3)
+        assert (a != A).nnz == 0 and np.array_equal(x, X) and shape == (300, 3) and method == "?"
 
 
 @pytest.mark.parametrize("how", ["block", "random"])
