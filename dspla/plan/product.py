@@ -18,6 +18,7 @@ from ..exec import gbops
 from ..exec.buffers import csr_piece
 from ..ir import Node
 from ..ir.types import Kind
+from . import spmd
 from .distplan import ProductInfo
 from .ir import CastTo, Choice
 from .layout import canonical
@@ -78,6 +79,31 @@ class Product:
             assert r == self.me, "an SPMD plan lowers its own rank only"
             return self.A
         return self.A[self.rows.owned[r]]
+
+    def block_rows(self, r: int, I: np.ndarray, dest) -> sp.csr_array:
+        """Rows ``I`` of A (global ids, in this order; columns in original indexing) as rank r
+        needs them. Under SPMD planning (r is this rank) other ranks own most of them: every rank
+        sends each entry of its rows to the one rank ``dest(sender)[column]`` that needs it
+        (spmd.route), so the result holds those entries only (the columns r multiplies)."""
+        if self.me is None:
+            return self.A[I]
+        assert r == self.me, "an SPMD plan lowers its own rank only"
+        grow, gcol, vals = spmd.route(self.comm, self.A, self.rows.owned[r], dest(r))
+        where = np.full(self.rows.size, -1, dtype=np.int64)
+        where[I] = np.arange(I.size)
+        if (where[grow] < 0).any():
+            raise AssertionError("an entry was routed to a rank that does not hold its row")
+        out = sp.csr_array((vals, (where[grow], gcol)), shape=(I.size, self.A.shape[1]))
+        out.sum_duplicates()   # canonical: columns sorted in every row, as A[I] is
+        return out
+
+    def per_rank(self, fn) -> list:
+        """[fn(r) for every rank r]; under SPMD planning each rank computes its own and one
+        allgather gives everyone the list (small values only)."""
+        if self.me is None:
+            return [fn(r) for r in range(self.P)]
+        mine = fn(self.me)
+        return self.comm.allgather(mine) if self.P > 1 else [mine]
 
     @property
     def A(self) -> sp.csr_array:

@@ -118,6 +118,26 @@ def exchange(comm, want: dict) -> dict:
     return {q: got[bounds[q]:bounds[q + 1]] for q in range(P) if theirs[q]}
 
 
+def route(comm, A_r, ids: np.ndarray, dest: np.ndarray) -> tuple:
+    """Every entry of this rank's rows (CSR ``A_r``: global row ids ``ids``, global columns) to
+    the rank ``dest[column]``: one Alltoall of counts, one Alltoallv per array. Returns the
+    entries received (global rows, global columns, values), sources in rank order."""
+    P = comm.size
+    row = np.repeat(ids.astype(np.int64), np.diff(A_r.indptr))
+    col = A_r.indices.astype(np.int64)
+    to = dest[col]
+    order = np.argsort(to, kind="stable")
+    counts = np.bincount(to, minlength=P).astype(np.int64)
+    theirs = np.zeros(P, dtype=np.int64)
+    comm.alltoallv(counts, np.ones(P, dtype=np.int64), theirs, np.ones(P, dtype=np.int64))
+    out = []
+    for x in (row, col, A_r.data):
+        got = np.empty(int(theirs.sum()), dtype=x.dtype)
+        comm.alltoallv(np.ascontiguousarray(x[order]), counts, got, theirs)
+        out.append(got)
+    return tuple(out)
+
+
 def verify(program, comm) -> None:
     """Every send of every rank is matched by a receive of the same size and dtype on its
     destination, with the same tag (one allgather of the message lists)."""
@@ -141,4 +161,4 @@ def verify(program, comm) -> None:
         raise PlanError(f"SPMD plan: sends and receives do not match across ranks (e.g. {extra})")
 
 
-__all__ = ["adopted", "derived", "exchange", "leaves", "prove", "verify", "why_not"]
+__all__ = ["adopted", "derived", "exchange", "leaves", "prove", "route", "verify", "why_not"]

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 import dspla as dp
 from dspla.exec.values import Array, Dist
 from dspla.plan.layout import DimPart
+from dspla.plan.plans import spmd_names
 from dspla.plan.spmd import exchange
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession, Options
@@ -88,15 +89,26 @@ def test_exchange_builds_the_send_lists(P):
         assert all(np.array_equal(sends[q], asked[q]) for q in asked)
 
 
-@pytest.mark.parametrize("plan", ["p2p1d", "allgather1d", "auto"])
-@pytest.mark.parametrize("P", [1, 2, 3, 4, 7])
+def cases():
+    """(plan, P) for every plan with an SPMD lowering, at the P it runs on (2d: square; 15d and
+    shift1d: even, with c = 2), and auto."""
+    out = []
+    for plan in [*spmd_names(), "auto"]:
+        for P in (1, 2, 3, 4, 7, 9):
+            if plan == "2d" and int(P ** 0.5) ** 2 != P or plan in ("15d", "shift1d") and P % 2:
+                continue
+            out.append((plan, P))
+    return out
+
+
+@pytest.mark.parametrize("plan,P", cases())
 @pytest.mark.parametrize("sr,oracle", [("plus_times", oracle_plus_times), ("min_plus", oracle_min_plus)])
 def test_product_from_shards(plan, P, sr, oracle):
     A, X = graph(seed=P)
     parts = np.random.default_rng(P).integers(0, P, A.shape[0])
     a, x = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
     f = dp.function({"C": dp.mxm(a, x, sr)})
-    (got, stats, text), (ref, ref_stats) = run_both(f, P, parts, A, X, plan=plan)
+    (got, stats, text), (ref, ref_stats) = run_both(f, P, parts, A, X, plan=plan, replication=2)
     same(got["C"], oracle(A, X))
     same(got["C"], ref["C"])                            # the rank-0 path, same partition: bit for bit
     assert stats["planning"] == "spmd" and ref_stats["planning"] == "rank 0"
