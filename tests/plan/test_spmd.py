@@ -108,7 +108,7 @@ def test_product_from_shards(plan, P, sr, oracle):
     parts = np.random.default_rng(P).integers(0, P, A.shape[0])
     a, x = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
     f = dp.function({"C": dp.mxm(a, x, sr)})
-    (got, stats, text), (ref, ref_stats) = run_both(f, P, parts, A, X, plan=plan, replication=2)
+    (got, stats, text), (ref, ref_stats) = run_both(f, P, parts, A, X, plan=plan, replication=2, stripe_width=4)
     same(got["C"], oracle(A, X))
     same(got["C"], ref["C"])                            # the rank-0 path, same partition: bit for bit
     assert stats["planning"] == "spmd" and ref_stats["planning"] == "rank 0"
@@ -176,15 +176,39 @@ def test_dynamic_transpose_moves_entries_not_the_matrix():
     assert not any(getattr(i, "shape", None) == (200, 200) for i in instrs)   # (X is gathered: 5 x 200)
 
 
-def test_plans_without_spmd_lowering_fall_back_and_say_so():
+def test_what_cannot_be_planned_spmd_falls_back_and_says_so():
+    """A partition other than the shards' (a partition file): planned on rank 0, the graph
+    gathered there, and explain and the stats say why."""
     A, X = graph()
-    parts = np.random.default_rng(0).integers(0, 2, A.shape[0])
+    P = 3
+    parts = np.random.default_rng(0).integers(0, P, A.shape[0])
+    other = np.arange(A.shape[0]) % P
     a, x = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
     f = dp.function({"C": a @ x})
-    (got, stats, text), _ = run_both(f, 2, parts, A, X, plan="twoface")
+
+    def body(comm):
+        s = DistSession(f, comm, Options(parts=other, partition="file"))
+        out = s.run(sharded(comm, parts, A=A, X=X))
+        return out["C"].to_numpy(fill=np.nan), s.last_stats, s.explain() if comm.rank == 0 else ""
+    got, stats, text = run_simulated(P, body)[0]
+    same(got, oracle_plus_times(A, X))
+    assert stats["planning"] == "rank 0" and "a partition file was given" in stats["planning_note"]
+    assert "planning: planned on rank 0, the sharded graph gathered there: a partition file" in text
+
+
+@pytest.mark.parametrize("cap,kinds", [(1, "153 async / 0 sync"), (13000, "85 async / 68 sync"), (None, "0 async")])
+def test_twoface_stripes_from_shards(cap, kinds):
+    """twoface's stripes classified on every rank for itself, the broadcast groups from one
+    allgather of the sync stripes, what each owner serves from the others' gets: async, mixed
+    and sync stripes alike equal the rank-0 plan's."""
+    A, X = graph(seed=4)
+    parts = np.random.default_rng(4).integers(0, 4, A.shape[0])
+    a, x = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
+    f = dp.function({"C": a @ x})
+    (got, stats, text), (ref, ref_stats) = run_both(f, 4, parts, A, X, plan="twoface", stripe_width=4,
+                                                    memory_cap=cap)
+    assert kinds in text and stats["planning"] == "spmd"
     same(got["C"], oracle_plus_times(A, X))
-    assert stats["planning"] == "rank 0"
-    assert "plan twoface has no SPMD lowering yet" in stats["planning_note"]
-    assert "planning: planned on rank 0, the sharded graph gathered there: plan twoface" in text
-    (_, stats, text), _ = run_both(f, 4, np.arange(A.shape[0]) % 4, A, X, plan="auto")
-    assert stats["planning"] == "spmd" and "twoface      skipped: no SPMD lowering yet" in text
+    same(got["C"], ref["C"])
+    for k in ("words_sent_total", "messages_sent_total", "words_sent_max"):
+        assert stats[k] == ref_stats[k], k
