@@ -116,7 +116,7 @@ def _partition(c: Compilation) -> Compilation:
 
 def _facts(c: Compilation) -> Compilation:
     if c.comm is not None:
-        return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm))
+        return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm, c.dims))
     return replace(c, facts=facts_mod.prove(c.program.toposort(), c.static.values))
 
 

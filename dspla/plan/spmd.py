@@ -29,9 +29,11 @@ import graphblas as gb
 import numpy as np
 
 from ..errors import PlanError
+from ..exec.gbops import occupied
 from ..ir import Node, Op
 from .facts import FACTS, Facts, of_matrix
 from .ir import Loop, Recv, Send
+from .layout import canonical
 from .static import classify, is_static_leaf
 
 
@@ -88,15 +90,40 @@ def derived(order: list[Node], outputs) -> tuple[set, set, list]:
     return st, deferred, [n for n in order if id(n) in needed and not is_static_leaf(n)]
 
 
-def prove(order: list[Node], static: dict, comm) -> dict:
-    """Facts of the program, the static pieces' combined over ranks (a fact of the whole holds
-    when it holds of every rank's rows; for 'every column has an entry' that is conservative)."""
-    mine = [(f.full, f.rows, f.cols) for f in (of_matrix(static[id(n)]) for n in order if id(n) in static)]
+def prove(order: list[Node], static: dict, comm, dims: dict) -> dict:
+    """Facts of the program, those of the static pieces combined over ranks with one allgather:
+    'full' and 'every row has an entry' hold of a row-distributed value when they hold of every
+    rank's rows; 'every column has one' when the ranks' occupied columns together cover them
+    (and the other way round for a column-distributed value; a replicated one is whole here)."""
+    mine = []
+    for n in order:
+        if id(n) not in static:
+            continue
+        M, lay = static[id(n)], canonical(n.type, dims)
+        f = of_matrix(M)
+        across = {"row": "cols", "col": "rows"}.get(lay.kind)   # the axis the ranks' pieces share
+        # (a rank holding no rows is vacuously 'full' but covers no column: it adds nothing)
+        empty = M.nrows == 0 or M.ncols == 0
+        union = np.zeros(0, np.int64) if across is not None and empty else \
+            None if across is None or getattr(f, across) else occupied(M, across).to_coo()[0]
+        mine.append((f.full, f.rows, f.cols, across, union, M.ncols if across == "cols" else M.nrows))
     every = comm.allgather(mine) if comm.size > 1 else [mine]
-    combined = iter([Facts(*(all(x) for x in zip(*per))) for per in zip(*every)])
+    combined = []
+    for per in zip(*every):
+        across, size = per[0][3], per[0][5]
+        full, rows, cols = (all(x[k] for x in per) for k in range(3))
+        if across is None:
+            full, rows, cols = per[0][:3]
+        elif not (rows if across == "rows" else cols):   # some rank's piece misses some: the union decides
+            seen = np.zeros(size, dtype=bool)
+            for x in per:
+                seen[x[4] if x[4] is not None else slice(None)] = True
+            rows, cols = (seen.all(), cols) if across == "rows" else (rows, seen.all())
+        combined.append(Facts(full, rows, cols))
+    it = iter(combined)
     f: dict[int, Facts] = {}
     for n in order:
-        f[id(n)] = next(combined) if id(n) in static else FACTS[n.op](n, [f[id(x)] for x in n.args])
+        f[id(n)] = next(it) if id(n) in static else FACTS[n.op](n, [f[id(x)] for x in n.args])
     return f
 
 

@@ -212,3 +212,29 @@ def test_twoface_stripes_from_shards(cap, kinds):
     same(got["C"], ref["C"])
     for k in ("words_sent_total", "messages_sent_total", "words_sent_max"):
         assert stats[k] == ref_stats[k], k
+
+
+@pytest.mark.parametrize("cover", [True, False])
+def test_facts_of_pieces_are_the_whole_values(cover):
+    """A fact proved from the ranks' pieces is the whole value's: a rank with no rows is
+    vacuously full but covers no column; columns are covered by the ranks together."""
+    from dspla.plan import facts, spmd
+    n = 6
+    M = np.zeros((n, n))
+    M[0, :3] = 1
+    M[4, 3:] = 1        # every column covered, by two ranks together
+    if not cover:
+        M[4, 5] = 0
+    M[[1, 2, 3, 5], 0] = 1
+    A = sp.csr_array(M)
+    parts = np.array([0, 0, 2, 2, 2, 2])   # rank 1 owns nothing
+    a = dp.sparse("A", ("n", "n"))
+    order = dp.function({"C": a @ dp.dense("X", ("n", "k"))}).program.toposort()
+    node = next(x for x in order if x.op.name == "INPUT" and x.attr("name") == "A")
+
+    def body(comm):
+        piece = sharded(comm, parts, A=A)["A"]._piece
+        return spmd.prove([node], {id(node): piece}, comm, {"n": DimPart("n", parts, 3)})[id(node)]
+    want = facts.of_matrix(gb.io.from_scipy_sparse(A))
+    for got in run_simulated(3, body):
+        assert (got.full, got.rows, got.cols) == (want.full, want.rows, want.cols) == (False, True, cover)
