@@ -12,7 +12,6 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import PlanError
 from ..exec import gbops
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
@@ -164,10 +163,9 @@ class Lowering:
             if key not in self.conv:
                 M = self.static[id(n)] if dtype is None else gbops.cast(self.static[id(n)], dtype)
                 if self.me is not None:   # SPMD: M is this rank's piece, in its canonical layout
-                    if want != canonical(n.type, self.dims):
-                        raise PlanError(f"{self.label(n)} is sharded by {canonical(n.type, self.dims)} but this "
-                                        f"program needs it as {want}: not planned SPMD yet (pass it in memory)")
-                    self.conv[key] = self.const_all(lambda r: M)
+                    have = canonical(n.type, self.dims)
+                    self.conv[key] = self.const_all(lambda r: M) if want == have else \
+                        self._static_moved(n, self.value(n, have, dtype), have, want)
                 else:
                     self.conv[key] = self.const_all(lambda r: piece(M, want, self.dims, r))
             return self.conv[key]
@@ -178,6 +176,22 @@ class Lowering:
         if key not in self.conv:
             self.conv[key] = self._convert(n, v, want)
         return self.conv[key]
+
+    def _static_moved(self, n: Node, slot: int, have: Layout, want: Layout) -> int:
+        """SPMD planning: a static value wanted in another layout than the one its pieces are in
+        (a degree vector replicated, say) is converted once, by the setup block, not every run."""
+        saved, saved0 = self.progs, self.stack[0]
+        self.progs = self.stack[0] = self.setup
+        try:
+            rep = slot if have == REP else self._to_rep(n, Value(slot, have))
+            if want == REP:
+                return rep
+            out, d = self.slot(), self.dims[want.dim]
+            take = TakeRows if want.kind == "row" else TakeCols
+            self.emit(lambda r: take(out, rep, d.owned[r]))
+            return out
+        finally:
+            self.progs, self.stack[0] = saved, saved0
 
     def _convert(self, n: Node, v: Value, want: Layout) -> int:
         src = v.slots

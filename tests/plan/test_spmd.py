@@ -238,3 +238,20 @@ def test_facts_of_pieces_are_the_whole_values(cover):
     want = facts.of_matrix(gb.io.from_scipy_sparse(A))
     for got in run_simulated(3, body):
         assert (got.full, got.rows, got.cols) == (want.full, want.rows, want.cols) == (False, True, cover)
+
+
+def test_static_value_wanted_in_another_layout():
+    """A derived static value a dynamic op needs replicated (dinvᵀ, 1 x n, scaling columns of a
+    run-time value): converted once, by the plan's setup block."""
+    A, X = graph(seed=5, empty=())
+    a, x = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
+    dinv = dp.reduce_rows(a) ** -1
+    f = dp.function({"S": (a * (x @ x.T)) * dinv.T})
+    deg = A.toarray().sum(axis=1)
+    d = np.divide(1, deg, out=np.full(deg.shape, np.nan), where=deg > 0)   # a row without entries: missing
+    want = np.where((A.toarray() != 0) & (deg > 0)[None, :], A.toarray() * (X @ X.T) * d[None, :], np.nan)
+    parts = np.random.default_rng(3).integers(0, 3, A.shape[0])
+    (got, stats, _), (ref, _) = run_both(f, 3, parts, A, X)
+    assert stats["planning"] == "spmd"
+    np.testing.assert_allclose(got["S"], want, rtol=1e-12)
+    same(got["S"], ref["S"])
