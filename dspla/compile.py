@@ -91,7 +91,7 @@ def _static_spmd(c: Compilation) -> static.Static:
     values the plan reads (Â, degrees, Aᵀ), computed now by a plan of their own, made by the
     same steps from facts on and run distributed (every rank, together)."""
     order = c.program.toposort()
-    dims = spmd.adopted(order, c.given, c.P)
+    dims = c.dims if c.dims is not None else spmd.adopted(order, c.given, c.P)
     values = spmd.leaves(order, c.local, dims, c.comm.rank)
     ids, deferred, todo = spmd.derived(order, c.program.outputs)
     if todo:
@@ -110,6 +110,8 @@ def _static_spmd(c: Compilation) -> static.Static:
 
 
 def _partition(c: Compilation) -> Compilation:
+    if c.comm is not None and c.dims is not None:   # SPMD: rank 0 partitioned already (in memory)
+        return c
     dims, info = partitioning.partition_dims(c.program.toposort(), c.static, c.sizes, c.P, c.options, c.given)
     return replace(c, dims=dims, partition_info=info)
 
@@ -202,15 +204,17 @@ def for_sizes(c: Compilation, mats: dict, sizes: dict) -> Compilation:
 
 
 def distribute(c: Compilation, P: int, options: Options, dump_after: str | None = None, dump=None,
-               given: dict | None = None, comm=None, local: dict | None = None, execute=None) -> Compilation:
+               given: dict | None = None, comm=None, local: dict | None = None, execute=None,
+               dims: dict | None = None, partition_info: dict | None = None) -> Compilation:
     """The plan for P processes: static evaluation through plan verification. ``c`` has its
     sizes bound (for_sizes); ``given``: how inputs passed already distributed are laid out.
     With ``comm`` (SPMD planning, a collective): this rank's program, from its pieces ``local``
     of the sharded static inputs; ``execute(program, inputs)`` runs a rank program (the derived
-    static values')."""
+    static values'); ``dims``/``partition_info``: the partition rank 0 made (the in-memory path)."""
     t0 = time.perf_counter()
-    c = run(replace(c, P=P, options=options, timings={}, given=given, comm=comm, local=local, execute=execute),
-            start="static-eval",
+    spmd_only = {"dims": dims, "partition_info": partition_info} if comm is not None else {}
+    c = run(replace(c, P=P, options=options, timings={}, given=given, comm=comm, local=local, execute=execute,
+                    **spmd_only), start="static-eval",
             dump_after=dump_after, dump=dump)
     c.plan.planning_s = time.perf_counter() - t0
     c.plan.steps_s = dict(c.timings)

@@ -26,6 +26,7 @@ import resource
 import statistics
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from ..exec.values import Array, Dist, Meta
 from ..partition import METHODS
 from ..plan import spmd
 from ..plan.explain import as_text
-from ..plan.layout import piece
+from ..plan.layout import DimPart, canonical, piece
 from ..plan.options import Options
 from ..plan.plans import get_plan, spmd_names
 from ..plan.static import is_static_leaf
@@ -109,6 +110,8 @@ class DistSession:
             header = {"replan": True, "gather": [k for k in static if k in mine], "send": True}
             if header["gather"]:   # the graph came sharded: every rank plans from its rows, if it can
                 header.update(self._spmd(inputs, mats, dims, mine))
+            elif self.comm.size > 1 and self.opt.spmd:   # in memory: rank 0 partitions and shards, then SPMD
+                header.update(self._shard_in_memory(inputs, mats, dims, mine))
             self._plan_key = key
         else:
             send = [k for k in self.plan.input_layouts if k not in mine and self._sent.get(k) is not inputs[k]]
@@ -120,12 +123,28 @@ class DistSession:
         for itself (the inputs' shapes, dtypes and entry counts, the dims); else why not."""
         order = self.f.sized(mats, dims).program.toposort()
         given = {k: inputs[k].dist for k in mine}
-        why = spmd.why_not(order, given, self.comm.size, self.opt, spmd_names())
+        why = spmd.why_not(order, given, self.comm.size, self.opt, spmd_names()) if self.opt.spmd else \
+            "planning on every rank is off (spmd=False)"
         if why is not None:
             return {"note": f"planned on rank 0, the sharded graph gathered there: {why}"}
         metas = {k: m if isinstance(m, Meta) else Meta((m.nrows, m.ncols), dtype_of(m).np.name, m.nvals,
                                                         m.nvals == m.nrows * m.ncols) for k, m in mats.items()}
         return {"gather": [], "spmd": (metas, dict(dims))}
+
+    def _shard_in_memory(self, inputs: dict, mats: dict, dims: dict, mine: dict) -> dict:
+        """The in-memory path: rank 0 holds the graph; it partitions it (static-eval and partition,
+        as planning on one rank would) and will send every rank its rows of the graph's inputs;
+        then every rank plans its own program, as from shards. Returns the header's part."""
+        given = {k: inputs[k].dist for k in mine}
+        c = compiler.run(replace(self.f.sized(mats, dims), P=self.comm.size, options=self.opt, timings={},
+                                 given=given), start="static-eval", stop="partition")
+        leaves = {n.attr("name"): canonical(n.type, c.dims) for n in self.f.inputs
+                  if is_static_leaf(n) and n.attr("name") not in mine}
+        metas = {k: m if isinstance(m, Meta) else Meta((m.nrows, m.ncols), dtype_of(m).np.name, m.nvals,
+                                                        m.nvals == m.nrows * m.ncols) for k, m in mats.items()}
+        return {"spmd": (metas, dict(dims)), "dims": {d: (p.parts, p.method) for d, p in c.dims.items()},
+                "partition_info": c.partition_info, "scatter": leaves,
+                "rank0_s": {k: c.timings[k] for k in ("static-eval", "partition")}}
 
     def _still_laid_out(self, laid_out: dict) -> bool:
         """Whether the plan takes the distributed inputs as they now are: as they were when it was
@@ -175,7 +194,19 @@ class DistSession:
         collective)."""
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
         if header.get("spmd"):
-            return self._plan_spmd(header["spmd"], dist)
+            if "dims" not in header:   # from shards
+                return self._plan_spmd(header["spmd"], dist)
+            dims_ = {d: DimPart(d, parts, P, method) for d, (parts, method) in header["dims"].items()}
+            pieces = None
+            if rank == 0:   # every rank's rows of the graph
+                pieces = [{k: piece(mats[k], lay, dims_, r) for k, lay in header["scatter"].items()} for r in range(P)]
+                pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
+            mine = comm.scatter(pieces, 0)
+            shapes = header["spmd"][0]
+            dist = {**dist, **{k: Array(from_wire(w), k, Dist(lay.kind, lay.dim, dims_[lay.dim], comm),
+                                        (shapes[k].nrows, shapes[k].ncols))
+                               for (k, lay), w in zip(header["scatter"].items(), mine.values())}}
+            return self._plan_spmd(header["spmd"], dist, dims_, header)
         for name in header["gather"]:   # a distributed graph: planning reads it whole (on rank 0)
             M = dist[name].to_graphblas(root=0)
             if rank == 0:
@@ -202,14 +233,18 @@ class DistSession:
         self._held = {}
         self._runs = 0
 
-    def _plan_spmd(self, sized: tuple, dist: dict):
+    def _plan_spmd(self, sized: tuple, dist: dict, parts: dict | None = None, header: dict | None = None):
         """Every rank plans its own program from its pieces of the sharded inputs (plan/spmd.py);
-        no program moves. Every rank reaches the same choices, so rank 0's plan describes all."""
+        no program moves. Every rank reaches the same choices, so rank 0's plan describes all.
+        ``parts``: the dims rank 0 partitioned (in memory; ``header`` has its partition info)."""
         comm, P = self.comm, self.comm.size
         metas, dims = sized
         c = self.f.sized(metas, dims)   # the same program on every rank: sizes and counts agree
         plan = compiler.distribute(c, P, self.opt, given={k: v.dist for k, v in dist.items()}, comm=comm,
-                                   local={k: v._piece for k, v in dist.items()}, execute=self._execute).plan
+                                   local={k: v._piece for k, v in dist.items()}, execute=self._execute,
+                                   dims=parts, partition_info=header and header["partition_info"]).plan
+        if header is not None:   # rank 0's part of planning: static-eval and partition, on the whole graph
+            plan.steps_s = {**plan.steps_s, **{k: plan.steps_s.get(k, 0.0) + v for k, v in header["rank0_s"].items()}}
         (program,), plan.programs = plan.programs, None
         shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
                   for name, n in plan.program.outputs}

@@ -50,7 +50,7 @@ def run_both(f, P, parts, A, X, **options):
         return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}, s.last_stats, s.explain() if comm.rank == 0 else ""
 
     def rank0(comm):
-        s = DistSession(f, comm, Options(parts=parts, partition="file", **options))
+        s = DistSession(f, comm, Options(parts=parts, partition="file", spmd=False, **options))
         out = s.run({"A": A, "X": X} if comm.rank == 0 else None)
         return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}, s.last_stats
     return run_simulated(P, spmd, timeout=120)[0], run_simulated(P, rank0, timeout=120)[0]
@@ -255,3 +255,27 @@ def test_static_value_wanted_in_another_layout():
     assert stats["planning"] == "spmd"
     np.testing.assert_allclose(got["S"], want, rtol=1e-12)
     same(got["S"], ref["S"])
+
+
+@pytest.mark.parametrize("plan", [*spmd_names(), "auto"])
+def test_in_memory_path_is_the_spmd_path(plan):
+    """Inputs given on rank 0: rank 0 partitions and sends every rank its rows, then every rank
+    plans for itself; the same results and traffic as rank 0 planning every program."""
+    A, X = graph(seed=11)
+    a, x = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
+    f = dp.function({"C": a @ x, "D": dp.reduce_rows(a.T) * x})
+
+    def body(comm, spmd):
+        s = DistSession(f, comm, Options(plan=plan, partition="random", replication=2, spmd=spmd))
+        out = s.run({"A": A, "X": X} if comm.rank == 0 else None)
+        return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}, s.last_stats, s.explain() if comm.rank == 0 \
+            else ""
+    got, stats, text = run_simulated(4, body, True)[0]
+    ref, ref_stats, ref_text = run_simulated(4, body, False)[0]
+    assert stats["planning"] == "spmd" and ref_stats["planning"] == "rank 0"
+    assert "planning: SPMD" in text and "partition random" in text
+    same(got["C"], oracle_plus_times(A, X))
+    for k in ("C", "D"):
+        same(got[k], ref[k])
+    for k in ("plan", "partition", "words_sent_total", "messages_sent_total"):
+        assert stats[k] == ref_stats[k], k
