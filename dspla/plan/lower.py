@@ -336,7 +336,7 @@ def _apply(pl: Lowering, n: Node):
 @lower_rule(Op.SELECT)
 def _select(pl: Lowering, n: Node):
     if n.attr("op").on == "index" and canonical(n.type, pl.dims) != REP:
-        return _via_rep(pl, n)  # tril/triu/diag need global positions
+        return _with_global_ids(pl, n)  # tril/triu/diag need global positions: the piece's ids go along
     _local(pl, n)
 
 
