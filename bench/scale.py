@@ -9,10 +9,12 @@ node). Then, one after the other, ``T = A @ X`` runs:
 - in one process (``dspla run``): the reference peak RSS;
 - at P from the shards (``dspla run --np P --shards DIR``): every rank reads its rows and plans
   its own program;
-- at P the rank-0 way (``dspla run --np P -i A=... -i X=...``): rank 0 reads, partitions, plans
-  and scatters.
+- at P in memory (``dspla run --np P -i A=... -i X=...``): rank 0 reads and partitions, sends
+  every rank its rows, and every rank plans its own program;
+- at P the way before SPMD planning (the same with ``--rank0-planning``): rank 0 reads,
+  partitions, plans every rank's program and scatters programs and pieces.
 
-Both P runs use the same random partition and plan, so they must agree on every word moved.
+The P runs use the same random partition and plan, so they must agree on every word moved.
 Reported: per-rank peak RSS (max/median, sum against the one-process peak), wall time from
 launch to exit (the first and only result; no output is gathered), and each run's start-up
 split (load, plan, first iteration; slowest rank). The bars (issue 13): max/median <= 1.25,
@@ -85,9 +87,10 @@ def main(argv=None):
     runs = {"one process": [DSPLA, "run", str(d / "p.dspla"), *inputs, "--stats", str(d / "one.json")],
             "shards": [DSPLA, "run", str(d / "p.dspla"), "--np", str(a.np), "--shards", str(d / "shards"),
                        "--plan", a.plan, "--stats", str(d / "shards.json")]}
-    if not a.skip_rank0:
-        runs["rank 0"] = [DSPLA, "run", str(d / "p.dspla"), "--np", str(a.np), *inputs, "--partition", "random",
-                          "--plan", a.plan, "--stats", str(d / "rank0.json")]
+    if not a.skip_rank0:   # inputs on rank 0: sharded in memory then SPMD, and planned on rank 0 (before)
+        runs["in memory"] = [DSPLA, "run", str(d / "p.dspla"), "--np", str(a.np), *inputs, "--partition", "random",
+                             "--plan", a.plan, "--stats", str(d / "memory.json")]
+        runs["rank 0"] = [*runs["in memory"][:-1], str(d / "rank0.json"), "--rank0-planning"]
     out = {"scale": a.scale, "n": n, "K": a.K, "P": a.np, "plan": a.plan, "commit": git_commit(),
            "shard_s": shard_s, "runs": {}}
     for label, cmd in runs.items():
@@ -102,7 +105,7 @@ def main(argv=None):
               f"max/median {rec['max_over_median']:.2f}, sum {rec['sum_mb']} MB; planning {rec['planning']}; "
               + ", ".join(f"{k} {v:.2f} s" for k, v in rec["startup_s"].items()), flush=True)
     one = out["runs"]["one process"]["sum_mb"]
-    for label in ("shards", "rank 0"):
+    for label in ("shards", "in memory", "rank 0"):
         if label in out["runs"]:
             r = out["runs"][label]
             print(f"{label:>12}: sum / one process = {r['sum_mb'] / one:.2f} (bar <= 1.6), max/median = "

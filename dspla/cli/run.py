@@ -50,6 +50,8 @@ def register(sub, common):
     g.add_argument("--memory-cap", type=float, help="bytes per process a product's buffers may use (auto skips plans "
                    "over it; twoface turns sync stripes async to stay under it)")
     g.add_argument("--no-cache", action="store_true", help="do not reuse or store partitions on disk")
+    g.add_argument("--rank0-planning", action="store_true", help="rank 0 plans every rank's program and sends "
+                   "them (the way before SPMD planning; for comparison)")
     g.add_argument("--stats", help="write what moved (words, messages, times per rank and product) as JSON")
     g.add_argument("--repeat", type=int, help="run N times after one planning (benchmarks; also the run length "
                    "--partition auto plans for, else it assumes 100)")
@@ -122,7 +124,7 @@ def run(args):
     else:
         options = {"plan": args.plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
                    "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
-                   "memory_cap": args.memory_cap, "iterations": args.repeat}
+                   "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning}
         if args.partition_file:
             options["parts"] = parts
             options["partition"] = "file"

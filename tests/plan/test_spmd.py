@@ -5,12 +5,15 @@ many P on simulated ranks, up to 64."""
 from __future__ import annotations
 
 import graphblas as gb
+import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import dspla as dp
 from dspla.exec.values import Array, Dist
+from dspla.frontend.parser import parse_file
+from dspla.plan import facts, spmd
 from dspla.plan.layout import DimPart
 from dspla.plan.plans import spmd_names
 from dspla.plan.spmd import exchange
@@ -218,7 +221,6 @@ def test_twoface_stripes_from_shards(cap, kinds):
 def test_facts_of_pieces_are_the_whole_values(cover):
     """A fact proved from the ranks' pieces is the whole value's: a rank with no rows is
     vacuously full but covers no column; columns are covered by the ranks together."""
-    from dspla.plan import facts, spmd
     n = 6
     M = np.zeros((n, n))
     M[0, :3] = 1
@@ -300,8 +302,6 @@ def test_position_selects_run_on_the_pieces(op, k):
 
 
 def test_triangles_from_shards():
-    import networkx as nx
-    from dspla.frontend.parser import parse_file
     A, _ = graph(n=80, density=0.1, seed=6, empty=())
     G = nx.from_scipy_sparse_array(A + A.T)
     G.remove_edges_from(nx.selfloop_edges(G))
