@@ -259,6 +259,7 @@ class DistSession:
     def _execute(self, program, inputs: dict) -> dict:
         """Run a rank program once on this communicator (SPMD planning's derived static values)."""
         rt = Runtime(program, self.comm)
+        rt.fault = None   # (DSPLA_FAULT names an instruction of the plan's program, not of this one)
         try:
             return rt.run(inputs)
         finally:
