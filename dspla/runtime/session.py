@@ -111,7 +111,7 @@ class DistSession:
             if header["gather"]:   # the graph came sharded: every rank plans from its rows, if it can
                 header.update(self._spmd(inputs, mats, dims, mine))
             elif self.comm.size > 1 and self.opt.spmd:   # in memory: rank 0 partitions and shards, then SPMD
-                header.update(self._shard_in_memory(inputs, mats, dims, mine))
+                header["in_memory"] = True   # (the work is _plan's: a failure there ends every rank)
             self._plan_key = key
         else:
             send = [k for k in self.plan.input_layouts if k not in mine and self._sent.get(k) is not inputs[k]]
@@ -131,15 +131,15 @@ class DistSession:
                                                         m.nvals == m.nrows * m.ncols) for k, m in mats.items()}
         return {"gather": [], "spmd": (metas, dict(dims))}
 
-    def _shard_in_memory(self, inputs: dict, mats: dict, dims: dict, mine: dict) -> dict:
+    def _shard_in_memory(self, mats: dict, dims: dict, dist: dict) -> dict:
         """The in-memory path: rank 0 holds the graph; it partitions it (static-eval and partition,
         as planning on one rank would) and will send every rank its rows of the graph's inputs;
         then every rank plans its own program, as from shards. Returns the header's part."""
-        given = {k: inputs[k].dist for k in mine}
+        given = {k: v.dist for k, v in dist.items()}   # (values passed distributed keep their owners)
         c = compiler.run(replace(self.f.sized(mats, dims), P=self.comm.size, options=self.opt, timings={},
                                  given=given), start="static-eval", stop="partition")
         leaves = {n.attr("name"): canonical(n.type, c.dims) for n in self.f.inputs
-                  if is_static_leaf(n) and n.attr("name") not in mine}
+                  if is_static_leaf(n) and n.attr("name") not in dist}
         metas = {k: m if isinstance(m, Meta) else Meta((m.nrows, m.ncols), dtype_of(m).np.name, m.nvals,
                                                         m.nvals == m.nrows * m.ncols) for k, m in mats.items()}
         return {"spmd": (metas, dict(dims)), "dims": {d: (p.parts, p.method) for d, p in c.dims.items()},
@@ -193,6 +193,9 @@ class DistSession:
         """Plan on rank 0 and hand every rank its program, or (SPMD) every rank its own (a
         collective)."""
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
+        if header.get("in_memory"):
+            part = self._shard_in_memory(mats, dims, dist) if rank == 0 else None
+            header = {**header, **comm.bcast(part, 0)}
         if header.get("spmd"):
             if "dims" not in header:   # from shards
                 return self._plan_spmd(header["spmd"], dist)

@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
+import dspla.compile as compiler
 from dspla.exec.values import Array, Dist
 from dspla.frontend.parser import parse_file
 from dspla.plan import facts, spmd
@@ -314,3 +315,18 @@ def test_triangles_from_shards():
         out = s.run(sharded(comm, parts, A=A))
         return int(out["triangles"].to_numpy()[0, 0]), s.last_stats and s.last_stats["planning"]
     assert run_simulated(4, body)[0] == (want, "spmd")   # (the stats are rank 0's)
+
+
+def test_a_failure_while_rank0_partitions_ends_every_rank(monkeypatch):
+    """Rank 0's part of the in-memory path (partitioning the graph it holds) runs where a failure
+    ends every rank at once: the others are not left waiting for their rows."""
+    def broken(*a, **k):
+        raise RuntimeError("partitioner crashed")
+    monkeypatch.setattr(compiler.partitioning, "partition_dims", broken)
+    A, X = graph()
+    f = dp.function({"C": dp.sparse("A", ("n", "n")) @ dp.dense("X", ("n", "k"))})
+
+    def body(comm):
+        DistSession(f, comm, Options()).run({"A": A, "X": X} if comm.rank == 0 else None)
+    with pytest.raises(Exception, match="partitioner crashed"):
+        run_simulated(3, body, timeout=20)
