@@ -1,7 +1,7 @@
 """The compiler, as one list of steps.
 
     verify -> simplify -> cse -> chain-order -> static-eval -> partition -> facts -> lower
-           -> choose -> verify-plan
+           -> choose -> fuse -> verify-plan
 
 The first three need only the program (they run when a Function is made); chain-order needs
 the sizes of the inputs (it runs when they are known, for one process too); the rest plan
@@ -23,6 +23,7 @@ from .plan import facts as facts_mod
 from .plan import partitioning, spmd, static
 from .plan.choose import choose
 from .plan.explain import as_text
+from .plan.fuse import fuse
 from .plan.lower import lower
 from .plan.options import Options
 from .plan.verify import verify_plan
@@ -131,6 +132,11 @@ def _choose(c: Compilation) -> Compilation:
     return replace(c, plan=choose(c.lowering, c.partition_info))
 
 
+def _fuse(c: Compilation) -> Compilation:
+    fuse(c.plan.programs)
+    return c
+
+
 def _verify_plan(c: Compilation) -> Compilation:
     if c.comm is not None:   # this rank's program only: messages checked against the others'
         spmd.verify(c.plan.programs[0], c.comm)
@@ -161,6 +167,7 @@ PIPELINE: tuple[Step, ...] = (
     Step("facts", _facts, _show_facts, needs="P"),
     Step("lower", _lower, lambda c: c.lowering.describe(), needs="P"),
     Step("choose", _choose, lambda c: as_text(c.plan, c.P, c.options), needs="P"),
+    Step("fuse", _fuse, _show_programs, needs="P"),
     Step("verify-plan", _verify_plan, _show_programs, needs="P"),
 )
 

@@ -8,7 +8,7 @@ from dspla import compile as compiler
 from dspla.errors import UnknownNameError
 from dspla.plan.options import Options
 
-ORDER = ["verify", "simplify", "cse", "chain-order", "static-eval", "partition", "facts", "lower", "choose",
+ORDER = ["verify", "simplify", "cse", "chain-order", "static-eval", "partition", "facts", "lower", "choose", "fuse",
          "verify-plan"]
 
 

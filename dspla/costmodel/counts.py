@@ -184,6 +184,14 @@ def _allreduce(i, v, c, t):
         c["memory_bytes"] += 2 * i.entries * v.itemsize
 
 
+@count_rule(ir.SmallAllreduce)
+def _small_allreduce(i, v, c, t):
+    c["coll_steps"] += log2(v.group_size(i.group))
+    if t.words_sent:
+        c["coll_words"] += t.words_received
+        c["pack_words"] += 2 * sum(i.entries)
+
+
 @count_rule(ir.Pack, ir.PackSparse)
 def _pack(i, v, c, t):
     c["pack_words"] += len(i.rows) * v.K

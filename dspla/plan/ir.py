@@ -380,6 +380,31 @@ class Allreduce(Instr):
 
 
 @dataclass(frozen=True, eq=False)
+class SmallAllreduce(Instr):
+    """Small Allreduces of one group (scalars, short vectors) as one collective: every rank's
+    partials, values and presence together, are gathered to every member and combined there in
+    rank order. One message round replaces two per Allreduce, and every rank computes bitwise
+    the same result (so loop conditions on it agree without asking rank 0)."""
+    outs: tuple
+    srcs: tuple
+    monoids: tuple
+    entries: tuple          # size of each src (rows x columns), fixed at planning
+    group: int = 0
+    READS, WRITES = ("srcs",), ("outs",)
+
+    def traffic(self, where, payload=None):
+        g = where.group_sizes[self.group]
+        if g < 2:
+            return NO_TRAFFIC
+        w = sum(self.entries) * (g - 1)
+        return Traffic(w, g - 1, w, g - 1)
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"s{o} = {m.name}(s{s})" for o, s, m in zip(self.outs, self.srcs, self.monoids))
+        return f"SmallAllreduce({parts}; {sum(self.entries)} entries, group={self.group})"
+
+
+@dataclass(frozen=True, eq=False)
 class Bcast(Instr):
     """out = root's dense ``src`` on every member of ``group`` (src is None on the others)."""
     out: int
@@ -607,11 +632,12 @@ class Choice(Instr):
 
 # every instruction class, for coverage checks of the tables keyed by instruction type
 INSTRUCTIONS = (Local, MxM, Fill, DropRows, Pack, PackSparse, Unpermute, TakeRows, TakeCols, CastTo, Empty, Free,
-                Send, Recv, RecvMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse, Allreduce, Bcast,
-                IBcast, BcastSparse, Alltoall, WinExpose, Get, Loop, Redistribute, TransposeRows)
+                Send, Recv, RecvMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse, Allreduce,
+                SmallAllreduce, Bcast, IBcast, BcastSparse, Alltoall, WinExpose, Get, Loop, Redistribute,
+                TransposeRows)
 # the instructions that meet other ranks' (the group must call them together, in the same order)
-COLLECTIVES = (AllgatherRows, AllgatherSparse, Allreduce, Bcast, IBcast, BcastSparse, Alltoall, WinExpose,
-               Redistribute, TransposeRows)
+COLLECTIVES = (AllgatherRows, AllgatherSparse, Allreduce, SmallAllreduce, Bcast, IBcast, BcastSparse, Alltoall,
+               WinExpose, Redistribute, TransposeRows)
 
 
 @dataclass

@@ -133,6 +133,8 @@ def _signature(i) -> tuple:
         return (t.__name__, tuple(int(x) for x in i.counts), i.k, i.dtype, i.presence)
     if t is ir.Allreduce:
         return (t.__name__, i.monoid.name, i.entries, i.presence)
+    if t is ir.SmallAllreduce:
+        return (t.__name__, tuple(m.name for m in i.monoids), i.entries)
     if t in (ir.Bcast, ir.IBcast):
         return (t.__name__, i.root, i.nrows, i.k, i.dtype, i.presence)
     if t is ir.BcastSparse:
