@@ -330,3 +330,28 @@ def test_a_failure_while_rank0_partitions_ends_every_rank(monkeypatch):
         DistSession(f, comm, Options()).run({"A": A, "X": X} if comm.rank == 0 else None)
     with pytest.raises(Exception, match="partitioner crashed"):
         run_simulated(3, body, timeout=20)
+
+
+def test_pagerank_loop_from_shards():
+    """examples/pagerank.dspla (a loop, Aᵀ and the out-degrees derived from the graph) with the
+    graph and the start vector sharded: networkx's ranks, and rank-0 planning's bit for bit."""
+    A, _ = graph(n=150, density=0.04, seed=9)
+    A.data[:] = 1
+    f = dp.Function(parse_file("examples/pagerank.dspla"))
+    r0 = np.ones((150, 1))
+    parts = np.random.default_rng(2).integers(0, 3, 150)
+
+    def body(comm, how):
+        if how == "shards":
+            s = DistSession(f, comm, Options())
+            out = s.run(sharded(comm, parts, A=A, r0=r0))
+        else:
+            s = DistSession(f, comm, Options(parts=parts, partition="file", spmd=False))
+            out = s.run({"A": A, "r0": r0} if comm.rank == 0 else None)
+        return out["r"].to_numpy()[:, 0], s.last_stats and s.last_stats["planning"]
+    (got, how), (ref, how_ref) = run_simulated(3, body, "shards")[0], run_simulated(3, body, "rank 0")[0]
+    assert (how, how_ref) == ("spmd", "rank 0")
+    assert np.array_equal(got, ref)
+    G = nx.from_scipy_sparse_array(A, create_using=nx.DiGraph)
+    want = nx.pagerank(G, alpha=0.85, tol=1e-13, max_iter=500, weight=None)
+    np.testing.assert_allclose(got, [want[i] for i in range(150)], rtol=1e-7, atol=1e-12)
