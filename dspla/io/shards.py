@@ -204,30 +204,34 @@ def ownership(folder: str, m: dict, verify: bool = True) -> np.ndarray:
     return parts
 
 
-def read_rank(folder: str, m: dict, r: int, names=None, verify: bool = True) -> tuple[np.ndarray, dict]:
+def read_rank(folder: str, m: dict, r: int, names=None, verify: bool = True, raw: bool = False
+              ) -> tuple[np.ndarray, dict]:
     """(global row ids, name -> piece) of rank r's files: a sparse piece as scipy CSR (rows x the
-    global columns, global column ids), a dense one as an array."""
+    global columns, global column ids), a dense one as an array (memory-mapped). ``raw``: read
+    into memory, a sparse piece as its (indptr, indices, data, shape), for a library to take
+    over without a copy (dspla.load_shards)."""
     d = rank_dir(r)
     rows = np.asarray(_file(folder, m, f"{d}/rows.npy", verify))
     out = {}
     for name in names if names is not None else m["inputs"]:
         info = m["inputs"][name]
         if info["kind"] == "sparse":
-            indptr, indices, data = (_file(folder, m, f"{d}/{name}.{x}.npy", verify)
+            indptr, indices, data = (_file(folder, m, f"{d}/{name}.{x}.npy", verify, mmap=not raw)
                                      for x in ("indptr", "indices", "data"))
             if indptr.shape != (rows.size + 1,) or indices.shape != data.shape or \
                     (indptr.size and indptr[-1] != indices.size):
                 raise ShardError(f"{folder}/{d}: {name}'s CSR arrays do not agree with each other and {rows.size} rows")
-            out[name] = sp.csr_array((data, indices, indptr), shape=(rows.size, info["shape"][1]))
+            shape = (rows.size, info["shape"][1])
+            out[name] = (indptr, indices, data, shape) if raw else sp.csr_array((data, indices, indptr), shape=shape)
         else:
-            out[name] = _file(folder, m, f"{d}/{name}.npy", verify)
+            out[name] = _file(folder, m, f"{d}/{name}.npy", verify, mmap=not raw)
             if out[name].shape != (rows.size, info["shape"][1]):
                 raise ShardError(f"{folder}/{d}/{name}.npy has shape {out[name].shape}, expected "
                                  f"({rows.size}, {info['shape'][1]})")
     return rows, out
 
 
-def read_rows(folder: str, m: dict, rows: np.ndarray, names=None) -> dict:
+def read_rows(folder: str, m: dict, rows: np.ndarray, names=None, raw: bool = False) -> dict:
     """name -> the rows ``rows`` (global ids, ascending) of a one-process set (a binary CSR file),
     read through memory maps: only those rows' entries are touched. Sizes are checked against
     the manifest; whole-file checksums are not (a block read does not see the whole file)."""
@@ -247,10 +251,10 @@ def read_rows(folder: str, m: dict, rows: np.ndarray, names=None) -> dict:
                 take = slice(int(lo[0]), int(hi[-1]))
             else:   # every entry of the rows, without a loop per row
                 take = np.repeat(lo - ptr[:-1], lens) + np.arange(ptr[-1])
-            out[name] = sp.csr_array((np.asarray(data[take]), np.asarray(indices[take]), ptr),
-                                     shape=(rows.size, info["shape"][1]))
+            got = (ptr, np.array(indices[take]), np.array(data[take]), (rows.size, info["shape"][1]))
+            out[name] = got if raw else sp.csr_array(got[2::-1], shape=got[3])
         else:
-            out[name] = np.asarray(_file(folder, m, f"{d}/{name}.npy", False)[rows])
+            out[name] = np.array(_file(folder, m, f"{d}/{name}.npy", False)[rows])
     return out
 
 

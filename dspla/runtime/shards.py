@@ -16,7 +16,6 @@ import time
 
 import graphblas as gb
 import numpy as np
-import scipy.sparse as sp
 
 from ..exec.values import Array, Dist
 from ..io.shards import ShardError, ownership, read_manifest, read_rank, read_rows
@@ -29,14 +28,21 @@ from .launch import one_process, world
 
 
 def _piece(value, dtype: str):
-    if sp.issparse(value):
-        t = DType.of_numpy(np.dtype(dtype)).gb
-        if not value.nnz:
-            return gb.Matrix(t, *value.shape)
-        return gb.Matrix.from_csr(np.asarray(value.indptr), np.asarray(value.indices), np.asarray(value.data), t,
-                                  nrows=value.shape[0], ncols=value.shape[1])
-    arr = np.ascontiguousarray(value)
-    return gb.Matrix.from_dense(arr, dtype=arr.dtype)
+    """A GraphBLAS matrix that takes over the arrays read (no copy: a rank's piece is in memory
+    once, not twice, while it loads)."""
+    own = ["C", "W", "O"]   # contiguous, writable, owned: GraphBLAS may take them as they are
+    if isinstance(value, tuple):   # CSR: indptr, indices, data, shape
+        indptr, indices, data, shape = value
+        t = DType.of_numpy(np.dtype(dtype))
+        if not data.size:
+            return gb.Matrix(t.gb, *shape)
+        return gb.Matrix.ss.import_csr(nrows=shape[0], ncols=shape[1], indptr=np.require(indptr, np.int64, own),
+                                       col_indices=np.require(indices, np.int64, own),
+                                       values=np.require(data, t.np, own), take_ownership=True, sorted_cols=False)
+    arr = np.require(value, requirements=own)
+    if not arr.size:
+        return gb.Matrix.from_dense(arr, dtype=arr.dtype)
+    return gb.Matrix.ss.import_fullr(values=arr, take_ownership=True)
 
 
 def load_shards(folder: str, comm=None, *, partition: str | None = None, seed: int = 0, names=None,
@@ -64,12 +70,12 @@ def load_shards(folder: str, comm=None, *, partition: str | None = None, seed: i
                 raise ShardError(f"{folder} was sharded for P = {m['P']} processes but this job has {P}: shard again "
                                  f"with -P {P}{hint}")
             parts = ownership(folder, m, verify)
-            rows, pieces = read_rank(folder, m, comm.rank, want, verify)
+            rows, pieces = read_rank(folder, m, comm.rank, want, verify, raw=True)
             method = m["method"]
         elif partition in ("block", "random"):
             parts = block_parts(n, P) if partition == "block" else random_parts(n, P, seed)
             rows = np.flatnonzero(parts == comm.rank)
-            pieces = read_rows(folder, m, rows, want)
+            pieces = read_rows(folder, m, rows, want, raw=True)
             method = partition
         else:
             raise ShardError(f"partition {partition!r}: a shard set is read as written (None), or a one-process set "
