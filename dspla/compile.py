@@ -83,16 +83,21 @@ def _chain(c: Compilation) -> Compilation:
 
 def _static(c: Compilation) -> Compilation:
     if c.comm is not None:
-        return replace(c, static=_static_spmd(c))
+        return _static_spmd(c)
     return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes))
 
 
-def _static_spmd(c: Compilation) -> static.Static:
+def _static_spmd(c: Compilation) -> Compilation:
     """SPMD static evaluation: this rank's pieces of the static leaves, and of the derived static
     values the plan reads (Â, degrees, Aᵀ), computed now by a plan of their own, made by the
-    same steps from facts on and run distributed (every rank, together)."""
+    same steps from facts on and run distributed (every rank, together). The dims are fixed
+    first (the shards' or rank 0's owners; any other dim by blocks), so that both plans lay
+    every value out alike."""
     order = c.program.toposort()
-    dims = c.dims if c.dims is not None else spmd.adopted(order, c.given, c.P)
+    if c.dims is None:   # from shards: their owners, and blocks for a dim they do not partition
+        dims, info = partitioning.partition_dims(order, static.Static(set(), {}), c.sizes, c.P, c.options, c.given)
+        c = replace(c, dims=dims, partition_info=info)
+    dims = c.dims
     values = spmd.leaves(order, c.local, dims, c.comm.rank)
     ids, deferred, todo = spmd.derived(order, c.program.outputs)
     if todo:
@@ -107,11 +112,11 @@ def _static_spmd(c: Compilation) -> static.Static:
                                            if n.op is Op.INPUT})
         values.update({id(n): out[f"static{k}"] for k, n in enumerate(todo)})
     keep = {id(n) for n in order if id(n) in ids and id(n) in values}
-    return static.Static(ids, {i: values[i] for i in keep}, deferred)
+    return replace(c, static=static.Static(ids, {i: values[i] for i in keep}, deferred))
 
 
 def _partition(c: Compilation) -> Compilation:
-    if c.comm is not None and c.dims is not None:   # SPMD: rank 0 partitioned already (in memory)
+    if c.comm is not None:   # SPMD: the dims were fixed by static-eval (the shards' or rank 0's)
         return c
     dims, info = partitioning.partition_dims(c.program.toposort(), c.static, c.sizes, c.P, c.options, c.given)
     return replace(c, dims=dims, partition_info=info)

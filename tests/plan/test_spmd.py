@@ -355,3 +355,28 @@ def test_pagerank_loop_from_shards():
     G = nx.from_scipy_sparse_array(A, create_using=nx.DiGraph)
     want = nx.pagerank(G, alpha=0.85, tol=1e-13, max_iter=500, weight=None)
     np.testing.assert_allclose(got, [want[i] for i in range(150)], rtol=1e-7, atol=1e-12)
+
+
+def test_derived_value_on_a_dim_the_shards_do_not_partition():
+    """Xᵀ of sharded sparse features (f x n: its rows are on f, which the shards do not
+    partition): both the small plan that computes it and the program lay it out by f's blocks."""
+    A, Y = graph(n=120, seed=12)
+    rng = np.random.default_rng(0)
+    X = sp.random_array((120, 9), density=0.3, rng=rng, format="csr")
+    X.data[:] = rng.integers(1, 5, X.nnz)
+    a, xs, y = dp.sparse("A", ("n", "n")), dp.sparse("X", ("n", "f")), dp.dense("Y", ("n", "k"))
+    f = dp.function({"T": xs.T @ y, "U": a @ y})
+    parts = np.random.default_rng(5).integers(0, 3, 120)
+
+    def body(comm, spmd_):
+        if spmd_:
+            s = DistSession(f, comm, Options())
+            out = s.run(sharded(comm, parts, A=A, X=X, Y=Y))
+        else:
+            s = DistSession(f, comm, Options(parts=parts, partition="file", spmd=False))
+            out = s.run({"A": A, "X": X, "Y": Y} if comm.rank == 0 else None)
+        return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}
+    got, ref = run_simulated(3, body, True)[0], run_simulated(3, body, False)[0]
+    same(got["T"], oracle_plus_times(sp.csr_array(X.T), Y))
+    for k in ("T", "U"):
+        same(got[k], ref[k])
