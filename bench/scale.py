@@ -63,37 +63,44 @@ def main(argv=None):
     ap.add_argument("-K", type=int, default=64)
     ap.add_argument("--np", type=int, default=4)
     ap.add_argument("--plan", default="p2p1d")
-    ap.add_argument("--skip-rank0", action="store_true", help="do not run the rank-0 path (it needs the most memory)")
-    ap.add_argument("--dir", help="keep the data and shards here (default: a temporary folder)")
-    ap.add_argument("--json", help="write the figures to this file")
+    ap.add_argument("--runs", default="one,shards,memory,rank0",
+                    help="which runs (comma-separated: one, shards, memory, rank0); with --dir and --json, runs "
+                         "made in separate invocations are reported together")
+    ap.add_argument("--dir", help="keep the data and shards here and reuse them (default: a temporary folder)")
+    ap.add_argument("--json", help="write the figures to this file (merged with its earlier runs)")
     a = ap.parse_args(argv)
     tmp = tempfile.TemporaryDirectory() if not a.dir else None
     d = Path(a.dir or tmp.name)
     d.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    A = rmat(a.scale, a.edge_factor, seed=0)
-    n = A.shape[0]
-    sp.save_npz(d / "a.npz", sp.csr_matrix(A), compressed=False)
-    np.save(d / "x.npy", np.random.default_rng(0).random((n, a.K)))
-    del A
+    if not (d / "x.npy").exists():
+        A = rmat(a.scale, a.edge_factor, seed=0)
+        sp.save_npz(d / "a.npz", sp.csr_matrix(A), compressed=False)
+        np.save(d / "x.npy", np.random.default_rng(0).random((A.shape[0], a.K)))
+        del A
+    n = int(np.load(d / "x.npy", mmap_mode="r").shape[0])
     (d / "p.dspla").write_text(PROG)
     gen_s = time.perf_counter() - t0
     print(f"R-MAT scale {a.scale} (n = {n}), K = {a.K}, P = {a.np}, plan {a.plan}, partition random; "
-          f"commit {git_commit()}; data written in {gen_s:.1f} s", flush=True)
-    shard_s = _run([DSPLA, "shard", "-i", f"A={d / 'a.npz'}", "-i", f"X={d / 'x.npy'}", "-P", str(a.np), "--method",
-                    "random", "--out", str(d / "shards"), "-q"], "dspla shard")
-    print(f"dspla shard -P {a.np}: {shard_s:.1f} s (once, on a big node)", flush=True)
+          f"commit {git_commit()}; data ready in {gen_s:.1f} s; a shared 2-core machine", flush=True)
+    out = json.loads(Path(a.json).read_text()) if a.json and Path(a.json).exists() else \
+        {"scale": a.scale, "n": n, "K": a.K, "P": a.np, "plan": a.plan, "runs": {}}
+    out["commit"] = git_commit()
+    if not (d / "shards" / "manifest.json").exists():
+        out["shard_s"] = _run([DSPLA, "shard", "-i", f"A={d / 'a.npz'}", "-i", f"X={d / 'x.npy'}", "-P", str(a.np),
+                               "--method", "random", "--out", str(d / "shards"), "-q"], "dspla shard")
+        print(f"dspla shard -P {a.np}: {out['shard_s']:.1f} s (once, on a big node)", flush=True)
     inputs = ["-i", f"A={d / 'a.npz'}", "-i", f"X={d / 'x.npy'}"]
-    runs = {"one process": [DSPLA, "run", str(d / "p.dspla"), *inputs, "--stats", str(d / "one.json")],
-            "shards": [DSPLA, "run", str(d / "p.dspla"), "--np", str(a.np), "--shards", str(d / "shards"),
-                       "--plan", a.plan, "--stats", str(d / "shards.json")]}
-    if not a.skip_rank0:   # inputs on rank 0: sharded in memory then SPMD, and planned on rank 0 (before)
-        runs["in memory"] = [DSPLA, "run", str(d / "p.dspla"), "--np", str(a.np), *inputs, "--partition", "random",
-                             "--plan", a.plan, "--stats", str(d / "memory.json")]
-        runs["rank 0"] = [*runs["in memory"][:-1], str(d / "rank0.json"), "--rank0-planning"]
-    out = {"scale": a.scale, "n": n, "K": a.K, "P": a.np, "plan": a.plan, "commit": git_commit(),
-           "shard_s": shard_s, "runs": {}}
-    for label, cmd in runs.items():
+    # inputs on rank 0: sharded in memory then planned on every rank, or planned on rank 0 (before)
+    memory = [DSPLA, "run", str(d / "p.dspla"), "--np", str(a.np), *inputs, "--partition", "random", "--plan",
+              a.plan, "--stats", str(d / "memory.json")]
+    every = {"one": ("one process", [DSPLA, "run", str(d / "p.dspla"), *inputs, "--stats", str(d / "one.json")]),
+             "shards": ("shards", [DSPLA, "run", str(d / "p.dspla"), "--np", str(a.np), "--shards", str(d / "shards"),
+                                   "--plan", a.plan, "--stats", str(d / "shards.json")]),
+             "memory": ("in memory", memory),
+             "rank0": ("rank 0", [*memory[:-1], str(d / "rank0.json"), "--rank0-planning"])}
+    for key in a.runs.split(","):
+        label, cmd = every[key]
         wall = _run(cmd, label)
         st = json.loads(Path(cmd[cmd.index("--stats") + 1]).read_text())
         rss = [r["peak_rss_bytes"] for r in st["per_rank"]]
@@ -104,13 +111,17 @@ def main(argv=None):
         print(f"{label:>12}: launch to result {wall:6.1f} s; peak RSS per rank (MB) {rec['peak_rss_mb']}, "
               f"max/median {rec['max_over_median']:.2f}, sum {rec['sum_mb']} MB; planning {rec['planning']}; "
               + ", ".join(f"{k} {v:.2f} s" for k, v in rec["startup_s"].items()), flush=True)
+        if a.json:
+            Path(a.json).write_text(json.dumps(out, indent=1))
+    if "one process" not in out["runs"]:
+        return 0
     one = out["runs"]["one process"]["sum_mb"]
     for label in ("shards", "in memory", "rank 0"):
         if label in out["runs"]:
             r = out["runs"][label]
             print(f"{label:>12}: sum / one process = {r['sum_mb'] / one:.2f} (bar <= 1.6), max/median = "
                   f"{r['max_over_median']:.2f} (bar <= 1.25)")
-    if "rank 0" in out["runs"]:
+    if "rank 0" in out["runs"] and "shards" in out["runs"]:
         s, r = out["runs"]["shards"], out["runs"]["rank 0"]
         out["startup_ratio"] = s["wall_s"] / r["wall_s"]
         print(f"launch to result, shards / rank 0 = {out['startup_ratio']:.2f} (bar <= 0.5); words moved "
