@@ -125,7 +125,10 @@ def _partition(c: Compilation) -> Compilation:
 def _facts(c: Compilation) -> Compilation:
     if c.comm is not None:
         return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm, c.dims))
-    return replace(c, facts=facts_mod.prove(c.program.toposort(), c.static.values))
+    # facts only spare messages their presence bitmaps: one process sends none, and proving
+    # them of the static values costs two reductions over each (a few ms for a large graph)
+    values = c.static.values if c.P > 1 else {}
+    return replace(c, facts=facts_mod.prove(c.program.toposort(), values))
 
 
 def _lower(c: Compilation) -> Compilation:
@@ -138,7 +141,7 @@ def _choose(c: Compilation) -> Compilation:
 
 
 def _fuse(c: Compilation) -> Compilation:
-    fuse(c.plan.programs)
+    fuse(c.plan.programs, c.comm)   # (SPMD: this rank's program; verdicts compared by one allgather)
     return c
 
 

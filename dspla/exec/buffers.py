@@ -15,18 +15,46 @@ import scipy.sparse as sp
 from ..ir.types import DType
 
 
-@contextmanager
-def values_of(M):
-    """The C-ordered values array of a full matrix, lent for the duration of the block."""
+# An n x 1 value is held by column, as SuiteSparse holds the results of operations on one: held
+# by row, its element-wise kernels ran 3-5x slower. Its values array is the same either way
+# (one column is both C- and Fortran-contiguous), so packing and unpacking copy nothing.
+def _full(ncols: int) -> str:
+    return "fullc" if ncols == 1 else "fullr"
+
+
+def pack_full(M, values: np.ndarray):
+    """Give M the C-contiguous ``values`` (nrows x ncols), in the orientation that suits it."""
+    if values.shape[1] == 1:
+        M.ss.pack_fullc(values, take_ownership=True)
+    else:
+        M.ss.pack_fullr(values, take_ownership=True)
+
+
+def pack_bitmap(M, bitmap: np.ndarray, values: np.ndarray):
+    if values.shape[1] == 1:
+        M.ss.pack_bitmapc(bitmap=bitmap, values=values, take_ownership=True)
+    else:
+        M.ss.pack_bitmapr(bitmap=bitmap, values=values, take_ownership=True)
+
+
+def unpack_full(M) -> np.ndarray:
+    """M's values as a C-contiguous array (M is left empty: pack_full gives them back)."""
     nrows, ncols = M.nrows, M.ncols
-    d = M.ss.unpack("fullr")
+    d = M.ss.unpack(_full(ncols))
     values = d["values"]
     if d.get("is_iso") or values.shape != (nrows, ncols):  # iso-valued: one value stands for all
         values = np.full((nrows, ncols), values.reshape(-1)[0], dtype=values.dtype)
+    return values
+
+
+@contextmanager
+def values_of(M):
+    """The C-ordered values array of a full matrix, lent for the duration of the block."""
+    values = unpack_full(M)
     try:
         yield values
     finally:
-        M.ss.pack_fullr(values, take_ownership=True)
+        pack_full(M, values)
 
 
 def from_values(values: np.ndarray, dtype: DType):
@@ -34,7 +62,7 @@ def from_values(values: np.ndarray, dtype: DType):
     nrows, ncols = values.shape
     M = gb.Matrix(dtype.gb, nrows, ncols)
     if values.size:
-        M.ss.pack_fullr(np.ascontiguousarray(values, dtype=dtype.np), take_ownership=True)
+        pack_full(M, np.ascontiguousarray(values, dtype=dtype.np))
     return M
 
 
@@ -44,8 +72,7 @@ def from_values_presence(values: np.ndarray, present: np.ndarray, dtype: DType):
         return from_values(values, dtype)
     M = gb.Matrix(dtype.gb, nrows, ncols)
     if values.size:
-        M.ss.pack_bitmapr(bitmap=np.ascontiguousarray(present, dtype=bool),
-                          values=np.ascontiguousarray(values, dtype=dtype.np), take_ownership=True)
+        pack_bitmap(M, np.ascontiguousarray(present, dtype=bool), np.ascontiguousarray(values, dtype=dtype.np))
     return M
 
 
@@ -56,7 +83,7 @@ def dense_parts(M, fill=0):
         return (M.to_dense() if M.nvals else np.full(shape, fill, dtype=M.dtype.np_type)), np.ones(shape, dtype=bool)
     if not M.nvals:
         return np.full(shape, fill, dtype=M.dtype.np_type), np.zeros(shape, dtype=bool)
-    d = M.dup().ss.export("bitmapr", give_ownership=True)
+    d = M.dup().ss.export("bitmapc" if M.ncols == 1 else "bitmapr", give_ownership=True)
     present = d["bitmap"].astype(bool, copy=False).reshape(shape)
     values = d["values"]
     if d.get("is_iso"):

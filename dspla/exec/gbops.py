@@ -9,7 +9,7 @@ import numpy as np
 
 from ..algebra import BinaryOp, Monoid, Semiring, UnaryOp
 from ..ir.types import DType
-from .buffers import from_values, values_of
+from .buffers import from_values, pack_bitmap, unpack_full, values_of
 
 
 @lru_cache(maxsize=None)
@@ -75,7 +75,7 @@ def row(v, n: int):
 
 
 def full(nrows: int, ncols: int, value, dtype: DType):
-    return gb.Matrix.from_dense(np.full((nrows, ncols), value, dtype=dtype.np), dtype=dtype.gb)
+    return from_values(np.full((nrows, ncols), value, dtype=dtype.np), dtype)
 
 
 def expand(M, shape, like=None):
@@ -137,13 +137,10 @@ def drop_rows(C, rows: np.ndarray):
     """C (full) with ``rows`` made missing."""
     if rows.size == 0:
         return C
-    d = C.ss.unpack("fullr")
-    vals = d["values"]
-    if d.get("is_iso") or vals.shape != (C.nrows, C.ncols):
-        vals = np.full((C.nrows, C.ncols), vals.reshape(-1)[0], dtype=vals.dtype)
+    vals = unpack_full(C)
     bitmap = np.ones(vals.shape, dtype=bool)
     bitmap[rows] = False
-    C.ss.pack_bitmapr(bitmap=bitmap, values=vals, take_ownership=True)
+    pack_bitmap(C, bitmap, vals)
     return C
 
 

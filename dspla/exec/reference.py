@@ -18,6 +18,7 @@ from ..ir import Node, Op, Program
 from ..ir.types import DType, promote
 from ..ir.typing import scalar_dtype
 from . import gbops
+from .buffers import from_values
 from .values import concrete
 
 EVAL: dict[Op, Callable] = {}
@@ -60,8 +61,10 @@ def _output_mask(node, args, first: int):
 def _mxm(node, args, env):
     a, b = args[0], args[1]
     sr = node.attr("semiring")
-    compute, out = sr.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
-    a, b = gbops.cast(a, compute), gbops.cast(b, compute)
+    da, db = gbops.dtype_of(a), gbops.dtype_of(b)
+    compute, out = sr.dtypes(da, db)
+    ca, cb = sr.operand_dtypes(da, db, compute)
+    a, b = gbops.cast(a, ca), gbops.cast(b, cb)
     return gbops.cast(gbops.mxm(a, b, sr, compute, mask=_output_mask(node, args, 2)), out)
 
 
@@ -113,10 +116,12 @@ def _item(node, args, env):
     return args[0][node.attr("index")]
 
 
-def _ewise(node, args, union: bool):
+def _ewise(node, args, union: bool, cast_to=None):
+    """``cast_to``: the dtype a cast right after wants (the op's output typecast, one pass)."""
     a, b = args
     op = node.attr("op")
     compute, out = op.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
+    out = cast_to or out
     a, b = gbops.cast(a, compute), gbops.cast(b, compute)
     shape = (max(a.nrows, b.nrows) if 1 in (a.nrows, b.nrows) else a.nrows,
              max(a.ncols, b.ncols) if 1 in (a.ncols, b.ncols) else a.ncols)
@@ -130,7 +135,7 @@ def _ewise(node, args, union: bool):
         return gbops.cast(res, out)
     if union:
         a, b = gbops.expand(a, shape), gbops.expand(b, shape)
-        res = a.ewise_add(b, gbops.binary(op, compute)).new()
+        res = a.ewise_add(b, gbops.binary(op, compute)).new(dtype=out.gb)
     else:  # an intersection only needs the broadcast operand on the other one's pattern
         if a.shape == shape:
             b = gbops.expand(b, shape, like=a)
@@ -138,8 +143,13 @@ def _ewise(node, args, union: bool):
             a = gbops.expand(a, shape, like=b)
         else:
             a, b = gbops.expand(a, shape), gbops.expand(b, shape)
-        res = a.ewise_mult(b, gbops.binary(op, compute)).new()
+        res = a.ewise_mult(b, gbops.binary(op, compute)).new(dtype=out.gb)
     return gbops.cast(res, out)
+
+
+def ewise_cast(node, args, dtype):
+    """An element-wise op whose result is cast to ``dtype``, in one GraphBLAS call."""
+    return _ewise(node, args, node.op is Op.EWISE_ADD, cast_to=dtype)
 
 
 def _scalar_operand(a, b, shape, union: bool):
@@ -242,10 +252,9 @@ def _reduce(node, args, env):
     if axis == "cols":
         return gbops.row(x.reduce_columnwise(mon).new(), x.ncols)
     s = x.reduce_scalar(mon).new()
-    out = gbops.empty(1, 1, dt)
-    if not s.is_empty:
-        out[0, 0] = s.value
-    return out
+    if s.is_empty:
+        return gbops.empty(1, 1, dt)
+    return from_values(np.array([[s.value]], dtype=dt.np), dt)   # (a setitem costs 3x more)
 
 
 @eval_rule(Op.CAST)

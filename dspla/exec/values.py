@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..ir import DType, Kind, Node
+from .buffers import from_values
 from .gbops import dtype_of
 
 
@@ -256,7 +257,9 @@ def to_matrix(value, decl: Node):
         data_dtype = _dtype(name, arr.dtype, t)
         if arr.dtype != data_dtype.np:
             arr = arr.astype(data_dtype.np)
-        m = gb.Matrix.from_dense(arr, dtype=data_dtype.gb)
+        # a copy the matrix owns (an n x 1 one held by column, see exec/buffers.py)
+        m = from_values(np.array(arr, dtype=data_dtype.np, order="C"), data_dtype) if arr.size else \
+            gb.Matrix(data_dtype.gb, *arr.shape)
     else:
         raise InputError(f"input {name!r} is declared {t} but got {_describe(value)}")
     if t.kind is Kind.dense and m.nvals != m.nrows * m.ncols:

@@ -27,11 +27,11 @@ class DType(enum.Enum):
 
     @property
     def np(self) -> np.dtype:
-        return np.dtype(self.value)
+        return _NP[self]
 
     @property
     def gb(self) -> str:
-        return {"float64": "FP64", "float32": "FP32", "int64": "INT64", "bool": "BOOL"}[self.value]
+        return _GB[self]
 
     @property
     def is_float(self) -> bool:
@@ -57,7 +57,20 @@ class DType(enum.Enum):
     @classmethod
     def of_numpy(cls, dtype) -> "DType":
         """The dspla dtype that holds a numpy dtype's values (integers widen to int64)."""
+        try:   # asked for every operand of every op: the common answers are remembered
+            return _OF_NUMPY[dtype]
+        except (KeyError, TypeError):
+            pass
         dt = np.dtype(dtype)
+        got = cls._of_numpy(dt)
+        try:
+            _OF_NUMPY[dtype] = got
+        except TypeError:
+            pass
+        return got
+
+    @classmethod
+    def _of_numpy(cls, dt: np.dtype) -> "DType":
         if dt == np.bool_:
             return cls.bool
         if dt.kind in "iu":
@@ -69,9 +82,15 @@ class DType(enum.Enum):
         raise TypeError(f"no dspla dtype holds numpy {dt}")
 
 
+_NP = {d: np.dtype(d.value) for d in DType}
+_GB = {DType.float64: "FP64", DType.float32: "FP32", DType.int64: "INT64", DType.bool: "BOOL"}
+_OF_NUMPY: dict = {}
+_PROMOTE = {(a, b): DType.of_numpy(np.result_type(_NP[a], _NP[b])) for a in DType for b in DType}
+
+
 def promote(a: DType, b: DType) -> DType:
     """numpy's promotion restricted to dspla dtypes (bool + int -> int, int + float -> float64)."""
-    return DType.of_numpy(np.result_type(a.np, b.np))
+    return _PROMOTE[a, b]
 
 
 class Kind(enum.Enum):

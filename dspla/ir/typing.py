@@ -39,9 +39,24 @@ def make(op: Op, args=(), attrs=(), *, type: Type | None = None, span: Span | No
     return Node(op, args, attrs, inferred, span, name)
 
 
-def _where(op, args, attrs) -> str:
-    probe = Node(op, args, attrs, Type(Kind.dense, (1, 1)))
-    return f"{probe.op_text()}({', '.join(a.label for a in args)})"
+class _Where:
+    """The op and its arguments as error messages name them, spelled out only when a message
+    is made (every node is type-checked at build and after each pass; few ever fail)."""
+    __slots__ = ("op", "args", "attrs")
+
+    def __init__(self, op, args, attrs):
+        self.op, self.args, self.attrs = op, args, attrs
+
+    def __str__(self) -> str:
+        probe = Node(self.op, self.args, self.attrs, Type(Kind.dense, (1, 1)))
+        return f"{probe.op_text()}({', '.join(a.label for a in self.args)})"
+
+    __format__ = lambda self, spec: format(str(self), spec)   # noqa: E731 - f-strings
+    __repr__ = __str__
+
+
+def _where(op, args, attrs) -> _Where:
+    return _Where(op, args, attrs)
 
 
 def _dims_differ(where, what, a: Node, b: Node, da, db, span):

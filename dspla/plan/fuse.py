@@ -1,5 +1,10 @@
-"""Plan rewrite: small Allreduces become SmallAllreduce instructions, and independent ones
-of the same group become one.
+"""Plan rewrite: fewer points where every rank waits for the others.
+
+1. Small Allreduces become SmallAllreduce instructions, and independent ones of the same group
+   become one.
+2. A loop whose condition every rank computes from the same bits (results of collectives that
+   give every rank identical values, and local work on them) needs no broadcast of rank 0's
+   answer at each check.
 
 An iterative program reduces a few scalars per step (PageRank: the rank mass, the dangling
 mass, the change). Each Allreduce is two collectives (values, presence), and each collective
@@ -65,10 +70,72 @@ def fuse_list(instrs: list) -> list:
     return out
 
 
-def fuse(programs: list) -> list:
-    """Every rank's program with its small Allreduces rewritten (in place: programs are the
-    plan's own)."""
+# collectives after which every member holds bitwise the same value
+_SAME_EVERYWHERE = (ir.SmallAllreduce, ir.AllgatherRows, ir.Bcast, ir.BcastSparse)
+
+
+def _walk(instrs: list, same: set, found: dict) -> set:
+    """The slots holding the same bits on every rank after ``instrs``, given those before;
+    ``found`` gets, per loop, whether its condition is such a slot."""
+    for i in instrs:
+        t = type(i)
+        if t is ir.Loop:
+            same = _loop(i, same, found)
+        elif t in _SAME_EVERYWHERE:
+            same = same | set(i.writes())
+        elif t is ir.Local and all(a in same for a in i.args):   # local work is deterministic
+            same = same | {i.out}
+        else:
+            same = same - set(i.writes())
+    return same
+
+
+def _loop(i: ir.Loop, same: set, found: dict) -> set:
+    # carried values start as their inits; one that the body makes differ drops out, until stable
+    carried = {c for c, v in zip(i.carry, i.init) if v in same}
+    while True:
+        inner = {}
+        before = (same - set(i.carry)) | carried
+        after_cond = _walk(i.cond, before, inner)
+        after_body = _walk(i.body, after_cond, inner)
+        kept = {c for c, r in zip(i.carry, i.results) if c in carried and r in after_body}
+        if kept == carried:
+            break
+        carried = kept
+    found.update(inner)
+    found[i.loop] = i.cond_slot in after_cond
+    # after the loop: a carried value is its last result; count is the same everywhere
+    return (after_body - set(i.carry)) | carried | {i.count}
+
+
+def _mark(instrs: list, agreed: dict) -> list:
+    out = []
+    for i in instrs:
+        if type(i) is ir.Loop:
+            i = replace(i, agreed=agreed[i.loop], cond=_mark(i.cond, agreed), body=_mark(i.body, agreed))
+        out.append(i)
+    return out
+
+
+def fuse(programs: list, comm=None) -> list:
+    """Every rank's program rewritten (in place: the programs are the plan's own). A loop goes
+    without its broadcast only when every rank's program shows its condition agreed. With
+    ``comm`` (SPMD planning: ``programs`` is this rank's own), the ranks compare their verdicts
+    by one small allgather, and no planning-time value is taken as the same everywhere."""
+    verdicts = []
+    first = programs[0].consts
+    # planning-time values every rank was given as one object (replicated ones)
+    shared = set() if comm is not None else \
+        {s for s, v in first.items() if all(p.consts.get(s) is v for p in programs)}
     for p in programs:
         p.instrs = fuse_list(p.instrs)
         p.setup = fuse_list(p.setup)
+        found: dict = {}
+        _walk(p.instrs, _walk(p.setup, set(shared), found), found)
+        verdicts.append(found)
+    if comm is not None and comm.size > 1:
+        verdicts = comm.allgather(verdicts[0])
+    agreed = {k: all(v.get(k, False) for v in verdicts) for k in set().union(*verdicts)}
+    for p in programs:
+        p.instrs, p.setup = _mark(p.instrs, agreed), _mark(p.setup, agreed)
     return programs

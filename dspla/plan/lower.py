@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..algebra import UNARY
 from ..exec import gbops
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
@@ -85,6 +86,9 @@ class Lowering:
         self.loops = 0
         self.in_loop: int | None = None   # the loop whose body is being lowered (for explain)
         self.given = given or {}       # input name -> its current distribution (a Dist) when it has one
+        self.uses: dict[int, list] = {}   # id(node) -> its users (None: an output), program and loop bodies
+        self.fused: set[int] = set()      # nodes another node's lowering already computed
+        self.count_uses(program)
 
     # -- emission helpers used by lowering rules and plans
     def slot(self) -> int:
@@ -233,10 +237,17 @@ class Lowering:
     def entries(self, n: Node) -> int:
         return self.concrete(n.type.nrows) * self.concrete(n.type.ncols)
 
+    def count_uses(self, prog: Program):
+        for n in prog.toposort():
+            for a in n.args:
+                self.uses.setdefault(id(a), []).append(n)
+        for _, v in prog.outputs:
+            self.uses.setdefault(id(v), []).append(None)
+
     # -- the step
     def run(self) -> "Lowering":
         for n in self.order:
-            if id(n) in self.static_ids:
+            if id(n) in self.static_ids or id(n) in self.fused:
                 continue
             if n.op is Op.INPUT:
                 self._input(n)
@@ -370,10 +381,40 @@ def _reduce(pl: Lowering, n: Node):
     _reduced(pl, n, part, n.attr("monoid"))
 
 
+def _accumulated(pl: Lowering, n: Node, layout: Layout) -> bool:
+    """``ewise_add(X, A ⊕.⊗ B, ⊕)``, the product used nowhere else, as GraphBLAS's own
+    ``C ⊕= A ⊕.⊗ B`` on a copy of X (an accumulator is exactly an eWiseAdd with it): the
+    product's output is never built and X is combined in the same pass (label propagation,
+    Bellman-Ford). Emits it and returns True, or returns False to lower the product as usual."""
+    users = pl.uses.get(id(n), [])
+    sr = n.attr("semiring")
+    if n.attr("mask") is not None or len(users) != 1 or users[0] is None:
+        return False
+    u = users[0]
+    if u.op is not Op.EWISE_ADD or u.attr("op").name != sr.monoid.op.name or u.args[0] is u.args[1]:
+        return False
+    x = u.args[1] if u.args[0] is n else u.args[0]
+    if u.args[0] is n and not u.attr("op").commutative:
+        return False
+    compute = sr.dtypes(n.args[0].type.dtype, n.args[1].type.dtype)[0]
+    if not (x.type.shape == n.type.shape == u.type.shape and x.type.dtype == n.type.dtype == u.type.dtype == compute):
+        return False
+    if canonical(x.type, pl.dims) != layout or canonical(u.type, pl.dims) != layout:
+        return False
+    out = pl.slot()
+    copy = Node(Op.APPLY, (x,), (("op", UNARY["identity"]),), x.type)   # the accumulation writes in place
+    pl.emit(Local(out, copy, (pl.value(x, layout),)))
+    pl.emit(MxM(out, operand(pl, n, n.args[0]), operand(pl, n, n.args[1]), sr, accumulate=True))
+    pl.set(u, out, layout)
+    pl.fused.add(id(u))
+    return True
+
+
 def operand(pl: Lowering, n: Node, x: Node, layout: Layout | None = None) -> int:
-    """A product's operand: a static one already in the dtype the semiring computes in."""
-    compute = n.attr("semiring").dtypes(n.args[0].type.dtype, n.args[1].type.dtype)[0]
-    return pl.value(x, layout, compute)
+    """A product's operand: a static one already in the dtype the semiring reads it in."""
+    sr, (a, b) = n.attr("semiring"), (y.type.dtype for y in n.args[:2])
+    wanted = sr.operand_dtypes(a, b, sr.dtypes(a, b)[0])
+    return pl.value(x, layout, wanted[0] if x is n.args[0] else wanted[1])
 
 
 def mask_fields(pl: Lowering, n: Node, layout: Layout) -> dict:
@@ -395,6 +436,8 @@ def _mxm(pl: Lowering, n: Node):
         if al.kind == "row" and pl.is_static(a) and canonical(b.type, pl.dims).kind == "row" \
                 and (not wide or b.type.kind is Kind.sparse):
             if pl.P == 1:   # one process: nothing moves, the product is the local kernel's
+                if _accumulated(pl, n, al):
+                    return None
                 out = pl.slot()
                 empty = gbops.empty_rows(pl.static_value(a))   # (a is static here)
                 pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), sr, **mask_fields(pl, n, al),
@@ -464,9 +507,10 @@ def _lower_sub(pl: Lowering, prog: Program, given: dict) -> list[int]:
     order = prog.toposort()
     pl.facts.update(prove(order, {}, given))
     pl.names.update({k: v for k, v in prog.names().items() if k not in pl.names})   # labels for explain
+    pl.count_uses(prog)
     for m in order:
-        if m.op is Op.INPUT:
-            continue   # placeholders: carried slots or outside values
+        if m.op is Op.INPUT or id(m) in pl.fused:
+            continue   # placeholders: carried slots or outside values; values lowered with another
         LOWER[m.op](pl, m)
     return [pl.value(v) for _, v in prog.outputs]
 

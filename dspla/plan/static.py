@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..exec.reference import EVAL, Env
+from ..exec.reference import EVAL, Env, ewise_cast
 from ..ir import Node, Op
 from ..ir.types import Kind
 
@@ -39,6 +39,13 @@ def is_static_leaf(n: Node) -> bool:
         all(isinstance(d, str) for d in n.type.shape)
 
 
+def _read_transposed(users) -> bool:
+    """Every user is an element-wise op of two same-shaped operands, which GraphBLAS can give a
+    transposed operand directly."""
+    return bool(users) and all(u.op in (Op.EWISE_ADD, Op.EWISE_MULT) and u.args[0].type.shape == u.args[1].type.shape
+                               for u in users)
+
+
 def classify(order: list[Node], outputs) -> tuple[set, set, set]:
     """(static: computed once, at planning; needed: the static values a dynamic node, a deferred
     one or an output reads; deferred: static, but computed by the plan's setup block)."""
@@ -58,19 +65,23 @@ def classify(order: list[Node], outputs) -> tuple[set, set, set]:
         if id(n) in st and id(n) not in seen and (n.op in (Op.MXM, Op.WHILE) or any(id(a) in deferred for a in n.args)):
             deferred.add(id(n))
     st -= deferred
-    users: dict[int, list] = {}
-    last: dict[int, int] = {}
-    for i, n in enumerate(order):
-        for a in n.args:
-            users.setdefault(id(a), []).append(n)
-            last[id(a)] = i
+    users = _users(order)
     outs = {id(n) for _, n in outputs}
     needed = {i for i in st if i in outs or any(id(u) not in st for u in users.get(i, []))}
     return st, needed, deferred
 
 
+def _users(order: list[Node]) -> dict:
+    users: dict[int, list] = {}
+    for n in order:
+        for a in n.args:
+            users.setdefault(id(a), []).append(n)
+    return users
+
+
 def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
     st, needed, deferred = classify(order, outputs)
+    users = _users(order)
     last: dict[int, int] = {}
     for i, n in enumerate(order):
         for a in n.args:
@@ -80,7 +91,17 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
     for i, n in enumerate(order):
         if id(n) not in st:
             continue
-        values[id(n)] = EVAL[n.op](n, [values[id(a)] for a in n.args], env)
+        if n.op is Op.TRANSPOSE and id(n) not in needed and _read_transposed(users.get(id(n), ())):
+            # Aᵀ only for A + Aᵀ and the like: GraphBLAS reads A transposed (a descriptor);
+            # building Aᵀ would cost as much as the element-wise op itself
+            values[id(n)] = values[id(n.args[0])].T
+            continue
+        args = [values[id(a)] for a in n.args]
+        u = users.get(id(n), ())
+        if n.op in (Op.EWISE_ADD, Op.EWISE_MULT) and id(n) not in needed and len(u) == 1 and u[0].op is Op.CAST:
+            values[id(n)] = ewise_cast(n, args, u[0].attr("dtype"))   # cast(A + Aᵀ, bool): one pass
+            continue
+        values[id(n)] = EVAL[n.op](n, args, env)
         for a in n.args:  # drop static intermediates nobody else needs
             if last.get(id(a)) == i and id(a) not in needed:
                 values.pop(id(a), None)

@@ -146,7 +146,7 @@ def _signature(i) -> tuple:
     if t is ir.AllgatherSparse:
         return (t.__name__, i.axis, tuple(i.shape))
     if t is ir.Loop:
-        return (t.__name__, i.loop, i.max_iter)
+        return (t.__name__, i.loop, i.max_iter, i.agreed)
     if t is ir.Redistribute:
         return (t.__name__, i.axis, i.width)
     if t is ir.TransposeRows:

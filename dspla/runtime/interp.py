@@ -182,8 +182,10 @@ def _local(rt: Runtime, i: Local):
 
 
 def _multiply(a, b, sr):
-    compute, out = sr.dtypes(_dt(a), _dt(b))
-    return gbops.cast(a, compute), gbops.cast(b, compute), gbops.semiring(sr, compute), compute, out
+    da, db = _dt(a), _dt(b)
+    compute, out = sr.dtypes(da, db)
+    ca, cb = sr.operand_dtypes(da, db, compute)
+    return gbops.cast(a, ca), gbops.cast(b, cb), gbops.semiring(sr, compute), compute, out
 
 
 def _output_mask(rt: Runtime, i):
@@ -650,7 +652,7 @@ def _loop(rt: Runtime, i: Loop):
         rt.execute(i.cond)
         checks += 1
         go = truth(s[i.cond_slot])
-        if rt.comm.size > 1:   # rank 0's answer: every rank takes the same branch, whatever rounding did
+        if rt.comm.size > 1 and not i.agreed:   # rank 0's answer: every rank takes the same branch
             flag = np.array([go], dtype=np.uint8)
             t0 = time.perf_counter()
             rt.comm.bcast_buf(flag, 0)

@@ -124,3 +124,97 @@ def test_the_reductions_of_one_step_travel_together():
     assert not any(isinstance(i, ir.Allreduce) for i in instrs)
     # the six reductions of D's pieces in one collective; the product's own after its messages
     assert [len(x.outs) for x in small] == [6, 1]
+
+
+# ------------------------------------------------- loops whose condition needs no broadcast
+def _program_of(instrs, consts=None, rank=0):
+    return ir.RankProgram(rank, 2, list(instrs), 20, dict(consts or {}), {}, {})
+
+
+def _loop(init, cond, results, body):
+    return ir.Loop((init,), (10,), cond, 11, body, (results,), 12, 5)
+
+
+def _agreed(*programs):
+    from dspla.plan.fuse import fuse
+    return [p.instrs[-1].agreed for p in fuse(list(programs))]
+
+
+def test_a_condition_from_small_allreduces_is_agreed():
+    body = [_loc(1, 10), _ar(2, 1)]
+    prog = [_loc(3, 0), _ar(4, 3), _loop(4, [_loc(11, 10)], 2, body)]
+    assert _agreed(_program_of(prog), _program_of(prog, rank=1)) == [True, True]
+
+
+def test_a_condition_on_a_rank_s_own_piece_is_not():
+    body = [_loc(1, 10), _ar(2, 1)]
+    prog = [_loc(3, 0), _loop(3, [_loc(11, 10)], 2, body)]           # the first check reads slot 3 (a piece)
+    assert _agreed(_program_of(prog), _program_of(prog, rank=1)) == [False, False]
+
+
+def test_a_carried_value_the_body_makes_differ_is_not():
+    body = [_loc(1, 10, 0)]                                            # mixes in input slot 0 (a piece)
+    prog = [_loc(3, 0), _ar(4, 3), _loop(4, [_loc(11, 10)], 1, body)]
+    assert _agreed(_program_of(prog), _program_of(prog, rank=1)) == [False, False]
+
+
+def test_a_large_allreduce_is_not_trusted_to_agree():
+    body = [_loc(1, 10), _ar(2, 1, entries=SMALL + 1)]                # MPI's own reduction order
+    prog = [_loc(3, 0), _ar(4, 3), _loop(4, [_loc(11, 10)], 2, body)]
+    assert _agreed(_program_of(prog), _program_of(prog, rank=1)) == [False, False]
+
+
+def test_replicated_planning_values_agree_and_every_rank_must_say_so():
+    shared, mine, theirs = object(), object(), object()
+    body = [_loc(1, 10), _ar(2, 1)]
+    prog = [_loop(0, [_loc(11, 10)], 2, body)]
+    assert _agreed(_program_of(prog, {0: shared}), _program_of(prog, {0: shared}, rank=1)) == [True, True]
+    assert _agreed(_program_of(prog, {0: mine}), _program_of(prog, {0: theirs}, rank=1)) == [False, False]
+
+
+def test_loops_stop_together_without_the_broadcast():
+    """PageRank and label propagation at P = 2, 3: the same results as one process, with
+    conditions marked agreed and no broadcast counted for them."""
+    from dspla.frontend.parser import parse_file
+    from dspla.function import Function
+    rng = np.random.default_rng(5)
+    A = sp.random_array((60, 60), density=0.06, random_state=rng, format="csr")
+    for name, inputs in (("pagerank", {"A": A, "r0": np.ones((60, 1))}),
+                         ("cc", {"A": A})):
+        f = Function(parse_file(f"examples/{name}.dspla"))
+        want = f(**inputs)
+        for P in (2, 3):
+            got, stats = run_dist(f, inputs, P, plan="p2p1d", partition="random", seed=P)
+            for k in want:
+                assert np.array_equal(got[k].present(), want[k].present()), (name, k)
+                np.testing.assert_allclose(got[k].to_numpy(fill=0), want[k].to_numpy(fill=0), rtol=1e-12, atol=1e-15)
+            c = f.plan(P, inputs, Options(plan="p2p1d", partition="random", seed=P))
+            loops = [i for i in c.plan.programs[0].instrs + c.plan.programs[0].setup if isinstance(i, ir.Loop)]
+            assert loops and all(lp.agreed for lp in loops), name
+            assert all(lp.traffic(ir.Where(0, (P,)), 7) == ir.NO_TRAFFIC for lp in loops)
+
+
+def test_ranks_planning_alone_compare_verdicts():
+    """SPMD planning: each rank has only its program; a verdict one rank cannot confirm is
+    dropped everywhere, and planning-time values are not trusted to agree."""
+    import threading
+
+    from dspla.plan.fuse import fuse
+    from dspla.runtime.comm.sim import SimComm
+
+    body = [_loc(1, 10), _ar(2, 1)]
+    agreeing = [_loc(3, 0), _ar(4, 3), _loop(4, [_loc(11, 10)], 2, body)]
+    differing = [_loc(3, 0), _loop(3, [_loc(11, 10)], 2, body)]
+    for progs, want in (((agreeing, agreeing), True), ((agreeing, differing), False)):
+        comms, got = SimComm.create(2), [None, None]
+
+        def plan(r):
+            (p,) = fuse([_program_of(progs[r], rank=r)], comm=comms[r])
+            got[r] = p.instrs[-1].agreed
+        threads = [threading.Thread(target=plan, args=(r,)) for r in range(2)]
+        [t.start() for t in threads]
+        [t.join(30) for t in threads]
+        assert got == [want, want]
+    shared = object()
+    (p,) = fuse([_program_of([_loop(0, [_loc(11, 10)], 2, body)], {0: shared})], comm=SimComm.create(1)[0])
+    assert not p.instrs[-1].agreed

@@ -1,0 +1,65 @@
+"""Static values (computed once from the graph) against dense numpy: A + Aᵀ and A * Aᵀ, whose
+transpose GraphBLAS reads through a descriptor instead of building it, and the same with Aᵀ
+also needed on its own."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dspla as dp
+
+from harness import run_dist
+
+
+def _oracle(A):
+    d = A.toarray()
+    p = d != 0
+    union = np.where(p | p.T, np.where(p, d, 0) + np.where(p.T, d.T, 0), 0)
+    inter = np.where(p & p.T, d * d.T, 0)
+    return union, p | p.T, inter, p & p.T
+
+
+@pytest.mark.parametrize("also_transpose", [False, True])
+def test_sum_and_product_with_the_transpose(also_transpose):
+    rng = np.random.default_rng(4)
+    A = sp.random_array((40, 40), density=0.1, random_state=rng, format="csr")
+    A.data[:] = rng.integers(1, 9, A.nnz)
+    Asym, X = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", 1))
+    S, M = Asym + Asym.T, Asym * Asym.T
+    outs = {"SX": S @ X, "MX": M @ X}
+    if also_transpose:
+        outs["TX"] = Asym.T @ X
+    f = dp.function(outputs=outs)
+    x = rng.integers(1, 5, (40, 1)).astype(float)
+    union, up, inter, ip = _oracle(A)
+    for P in (1, 2, 3):
+        got = f(A=A, X=x) if P == 1 else run_dist(f, {"A": A, "X": x}, P, plan="p2p1d", partition="random", seed=P)[0]
+        np.testing.assert_array_equal(got["SX"].to_numpy(fill=0), union @ x)
+        np.testing.assert_array_equal(got["MX"].to_numpy(fill=0), inter @ x)
+        # rows with no entry in S / M are missing, not zero
+        np.testing.assert_array_equal(got["SX"].present()[:, 0], up.any(axis=1))
+        np.testing.assert_array_equal(got["MX"].present()[:, 0], ip.any(axis=1))
+        if also_transpose:
+            np.testing.assert_array_equal(got["TX"].to_numpy(fill=0), A.toarray().T @ x)
+
+
+def test_a_cast_of_a_static_sum_is_one_pass():
+    """cast(A + Aᵀ, bool) and cast(A * Aᵀ, int64) computed with the cast as the op's output
+    typecast: the same values as the two steps."""
+    rng = np.random.default_rng(6)
+    A = sp.random_array((30, 30), density=0.15, random_state=rng, format="csr")
+    A.data[:] = rng.integers(-3, 4, A.nnz) + 0.5                  # signs, fractions: casts matter
+    Asym, X = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", 1), dtype="int64")
+    B = dp.cast(Asym + Asym.T, "bool")
+    M = dp.cast(Asym * Asym.T, "int64")
+    f = dp.function(outputs={"BX": dp.mxm(B, X, "plus_second"), "VX": dp.mxm(dp.cast(B, "int64"), X),
+                             "MX": dp.mxm(M, X, "plus_times")})
+    x = rng.integers(1, 5, (30, 1))
+    union, up, inter, ip = _oracle(A)
+    want_b = np.where(up, union != 0, False)
+    want_m = np.where(ip, np.trunc(inter).astype(np.int64), 0)
+    for P in (1, 2):
+        got = f(A=A, X=x) if P == 1 else run_dist(f, {"A": A, "X": x}, P, plan="p2p1d", partition="random", seed=P)[0]
+        np.testing.assert_array_equal(got["BX"].to_numpy(fill=0), up.astype(np.int64) @ x)  # counts entries
+        np.testing.assert_array_equal(got["VX"].to_numpy(fill=0), want_b.astype(np.int64) @ x)  # the values
+        np.testing.assert_array_equal(got["MX"].to_numpy(fill=0), want_m @ x)
+    assert (up & ~want_b).any()   # some present entries of A + Aᵀ are 0: cast to a present False
