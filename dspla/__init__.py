@@ -58,6 +58,7 @@ from .frontend.dsl import (
 from .frontend.dsl import abs_ as abs
 from .function import Function, function
 from .runtime.launch import world
+from .runtime.shards import load_shards
 
 __version__ = "0.1.0"
 
@@ -66,7 +67,8 @@ __all__ = [
     "Expr", "Function", "InputError", "LoopBoundWarning",
     "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "dropout_mask",
     "errors",
-    "ewise_add", "ewise_mult", "exp", "eye", "function", "grad", "log", "log_softmax", "mask", "mxm", "mxv", "neg",
+    "ewise_add", "ewise_mult", "exp", "eye", "function", "grad", "load_shards", "log", "log_softmax", "mask", "mxm",
+    "mxv", "neg",
     "param", "reduce", "reduce_all", "reduce_cols", "reduce_rows", "relu", "relu_grad", "select", "semiring",
     "sigmoid", "softmax", "sparse", "sqrt", "step", "tanh", "transpose", "update", "vector", "vxm", "while_loop",
     "world",

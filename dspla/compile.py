@@ -20,7 +20,7 @@ from .errors import DsplaError, UnknownNameError
 from .ir import Op, Program, verify
 from .passes import chain_order, cse, simplify
 from .plan import facts as facts_mod
-from .plan import partitioning, static
+from .plan import partitioning, spmd, static
 from .plan.choose import choose
 from .plan.explain import as_text
 from .plan.fuse import fuse
@@ -44,6 +44,11 @@ class Compilation:
     facts: dict | None = None       # id(node) -> plan.facts.Facts
     lowering: object = None         # plan.lower.Lowering (products with their candidates)
     plan: object = None             # plan.distplan.DistPlan
+    # SPMD planning (plan/spmd.py): every rank of ``comm`` runs the P steps for itself; ``local``
+    # holds its pieces of the sharded static inputs (name -> graphblas Matrix)
+    comm: object = None
+    local: dict | None = None
+    execute: Callable | None = None   # SPMD: run(rank program, inputs) -> outputs, for derived static values
     timings: dict = field(default_factory=dict)
 
 
@@ -77,15 +82,49 @@ def _chain(c: Compilation) -> Compilation:
 
 
 def _static(c: Compilation) -> Compilation:
+    if c.comm is not None:
+        return _static_spmd(c)
     return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes))
 
 
+def _static_spmd(c: Compilation) -> Compilation:
+    """SPMD static evaluation: this rank's pieces of the static leaves, and of the derived static
+    values the plan reads (Â, degrees, Aᵀ), computed now by a plan of their own, made by the
+    same steps from facts on and run distributed (every rank, together). The dims are fixed
+    first (the shards' or rank 0's owners; any other dim by blocks), so that both plans lay
+    every value out alike."""
+    order = c.program.toposort()
+    if c.dims is None:   # from shards: their owners, and blocks for a dim they do not partition
+        dims, info = partitioning.partition_dims(order, static.Static(set(), {}), c.sizes, c.P, c.options, c.given)
+        c = replace(c, dims=dims, partition_info=info)
+    dims = c.dims
+    values = spmd.leaves(order, c.local, dims, c.comm.rank)
+    ids, deferred, todo = spmd.derived(order, c.program.outputs)
+    if todo:
+        pre = Program(tuple((f"static{k}", n) for k, n in enumerate(todo)))
+        pre_order = pre.toposort()
+        ident = {id(n): values[id(n)] for n in pre_order if n.op is Op.IDENTITY}   # the graph's inputs: dynamic here
+        plan = run(Compilation(pre, sizes=c.sizes, P=c.P, options=c.options, given=c.given, comm=c.comm,
+                               static=static.Static(set(ident), ident), dims=dims,
+                               partition_info={d: {"method": p.method} for d, p in dims.items()}),
+                   start="facts", stop="verify-plan").plan
+        out = c.execute(plan.programs[0], {n.attr("name"): c.local[n.attr("name")] for n in pre_order
+                                           if n.op is Op.INPUT})
+        values.update({id(n): out[f"static{k}"] for k, n in enumerate(todo)})
+    keep = {id(n) for n in order if id(n) in ids and id(n) in values}
+    return replace(c, static=static.Static(ids, {i: values[i] for i in keep}, deferred))
+
+
 def _partition(c: Compilation) -> Compilation:
+    if c.comm is not None:   # SPMD: the dims were fixed by static-eval (the shards' or rank 0's)
+        return c
     dims, info = partitioning.partition_dims(c.program.toposort(), c.static, c.sizes, c.P, c.options, c.given)
     return replace(c, dims=dims, partition_info=info)
 
 
 def _facts(c: Compilation) -> Compilation:
+    if c.comm is not None:
+        return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm, c.dims))
     # facts only spare messages their presence bitmaps: one process sends none, and proving
     # them of the static values costs two reductions over each (a few ms for a large graph)
     values = c.static.values if c.P > 1 else {}
@@ -93,7 +132,8 @@ def _facts(c: Compilation) -> Compilation:
 
 
 def _lower(c: Compilation) -> Compilation:
-    return replace(c, lowering=lower(c.program, c.static, c.dims, c.facts, c.sizes, c.P, c.options, c.given))
+    return replace(c, lowering=lower(c.program, c.static, c.dims, c.facts, c.sizes, c.P, c.options, c.given,
+                                     c.comm))
 
 
 def _choose(c: Compilation) -> Compilation:
@@ -101,12 +141,15 @@ def _choose(c: Compilation) -> Compilation:
 
 
 def _fuse(c: Compilation) -> Compilation:
-    fuse(c.plan.programs)
+    fuse(c.plan.programs, c.comm)   # (SPMD: this rank's program; verdicts compared by one allgather)
     return c
 
 
 def _verify_plan(c: Compilation) -> Compilation:
-    verify_plan(c.plan.programs)
+    if c.comm is not None:   # this rank's program only: messages checked against the others'
+        spmd.verify(c.plan.programs[0], c.comm)
+    else:
+        verify_plan(c.plan.programs)
     return c
 
 
@@ -176,12 +219,18 @@ def for_sizes(c: Compilation, mats: dict, sizes: dict) -> Compilation:
 
 
 def distribute(c: Compilation, P: int, options: Options, dump_after: str | None = None, dump=None,
-               given: dict | None = None) -> Compilation:
+               given: dict | None = None, comm=None, local: dict | None = None, execute=None,
+               dims: dict | None = None, partition_info: dict | None = None) -> Compilation:
     """The plan for P processes: static evaluation through plan verification. ``c`` has its
-    sizes bound (for_sizes); ``given``: how inputs passed already distributed are laid out."""
+    sizes bound (for_sizes); ``given``: how inputs passed already distributed are laid out.
+    With ``comm`` (SPMD planning, a collective): this rank's program, from its pieces ``local``
+    of the sharded static inputs; ``execute(program, inputs)`` runs a rank program (the derived
+    static values'); ``dims``/``partition_info``: the partition rank 0 made (the in-memory path)."""
     t0 = time.perf_counter()
-    c = run(replace(c, P=P, options=options, timings={}, given=given), start="static-eval", dump_after=dump_after,
-            dump=dump)
+    spmd_only = {"dims": dims, "partition_info": partition_info} if comm is not None else {}
+    c = run(replace(c, P=P, options=options, timings={}, given=given, comm=comm, local=local, execute=execute,
+                    **spmd_only), start="static-eval",
+            dump_after=dump_after, dump=dump)
     c.plan.planning_s = time.perf_counter() - t0
     c.plan.steps_s = dict(c.timings)
     return c

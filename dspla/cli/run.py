@@ -16,10 +16,12 @@ from ..io import generate_inputs, is_generated, read_input, write_results
 from ..io.files import atomic_write, check_writable
 from ..io.inputs import input_path
 from ..io.npy import load_npy
+from ..io.shards import read_manifest
 from ..plan.explain import partition_lines
 from ..runtime import faults
 from ..runtime.failure import on_root
-from ..runtime.launch import in_mpi_job, relaunch, world
+from ..runtime.launch import in_mpi_job, one_process, relaunch, world
+from ..runtime.shards import load_shards
 from .common import parse_inputs
 
 
@@ -39,6 +41,8 @@ def register(sub, common):
                    "time this run repays, docs/partitioning.md), block, random, graph, hypergraph (the quality "
                    "opt-in), ...")
     g.add_argument("--partition-file", help="a saved partition (.npy of process ids per row)")
+    g.add_argument("--shards", metavar="DIR", help="load the inputs in this shard set (dspla shard) on every rank, "
+                   "each rank reading its own rows; other inputs come with -i")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--eps", type=float, default=0.03, help="allowed partition imbalance")
     g.add_argument("--replication", "-c", type=int, default=2, help="replication factor c of shift1d / 15d")
@@ -46,6 +50,8 @@ def register(sub, common):
     g.add_argument("--memory-cap", type=float, help="bytes per process a product's buffers may use (auto skips plans "
                    "over it; twoface turns sync stripes async to stay under it)")
     g.add_argument("--no-cache", action="store_true", help="do not reuse or store partitions on disk")
+    g.add_argument("--rank0-planning", action="store_true", help="rank 0 plans every rank's program and sends "
+                   "them (the way before SPMD planning; for comparison)")
     g.add_argument("--stats", help="write what moved (words, messages, times per rank and product) as JSON")
     g.add_argument("--repeat", type=int, help="run N times after one planning (benchmarks; also the run length "
                    "--partition auto plans for, else it assumes 100)")
@@ -81,6 +87,7 @@ def run(args):
             check_writable(path, what)
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
+    shard_read = _check_shards(args, program, specs) if args.shards else None
     if args.repeat is not None and args.repeat < 1:
         raise DsplaError(f"--repeat must be at least 1, got {args.repeat}")
     if args.np is not None and not in_mpi_job():
@@ -104,6 +111,12 @@ def run(args):
         return data, parts
 
     data, parts = on_root(comm, read) or (None, None)
+    load_s = 0.0
+    if args.shards:   # every rank reads its own rows
+        t_load = time.perf_counter()
+        data = {**(data or {}), **load_shards(args.shards, comm or one_process(), partition=shard_read,
+                                              seed=args.seed)}
+        load_s = time.perf_counter() - t_load
     t0 = time.perf_counter()
     if comm is None:
         out = f(**data)
@@ -111,15 +124,23 @@ def run(args):
     else:
         options = {"plan": args.plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
                    "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
-                   "memory_cap": args.memory_cap, "iterations": args.repeat}
+                   "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning}
         if args.partition_file:
             options["parts"] = parts
             options["partition"] = "file"
         out = f.run(data, repeat=args.repeat or 1, **options)
         stats = f.last_stats
         choice = partition_lines(f.session(comm, **options).plan) if rank == 0 else []
+        loads = comm.gather(load_s, 0) if comm.size > 1 else [load_s]
+        if rank == 0:
+            for r, seconds in enumerate(loads):
+                stats["per_rank"][r]["load_s"] = seconds
+            stats["startup_s"] = {k: max(r.get(k, 0.0) for r in stats["per_rank"])
+                                  for k in ("load_s", "planning_s", "first_iteration_s")}
     dt = time.perf_counter() - t0
-    whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()}   # collectives: every rank
+    # collectives (every rank): the results gathered to rank 0 only when they are written
+    summary = {name: (arr.shape, arr.dtype, arr.nvals) for name, arr in out.items()}
+    whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()} if args.out else {}
     if rank != 0:
         return 0
     out = {name: Array(M, name) for name, M in whole.items()}
@@ -129,8 +150,8 @@ def run(args):
     if args.stats:
         with atomic_write(args.stats, "w") as fh:
             json.dump(stats, fh, indent=1, default=_jsonable)
-    for name, arr in out.items():
-        print(f"{name}: {arr.shape[0]}x{arr.shape[1]} {arr.dtype}, {arr.nvals} present")
+    for name, (shape, dtype, nvals) in summary.items():
+        print(f"{name}: {shape[0]}x{shape[1]} {dtype}, {nvals} present")
     if comm is not None:
         print(f"P={stats['P']} plan {stats['plan']}, partition {stats['partition']}: words sent "
               f"total {stats['words_sent_total']} (avg {stats['words_sent_avg']:.1f}, max {stats['words_sent_max']}), "
@@ -138,9 +159,48 @@ def run(args):
               f"(median of {len(stats['iteration_s'])}), planning {stats['planning_s']:.3f} s")
         for line in choice:
             print(line)
+        if args.stats:
+            print(memory_line(stats))
     if args.out:
         print(f"wrote {args.out} ({dt:.3f} s)")
     return 0
+
+
+def memory_line(stats: dict) -> str:
+    """One line: every rank's peak resident memory, and the start-up split (slowest rank)."""
+    per = stats["per_rank"]
+    mb = [r["peak_rss_bytes"] / 2**20 for r in per]
+    med = sorted(mb)[len(mb) // 2] if mb else 0
+    s = stats.get("startup_s", {})
+    return (f"peak RSS per rank (MB): {' '.join(f'{x:.0f}' for x in mb)} (max/median {max(mb) / med:.2f}, sum "
+            f"{sum(mb):.0f}); start-up: load {s.get('load_s', 0):.2f} s, plan {s.get('planning_s', 0):.2f} s, first "
+            f"iteration {s.get('first_iteration_s', 0):.2f} s; planning {stats.get('planning', '?')}")
+
+
+def _check_shards(args, program, specs) -> str | None:
+    """The shard set against the job, before any process starts: a set, its inputs declared by the
+    program with the same kind and not also given with -i, its P the job's (or 1: read by rows).
+    Returns how ranks read it (None: as written; 'block'/'random': a one-process set by rows)."""
+    m = read_manifest(args.shards)
+    decl = {n.attr("name"): n.type for n in program.inputs}
+    for name, info in m["inputs"].items():
+        if name not in decl:
+            raise DsplaError(f"{args.shards} holds input {name!r}, which {args.file} does not declare (it takes "
+                             f"{', '.join(decl)})")
+        if name in specs:
+            raise DsplaError(f"input {name} is given twice: with -i and in {args.shards}")
+        if decl[name].kind.value != info["kind"]:
+            raise DsplaError(f"{args.file} declares {name} as {decl[name]} but {args.shards} holds it "
+                             f"{info['kind']}")
+    if args.partition_file:
+        raise DsplaError("--partition-file and --shards: the shard set is partitioned already")
+    P = args.np if args.np is not None else (world().size if in_mpi_job() else 1)
+    if m["P"] == P:
+        return None
+    if m["P"] == 1:
+        return "random" if args.partition == "random" else "block"
+    raise DsplaError(f"{args.shards} was sharded for P = {m['P']} processes but this job has {P}: run with --np "
+                     f"{m['P']}, or shard again with -P {P}")
 
 
 def _jsonable(x):

@@ -14,13 +14,16 @@ import numpy as np
 from ..errors import DsplaError, UnknownNameError
 from ..frontend.parser import parse_file
 from ..io.files import atomic_write, check_writable, check_writable_dir
+from ..io.shards import read_manifest
 from ..models import TrainConfig, Trainer, load_node_data
 from ..models import checkpoint as ckpt
+from ..models.data import ShardedData
 from ..models.minibatch import MiniBatchTrainer
 from ..models.program import check_step, differentiate
 from ..plan.plans import plan_names
 from ..runtime.failure import on_root
-from ..runtime.launch import in_mpi_job, relaunch, world
+from ..runtime.launch import in_mpi_job, one_process, relaunch, world
+from ..runtime.shards import load_shards
 from .run import _strip
 
 
@@ -41,6 +44,8 @@ def register(sub, common):
     d.add_argument("--feature-dim", type=int, help="sbm / random features: width (default 64 / 128)")
     d.add_argument("--avg-degree", type=float, default=10.0, help="sbm: average degree (default 10)")
     d.add_argument("--data-seed", type=int, default=0, help="seed of generated graphs, features, labels, splits")
+    d.add_argument("--shards", metavar="DIR", help="a dataset sharded by dspla shard --dataset: every rank reads "
+                   "its own rows (instead of --dataset/--graph)")
     t = p.add_argument_group("training")
     t.add_argument("--epochs", type=int, default=200)
     t.add_argument("--lr", type=float, default=0.01)
@@ -110,8 +115,12 @@ def _check_args(args):
             bad(f"no Planetoid files for {args.dataset} in {args.data_dir}")
     if args.graph and not os.path.exists(args.graph):
         bad(f"graph file not found: {args.graph}")
-    if not args.dataset and not args.graph:
-        bad("give --dataset (cora, citeseer, pubmed, sbm) or --graph FILE")
+    if args.shards and (args.dataset or args.graph):
+        bad("--shards holds the dataset: give it without --dataset or --graph")
+    if args.shards and args.minibatch:
+        bad("--minibatch samples the whole graph on rank 0: not with --shards")
+    if not args.dataset and not args.graph and not args.shards:
+        bad("give --dataset (cora, citeseer, pubmed, sbm), --graph FILE or --shards DIR")
     if args.plan:
         if args.plan != "auto" and args.plan not in plan_names():
             raise UnknownNameError("plan", args.plan, plan_names() + ["auto"])
@@ -122,6 +131,29 @@ def _check_args(args):
         check_writable_dir(args.checkpoint, "checkpoint directory (--checkpoint)")
         if args.resume:
             ckpt.load(args.checkpoint)   # a truncated or foreign file is found before any work
+
+
+def _check_shards(args, program) -> str | None:
+    """The shard set against the step program before any process starts: a dataset set (A, X, Y,
+    T, labels, split) whose kinds are the program's, for this job's P (or P = 1: read by rows)."""
+    m = read_manifest(args.shards)
+    need = ("A", "X", "Y", "T", "labels", "split")
+    missing = [k for k in need if k not in m["inputs"]]
+    if missing:
+        raise DsplaError(f"{args.shards} is not a training dataset (no {', '.join(missing)}): write it with "
+                         "dspla shard --dataset ...")
+    decl = {n.attr("name"): n.type for n in program.inputs}
+    for name in ("A", "X", "Y", "T"):
+        if name in decl and decl[name].kind.value != m["inputs"][name]["kind"]:
+            raise DsplaError(f"{args.file} declares {name} as {decl[name]} but {args.shards} holds it "
+                             f"{m['inputs'][name]['kind']}")
+    P = args.np if args.np is not None else (world().size if in_mpi_job() else 1)
+    if m["P"] == P:
+        return None
+    if m["P"] == 1:
+        return "random" if args.partition == "random" else "block"
+    raise DsplaError(f"{args.shards} was sharded for P = {m['P']} processes but this job has {P}: run with --np "
+                     f"{m['P']}, or shard again with -P {P}")
 
 
 def _fanout(text):
@@ -139,6 +171,7 @@ def run(args):
     _check_args(args)
     program = parse_file(args.file)
     check_step(differentiate(program), args.file)
+    shard_read = _check_shards(args, program) if args.shards else None
     if args.np is not None and not in_mpi_job():
         return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
 
@@ -151,7 +184,15 @@ def run(args):
                               feature_dim=args.feature_dim, avg_degree=args.avg_degree, data_seed=args.data_seed,
                               allow_nonfinite=args.allow_nonfinite)
 
-    data = on_root(comm, load)
+    sharded = None
+    if args.shards:   # every rank reads its rows; rank 0 keeps the labels and the split for the metrics
+        one = comm or one_process()
+        sharded = load_shards(args.shards, one, names=["A", "X", "Y", "T"], partition=shard_read, seed=args.seed)
+        meta = load_shards(args.shards, one, names=["labels", "split"], partition=shard_read, seed=args.seed)
+        labels, split = (meta[k].to_numpy(root=0) for k in ("labels", "split"))
+        data = ShardedData.of(labels, split, read_manifest(args.shards)) if rank == 0 else None
+    else:
+        data = on_root(comm, load)
     if rank == 0:
         if not args.quiet:
             s = data.summary()
@@ -169,7 +210,7 @@ def run(args):
         trainer = MiniBatchTrainer(program, data, cfg, comm, batch_size=args.minibatch, sampler=args.sampler,
                                    fanout=_fanout(args.fanout))
     else:
-        trainer = Trainer(program, data, cfg, comm)
+        trainer = Trainer(program, data, cfg, comm, sharded=sharded)
     result = trainer.fit()
     if rank != 0:
         return 0

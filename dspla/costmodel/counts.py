@@ -211,7 +211,7 @@ def _take_rows(i, v, c, t):
 
 
 @count_rule(ir.WaitSends, ir.Free, ir.DropRows, ir.CastTo, ir.Local, ir.TakeCols, ir.Unpermute, ir.AllgatherSparse,
-            ir.Loop, ir.Redistribute)
+            ir.Loop, ir.Redistribute, ir.TransposeRows)
 def _nothing(i, v, c, t):
     pass   # (a product's candidates never hold loops: products sit inside loops, not around them)
 

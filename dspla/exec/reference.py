@@ -202,8 +202,16 @@ def _apply_bind(node, args, env):
 
 @eval_rule(Op.SELECT)
 def _select(node, args, env):
-    (x,) = args
+    # a distributed piece of a position predicate passes its global row/column ids (None: identity)
+    x, row_ids, col_ids = (list(args) + [None, None])[:3]
     op, thunk = node.attr("op"), node.attr("thunk")
+    if op.on == "index" and (row_ids is not None or col_ids is not None):
+        r, c, v = x.to_coo()
+        gr = r if row_ids is None else np.asarray(row_ids)[r]
+        gc = c if col_ids is None else np.asarray(col_ids)[c]
+        d, k = gc.astype(np.int64) - gr.astype(np.int64), int(thunk)   # the diagonal an entry is on
+        keep = {"tril": d <= k, "triu": d >= k, "diag": d == k, "offdiag": d != k}[op.name]
+        return gb.Matrix.from_coo(r[keep], c[keep], v[keep], nrows=x.nrows, ncols=x.ncols, dtype=x.dtype)
     if op.on == "index":
         return x.select(getattr(gb.select, op.gb), int(thunk)).new()
     dt = gbops.dtype_of(x)

@@ -68,6 +68,55 @@ class NodeData:
         return T
 
 
+SPLITS = ("none", "train", "val", "test")   # codes of the split column of a sharded dataset
+
+
+def shard_inputs(d: NodeData) -> dict:
+    """The trainer's inputs of a dataset as rows to shard (``dspla shard --dataset``): the graph A,
+    the features X, one-hot labels Y and loss weights T, plus the labels and the split (codes of
+    SPLITS) as n x 1 columns from which rank 0 computes the metrics."""
+    split = np.zeros((d.n_nodes, 1), dtype=np.int64)
+    for code, idx in enumerate((d.train_idx, d.val_idx, d.test_idx), 1):
+        split[idx, 0] = code
+    return {"A": d.adjacency, "X": d.features, "Y": d.one_hot(), "T": d.weights(d.train_idx),
+            "labels": d.labels.astype(np.int64).reshape(-1, 1), "split": split}
+
+
+@dataclass
+class ShardedData:
+    """What rank 0 keeps of a sharded dataset for the metrics and the summary: labels and the
+    split (n integers each); the graph and the features stay on their ranks."""
+    labels: np.ndarray
+    train_idx: np.ndarray
+    val_idx: np.ndarray
+    test_idx: np.ndarray
+    name: str
+    description: str
+    n_nodes: int
+    n_features: int
+    edges: int
+    feature_nnz: int
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.labels.max()) + 1
+
+    @classmethod
+    def of(cls, labels: np.ndarray, split: np.ndarray, manifest: dict) -> "ShardedData":
+        split = split.ravel()
+        idx = [np.flatnonzero(split == code) for code in (1, 2, 3)]
+        ins, ds = manifest["inputs"], manifest.get("dataset", {})
+        return cls(labels.ravel().astype(np.int64), *idx, ds.get("name", "shards"),
+                   ds.get("description", "") + f" (sharded for P = {manifest['P']})", ins["A"]["shape"][0],
+                   ins["X"]["shape"][1], ins["A"].get("nnz", 0), ins["X"].get("nnz", ins["X"]["shape"][0]
+                                                                   * ins["X"]["shape"][1]))
+
+    def summary(self) -> dict:
+        return {"name": self.name, "nodes": self.n_nodes, "edges": self.edges, "features": self.n_features,
+                "feature_nnz": self.feature_nnz, "classes": self.n_classes, "train": int(self.train_idx.size),
+                "val": int(self.val_idx.size), "test": int(self.test_idx.size), "description": self.description}
+
+
 def row_normalize(X):
     """Each row divided by its sum (Kipf & Welling's preprocess_features; PyG NormalizeFeatures)."""
     if sp.issparse(X):

@@ -133,9 +133,13 @@ class Trainer:
     ``data`` (a dspla.models.data.NodeData) is needed on rank 0 only. ``fit`` returns the result
     dict on rank 0 and None elsewhere."""
 
-    def __init__(self, program: Program, data=None, config: TrainConfig | None = None, comm=None):
+    def __init__(self, program: Program, data=None, config: TrainConfig | None = None, comm=None,
+                 sharded: dict | None = None):
+        """``sharded``: the inputs A, X, Y, T as distributed values (dspla.load_shards), on every
+        rank; ``data`` (rank 0) then holds only what the metrics need (models.data.ShardedData)."""
         cfg = self.cfg = config or TrainConfig()
         program = differentiate(program)     # a forward-only program: its gradients by reverse mode
+        self.sharded = sharded
         if cfg.dropout is not None:
             program = set_dropout(program, cfg.dropout)
         self.info = check_step(program)
@@ -157,8 +161,12 @@ class Trainer:
     # ------------------------------------------------------------------ rank 0 set-up
     def _dims(self) -> dict:
         d = self.data
-        actual = {"A": d.adjacency.shape, "X": d.features.shape, "Y": (d.n_nodes, d.n_classes),
-                  "T": (d.n_nodes, 1), "seed": (1, 1)}
+        if self.sharded is not None:
+            actual = {k: v.shape for k, v in self.sharded.items()}
+            actual["seed"] = (1, 1)
+        else:
+            actual = {"A": d.adjacency.shape, "X": d.features.shape, "Y": (d.n_nodes, d.n_classes),
+                      "T": (d.n_nodes, 1), "seed": (1, 1)}
         dims: dict = {}
         for n in self.f.inputs:
             name = n.attr("name")
@@ -184,6 +192,8 @@ class Trainer:
         return params
 
     def _static_inputs(self) -> dict:
+        if self.sharded is not None:
+            return dict(self.sharded)
         d = self.data
         kinds = {n.attr("name"): n.type.kind for n in self.f.inputs}
         X = d.features
@@ -239,7 +249,7 @@ class Trainer:
         t_train = time.perf_counter()
         for epoch in range(start, cfg.epochs):
             t0 = time.perf_counter()
-            inputs = None
+            inputs = self.sharded   # (sharded: every rank passes its rows)
             if rank == 0:
                 # fresh parameter objects: the session re-sends an input when its object changes
                 inputs = {**static, **{k: v.copy() for k, v in params.items()}}
@@ -275,7 +285,7 @@ class Trainer:
                 break
         train_s = time.perf_counter() - t_train
         # the final weights: one more run for their logits (its gradients are not used)
-        inputs = None
+        inputs = self.sharded
         if rank == 0:
             inputs = {**static, **{k: v.copy() for k, v in params.items()}}
             if self.info["uses_seed"]:

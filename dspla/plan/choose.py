@@ -15,26 +15,36 @@ from .layout import canonical
 from .options import memory_cap
 
 
-def cost(ctx) -> tuple[list, dict]:
-    """(per-rank counts, the candidate record explain shows) of a lowered candidate."""
-    K, itemsize = ctx.K, ctx.compute.np.itemsize
-    counts = [count_rank(RankView(ctx.progs[r], ctx.consts[r], r, ctx.P, K, ctx.group_sizes(r), itemsize))
-              for r in range(ctx.P)]
+def count(ctx, r: int) -> dict:
+    """Rank r's cost-model counts of a lowered candidate."""
+    return count_rank(RankView(ctx.progs[r], ctx.consts[r], r, ctx.P, ctx.K, ctx.group_sizes(r),
+                               ctx.compute.np.itemsize))
+
+
+def cost(ctx, counts: list | None = None) -> tuple[list, dict]:
+    """(per-rank counts, the candidate record explain shows) of a lowered candidate. ``counts``:
+    every rank's, when each rank counted its own (SPMD planning)."""
+    spmd = counts is not None
+    counts = counts or [count(ctx, r) for r in range(ctx.P)]
     cand = predict(ctx.name, counts, ctx.opt.coefficients or load(ctx.P))
+    if spmd and "words" not in ctx.info.predicted:   # (SPMD: a rank knows its own messages; the totals are these)
+        ctx.info.predicted["words"] = int(sum(c.get("words_sent", 0) for c in counts))
+        ctx.info.predicted["messages"] = int(sum(c.get("messages_sent", 0) for c in counts))
     cand.update({k: v for k, v in ctx.info.predicted.items() if k not in cand})
     cand["notes"] = list(ctx.info.notes)
     return counts, cand
 
 
-def pick(info, candidates, opt, P: int):
-    """Cost the candidates of one product, record them on ``info``; return the chosen one."""
+def pick(info, candidates, opt, P: int, counted: dict | None = None):
+    """Cost the candidates of one product, record them on ``info``; return the chosen one.
+    ``counted``: plan name -> every rank's counts (SPMD planning gathers them)."""
     cap = memory_cap(opt, P)
     best = None
     for ctx in candidates:
         if ctx.reason:
             info.candidates.append({"plan": ctx.name, "skipped": ctx.reason})
             continue
-        info.counts[ctx.name], cand = cost(ctx)
+        info.counts[ctx.name], cand = cost(ctx, (counted or {}).get(ctx.name))
         if cand["memory_bytes"] > cap:
             cand["skipped"] = f"needs {cand['memory_bytes'] / 2**20:.0f} MiB per process, over the cap " \
                               f"of {cap / 2**20:.0f} MiB"
@@ -73,9 +83,20 @@ def _renumber(instr, groups: int, windows: int):
     return dataclasses.replace(instr, **kw) if kw else instr
 
 
+def gathered_counts(pl) -> list:
+    """SPMD planning: per product, plan name -> every rank's counts, from one allgather of each
+    rank's counts of its own candidates (small: a few numbers per candidate), so every rank
+    feeds the cost model the same inputs and makes the same choice."""
+    mine = [{c.name: count(c, pl.me) for c in cands if not c.reason} for cands in pl.candidates]
+    every = pl.comm.allgather(mine) if pl.P > 1 else [mine]
+    return [{name: [per[i][name] for per in every] for name in mine[i]} for i in range(len(mine))]
+
+
 def choose(pl, partition_info: dict) -> DistPlan:
-    """The chosen plan of every product spliced in: one RankProgram per rank."""
-    chosen = [pick(info, cands, pl.opt, pl.P) for info, cands in zip(pl.products, pl.candidates)]
+    """The chosen plan of every product spliced in: one RankProgram per rank (SPMD planning:
+    this rank's only)."""
+    counted = gathered_counts(pl) if pl.me is not None else [None] * len(pl.products)
+    chosen = [pick(info, cands, pl.opt, pl.P, got) for info, cands, got in zip(pl.products, pl.candidates, counted)]
     progs = [[] for _ in range(pl.P)]
     consts = [dict(c) for c in pl.consts]
     splits, windows = list(pl.splits), list(pl.windows)
@@ -97,14 +118,14 @@ def choose(pl, partition_info: dict) -> DistPlan:
                 out.append(instr)
         return out
 
-    setup = [splice(pl.setup[r], r) for r in range(pl.P)]
-    for r in range(pl.P):
+    setup = {r: splice(pl.setup[r], r) for r in pl.ranks}
+    for r in pl.ranks:
         progs[r] = splice(pl.progs[r], r)
     programs = [RankProgram(r, pl.P, progs[r], pl.n_slots, consts[r], dict(pl.inputs), dict(pl.outputs),
-                            [s[r] for s in splits], [w[r] for w in windows], setup=setup[r]) for r in range(pl.P)]
+                            [s[r] for s in splits], [w[r] for w in windows], setup=setup[r]) for r in pl.ranks]
     out_layouts = {name: canonical(n.type, pl.dims) for name, n in pl.program.outputs}
     input_layouts = {n.attr("name"): canonical(n.type, pl.dims) for n in pl.order
                      if n.op is Op.INPUT and n.attr("name") in pl.inputs}
     static = frozenset(name for name, n in pl.program.outputs if id(n) in pl.static)
     return DistPlan(pl.P, programs, pl.dims, input_layouts, out_layouts, pl.products, partition_info, 0.0,
-                    pl.program, static)
+                    pl.program, static, planning="spmd" if pl.me is not None else "rank 0")

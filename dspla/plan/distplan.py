@@ -34,3 +34,7 @@ class DistPlan:
     program: object = None          # the program planned (after the size-dependent passes)
     static_outputs: frozenset = frozenset()   # outputs computed once, at planning (their pieces are planned)
     steps_s: dict = field(default_factory=dict)   # compiler step -> seconds
+    # "rank 0" (rank 0 planned every rank's program) or "spmd" (every rank its own: programs
+    # holds this rank's only); ``planning_note``: why a job with sharded inputs was not SPMD
+    planning: str = "rank 0"
+    planning_note: str | None = None

@@ -100,7 +100,8 @@ def as_json(plan, P: int, options: Options) -> dict:
                 "rows_max": int(dp.counts.max()), **{k: v for k, v in plan.partition.get(d, {}).items()
                                                      if k in ("imbalance",)}, **_choice_json(plan.partition.get(d, {}))}
             for d, dp in plan.dims.items()}
-    return {"P": P, "coefficients": _source(options, P), "dims": dims, "products": products}
+    return {"P": P, "coefficients": _source(options, P), "dims": dims, "products": products,
+            "planning": plan.planning, "planning_note": plan.planning_note}
 
 
 def _choice_json(info: dict) -> dict:
@@ -136,6 +137,10 @@ def _ms(x):
 def as_text(plan, P: int, options: Options) -> str:
     lines = ["program after passes:", *("  " + ln for ln in str(plan.program).splitlines()),
              f"distributed plan for P = {P} (cost model: {_source(options, P)})"]
+    if getattr(plan, "planning", "rank 0") == "spmd":
+        lines.append("  planning: SPMD, every rank planned its own program from its rows (sharded inputs)")
+    elif getattr(plan, "planning_note", None):
+        lines.append(f"  planning: {plan.planning_note}")
     for d, dp in plan.dims.items():
         imb = plan.partition.get(d, {}).get("imbalance")
         lines.append(f"  dim {d}: {dp.size} indices, partition {dp.method}"

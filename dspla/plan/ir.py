@@ -566,6 +566,26 @@ class Redistribute(Instr):
         return Traffic(*payload)
 
 
+@dataclass(frozen=True, eq=False)
+class TransposeRows(Instr):
+    """out = this rank's rows of src transposed, src a square value distributed by rows of a dim
+    whose owners are ``parts`` (every entry (i, j) travels to the owner of row j of the result,
+    with one Alltoallv per array: no rank holds more than its rows). ``ids``: the global ids of
+    src's rows here; ``pos``: a global id's position on its owner; out is nrows x ncols."""
+    out: int
+    src: int
+    ids: np.ndarray
+    parts: np.ndarray
+    pos: np.ndarray
+    nrows: int
+    ncols: int
+    READS, WRITES = ("src",), ("out",)
+    DYNAMIC = True
+
+    def traffic(self, where, payload=None):
+        return NO_TRAFFIC if payload is None else Traffic(*payload)
+
+
 # ---------------------------------------------------------------------------------- loops
 @dataclass(frozen=True, eq=False)
 class Loop(Instr):
@@ -616,10 +636,11 @@ class Choice(Instr):
 # every instruction class, for coverage checks of the tables keyed by instruction type
 INSTRUCTIONS = (Local, MxM, Fill, DropRows, Pack, PackSparse, Unpermute, TakeRows, TakeCols, CastTo, Empty, Free,
                 Send, Recv, RecvMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse, Allreduce,
-                SmallAllreduce, Bcast, IBcast, BcastSparse, Alltoall, WinExpose, Get, Loop, Redistribute)
+                SmallAllreduce, Bcast, IBcast, BcastSparse, Alltoall, WinExpose, Get, Loop, Redistribute,
+                TransposeRows)
 # the instructions that meet other ranks' (the group must call them together, in the same order)
 COLLECTIVES = (AllgatherRows, AllgatherSparse, Allreduce, SmallAllreduce, Bcast, IBcast, BcastSparse, Alltoall,
-               WinExpose, Redistribute)
+               WinExpose, Redistribute, TransposeRows)
 
 
 @dataclass

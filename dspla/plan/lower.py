@@ -27,6 +27,7 @@ from .ir import (
     Redistribute,
     TakeCols,
     TakeRows,
+    TransposeRows,
     Unpermute,
 )
 from .layout import REP, Layout, canonical, piece
@@ -58,7 +59,11 @@ class Lowering:
     slots of every value, and the products with their candidates."""
 
     def __init__(self, program: Program, static: Static, dims: dict, facts: dict, sizes: dict, P: int,
-                 options: Options, given: dict | None = None):
+                 options: Options, given: dict | None = None, comm=None):
+        # SPMD planning (plan/spmd.py): this rank's program only, its static values its pieces
+        self.comm = comm
+        self.me = comm.rank if comm is not None else None
+        self.ranks = range(P) if comm is None else (comm.rank,)
         self.program, self.static_ids, self.static = program, static.ids, static.values
         self.deferred = static.deferred
         self.dims, self.facts, self.bound, self.P, self.opt = dims, facts, sizes, P, options
@@ -93,7 +98,7 @@ class Lowering:
 
     def emit(self, x):
         """An instruction for every rank, or a function rank -> instruction(s) or None."""
-        for r in range(self.P):
+        for r in self.ranks:
             out = x(r) if callable(x) else x
             if out is None:
                 continue
@@ -105,7 +110,7 @@ class Lowering:
     def const_all(self, fn) -> int:
         """One slot holding a per-rank planning-time value fn(rank)."""
         s = self.slot()
-        for r in range(self.P):
+        for r in self.ranks:
             self.consts[r][s] = fn(r)
         return s
 
@@ -162,7 +167,12 @@ class Lowering:
             key = (id(n), want, dtype)
             if key not in self.conv:
                 M = self.static[id(n)] if dtype is None else gbops.cast(self.static[id(n)], dtype)
-                self.conv[key] = self.const_all(lambda r: piece(M, want, self.dims, r))
+                if self.me is not None:   # SPMD: M is this rank's piece, in its canonical layout
+                    have = canonical(n.type, self.dims)
+                    self.conv[key] = self.const_all(lambda r: M) if want == have else \
+                        self._static_moved(n, self.value(n, have, dtype), have, want)
+                else:
+                    self.conv[key] = self.const_all(lambda r: piece(M, want, self.dims, r))
             return self.conv[key]
         v = self.vals[id(n)]
         if v.layout == want:
@@ -171,6 +181,22 @@ class Lowering:
         if key not in self.conv:
             self.conv[key] = self._convert(n, v, want)
         return self.conv[key]
+
+    def _static_moved(self, n: Node, slot: int, have: Layout, want: Layout) -> int:
+        """SPMD planning: a static value wanted in another layout than the one its pieces are in
+        (a degree vector replicated, say) is converted once, by the setup block, not every run."""
+        saved, saved0 = self.progs, self.stack[0]
+        self.progs = self.stack[0] = self.setup
+        try:
+            rep = slot if have == REP else self._to_rep(n, Value(slot, have))
+            if want == REP:
+                return rep
+            out, d = self.slot(), self.dims[want.dim]
+            take = TakeRows if want.kind == "row" else TakeCols
+            self.emit(lambda r: take(out, rep, d.owned[r]))
+            return out
+        finally:
+            self.progs, self.stack[0] = saved, saved0
 
     def _convert(self, n: Node, v: Value, want: Layout) -> int:
         src = v.slots
@@ -322,7 +348,7 @@ def _apply(pl: Lowering, n: Node):
 @lower_rule(Op.SELECT)
 def _select(pl: Lowering, n: Node):
     if n.attr("op").on == "index" and canonical(n.type, pl.dims) != REP:
-        return _via_rep(pl, n)  # tril/triu/diag need global positions
+        return _with_global_ids(pl, n)  # tril/triu/diag need global positions: the piece's ids go along
     _local(pl, n)
 
 
@@ -334,6 +360,11 @@ def _transpose(pl: Lowering, n: Node):
     if Layout(flip[xl.kind], xl.dim) == nl or (xl == REP and nl == REP):
         out = pl.slot()
         pl.emit(Local(out, n, (pl.value(x),)))
+        pl.set(n, out, nl)
+    elif xl.kind == "row" and nl == xl and x.type.shape[0] == x.type.shape[1]:
+        # a square value by rows (Aᵀ of a graph): entries travel to their new rows' owners
+        d, src, out = pl.dims[xl.dim], pl.value(x), pl.slot()
+        pl.emit(lambda r: TransposeRows(out, src, d.owned[r], d.parts, d.pos, int(d.counts[r]), d.size))
         pl.set(n, out, nl)
     else:
         _via_rep(pl, n)
@@ -552,5 +583,5 @@ def _send_lists(src, dst, r: int) -> tuple:
 
 
 def lower(program: Program, static: Static, dims: dict, facts: dict[int, Facts], sizes: dict, P: int,
-          options: Options, given: dict | None = None) -> Lowering:
-    return Lowering(program, static, dims, facts, sizes, P, options, given).run()
+          options: Options, given: dict | None = None, comm=None) -> Lowering:
+    return Lowering(program, static, dims, facts, sizes, P, options, given, comm).run()

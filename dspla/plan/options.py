@@ -21,10 +21,11 @@ class Options:
     progress: bool | None = None
     coefficients: object = None    # a dspla.costmodel.Coefficients; None: the calibrated (or shipped) ones
     iterations: int | None = None  # how many times the plan will run (None: unknown; see partitioning)
+    spmd: bool = True              # every rank plans its own program (False: rank 0 plans all and sends them)
 
     def key(self) -> tuple:
         return (self.plan, self.partition, None if self.parts is None else self.parts.tobytes(), self.seed, self.eps,
-                self.replication, self.stripe_width, self.memory_cap, id(self.coefficients), self.iterations)
+                self.replication, self.stripe_width, self.memory_cap, id(self.coefficients), self.iterations, self.spmd)
 
 
 def memory_cap(opt, P: int) -> float:

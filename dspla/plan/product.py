@@ -13,14 +13,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..costmodel import load
+from ..errors import PlanError
 from ..exec import gbops
 from ..exec.buffers import csr_piece
 from ..ir import Node
 from ..ir.types import Kind
+from . import spmd
 from .distplan import ProductInfo
 from .ir import CastTo, Choice
 from .layout import canonical
-from .plans import PLANS, get_plan, plan_names
+from .plans import PLANS, get_plan, plan_names, spmd_names
 
 
 class Product:
@@ -31,6 +33,7 @@ class Product:
         a, b = n.args[0], n.args[1]
         self.pl, self.node, self.index = pl, n, index
         self.P = pl.P
+        self.me, self.comm = pl.me, pl.comm   # SPMD planning: this rank only (None: every rank, here)
         self.semiring = n.attr("semiring")
         self.compute, self.out_dtype = self.semiring.dtypes(a.type.dtype, b.type.dtype)
         self.rows = pl.dims[a.type.nrows]
@@ -57,8 +60,9 @@ class Product:
         # a sparse B moves only its present entries (a frontier, distances with missing entries);
         # when it is static (L in a triangle count's L·L) planning knows how many
         self.b_sparse = b.type.kind is Kind.sparse
+        # (SPMD: this rank holds its rows of B only; planning bounds a message by every entry)
         self.b_static = sp.csr_array(gb.io.to_scipy_sparse(pl.static_value(b), format="csr")) \
-            if self.b_sparse and pl.is_static(b) else None
+            if self.b_sparse and pl.is_static(b) and pl.me is None else None
         # B's columns on a partitioned dim too (n x n): only a sparse exchange moves such rows
         self.b_wide = isinstance(b.type.ncols, str) and b.type.ncols in pl.dims
 
@@ -69,9 +73,42 @@ class Product:
             return len(rows) * self.K
         return int(np.diff(self.b_static.indptr)[rows].sum())
 
+    def rows_of(self, r: int) -> sp.csr_array:
+        """Rank r's rows of A (columns in original indexing)."""
+        if self.me is not None:   # SPMD: A is this rank's rows already
+            assert r == self.me, "an SPMD plan lowers its own rank only"
+            return self.A
+        return self.A[self.rows.owned[r]]
+
+    def block_rows(self, r: int, I: np.ndarray, dest) -> sp.csr_array:
+        """Rows ``I`` of A (global ids, in this order; columns in original indexing) as rank r
+        needs them. Under SPMD planning (r is this rank) other ranks own most of them: every rank
+        sends each entry of its rows to the one rank ``dest(sender)[column]`` that needs it
+        (spmd.route), so the result holds those entries only (the columns r multiplies)."""
+        if self.me is None:
+            return self.A[I]
+        assert r == self.me, "an SPMD plan lowers its own rank only"
+        grow, gcol, vals = spmd.route(self.comm, self.A, self.rows.owned[r], dest(r))
+        where = np.full(self.rows.size, -1, dtype=np.int64)
+        where[I] = np.arange(I.size)
+        if (where[grow] < 0).any():
+            raise AssertionError("an entry was routed to a rank that does not hold its row")
+        out = sp.csr_array((vals, (where[grow], gcol)), shape=(I.size, self.A.shape[1]))
+        out.sum_duplicates()   # canonical: columns sorted in every row, as A[I] is
+        return out
+
+    def per_rank(self, fn) -> list:
+        """[fn(r) for every rank r]; under SPMD planning each rank computes its own and one
+        allgather gives everyone the list (small values only)."""
+        if self.me is None:
+            return [fn(r) for r in range(self.P)]
+        mine = fn(self.me)
+        return self.comm.allgather(mine) if self.P > 1 else [mine]
+
     @property
     def A(self) -> sp.csr_array:
-        """A as scipy CSR in the compute dtype, original indexing (shared by the candidates)."""
+        """A as scipy CSR in the compute dtype, original indexing (shared by the candidates);
+        under SPMD planning, this rank's rows of it."""
         key = (id(self._A), self.compute)
         if key not in self._csr:
             M = gbops.cast(self._A, self.compute)
@@ -88,6 +125,7 @@ class ProductContext:
     def __init__(self, product: Product, name: str):
         self.product, self.name = product, name
         self.P = product.P
+        self.ranks = product.pl.ranks     # the ranks lowered here: all, or (SPMD) this one
         self.progs = [[] for _ in range(self.P)]
         self.consts = [dict() for _ in range(self.P)]
         self.splits: list = []
@@ -100,7 +138,7 @@ class ProductContext:
 
     # -- emission into this candidate's buffers
     def emit(self, x):
-        for r in range(self.P):
+        for r in self.ranks:
             out = x(r) if callable(x) else x
             if out is None:
                 continue
@@ -119,7 +157,7 @@ class ProductContext:
 
     def const_all(self, fn) -> int:
         s = self.slot()
-        for r in range(self.P):
+        for r in self.ranks:
             self.consts[r][s] = fn(r)
         return s
 
@@ -160,11 +198,17 @@ def lower_product(pl, n: Node):
                        f"dense[{pl.concrete(b.type.nrows)}x{pl.concrete(b.type.ncols)}]", pl.concrete(b.type.ncols))
     product = Product(pl, n, index)
     names = plan_names() if pl.opt.plan == "auto" else [get_plan(pl.opt.plan).name]
+    spmd = pl.me is not None
     candidates = []
     for name in names:
         spec = PLANS[name]
         ctx = ProductContext(product, name)
         ctx.reason = spec.check(ctx) if spec.check else None
+        if spmd and spec.spmd is None:
+            if pl.opt.plan != "auto":
+                raise PlanError(f"plan {name} cannot be planned SPMD yet (from sharded inputs); plans that can: "
+                                f"{', '.join(spmd_names())}")
+            ctx.reason = ctx.reason or "no SPMD lowering yet (the graph is sharded: every rank plans from its rows)"
         candidates.append(ctx)
         if ctx.reason:
             fallback = next((f for f in ("allgather1d", "p2p1d") if f not in names), None)
@@ -172,7 +216,7 @@ def lower_product(pl, n: Node):
                 info.notes.append(f"{name} cannot run here ({ctx.reason}); using {fallback}")
                 names.append(fallback)
             continue
-        spec.lower(ctx)
+        (spec.spmd if spmd else spec.lower)(ctx)
     info.loop = pl.in_loop
     pl.products.append(info)
     pl.candidates.append(candidates)

@@ -46,7 +46,9 @@ def _read_transposed(users) -> bool:
                                for u in users)
 
 
-def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
+def classify(order: list[Node], outputs) -> tuple[set, set, set]:
+    """(static: computed once, at planning; needed: the static values a dynamic node, a deferred
+    one or an output reads; deferred: static, but computed by the plan's setup block)."""
     st: set[int] = set()
     for n in order:
         if is_static_leaf(n) or (n.args and all(id(a) in st for a in n.args)):
@@ -63,14 +65,27 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
         if id(n) in st and id(n) not in seen and (n.op in (Op.MXM, Op.WHILE) or any(id(a) in deferred for a in n.args)):
             deferred.add(id(n))
     st -= deferred
+    users = _users(order)
+    outs = {id(n) for _, n in outputs}
+    needed = {i for i in st if i in outs or any(id(u) not in st for u in users.get(i, []))}
+    return st, needed, deferred
+
+
+def _users(order: list[Node]) -> dict:
     users: dict[int, list] = {}
+    for n in order:
+        for a in n.args:
+            users.setdefault(id(a), []).append(n)
+    return users
+
+
+def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
+    st, needed, deferred = classify(order, outputs)
+    users = _users(order)
     last: dict[int, int] = {}
     for i, n in enumerate(order):
         for a in n.args:
-            users.setdefault(id(a), []).append(n)
             last[id(a)] = i
-    outs = {id(n) for _, n in outputs}
-    needed = {i for i in st if i in outs or any(id(u) not in st for u in users.get(i, []))}
     env = Env(mats, dims)
     values: dict[int, object] = {}
     for i, n in enumerate(order):

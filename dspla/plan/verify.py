@@ -149,6 +149,8 @@ def _signature(i) -> tuple:
         return (t.__name__, i.loop, i.max_iter, i.agreed)
     if t is ir.Redistribute:
         return (t.__name__, i.axis, i.width)
+    if t is ir.TransposeRows:
+        return (t.__name__, i.ncols)
     raise AssertionError(f"no signature for collective {t.__name__}")
 
 

@@ -51,6 +51,7 @@ from ..plan.ir import (
     TakeCols,
     TakeRows,
     Traffic,
+    TransposeRows,
     Unpermute,
     WaitSends,
     Where,
@@ -602,6 +603,33 @@ def _redistribute(rt: Runtime, i: Redistribute):
                          int((rc[others] > 0).sum())))
     out = gb.Matrix.from_coo(i.pos[recv[0]], recv[1], recv[2], nrows=i.nrows, ncols=i.width, dtype=dt.gb)
     rt.slots[i.out] = out.T.new() if i.axis == "col" else out
+
+
+@handler(TransposeRows)
+def _transpose_rows(rt: Runtime, i: TransposeRows):
+    g, me = rt.comm, rt.comm.rank
+    M = rt.slots[i.src]
+    t0 = time.perf_counter()
+    r, c, v = M.to_coo()
+    c = c.astype(np.int64, copy=False)
+    dest = i.parts[c]
+    order = np.argsort(dest, kind="stable")
+    sc = np.bincount(dest, minlength=g.size).astype(np.int64)
+    send = (c[order], i.ids[r][order], v[order])   # (row of the result, its column, value)
+    rc = np.empty_like(sc)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.alltoallv(sc, np.ones(g.size, np.int64), rc, np.ones(g.size, np.int64))
+    dt = _dt(M)
+    recv = [np.empty(int(rc.sum()), dtype=x) for x in (np.int64, np.int64, dt.np)]
+    for buf, x in zip(recv, send):
+        g.alltoallv(np.ascontiguousarray(x, dtype=buf.dtype), sc, buf, rc)
+    rt.timed("wait_s", t0)
+    others = [m for m in range(g.size) if m != me]
+    rt.count_dynamic(i, (int(sc[others].sum()), int((sc[others] > 0).sum()), int(rc[others].sum()),
+                         int((rc[others] > 0).sum())))
+    rt.slots[i.out] = gb.Matrix.from_coo(i.pos[recv[0]], recv[1], recv[2], nrows=i.nrows, ncols=i.ncols,
+                                         dtype=dt.gb)
 
 
 # ---------------------------------------------------------------------------------- loops

@@ -22,24 +22,36 @@ failure on any rank after step 1 ends the whole job with one message (MPI Abort)
 from __future__ import annotations
 
 import gc
+import resource
 import statistics
+import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from .. import compile as compiler
 from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError, warn
+from ..exec.gbops import dtype_of
 from ..exec.values import Array, Dist, Meta
 from ..partition import METHODS
+from ..plan import spmd
 from ..plan.explain import as_text
-from ..plan.layout import piece
+from ..plan.layout import DimPart, canonical, piece
 from ..plan.options import Options
-from ..plan.plans import get_plan
+from ..plan.plans import get_plan, spmd_names
 from ..plan.static import is_static_leaf
 from .failure import PeerError, fail
 from .interp import Runtime
 from .process import settle_garbage
 from .wire import from_wire, to_wire
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory so far (Linux reports KiB; simulated ranks share one
+    process, so they report the same number)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
 def describe(value) -> tuple:
@@ -96,11 +108,43 @@ class DistSession:
             self._given = laid_out
             # "send": the plan's host inputs, known once planned
             header = {"replan": True, "gather": [k for k in static if k in mine], "send": True}
+            if header["gather"]:   # the graph came sharded: every rank plans from its rows, if it can
+                header.update(self._spmd(inputs, mats, dims, mine))
+            elif self.comm.size > 1 and self.opt.spmd:   # in memory: rank 0 partitions and shards, then SPMD
+                header["in_memory"] = True   # (the work is _plan's: a failure there ends every rank)
             self._plan_key = key
         else:
             send = [k for k in self.plan.input_layouts if k not in mine and self._sent.get(k) is not inputs[k]]
             header = {"replan": False, "gather": [], "send": send}
         return mats, dims, header
+
+    def _spmd(self, inputs: dict, mats: dict, dims: dict, mine: dict) -> dict:
+        """SPMD planning (plan/spmd.py) when the program allows it: what every rank needs to plan
+        for itself (the inputs' shapes, dtypes and entry counts, the dims); else why not."""
+        order = self.f.sized(mats, dims).program.toposort()
+        given = {k: inputs[k].dist for k in mine}
+        why = spmd.why_not(order, given, self.comm.size, self.opt, spmd_names()) if self.opt.spmd else \
+            "planning on every rank is off (spmd=False)"
+        if why is not None:
+            return {"note": f"planned on rank 0, the sharded graph gathered there: {why}"}
+        metas = {k: m if isinstance(m, Meta) else Meta((m.nrows, m.ncols), dtype_of(m).np.name, m.nvals,
+                                                        m.nvals == m.nrows * m.ncols) for k, m in mats.items()}
+        return {"gather": [], "spmd": (metas, dict(dims))}
+
+    def _shard_in_memory(self, mats: dict, dims: dict, dist: dict) -> dict:
+        """The in-memory path: rank 0 holds the graph; it partitions it (static-eval and partition,
+        as planning on one rank would) and will send every rank its rows of the graph's inputs;
+        then every rank plans its own program, as from shards. Returns the header's part."""
+        given = {k: v.dist for k, v in dist.items()}   # (values passed distributed keep their owners)
+        c = compiler.run(replace(self.f.sized(mats, dims), P=self.comm.size, options=self.opt, timings={},
+                                 given=given), start="static-eval", stop="partition")
+        leaves = {n.attr("name"): canonical(n.type, c.dims) for n in self.f.inputs
+                  if is_static_leaf(n) and n.attr("name") not in dist}
+        metas = {k: m if isinstance(m, Meta) else Meta((m.nrows, m.ncols), dtype_of(m).np.name, m.nvals,
+                                                        m.nvals == m.nrows * m.ncols) for k, m in mats.items()}
+        return {"spmd": (metas, dict(dims)), "dims": {d: (p.parts, p.method) for d, p in c.dims.items()},
+                "partition_info": c.partition_info, "scatter": leaves,
+                "rank0_s": {k: c.timings[k] for k in ("static-eval", "partition")}}
 
     def _still_laid_out(self, laid_out: dict) -> bool:
         """Whether the plan takes the distributed inputs as they now are: as they were when it was
@@ -146,8 +190,26 @@ class DistSession:
             raise
 
     def _plan(self, header, mats, dims, inputs, dist):
-        """Plan on rank 0 and hand every rank its program (a collective)."""
+        """Plan on rank 0 and hand every rank its program, or (SPMD) every rank its own (a
+        collective)."""
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
+        if header.get("in_memory"):
+            part = self._shard_in_memory(mats, dims, dist) if rank == 0 else None
+            header = {**header, **comm.bcast(part, 0)}
+        if header.get("spmd"):
+            if "dims" not in header:   # from shards
+                return self._plan_spmd(header["spmd"], dist)
+            dims_ = {d: DimPart(d, parts, P, method) for d, (parts, method) in header["dims"].items()}
+            pieces = None
+            if rank == 0:   # every rank's rows of the graph
+                pieces = [{k: piece(mats[k], lay, dims_, r) for k, lay in header["scatter"].items()} for r in range(P)]
+                pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
+            mine = comm.scatter(pieces, 0)
+            shapes = header["spmd"][0]
+            dist = {**dist, **{k: Array(from_wire(w), k, Dist(lay.kind, lay.dim, dims_[lay.dim], comm),
+                                        (shapes[k].nrows, shapes[k].ncols))
+                               for (k, lay), w in zip(header["scatter"].items(), mine.values())}}
+            return self._plan_spmd(header["spmd"], dist, dims_, header)
         for name in header["gather"]:   # a distributed graph: planning reads it whole (on rank 0)
             M = dist[name].to_graphblas(root=0)
             if rank == 0:
@@ -156,6 +218,7 @@ class DistSession:
         if rank == 0:
             given = {k: v.dist for k, v in dist.items()}
             self.plan = compiler.distribute(self.f.sized(mats, dims), P, self.opt, given=given).plan
+            self.plan.planning_note = header.get("note")
             programs, self.plan.programs = self.plan.programs, None   # rank 0 keeps the metadata only
             shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
                       for name, n in self.plan.program.outputs}
@@ -172,6 +235,38 @@ class DistSession:
         self.runtime = Runtime(programs, comm)
         self._held = {}
         self._runs = 0
+
+    def _plan_spmd(self, sized: tuple, dist: dict, parts: dict | None = None, header: dict | None = None):
+        """Every rank plans its own program from its pieces of the sharded inputs (plan/spmd.py);
+        no program moves. Every rank reaches the same choices, so rank 0's plan describes all.
+        ``parts``: the dims rank 0 partitioned (in memory; ``header`` has its partition info)."""
+        comm, P = self.comm, self.comm.size
+        metas, dims = sized
+        c = self.f.sized(metas, dims)   # the same program on every rank: sizes and counts agree
+        plan = compiler.distribute(c, P, self.opt, given={k: v.dist for k, v in dist.items()}, comm=comm,
+                                   local={k: v._piece for k, v in dist.items()}, execute=self._execute,
+                                   dims=parts, partition_info=header and header["partition_info"]).plan
+        if header is not None:   # rank 0's part of planning: static-eval and partition, on the whole graph
+            plan.steps_s = {**plan.steps_s, **{k: plan.steps_s.get(k, 0.0) + v for k, v in header["rank0_s"].items()}}
+        (program,), plan.programs = plan.programs, None
+        shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
+                  for name, n in plan.program.outputs}
+        self.plan = plan   # (every rank: the same metadata; rank 0's is the one reported)
+        self.layout = (plan.dims, plan.output_layouts, shapes)
+        if self.runtime is not None:
+            self.runtime.close()
+        self.runtime = Runtime(program, comm)
+        self._held = {}
+        self._runs = 0
+
+    def _execute(self, program, inputs: dict) -> dict:
+        """Run a rank program once on this communicator (SPMD planning's derived static values)."""
+        rt = Runtime(program, self.comm)
+        rt.fault = None   # (DSPLA_FAULT names an instruction of the plan's program, not of this one)
+        try:
+            return rt.run(inputs)
+        finally:
+            rt.close()
 
     def _run(self, header, mats, dims, inputs, dist, repeat, local):
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
@@ -212,7 +307,9 @@ class DistSession:
             self._runs += 1
             times.append(time.perf_counter() - t0)
         self.last_local = out
-        stats = [self._rank_stats(rt)] if P == 1 else comm.gather(self._rank_stats(rt), 0)
+        mine = {**self._rank_stats(rt), "planning_s": planning_s if header["replan"] else 0.0,
+                "first_iteration_s": times[0] if header["replan"] else 0.0, "peak_rss_bytes": peak_rss_bytes()}
+        stats = [mine] if P == 1 else comm.gather(mine, 0)
         if rank == 0:
             self.last_stats = self._summary(stats, planning_s if header["replan"] else 0.0, times)
             for loop, (where, bound) in sorted(rt.at_bound.items()):
@@ -257,7 +354,14 @@ class DistSession:
             tot, avg, mx = agg(per_rank, key)
             out[f"{key}_total"], out[f"{key}_avg"], out[f"{key}_max"] = tot, avg, mx
         out["per_rank"] = [{k: r[k] for k in ("words_sent", "words_received", "messages_sent", "messages_received",
-                                              "compute_s", "pack_s", "wait_s")} for r in per_rank]
+                                              "compute_s", "pack_s", "wait_s", "peak_rss_bytes", "planning_s",
+                                              "first_iteration_s")} for r in per_rank]
+        # who planned: every rank its own program (sharded inputs), or rank 0 all of them
+        out["planning"] = self.plan.planning
+        if self.plan.planning_note:
+            out["planning_note"] = self.plan.planning_note
+        rss = [r["peak_rss_bytes"] for r in per_rank]
+        out["peak_rss_bytes_max"], out["peak_rss_bytes_median"] = max(rss), statistics.median(rss)
         iterations = per_rank[0]["iterations"]   # every rank runs a loop the same number of times
         # per loop: iterations, seconds (the slowest rank), and the words all ranks sent in each
         # iteration (a BFS's words follow its frontier)

@@ -17,16 +17,25 @@ class PlanSpec:
     lower: Callable          # lower(ctx: ProductContext) -> None (emits instructions)
     doc: str
     check: Callable | None = None   # check(ctx) -> None or a reason the plan cannot run
+    spmd: Callable | None = None    # lower(ctx) on one rank from its own rows (plan/spmd.py); None: not yet
 
 
 PLANS: dict[str, PlanSpec] = {}
 
 
-def register_plan(name: str, doc: str = "", check: Callable | None = None):
+def register_plan(name: str, doc: str = "", check: Callable | None = None, spmd: Callable | bool | None = None):
+    """``spmd``: the plan's lowering for one rank from its own rows (True: ``fn`` itself works so)."""
     def register(fn):
-        PLANS[name] = PlanSpec(name, fn, doc or (fn.__doc__ or "").strip().splitlines()[0], check)
+        PLANS[name] = PlanSpec(name, fn, doc or (fn.__doc__ or "").strip().splitlines()[0], check,
+                               fn if spmd is True else spmd or None)
         return fn
     return register
+
+
+def spmd_names() -> list[str]:
+    """The plans that can be lowered SPMD (every rank from its own rows)."""
+    _load()
+    return [n for n, p in PLANS.items() if p.spmd is not None]
 
 
 def get_plan(name: str) -> PlanSpec:

@@ -13,16 +13,16 @@ def _check(ctx):
     return narrow_only(ctx)
 
 
-@register_plan("allgather1d", check=_check)
+@register_plan("allgather1d", check=_check, spmd=True)
 def lower(ctx):
     """Gather all of B on every rank (MPI_Allgatherv), then a local product."""
-    A, rows, cols, K = ctx.A, ctx.rows, ctx.cols, ctx.K
+    cols, K = ctx.cols, ctx.K
     ctx.info.predicted = {"words": int(K * sum(c * (ctx.P - 1) for c in cols.counts if c)),
                           "messages": int(sum(ctx.P - 1 for c in cols.counts if c))}
 
     def local_block(r):
         # columns renumbered to the rank order in which the gathered rows arrive
-        A_r = A[rows.owned[r]].tocsr()
+        A_r = ctx.rows_of(r)
         return ctx.gb(sp.csr_array((A_r.data, cols.permpos[A_r.indices], A_r.indptr), shape=A_r.shape))
 
     a = ctx.const_all(local_block)

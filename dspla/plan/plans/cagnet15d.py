@@ -40,10 +40,10 @@ def _check(ctx):
     return narrow_only(ctx) or replication_check(ctx)
 
 
-@register_plan("15d", check=_check)
+@register_plan("15d", check=_check, spmd=True)
 def lower(ctx):
     """CAGNET 1.5D: block rows replicated c-fold, per-column broadcasts, row Allreduce."""
-    A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P
+    rows, cols, K, P = ctx.rows, ctx.cols, ctx.K, ctx.P
     c = ctx.opt.replication or 1
     nb = P // c
     prow = ctx.add_split([r // c for r in range(P)])
@@ -52,14 +52,22 @@ def lower(ctx):
     chunk = chunks(nb, c)
     dtype, presence = ctx.b_dtype.value, not ctx.b_full
     in_place = ctx.in_place
-    for r in range(P):
+    # SPMD planning: an entry of block column k goes to the member of the sender's process row
+    # whose chunk holds k
+    chunk_of = np.zeros(nb, dtype=np.int64)
+    for j, ks in enumerate(chunk):
+        chunk_of[ks] = j
+
+    def dest(sender):
+        return (sender // c) * c + chunk_of[cols.parts // c]
+
+    for r in ctx.ranks:
         i, j = divmod(r, c)
         members = range(i * c, (i + 1) * c)
         I = np.concatenate([rows.owned[m] for m in members])   # block row i, in member order
         lo = int(rows.counts[i * c:r].sum())
         mine = np.arange(lo, lo + int(rows.counts[r]))
-        A_i = A[I]
-        blocks = split_by_owner(A_i, [(k, blk_cols[k]) for k in chunk[j]])
+        blocks = split_by_owner(ctx.block_rows(r, I, dest), [(k, blk_cols[k]) for k in chunk[j]])
         prog = []
         Hi = ctx.slot()
         prog.append(AllgatherRows(Hi, ctx.b, cols.counts[i * c:(i + 1) * c], K, dtype, presence=presence, group=prow,
@@ -82,7 +90,7 @@ def lower(ctx):
                                   presence=not in_place, product=ctx.index))
         prog.append(TakeRows(ctx.out, Zi, mine, product=ctx.index))
         prog.append(Free((Z, Zi)))
-        empty = np.flatnonzero(np.diff(A_i.indptr)[mine] == 0)
+        empty = np.flatnonzero(np.diff(ctx.rows_of(r).indptr) == 0)   # this rank's rows, all columns
         if in_place and empty.size:
             prog.append(DropRows(ctx.out, empty, product=ctx.index))
         ctx.emit_rank(r, prog)

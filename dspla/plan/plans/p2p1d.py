@@ -13,7 +13,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...analysis import comm_plan
+from ...analysis.comm import sorted_unique
 from ..ir import DropRows, Fill, MxM, Pack, PackSparse, Recv, RecvMxM, Send, WaitSends
+from ..spmd import exchange
 from . import register_plan
 
 
@@ -82,52 +84,73 @@ def add_remote_block(ctx, r: int, B: sp.csr_array, whole: bool, blocks: list, ro
         row_lists.append(rows_q)
 
 
-@register_plan("p2p1d")
+@register_plan("p2p1d", spmd=lambda ctx: lower_spmd(ctx))
 def lower(ctx):
     """1D row partition, p2p messages with hypergraph-derived send sets (seed 000)."""
-    A, rows, cols, K = ctx.A, ctx.rows, ctx.cols, ctx.K
-    plan = comm_plan(A, rows.parts, ctx.P, b_parts=cols.parts)
-    ctx.info.predicted = {"volume_rows": plan.volume_total, "words": plan.volume_total * K,
+    plan = comm_plan(ctx.A, ctx.rows.parts, ctx.P, b_parts=ctx.cols.parts)
+    ctx.info.predicted = {"volume_rows": plan.volume_total, "words": plan.volume_total * ctx.K,
                           "messages": plan.npairs}
+    for r in range(ctx.P):
+        rank_program(ctx, r, ctx.rows_of(r), plan.receives(r), plan.sends(r))
+
+
+def lower_spmd(ctx):
+    """The same program for this rank only, from its own rows: the rows it receives are the
+    columns its rows reference that others own (ownership map); what it sends, each peer tells
+    it (plan/spmd.py: one Alltoall of counts, one Alltoallv of row ids). The totals explain
+    shows come from every rank's counts, gathered by choose."""
+    me, A_r, cols = ctx.me, ctx.A, ctx.cols
+    need = sorted_unique(A_r.indices.astype(np.int64, copy=False))
+    owner = cols.parts[need]
+    far = owner != me
+    need, owner = need[far], owner[far]
+    order = np.argsort(owner, kind="stable")   # ids stay ascending within each owner
+    need, owner = need[order], owner[order]
+    bounds = np.searchsorted(owner, np.arange(ctx.P + 1))
+    recvs = {q: need[bounds[q]:bounds[q + 1]] for q in range(ctx.P) if bounds[q + 1] > bounds[q]}
+    sends = exchange(ctx.comm, recvs)
+    rank_program(ctx, me, A_r, recvs, sends)
+
+
+def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
+    """Rank r's instructions: receives posted, send lists packed and sent, the local block
+    multiplied while messages fly, each arriving block multiplied and accumulated."""
+    rows, cols, K = ctx.rows, ctx.cols, ctx.K
     # a sparse B sends the present entries of its rows (PackSparse); a dense one its rows, with a
     # presence bitmap unless it is proven full
     dtype, sparse = ctx.b_dtype.value, ctx.b_sparse
     presence = not ctx.b_full and not sparse
     in_place = ctx.in_place
-    for r in range(ctx.P):
-        A_r = A[rows.owned[r]]
-        recvs = plan.receives(r)
-        sends = plan.sends(r)
-        # own columns by local position, received ones by position in the sender's list
-        blocks = split_by_owner(A_r, [(r, cols.owned[r])] + list(recvs.items()))
-        prog = []
-        recv_slots, block_slots, row_lists, send_slots = [], [], [], []
-        for q, lst in recvs.items():
-            s = ctx.slot()
-            prog.append(Recv(s, q, ctx.tag, lst.size, K, dtype, presence=presence, sparse=sparse,
-                             expect=ctx.entries(lst) if sparse else None, product=ctx.index))
-            recv_slots.append(s)
-            add_remote_block(ctx, r, blocks[q], ctx.whole_blocks, block_slots, row_lists)
-        for q, lst in sends.items():
-            s = ctx.slot()
-            if sparse:
-                prog.append(PackSparse(s, ctx.b, cols.pos[lst], product=ctx.index))
-            else:
-                prog.append(Pack(s, ctx.b, cols.pos[lst], presence=presence, product=ctx.index))
-            prog.append(Send(s, q, ctx.tag, ctx.entries(lst) if sparse else lst.size * K, dtype, presence, sparse,
-                             product=ctx.index))
-            send_slots.append(s)
-        if in_place:
-            prog.append(Fill(ctx.out, int(rows.counts[r]), K, ctx.semiring.monoid, ctx.compute.value,
-                             product=ctx.index))
-        prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(blocks[r])), ctx.b, ctx.semiring, accumulate=in_place,
-                        **ctx.mask, product=ctx.index))
-        if recv_slots:
-            prog.append(RecvMxM(ctx.out, tuple(recv_slots), tuple(block_slots), ctx.semiring, tuple(row_lists),
-                                **ctx.mask, product=ctx.index))
-        if send_slots:
-            prog.append(WaitSends(tuple(send_slots), product=ctx.index))
-        empty = np.flatnonzero(np.diff(A_r.indptr) == 0)
-        if in_place and empty.size:
-            prog.append(DropRows(ctx.out, empty, product=ctx.index))
-        ctx.emit_rank(r, prog)
+    # own columns by local position, received ones by position in the sender's list
+    blocks = split_by_owner(A_r, [(r, cols.owned[r])] + list(recvs.items()))
+    prog = []
+    recv_slots, block_slots, row_lists, send_slots = [], [], [], []
+    for q, lst in recvs.items():
+        s = ctx.slot()
+        prog.append(Recv(s, q, ctx.tag, lst.size, K, dtype, presence=presence, sparse=sparse,
+                         expect=ctx.entries(lst) if sparse else None, product=ctx.index))
+        recv_slots.append(s)
+        add_remote_block(ctx, r, blocks[q], ctx.whole_blocks, block_slots, row_lists)
+    for q, lst in sends.items():
+        s = ctx.slot()
+        if sparse:
+            prog.append(PackSparse(s, ctx.b, cols.pos[lst], product=ctx.index))
+        else:
+            prog.append(Pack(s, ctx.b, cols.pos[lst], presence=presence, product=ctx.index))
+        prog.append(Send(s, q, ctx.tag, ctx.entries(lst) if sparse else lst.size * K, dtype, presence, sparse,
+                         product=ctx.index))
+        send_slots.append(s)
+    if in_place:
+        prog.append(Fill(ctx.out, int(rows.counts[r]), K, ctx.semiring.monoid, ctx.compute.value,
+                         product=ctx.index))
+    prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(blocks[r])), ctx.b, ctx.semiring, accumulate=in_place,
+                    **ctx.mask, product=ctx.index))
+    if recv_slots:
+        prog.append(RecvMxM(ctx.out, tuple(recv_slots), tuple(block_slots), ctx.semiring, tuple(row_lists),
+                            **ctx.mask, product=ctx.index))
+    if send_slots:
+        prog.append(WaitSends(tuple(send_slots), product=ctx.index))
+    empty = np.flatnonzero(np.diff(A_r.indptr) == 0)
+    if in_place and empty.size:
+        prog.append(DropRows(ctx.out, empty, product=ctx.index))
+    ctx.emit_rank(r, prog)

@@ -15,10 +15,10 @@ def _check(ctx):
     return narrow_only(ctx) or replication_check(ctx)
 
 
-@register_plan("shift1d", check=_check)
+@register_plan("shift1d", check=_check, spmd=True)
 def lower(ctx):
     """1D rows; B replicated c-fold by Allgather in groups, super-blocks shifted around a ring."""
-    A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P
+    rows, cols, K, P = ctx.rows, ctx.cols, ctx.K, ctx.P
     c = ctx.opt.replication or 1
     q = P // c
     sb_cols, sb_rows = column_groups(cols, c)      # super-blocks of c ranks' rows
@@ -27,9 +27,9 @@ def lower(ctx):
     in_place = ctx.in_place
     ctx.info.predicted = {"words": int(K * (sum((c - 1) * n for n in cols.counts) + (q - 1) * c * sb_rows.sum())),
                           "messages": int(P * (c - 1) + P * (q - 1))}
-    for r in range(P):
+    for r in ctx.ranks:   # (every rank, or under SPMD planning this one: it needs its own rows only)
         g = r // c
-        A_r = A[rows.owned[r]]
+        A_r = ctx.rows_of(r)
         blocks = split_by_owner(A_r, list(enumerate(sb_cols)))
         prog = []
         cur = ctx.slot()

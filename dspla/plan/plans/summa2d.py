@@ -37,10 +37,10 @@ def k_ranges(K: int, s: int) -> list:
     return [(int(cuts[j]), int(cuts[j + 1])) for j in range(s)]
 
 
-@register_plan("2d", check=_check)
+@register_plan("2d", check=_check, spmd=True)
 def lower(ctx):
     """CAGNET 2D SUMMA on a square grid: A and B broadcast along rows and columns."""
-    A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P
+    rows, cols, K, P = ctx.rows, ctx.cols, ctx.K, ctx.P
     s = math.isqrt(P)
     J = k_ranges(K, s)
     prow = ctx.add_split([r // s for r in range(P)])
@@ -48,11 +48,19 @@ def lower(ctx):
     blk_cols, blk_rows = column_groups(cols, s)
     dtype, presence = ctx.b_dtype.value, not ctx.b_full
     in_place = ctx.in_place
-    blocks_of_row = {}
-    for i in range(s):
+    def dest(sender):   # SPMD planning: an entry of column block j goes to rank (sender's row, j)
+        return (sender // s) * s + cols.parts // s
+
+    def block_row(i: int, r: int):
+        """(I, the blocks A_ik rank r needs: all of them, or under SPMD planning its own A_ij)."""
         I = np.concatenate([rows.owned[m] for m in range(i * s, (i + 1) * s)])
-        blocks_of_row[i] = (I, split_by_owner(A[I], list(enumerate(blk_cols))))
-    for r in range(P):
+        return I, split_by_owner(ctx.block_rows(r, I, dest), list(enumerate(blk_cols)))
+
+    blocks_of_row = {i: block_row(i, i * s) for i in range(s)} if ctx.me is None else \
+        {ctx.me // s: block_row(ctx.me // s, ctx.me)}
+    # what every rank needs of the others' blocks A_ik: their entries, for the broadcasts' buffers
+    nnz = ctx.per_rank(lambda r: int(blocks_of_row[r // s][1][r % s].nnz))
+    for r in ctx.ranks:
         i, j = divmod(r, s)
         I, blocks = blocks_of_row[i]
         width = J[j][1] - J[j][0]
@@ -73,7 +81,7 @@ def lower(ctx):
                 src, own = ctx.const(r, csr_pack(blk, ctx.compute)), ctx.const(r, ctx.gb(blk))
             else:
                 src = own = None
-            prog.append(BcastSparse(Aik, src, own, k, blk.shape[0], blk.shape[1], int(blk.nnz), ctx.compute.value,
+            prog.append(BcastSparse(Aik, src, own, k, blk.shape[0], blk.shape[1], nnz[i * s + k], ctx.compute.value,
                                     group=prow, product=ctx.index))
             prog.append(Bcast(Bkj, Bij if i == k else None, k, int(blk_rows[k]), width, dtype, presence=presence,
                               group=pcol, product=ctx.index))
@@ -87,7 +95,7 @@ def lower(ctx):
                              tuple((int(rows.counts[r]), J[m][1] - J[m][0]) for m in range(s)), "cols",
                              ctx.compute.value, j, presence=not in_place, group=prow, product=ctx.index))
         prog.append(Free((C,)))
-        A_r_rows = np.diff(A[rows.owned[r]].indptr)
+        A_r_rows = np.diff(ctx.rows_of(r).indptr)
         empty = np.flatnonzero(A_r_rows == 0)
         if in_place and empty.size:
             prog.append(DropRows(ctx.out, empty, product=ctx.index))

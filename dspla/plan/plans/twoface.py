@@ -117,10 +117,10 @@ def _check(ctx):
     return narrow_only(ctx)
 
 
-@register_plan("twoface", check=_check)
+@register_plan("twoface", check=_check, spmd=True)
 def lower(ctx):
     """Two-Face: per-stripe choice of collective (sync) or one-sided get (async)."""
-    A, rows, cols, K, P = ctx.A, ctx.rows, ctx.cols, ctx.K, ctx.P
+    rows, cols, K, P = ctx.rows, ctx.cols, ctx.K, ctx.P
     W = _width(ctx)
     coef = ctx.coefficients.twoface(K)
     itemsize = ctx.b_dtype.np.itemsize
@@ -130,21 +130,23 @@ def lower(ctx):
     nstripes = -(-cols.counts // W)
     base = np.r_[0, np.cumsum(nstripes)]
     total = int(base[-1])
-    # 1. classify every rank's stripes (Algorithm 4.1, then the memory cap)
-    per_rank, sync_need = [], np.zeros((total, P), dtype=bool)
-    n_async = n_sync = moved = 0
-    for r in range(P):
-        A_r = A[rows.owned[r]]
+    # 1. classify every rank's stripes (Algorithm 4.1, then the memory cap); under SPMD planning
+    #    each rank its own, and one allgather tells every rank which stripes each needs in sync
+    per_rank = {}
+    for r in ctx.ranks:
+        A_r = ctx.rows_of(r)
         st, sid = stripes_of(A_r, r, cols, W)
         is_async = classify(st.l, st.n, K, W, coef)
         own_bytes = (3 * cols.counts[r] + rows.counts[r]) * K * itemsize  # B, the window (x2), C
         is_async, m = apply_memory_cap(st, is_async, K, itemsize, own_bytes, cap)
-        moved += m
         gids = base[st.owner] + st.index
-        sync_need[gids[~is_async], r] = True
-        per_rank.append((A_r, st, sid, gids, is_async))
-        n_async += int(is_async.sum())
-        n_sync += int((~is_async).sum())
+        per_rank[r] = (A_r, st, sid, gids, is_async, m)
+    summary = ctx.per_rank(lambda r: (per_rank[r][3][~per_rank[r][4]], int(per_rank[r][4].sum()),
+                                      int((~per_rank[r][4]).sum()), per_rank[r][5]))
+    sync_need = np.zeros((total, P), dtype=bool)
+    for r, (sync_gids, _, _, _) in enumerate(summary):
+        sync_need[sync_gids, r] = True
+    n_async, n_sync, moved = (sum(x[k] for x in summary) for k in (1, 2, 3))
     # 2. sync groups: stripes of one owner needed by the same set of ranks share one broadcast;
     #    groups with disjoint members share one sub-communicator split (fewer collective set-ups)
     groups = []   # (owner, members tuple, stripe ids)
@@ -171,11 +173,12 @@ def lower(ctx):
         splits[si][2] = color + 1
         placed.append(si)
     split_ids = [ctx.add_split(colors) for colors, _, _ in splits]
-    # 3. async fetch lists: for each (r, q), the rows of q's async stripes r touches
+    # 3. async fetch lists: for each (r, q), the rows of q's async stripes r touches; what each
+    #    owner serves (its WinExpose's account) summed over the ranks that get from it
     win = ctx.add_window([(int(cols.counts[r]), window_row_bytes(K, ctx.b_dtype, presence)) for r in range(P)])
-    served_words, served_msgs = np.zeros(P, np.int64), np.zeros(P, np.int64)
-    gets = [dict() for _ in range(P)]
-    for r, (A_r, _, sid, gids, is_async) in enumerate(per_rank):
+    gets = {}
+    for r, (A_r, _, sid, gids, is_async, _) in per_rank.items():
+        gets[r] = {}
         async_ids = np.zeros(total, dtype=bool)
         async_ids[gids[is_async]] = True
         coo = A_r.tocoo()
@@ -185,14 +188,22 @@ def lower(ctx):
             starts, counts = coalesce(pos, K)
             fetched = np.concatenate([np.arange(a, a + b) for a, b in zip(starts, counts)])
             gets[r][int(q)] = (starts, counts, fetched)
-            served_words[q] += fetched.size * K
-            served_msgs[q] += 1
+
+    def serves(r):   # words and gets rank r takes from each owner
+        words, msgs = np.zeros(P, np.int64), np.zeros(P, np.int64)
+        for q, (_, _, fetched) in gets[r].items():
+            words[q] += fetched.size * K
+            msgs[q] += 1
+        return words, msgs
+    taken = ctx.per_rank(serves)
+    served_words = sum(w for w, _ in taken)
+    served_msgs = sum(m for _, m in taken)
     ctx.info.predicted = {"stripe_width": W, "async_stripes": n_async, "sync_stripes": n_sync,
                           "sync_groups": len(groups), "memory_cap_moved": moved}
     ctx.info.notes.append(f"twoface: W={W}, {n_async} async / {n_sync} sync stripes, {len(groups)} broadcast groups"
                           + (f", {moved} stripes made async by the memory cap" if moved else ""))
     # 4. per rank: the column blocks and the instructions
-    for r, (A_r, _, sid, gids, is_async) in enumerate(per_rank):
+    for r, (A_r, _, sid, gids, is_async, _) in per_rank.items():
         coo = A_r.tocoo()
         key = np.full(coo.nnz, -1, dtype=np.int64)    # -1 local; else a piece id
         colpos = cols.pos[coo.col].copy()

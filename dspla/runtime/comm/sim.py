@@ -6,6 +6,7 @@ import threading
 import time
 from collections import defaultdict, deque
 
+import graphblas as gb
 import numpy as np
 
 
@@ -215,6 +216,9 @@ class SimWindow:
 def run_simulated(size: int, fn, *args, timeout: float = 60.0):
     """Run ``fn(comm, *args)`` on ``size`` simulated ranks (threads); returns the list of results.
     An exception on any rank aborts the others and is re-raised here."""
+    # python-graphblas initialises itself and imports graphblas.io on first use, neither safely
+    # from several threads at once (SPMD planning has every simulated rank convert at once)
+    _ = gb.Matrix, gb.io.to_scipy_sparse
     comms = SimComm.create(size, timeout)
     results, errors = [None] * size, [None] * size
 

@@ -1,0 +1,191 @@
+"""SPMD planning: every rank plans its own program from its own rows of the graph.
+
+When the graph comes sharded (``dspla.load_shards``: rows of A on their owners, the ownership
+map on every rank), no process holds it whole, so the planning steps run on every rank, each
+for itself, with small collectives where ranks must agree (as PETSc builds a VecScatter):
+
+- static-eval: the static values are this rank's pieces: of the sharded inputs, of identities,
+  and of what is derived from them (Â = D^-1/2 (A+I) D^-1/2, degree vectors, Aᵀ), computed by
+  a small plan of their own, lowered by the same rules and run distributed before planning
+  (compile.py); a transpose of the graph moves its entries by Alltoallv (TransposeRows);
+- partition: the shards' ownership is adopted;
+- facts: each rank proves facts of its pieces; they are combined with one allgather;
+- lower: instructions for this rank only; a product's send lists come from its local column
+  ids and the ownership map, exchanged with one Alltoall of counts and one Alltoallv of row
+  ids (``exchange``);
+- choose: each rank counts its own candidates' instructions; one allgather of those counts
+  gives every rank the same inputs to the cost model, hence the same choice;
+- verify-plan: one allgather of every rank's (peer, tag, size) message list checks that every
+  send is matched by a receive.
+
+What cannot be planned this way yet (``why_not``) is planned on rank 0 as before, and explain
+and the stats say so with the reason: a partition other than the shards', a graph not passed
+sharded, a dim the shards do not partition, an explicitly requested plan without an SPMD
+lowering.
+"""
+from __future__ import annotations
+
+import graphblas as gb
+import numpy as np
+
+from ..errors import PlanError
+from ..exec.gbops import occupied
+from ..ir import Node, Op
+from .facts import FACTS, Facts, of_matrix
+from .ir import Loop, Recv, Send
+from .layout import canonical
+from .static import classify, is_static_leaf
+
+
+def why_not(order: list[Node], given: dict, P: int, opt, capable: list[str]) -> str | None:
+    """Why this program cannot be planned SPMD from the distributed inputs ``given`` (name ->
+    Dist), or None when it can. ``order``: the sized program's nodes; ``capable``: the plans
+    with an SPMD lowering."""
+    if opt.plan != "auto" and opt.plan not in capable:
+        return f"plan {opt.plan} has no SPMD lowering yet (SPMD: {', '.join(capable)})"
+    if opt.parts is not None:
+        return "a partition file was given: the graph is re-partitioned on rank 0 instead of using the shards' owners"
+    dims = adopted(order, given, P)
+    for n in order:
+        if n.op is Op.INPUT and is_static_leaf(n):
+            d = given.get(n.attr("name"))
+            if d is None or d.kind != "row" or d.part.P != P:
+                return f"the graph {n.attr('name')!r} was not passed sharded by rows (dspla.load_shards)"
+        if n.op is Op.IDENTITY and n.type.shape[0] not in dims:
+            return f"dim {n.type.shape[0]!r} of {n.op_text()} is not the shards' partitioned dim"
+    return None
+
+
+def adopted(order: list[Node], given: dict, P: int) -> dict:
+    """dim symbol -> the owners of a value passed distributed on it (the shards' ownership map),
+    as the partition step adopts them."""
+    dims: dict = {}
+    for n in order:
+        d = given.get(n.attr("name")) if n.op is Op.INPUT else None
+        if d is not None and d.kind in ("row", "col") and d.part.P == P:
+            sym = n.type.shape[0 if d.kind == "row" else 1]
+            if isinstance(sym, str):
+                dims.setdefault(sym, d.part)
+    return dims
+
+
+def leaves(order: list[Node], local: dict, dims: dict, me: int) -> dict:
+    """id -> this rank's piece of every static leaf: its rows of a sharded input, of an identity."""
+    out = {}
+    for n in order:
+        if n.op is Op.INPUT and is_static_leaf(n):
+            out[id(n)] = local[n.attr("name")]
+        elif n.op is Op.IDENTITY:
+            d = dims[n.type.shape[0]]
+            rows = d.owned[me]
+            out[id(n)] = gb.Matrix.from_coo(np.arange(rows.size), rows, np.ones(rows.size, n.type.dtype.np),
+                                            nrows=rows.size, ncols=d.size, dtype=n.type.dtype.gb)
+    return out
+
+
+def derived(order: list[Node], outputs) -> tuple[set, set, list]:
+    """(static ids, deferred ids, the derived static values the plan reads, in order): what a
+    small distributed plan computes before planning (compile.py)."""
+    st, needed, deferred = classify(order, outputs)
+    return st, deferred, [n for n in order if id(n) in needed and not is_static_leaf(n)]
+
+
+def prove(order: list[Node], static: dict, comm, dims: dict) -> dict:
+    """Facts of the program, those of the static pieces combined over ranks with one allgather:
+    'full' and 'every row has an entry' hold of a row-distributed value when they hold of every
+    rank's rows; 'every column has one' when the ranks' occupied columns together cover them
+    (and the other way round for a column-distributed value; a replicated one is whole here)."""
+    mine = []
+    for n in order:
+        if id(n) not in static:
+            continue
+        M, lay = static[id(n)], canonical(n.type, dims)
+        f = of_matrix(M)
+        across = {"row": "cols", "col": "rows"}.get(lay.kind)   # the axis the ranks' pieces share
+        # (a rank holding no rows is vacuously 'full' but covers no column: it adds nothing)
+        empty = M.nrows == 0 or M.ncols == 0
+        union = np.zeros(0, np.int64) if across is not None and empty else \
+            None if across is None or getattr(f, across) else occupied(M, across).to_coo()[0]
+        mine.append((f.full, f.rows, f.cols, across, union, M.ncols if across == "cols" else M.nrows))
+    every = comm.allgather(mine) if comm.size > 1 else [mine]
+    combined = []
+    for per in zip(*every):
+        across, size = per[0][3], per[0][5]
+        full, rows, cols = (all(x[k] for x in per) for k in range(3))
+        if across is None:
+            full, rows, cols = per[0][:3]
+        elif not (rows if across == "rows" else cols):   # some rank's piece misses some: the union decides
+            seen = np.zeros(size, dtype=bool)
+            for x in per:
+                seen[x[4] if x[4] is not None else slice(None)] = True
+            rows, cols = (seen.all(), cols) if across == "rows" else (rows, seen.all())
+        combined.append(Facts(full, rows, cols))
+    it = iter(combined)
+    f: dict[int, Facts] = {}
+    for n in order:
+        f[id(n)] = next(it) if id(n) in static else FACTS[n.op](n, [f[id(x)] for x in n.args])
+    return f
+
+
+def exchange(comm, want: dict) -> dict:
+    """The send lists of a point-to-point exchange: ``want`` maps each owner q to the ids this
+    rank needs from it (ascending); returns, for each rank q that needs some of this rank's, the
+    ids it needs (ascending). One Alltoall of counts, one Alltoallv of ids."""
+    P = comm.size
+    counts = np.zeros(P, dtype=np.int64)
+    for q, ids in want.items():
+        counts[q] = len(ids)
+    theirs = np.zeros(P, dtype=np.int64)
+    comm.alltoallv(counts, np.ones(P, dtype=np.int64), theirs, np.ones(P, dtype=np.int64))
+    send = np.concatenate([np.asarray(want[q], dtype=np.int64) if counts[q] else np.zeros(0, np.int64)
+                           for q in range(P)])
+    got = np.zeros(int(theirs.sum()), dtype=np.int64)
+    comm.alltoallv(send, counts, got, theirs)
+    bounds = np.r_[0, np.cumsum(theirs)]
+    return {q: got[bounds[q]:bounds[q + 1]] for q in range(P) if theirs[q]}
+
+
+def route(comm, A_r, ids: np.ndarray, dest: np.ndarray) -> tuple:
+    """Every entry of this rank's rows (CSR ``A_r``: global row ids ``ids``, global columns) to
+    the rank ``dest[column]``: one Alltoall of counts, one Alltoallv per array. Returns the
+    entries received (global rows, global columns, values), sources in rank order."""
+    P = comm.size
+    row = np.repeat(ids.astype(np.int64), np.diff(A_r.indptr))
+    col = A_r.indices.astype(np.int64)
+    to = dest[col]
+    order = np.argsort(to, kind="stable")
+    counts = np.bincount(to, minlength=P).astype(np.int64)
+    theirs = np.zeros(P, dtype=np.int64)
+    comm.alltoallv(counts, np.ones(P, dtype=np.int64), theirs, np.ones(P, dtype=np.int64))
+    out = []
+    for x in (row, col, A_r.data):
+        got = np.empty(int(theirs.sum()), dtype=x.dtype)
+        comm.alltoallv(np.ascontiguousarray(x[order]), counts, got, theirs)
+        out.append(got)
+    return tuple(out)
+
+
+def verify(program, comm) -> None:
+    """Every send of every rank is matched by a receive of the same size and dtype on its
+    destination, with the same tag (one allgather of the message lists)."""
+    def messages(instrs, out):
+        for i in instrs:
+            if type(i) is Loop:
+                messages(i.cond, out)
+                messages(i.body, out)
+            elif type(i) is Send:
+                out.append(("send", comm.rank, i.dest, i.tag, i.words, i.dtype, i.sparse))
+            elif type(i) is Recv:
+                out.append(("recv", i.source, comm.rank, i.tag, i.expect if i.sparse and i.expect is not None
+                            else i.nrows * i.k, i.dtype, i.sparse))
+        return out
+    mine = messages(program.setup, []) + messages(program.instrs, [])
+    every = comm.allgather(mine) if comm.size > 1 else [mine]
+    sends = sorted(m[1:] for per in every for m in per if m[0] == "send")
+    recvs = sorted(m[1:] for per in every for m in per if m[0] == "recv")
+    if sends != recvs:
+        extra = sorted(set(sends) ^ set(recvs))[:3]
+        raise PlanError(f"SPMD plan: sends and receives do not match across ranks (e.g. {extra})")
+
+
+__all__ = ["adopted", "derived", "exchange", "leaves", "prove", "route", "verify", "why_not"]

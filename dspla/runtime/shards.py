@@ -1,0 +1,109 @@
+"""Loading a shard set on every rank of a job: each rank reads only its own files and gets
+distributed ``Array``s (rows of the partitioned dim on their owners), usable as inputs of any
+function. The format is ``dspla.io.shards``'s.
+
+    values = dp.load_shards("graph.shards")          # every rank calls it
+    out = f(A=values["A"], X=values["X"], W=w)      # A and X never pass through one process
+
+A set written for P processes loads on a job of P. A set written for one process (a binary CSR
+file) loads on any job by blocks of rows (``partition='block'``) or a seeded random assignment
+(``partition='random'``). Every check (the set against the job: P, names, sizes, checksums)
+runs before any data moves; a failure on one rank is agreed on by all (one message).
+"""
+from __future__ import annotations
+
+import time
+
+import graphblas as gb
+import numpy as np
+
+from ..exec.values import Array, Dist
+from ..io.shards import ShardError, ownership, read_manifest, read_rank, read_rows
+from ..ir.types import DType
+from ..partition import block_parts
+from ..partition.simple import random_parts
+from ..plan.layout import DimPart
+from .failure import agree
+from .launch import one_process, world
+
+
+def _piece(value, dtype: str):
+    """A GraphBLAS matrix that takes over the arrays read (no copy: a rank's piece is in memory
+    once, not twice, while it loads)."""
+    own = ["C", "W", "O"]   # contiguous, writable, owned: GraphBLAS may take them as they are
+    if isinstance(value, tuple):   # CSR: indptr, indices, data, shape
+        indptr, indices, data, shape = value
+        t = DType.of_numpy(np.dtype(dtype))
+        if not data.size:
+            return gb.Matrix(t.gb, *shape)
+        return gb.Matrix.ss.import_csr(nrows=shape[0], ncols=shape[1], indptr=np.require(indptr, np.int64, own),
+                                       col_indices=np.require(indices, np.int64, own),
+                                       values=np.require(data, t.np, own), take_ownership=True, sorted_cols=False)
+    arr = np.require(value, requirements=own)
+    if not arr.size:
+        return gb.Matrix.from_dense(arr, dtype=arr.dtype)
+    return gb.Matrix.ss.import_fullr(values=arr, take_ownership=True)
+
+
+def load_shards(folder: str, comm=None, *, partition: str | None = None, seed: int = 0, names=None,
+                verify: bool = True) -> dict:
+    """name -> distributed ``Array`` of every input in the shard set ``folder`` (or of ``names``).
+    A collective: every rank of ``comm`` (default: the MPI world, else one process) calls it.
+
+    ``partition``: None reads the set as written (its P must be the job's); 'block' or 'random'
+    (with ``seed``) read a one-process set by rows. ``verify`` checks each file's checksum as it
+    is read (sizes are always checked). ``load_shards.last_seconds`` holds this rank's load time."""
+    comm = comm or world() or one_process()
+    t0 = time.perf_counter()
+
+    def load():
+        m = read_manifest(folder)
+        want = list(m["inputs"]) if names is None else list(names)
+        unknown = [k for k in want if k not in m["inputs"]]
+        if unknown:
+            raise ShardError(f"{folder} holds {', '.join(m['inputs']) or 'no inputs'}, not "
+                             f"{', '.join(map(repr, unknown))}")
+        n, P = int(m["rows"]), comm.size
+        if partition is None:
+            if m["P"] != P:
+                hint = " (or read a -P 1 set by blocks: partition='block')" if m["P"] == 1 else ""
+                raise ShardError(f"{folder} was sharded for P = {m['P']} processes but this job has {P}: shard again "
+                                 f"with -P {P}{hint}")
+            parts = ownership(folder, m, verify)
+            rows, pieces = read_rank(folder, m, comm.rank, want, verify, raw=True)
+            method = m["method"]
+        elif partition in ("block", "random"):
+            parts = block_parts(n, P) if partition == "block" else random_parts(n, P, seed)
+            rows = np.flatnonzero(parts == comm.rank)
+            pieces = read_rows(folder, m, rows, want, raw=True)
+            method = partition
+        else:
+            raise ShardError(f"partition {partition!r}: a shard set is read as written (None), or a one-process set "
+                             "by 'block' or 'random'")
+        return m, parts, rows, pieces, method, want
+
+    m, parts, rows, pieces, method, want = agree(comm, load)
+    part = DimPart(m["dim"], parts, comm.size, method)
+
+    def check():
+        if not np.array_equal(part.owned[comm.rank], rows):
+            raise ShardError(f"{folder}: rank {comm.rank}'s rows disagree with the ownership map (a damaged set)")
+    agree(comm, check)
+    out = {}
+    for name in want:
+        info = m["inputs"][name]
+        out[name] = Array(_piece(pieces.pop(name), info["dtype"]), name, Dist("row", m["dim"], part, comm),
+                          tuple(info["shape"]))
+    load_shards.last_seconds = time.perf_counter() - t0
+    return out
+
+
+load_shards.last_seconds = 0.0
+
+
+def manifest(folder: str) -> dict:
+    """The shard set's manifest (no processes involved): P, the dim, the inputs' shapes and dtypes."""
+    return read_manifest(folder)
+
+
+__all__ = ["load_shards", "manifest"]
