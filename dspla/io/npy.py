@@ -4,6 +4,7 @@ the bytes that follow it and against the input limit (limits.py): a header claim
 from __future__ import annotations
 
 import math
+import threading
 import zipfile
 
 import numpy as np
@@ -11,17 +12,23 @@ import numpy as np
 from ..errors import DataFormatError, DsplaError
 from .limits import check_bytes, file_bytes, human
 
+# numpy parses .npy headers with ast.literal_eval, and CPython 3.11's ast is not thread-safe
+# ("AST constructor recursion depth mismatch" when simulated ranks, which are threads, load at
+# once): every header is parsed under this lock. Real ranks are processes; it costs them nothing.
+HEADER_LOCK = threading.Lock()
+
 
 def read_header(fh, path: str, where: str = "") -> tuple[tuple, np.dtype, int]:
     """(shape, dtype, data bytes the header promises) of the .npy stream ``fh``, positioned at
     its start; leaves ``fh`` after the header."""
     label = f"{path}{where}"
     try:
-        version = np.lib.format.read_magic(fh)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
-        else:
-            shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+        with HEADER_LOCK:
+            version = np.lib.format.read_magic(fh)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+            else:
+                shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
     except (ValueError, OSError, EOFError, SyntaxError, TypeError) as e:
         raise DataFormatError(label, f"not a valid .npy array ({e})") from None
     if dtype.hasobject:
@@ -46,7 +53,8 @@ def load_npy(path) -> np.ndarray:
             shape, dtype, need = read_header(fh, path)
             _promised(path, shape, dtype, need, file_bytes(path) - fh.tell())
             fh.seek(0)
-            return np.load(fh, allow_pickle=False)
+            with HEADER_LOCK:
+                return np.load(fh, allow_pickle=False)
     except DsplaError:
         raise
     except FileNotFoundError:

@@ -38,6 +38,7 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
 from .files import atomic_write
+from .npy import HEADER_LOCK
 
 FORMAT, VERSION = "dspla-shards", 1
 MANIFEST = "manifest.json"
@@ -191,7 +192,8 @@ def _file(folder: str, m: dict, rel: str, verify: bool, mmap: bool = True) -> np
     if verify and checksum(path) != want["blake2b"]:
         raise ShardError(f"{path}: checksum mismatch (the file changed after dspla shard wrote it)")
     try:
-        arr = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+        with HEADER_LOCK:   # (see io/npy.py)
+            arr = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except (ValueError, OSError) as e:
         raise DataFormatError(path, f"not a valid .npy array ({e})") from None
     return arr
