@@ -157,14 +157,16 @@ class Function:
                                    dump_after=dump_after, dump=dump)
 
     def explain(self, np: int | None = None, *, dims: dict | None = None, density: float | None = None,
-                json: bool = False, dump_after: str | None = None, timings: bool = False, **inputs_and_options):
+                json: bool = False, dump_after: str | None = None, timings: bool = False, options: dict | None = None,
+                **inputs_and_options):
         """The program after passes; with ``np=P``, also the distributed plan for P processes:
         for every product the plans considered, their predicted time split into compute /
         communication / latency, words and messages, memory per process, and the choice.
         Keyword arguments naming inputs are planned against; the others are options (plan,
         partition, seed, ...). Inputs not given are stood in for from their declared shapes.
         ``dump_after=STEP`` returns what that compiler step produced instead; ``timings=True``
-        adds the time each compiler step took."""
+        adds the time each compiler step took. ``options``: options by name whatever the inputs
+        are called (a program may have an input named ``seed``)."""
         dumped: list = []
         if dump_after in compiler.step_names()[:compiler.step_names().index("chain-order")]:
             c = compiler.run(compiler.Compilation(self.source_program), stop=dump_after, dump_after=dump_after,
@@ -176,7 +178,8 @@ class Function:
             return str(self.program) + (_timings(self.compiled.timings) if timings else "")
         names = set(self.input_names)
         given = {k: v for k, v in inputs_and_options.items() if k in names}
-        opts = {k: v for k, v in inputs_and_options.items() if k not in names and v is not None}
+        opts = {k: v for k, v in {**inputs_and_options, **(options or {})}.items()
+                if (k not in names or k in (options or {})) and v is not None}
         opt = Options(**{**self._options, **opts})
         mats, sizes = self.bind(synthesize(self.inputs, given, dims, density))
         sized = self.sized(mats, sizes)

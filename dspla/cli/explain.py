@@ -60,10 +60,10 @@ def run(args):
             raise DsplaError(f"--dim takes NAME=SIZE, got {spec!r}")
         dims[k] = int(v)
     try:
+        options = dict(plan=args.plan, partition=args.partition, seed=args.seed, replication=args.replication,
+                       stripe_width=args.stripe_width, memory_cap=args.memory_cap, iterations=args.iterations)
         out = f.explain(np=args.np, dims=dims, density=args.density, json=args.json, dump_after=args.dump_after,
-                        timings=args.timings, plan=args.plan, partition=args.partition, seed=args.seed,
-                        replication=args.replication, stripe_width=args.stripe_width, memory_cap=args.memory_cap,
-                        iterations=args.iterations, **given)
+                        timings=args.timings, options=options, **given)
     except MissingDims as e:   # said in the command line's terms
         raise DsplaError(e.cli_message()) from None
     print(json.dumps(out, indent=1) if args.json else out)

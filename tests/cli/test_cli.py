@@ -64,6 +64,13 @@ def test_explain(tmp_path):
     assert r.returncode == 0 and "T = mxm[min_plus](A, X)" in r.stdout
 
 
+def test_explain_a_program_with_an_input_named_like_an_option(tmp_path):
+    """examples/gcn.dspla has an input called seed; --seed is the partitioner's."""
+    (tmp_path / "p.dspla").write_text("input A : sparse[n, n]\ninput seed : dense[n, 1]\nT = A @ seed\noutput T\n")
+    r = dspla("explain", tmp_path / "p.dspla", "--np", "2", "--dim", "n=50", "--seed", "3")
+    assert r.returncode == 0 and "T = mxm[plus_times](A, seed)" in r.stdout, r.stderr
+
+
 def test_installed_command_works_from_any_directory(tmp_path):
     import shutil
     exe = shutil.which("dspla") or str(__import__("pathlib").Path(sys.executable).parent / "dspla")
