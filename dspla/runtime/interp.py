@@ -575,9 +575,26 @@ def _alltoall(rt: Runtime, i: Alltoall):
     rt.timed("pack_s", t0)
 
 
+def _exchange_coo(rt: Runtime, i, sc: np.ndarray, send, dt: DType) -> list:
+    """Every rank's (row, column, value) triplets to the ranks they go to (``sc``: how many to
+    each, in destination order): counts by one Alltoallv, then one per array; the triplets
+    received, and their traffic counted for instruction ``i``."""
+    g, me = rt.comm, rt.comm.rank
+    rc = np.empty_like(sc)
+    t0 = time.perf_counter()
+    g.alltoallv(sc, np.ones(g.size, np.int64), rc, np.ones(g.size, np.int64))
+    recv = [np.empty(int(rc.sum()), dtype=x) for x in (np.int64, np.int64, dt.np)]
+    for buf, x in zip(recv, send):
+        g.alltoallv(np.ascontiguousarray(x, dtype=buf.dtype), sc, buf, rc)
+    rt.timed("wait_s", t0)
+    others = [m for m in range(g.size) if m != me]
+    rt.count_dynamic(i, (int(sc[others].sum()), int((sc[others] > 0).sum()), int(rc[others].sum()),
+                         int((rc[others] > 0).sum())))
+    return recv
+
+
 @handler(Redistribute)
 def _redistribute(rt: Runtime, i: Redistribute):
-    g, me = rt.comm, rt.comm.rank
     M = rt.slots[i.src]
     t0 = time.perf_counter()
     if i.axis == "col":
@@ -588,26 +605,16 @@ def _redistribute(rt: Runtime, i: Redistribute):
         r, c, v = sub.to_coo()
         parts.append((i.ids[rows][r], c.astype(np.int64), v))
     sc = np.array([p[2].size for p in parts], dtype=np.int64)
-    rc = np.empty_like(sc)
     rt.timed("pack_s", t0)
-    t0 = time.perf_counter()
-    g.alltoallv(sc, np.ones(g.size, np.int64), rc, np.ones(g.size, np.int64))
     dt = _dt(M)
-    recv = [np.empty(int(rc.sum()), dtype=x) for x in (np.int64, np.int64, dt.np)]
-    for k, buf in enumerate(recv):
-        send = np.concatenate([p[k] for p in parts]).astype(buf.dtype, copy=False)
-        g.alltoallv(send, sc, buf, rc)
-    rt.timed("wait_s", t0)
-    others = [m for m in range(g.size) if m != me]
-    rt.count_dynamic(i, (int(sc[others].sum()), int((sc[others] > 0).sum()), int(rc[others].sum()),
-                         int((rc[others] > 0).sum())))
+    recv = _exchange_coo(rt, i, sc, [np.concatenate([p[k] for p in parts]) for k in range(3)], dt)
     out = gb.Matrix.from_coo(i.pos[recv[0]], recv[1], recv[2], nrows=i.nrows, ncols=i.width, dtype=dt.gb)
     rt.slots[i.out] = out.T.new() if i.axis == "col" else out
 
 
 @handler(TransposeRows)
 def _transpose_rows(rt: Runtime, i: TransposeRows):
-    g, me = rt.comm, rt.comm.rank
+    g = rt.comm
     M = rt.slots[i.src]
     t0 = time.perf_counter()
     r, c, v = M.to_coo()
@@ -616,18 +623,9 @@ def _transpose_rows(rt: Runtime, i: TransposeRows):
     order = np.argsort(dest, kind="stable")
     sc = np.bincount(dest, minlength=g.size).astype(np.int64)
     send = (c[order], i.ids[r][order], v[order])   # (row of the result, its column, value)
-    rc = np.empty_like(sc)
     rt.timed("pack_s", t0)
-    t0 = time.perf_counter()
-    g.alltoallv(sc, np.ones(g.size, np.int64), rc, np.ones(g.size, np.int64))
     dt = _dt(M)
-    recv = [np.empty(int(rc.sum()), dtype=x) for x in (np.int64, np.int64, dt.np)]
-    for buf, x in zip(recv, send):
-        g.alltoallv(np.ascontiguousarray(x, dtype=buf.dtype), sc, buf, rc)
-    rt.timed("wait_s", t0)
-    others = [m for m in range(g.size) if m != me]
-    rt.count_dynamic(i, (int(sc[others].sum()), int((sc[others] > 0).sum()), int(rc[others].sum()),
-                         int((rc[others] > 0).sum())))
+    recv = _exchange_coo(rt, i, sc, send, dt)
     rt.slots[i.out] = gb.Matrix.from_coo(i.pos[recv[0]], recv[1], recv[2], nrows=i.nrows, ncols=i.ncols,
                                          dtype=dt.gb)
 
