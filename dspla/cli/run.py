@@ -194,6 +194,12 @@ def _check_shards(args, program, specs) -> str | None:
                              f"{info['kind']}")
     if args.partition_file:
         raise DsplaError("--partition-file and --shards: the shard set is partitioned already")
+    return shard_reading(args, m)
+
+
+def shard_reading(args, m: dict) -> str | None:
+    """How this job reads the shard set of manifest ``m``: None, each rank its own shard; for a
+    P = 1 set, by 'block' or 'random' rows; any other P is an error naming both."""
     P = args.np if args.np is not None else (world().size if in_mpi_job() else 1)
     if m["P"] == P:
         return None

@@ -24,7 +24,7 @@ from ..plan.plans import plan_names
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
 from ..runtime.shards import load_shards
-from .run import _strip
+from .run import _strip, shard_reading
 
 
 def register(sub, common):
@@ -147,13 +147,7 @@ def _check_shards(args, program) -> str | None:
         if name in decl and decl[name].kind.value != m["inputs"][name]["kind"]:
             raise DsplaError(f"{args.file} declares {name} as {decl[name]} but {args.shards} holds it "
                              f"{m['inputs'][name]['kind']}")
-    P = args.np if args.np is not None else (world().size if in_mpi_job() else 1)
-    if m["P"] == P:
-        return None
-    if m["P"] == 1:
-        return "random" if args.partition == "random" else "block"
-    raise DsplaError(f"{args.shards} was sharded for P = {m['P']} processes but this job has {P}: run with --np "
-                     f"{m['P']}, or shard again with -P {P}")
+    return shard_reading(args, m)
 
 
 def _fanout(text):
