@@ -37,3 +37,14 @@ def assert_same(got: dict, want: dict, exact: bool):
             assert np.array_equal(gv[wp], wv[wp]), f"{k}: values differ"
         else:
             np.testing.assert_allclose(gv[wp], wv[wp], rtol=1e-12, atol=1e-300, err_msg=k)
+
+
+def central_differences(loss, W: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """d loss / d W by central differences, entry by entry (``loss``: array of W's shape -> float)."""
+    num = np.zeros_like(W)
+    for i in np.ndindex(W.shape):
+        Wp, Wm = W.copy(), W.copy()
+        Wp[i] += eps
+        Wm[i] -= eps
+        num[i] = (loss(Wp) - loss(Wm)) / (2 * eps)
+    return num

@@ -19,6 +19,7 @@ from dspla.models.program import differentiate
 from dspla.runtime.comm.sim import run_simulated
 
 from conftest import dataset
+from harness import central_differences
 
 ROOT = Path(__file__).resolve().parents[2]
 DSPLA = str(Path(sys.executable).parent / "dspla")
@@ -71,14 +72,8 @@ def test_sage_gradients_against_finite_differences():
     def loss(**w):
         return fn(**data, **{**params, **w})["loss"].to_numpy()[0, 0]
 
-    eps = 1e-6
     for name, W in params.items():
-        num = np.zeros_like(W)
-        for i in np.ndindex(W.shape):
-            Wp, Wm = W.copy(), W.copy()
-            Wp[i] += eps
-            Wm[i] -= eps
-            num[i] = (loss(**{name: Wp}) - loss(**{name: Wm})) / (2 * eps)
+        num = central_differences(lambda V, name=name: loss(**{name: V}), W)
         np.testing.assert_allclose(got["d" + name].to_numpy(), num, rtol=1e-6, atol=1e-9, err_msg=name)
 
 

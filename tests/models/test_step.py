@@ -15,6 +15,7 @@ from dspla.models import eval_program, gcn_norm, gcn_norm_scipy, gcn_step, set_d
 from dspla.models.program import StepProgramError, check_step, training_program
 
 from . import oracle
+from harness import central_differences
 
 ROOT = Path(__file__).resolve().parents[2]
 GCN_FILE = ROOT / "examples" / "gcn.dspla"
@@ -73,15 +74,8 @@ def test_gradients_against_finite_differences(directed):
     def loss(**w):
         return f(**{**case, **w}, seed=seed)["loss"].to_numpy()[0, 0]
 
-    eps = 1e-6
     for name in ("W1", "W2"):
-        W = case[name]
-        num = np.zeros_like(W)
-        for i in np.ndindex(W.shape):
-            Wp, Wm = W.copy(), W.copy()
-            Wp[i] += eps
-            Wm[i] -= eps
-            num[i] = (loss(**{name: Wp}) - loss(**{name: Wm})) / (2 * eps)
+        num = central_differences(lambda V, name=name: loss(**{name: V}), case[name])
         got = out["d" + name].to_numpy()
         np.testing.assert_allclose(got, num, rtol=1e-6, atol=1e-9, err_msg=name)
         assert np.abs(got).max() > 1e-4   # not vacuous
