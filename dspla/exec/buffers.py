@@ -83,6 +83,11 @@ def dense_parts(M, fill=0):
         return (M.to_dense() if M.nvals else np.full(shape, fill, dtype=M.dtype.np_type)), np.ones(shape, dtype=bool)
     if not M.nvals:
         return np.full(shape, fill, dtype=M.dtype.np_type), np.zeros(shape, dtype=bool)
+    if shape[0] * shape[1] <= 256:   # a few entries (reductions): one coordinate export, no bitmap round trip
+        values, present = np.full(shape, fill, dtype=M.dtype.np_type), np.zeros(shape, dtype=bool)
+        r, c, v = M.to_coo()
+        values[r, c], present[r, c] = v, True
+        return values, present
     d = M.dup().ss.export("bitmapc" if M.ncols == 1 else "bitmapr", give_ownership=True)
     present = d["bitmap"].astype(bool, copy=False).reshape(shape)
     values = d["values"]

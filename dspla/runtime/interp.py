@@ -448,15 +448,6 @@ def _allreduce(rt: Runtime, i: Allreduce):
     rt.timed("pack_s", t0)
 
 
-def _small_parts(M, fill):
-    """(values, present) of a small matrix: one coordinate export, no bitmap round trip."""
-    shape = (M.nrows, M.ncols)
-    vals, pres = np.full(shape, fill, dtype=M.dtype.np_type), np.zeros(shape, dtype=bool)
-    r, c, v = M.to_coo()
-    vals[r, c], pres[r, c] = v, True
-    return vals, pres
-
-
 @handler(SmallAllreduce)
 def _small_allreduce(rt: Runtime, i: SmallAllreduce):
     g = rt.groups[i.group]
@@ -466,7 +457,7 @@ def _small_allreduce(rt: Runtime, i: SmallAllreduce):
         M = rt.slots[src]
         dt = _dt(M)
         red = monoid.reduction(dt)
-        vals, pres = _small_parts(M, red.fill(dt))
+        vals, pres = local.dense_parts(M, fill=red.fill(dt))
         chunks += [np.ascontiguousarray(vals, dtype=dt.np).view(np.uint8).ravel(), pres.view(np.uint8).ravel()]
         parts.append((vals.shape, dt, red))
     send = np.concatenate(chunks)
