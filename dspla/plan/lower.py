@@ -239,9 +239,8 @@ class Lowering:
         return self.concrete(n.type.nrows) * self.concrete(n.type.ncols)
 
     def count_uses(self, prog: Program):
-        for n in prog.toposort():
-            for a in n.args:
-                self.uses.setdefault(id(a), []).append(n)
+        for k, users in prog.users().items():
+            self.uses.setdefault(k, []).extend(users)
         for _, v in prog.outputs:
             self.uses.setdefault(id(v), []).append(None)
 
