@@ -28,6 +28,8 @@ def register(sub, common):
     p.add_argument("--replication", "-c", type=int, default=2)
     p.add_argument("--stripe-width", type=int)
     p.add_argument("--memory-cap", type=float, help="bytes per process a product may use")
+    p.add_argument("--message-bytes", type=int, default=32 << 20, help="p2p1d: largest message (bigger row sets "
+                   "travel in chunks)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--compare", metavar="STATS", help="predicted next to measured, from a run's --stats file")
     p.add_argument("--dump-after", metavar="STEP", choices=step_names(),
@@ -61,7 +63,8 @@ def run(args):
         dims[k] = int(v)
     try:
         options = dict(plan=args.plan, partition=args.partition, seed=args.seed, replication=args.replication,
-                       stripe_width=args.stripe_width, memory_cap=args.memory_cap, iterations=args.iterations)
+                       stripe_width=args.stripe_width, memory_cap=args.memory_cap, iterations=args.iterations,
+                       message_bytes=args.message_bytes)
         out = f.explain(np=args.np, dims=dims, density=args.density, json=args.json, dump_after=args.dump_after,
                         timings=args.timings, options=options, **given)
     except MissingDims as e:   # said in the command line's terms

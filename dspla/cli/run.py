@@ -49,6 +49,8 @@ def register(sub, common):
     g.add_argument("--stripe-width", type=int, help="twoface stripe width W")
     g.add_argument("--memory-cap", type=float, help="bytes per process a product's buffers may use (auto skips plans "
                    "over it; twoface turns sync stripes async to stay under it)")
+    g.add_argument("--message-bytes", type=int, default=32 << 20, help="p2p1d: rows bigger than this travel in "
+                   "chunks of it, two posted at a time (bounds what a rank holds of the rows it receives)")
     g.add_argument("--no-cache", action="store_true", help="do not reuse or store partitions on disk")
     g.add_argument("--rank0-planning", action="store_true", help="rank 0 plans every rank's program and sends "
                    "them (the way before SPMD planning; for comparison)")
@@ -124,7 +126,8 @@ def run(args):
     else:
         options = {"plan": args.plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
                    "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
-                   "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning}
+                   "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning,
+                   "message_bytes": args.message_bytes}
         if args.partition_file:
             options["parts"] = parts
             options["partition"] = "file"

@@ -247,7 +247,8 @@ class Send(Instr):
 @dataclass(frozen=True, eq=False)
 class Recv(Instr):
     """Post a non-blocking receive of ``nrows`` rows of width ``k`` from ``source`` into ``out``
-    (sparse: of at most that many entries, as PackSparse packs them)."""
+    (sparse: of at most that many entries, as PackSparse packs them). ``deferred``: posted later,
+    by the RecvMxM that completes it, when the receives before it leave room in its window."""
     out: int
     source: int
     tag: int
@@ -257,6 +258,7 @@ class Recv(Instr):
     presence: bool = False
     sparse: bool = False
     expect: int | None = None   # sparse: the entries planning expects (default: every one of the rows)
+    deferred: bool = False
     WRITES = ("out",)
 
     @property
@@ -272,7 +274,8 @@ class Recv(Instr):
 @dataclass(frozen=True, eq=False)
 class RecvMxM(Instr):
     """As each posted receive, get or broadcast completes (any order): out ⊕= blocks[i] ⊕.⊗ rows
-    (inside ``mask`` when there is one, as in MxM)."""
+    (inside ``mask`` when there is one, as in MxM). Deferred receives are posted in order as the
+    bytes of those in flight fall to at most ``window``; each block's rows are freed once used."""
     out: int
     recvs: tuple       # slots of posted Recv
     blocks: tuple      # slots of the matching local sparse blocks
@@ -281,6 +284,7 @@ class RecvMxM(Instr):
     mask: int | None = None
     mask_kind: str | None = None
     complement: bool = False
+    window: int = 0    # bytes of dense receives in flight at once (deferred ones wait for room)
     READS, WRITES = ("out", "recvs", "blocks", "mask"), ("out",)
 
 

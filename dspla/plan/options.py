@@ -22,10 +22,12 @@ class Options:
     coefficients: object = None    # a dspla.costmodel.Coefficients; None: the calibrated (or shipped) ones
     iterations: int | None = None  # how many times the plan will run (None: unknown; see partitioning)
     spmd: bool = True              # every rank plans its own program (False: rank 0 plans all and sends them)
+    message_bytes: int = 32 << 20  # p2p1d: larger row sets travel in chunks of this size, two posted at a time
 
     def key(self) -> tuple:
         return (self.plan, self.partition, None if self.parts is None else self.parts.tobytes(), self.seed, self.eps,
-                self.replication, self.stripe_width, self.memory_cap, id(self.coefficients), self.iterations, self.spmd)
+                self.replication, self.stripe_width, self.memory_cap, id(self.coefficients), self.iterations, self.spmd,
+                self.message_bytes)
 
 
 def memory_cap(opt, P: int) -> float:

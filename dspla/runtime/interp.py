@@ -301,8 +301,23 @@ def _recv(rt: Runtime, i: Recv):
         buf = np.empty(8, dtype=np.uint8)
         rt.slots[i.out] = _Posted(rt.comm.irecv(buf, i.source, i.tag), buf, i, waiting=True)
         return
+    if i.deferred:   # RecvMxM posts it when there is room in its window
+        rt.slots[i.out] = _Posted(None, None, i)
+        return
+    rt.slots[i.out] = _post(rt, i)
+
+
+def _post(rt: Runtime, i: Recv) -> "_Posted":
     buf = local.recv_buffer(i.nrows, i.k, DType(i.dtype), i.presence)
-    rt.slots[i.out] = _Posted(rt.comm.irecv(buf, i.source, i.tag), buf, i)
+    return _Posted(rt.comm.irecv(buf, i.source, i.tag), buf, i)
+
+
+def _recv_bytes(p: "_Posted") -> int:
+    """Bytes a dense receive holds once posted (0 for the others: they are never deferred)."""
+    r = p.instr
+    if type(r) is not Recv or r.sparse:
+        return 0
+    return local.packed_nbytes(r.nrows, r.k, DType(r.dtype), r.presence)
 
 
 def _arrived(rt: Runtime, p: "_Posted"):
@@ -320,13 +335,20 @@ def _arrived(rt: Runtime, p: "_Posted"):
 @handler(RecvMxM)
 def _recv_mxm(rt: Runtime, i: RecvMxM):
     posted = [rt.slots[r] for r in i.recvs]
-    reqs = [p.req for p in posted]
+    deferred = [j for j, p in enumerate(posted) if type(p.instr) is Recv and p.instr.deferred]   # in posting order
+    later = set(deferred)
+    live = [j for j in range(len(posted)) if j not in later]   # posted and not yet multiplied
+    inflight = sum(_recv_bytes(posted[j]) for j in live)
     C = rt.slots[i.out]
     mask = _output_mask(rt, i)
-    left = len(posted)
-    while left:
+    while live or deferred:
+        while deferred and (not live or inflight + _recv_bytes(posted[deferred[0]]) <= i.window):
+            j = deferred.pop(0)
+            posted[j] = _post(rt, posted[j].instr)
+            inflight += _recv_bytes(posted[j])
+            live.append(j)
         t0 = time.perf_counter()
-        j = rt.comm.waitany(reqs)
+        j = live[rt.comm.waitany([posted[k].req for k in live])]
         rt.timed("wait_s", t0)
         p = posted[j]
         if p.waiting:   # a sparse receive's count: post its entries, exactly sized
@@ -335,11 +357,11 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
             if n:
                 r = p.instr
                 p.buf = np.empty(local.sparse_size(n, DType(r.dtype)), dtype=np.uint8)
-                reqs[j] = rt.comm.irecv(p.buf, r.source, r.tag + 1)
+                p.req = rt.comm.irecv(p.buf, r.source, r.tag + 1)
                 continue
-        left -= 1
+        live.remove(j)
         t0 = time.perf_counter()
-        R = _arrived(rt, posted[j])
+        R = _arrived(rt, p)
         rt.timed("pack_s", t0)
         t0 = time.perf_counter()
         a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
@@ -348,6 +370,14 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
             C[i.rows[j], :](accum=acc) << a.mxm(b, op).new()
         else:
             C(accum=acc, mask=mask) << a.mxm(b, op)
+        # the rows are freed now, not when the collector finds the matrix's reference cycle, so
+        # the window bounds what the receives hold
+        for M in {id(R): R, id(a): a, id(b): b}.values():
+            if M is not rt.slots[i.blocks[j]]:
+                M.clear()
+        p.buf = R = a = b = None
+        rt.slots[i.recvs[j]] = posted[j] = None
+        inflight -= _recv_bytes(p)
         rt.timed("compute_s", t0)
     for r in i.recvs:
         rt.slots[r] = None

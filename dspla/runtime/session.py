@@ -274,6 +274,8 @@ class DistSession:
         if header["replan"]:
             self._plan(header, mats, dims, inputs, dist)
         planning_s = time.perf_counter() - t_plan
+        if header["replan"]:
+            gc.collect()   # planning's temporaries (matrices in reference cycles) freed before the run reuses the room
         if header["send"]:   # this rank's pieces of the host inputs that changed
             pieces = None
             if rank == 0:

@@ -58,6 +58,7 @@ def _check(out_file, want):
 
 
 @pytest.mark.parametrize("plan,P,extra", [("p2p1d", 1, ()), ("p2p1d", 2, ()), ("p2p1d", 3, ()), ("p2p1d", 4, ()),
+                                          ("p2p1d", 4, ("--message-bytes", 64)),   # 2 rows a message, deferred posts
                                           ("allgather1d", 4, ()), ("shift1d", 4, ("--replication", 2)),
                                           ("15d", 4, ("--replication", 2)), ("2d", 4, ()), ("twoface", 2, ()),
                                           ("twoface", 3, ("--stripe-width", 4)), ("twoface", 4, ("--stripe-width", 8))])

@@ -6,6 +6,12 @@ then each send list is packed into one contiguous buffer and sent; A_mm ⊗ B_m 
 messages are in flight; each arriving block is multiplied and accumulated with the monoid.
 The send/receive sets are the analysis layer's (dspla.analysis.comm_plan), so the measured
 traffic equals its prediction.
+
+Dense rows bigger than one message (``Options.message_bytes``) travel in chunks, each its own
+message and block, and only a window of two messages' bytes is posted at once (the rest are
+posted as earlier ones are multiplied): a rank then holds a bounded part of the rows it
+receives, not all of them (at R-MAT scale 20, P = 4, random rows: ~400 MB per rank), and no
+message reaches MPI's 2^31-element count limit.
 """
 from __future__ import annotations
 
@@ -88,8 +94,10 @@ def add_remote_block(ctx, r: int, B: sp.csr_array, whole: bool, blocks: list, ro
 def lower(ctx):
     """1D row partition, p2p messages with hypergraph-derived send sets (seed 000)."""
     plan = comm_plan(ctx.A, ctx.rows.parts, ctx.P, b_parts=ctx.cols.parts)
+    per = chunk_rows(ctx)
     ctx.info.predicted = {"volume_rows": plan.volume_total, "words": plan.volume_total * ctx.K,
-                          "messages": plan.npairs}
+                          "messages": plan.npairs if per is None else
+                          int(sum(-(-lst.size // per) for r in range(ctx.P) for lst in plan.receives(r).values()))}
     for r in range(ctx.P):
         rank_program(ctx, r, ctx.rows_of(r), plan.receives(r), plan.sends(r))
 
@@ -112,6 +120,29 @@ def lower_spmd(ctx):
     rank_program(ctx, me, A_r, recvs, sends)
 
 
+def row_bytes(ctx) -> int:
+    """Bytes of one dense row on the wire (values, and a presence byte each unless B is full)."""
+    return ctx.K * (ctx.b_dtype.np.itemsize + (0 if ctx.b_full else 1))
+
+
+def chunk_rows(ctx) -> int | None:
+    """Rows per message when a dense send list is cut into chunks (None: a sparse B, whose
+    entries travel as counted messages, uncut)."""
+    if ctx.b_sparse:
+        return None
+    return max(1, int(ctx.opt.message_bytes) // row_bytes(ctx))
+
+
+def chunked(lists: dict, per: int | None) -> list:
+    """((peer, chunk index), rows) pieces of each peer's row list, in the order they are posted:
+    the first chunk of every peer, then the second, ... (each peer's in order, as MPI matches
+    messages of one source and tag in order; round robin so every sender makes progress)."""
+    pieces = {q: [lst] if per is None or lst.size <= per else [lst[i:i + per] for i in range(0, lst.size, per)]
+              for q, lst in lists.items()}
+    most = max((len(v) for v in pieces.values()), default=0)
+    return [((q, j), v[j]) for j in range(most) for q, v in pieces.items() if j < len(v)]
+
+
 def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
     """Rank r's instructions: receives posted, send lists packed and sent, the local block
     multiplied while messages fly, each arriving block multiplied and accumulated."""
@@ -121,17 +152,23 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
     dtype, sparse = ctx.b_dtype.value, ctx.b_sparse
     presence = not ctx.b_full and not sparse
     in_place = ctx.in_place
-    # own columns by local position, received ones by position in the sender's list
-    blocks = split_by_owner(A_r, [(r, cols.owned[r])] + list(recvs.items()))
+    per = chunk_rows(ctx)
+    recv_pieces, send_pieces = chunked(recvs, per), chunked(sends, per)
+    # own columns by local position, received ones by position in the sender's list (chunk)
+    blocks = split_by_owner(A_r, [(r, cols.owned[r])] + recv_pieces)
     prog = []
     recv_slots, block_slots, row_lists, send_slots = [], [], [], []
-    for q, lst in recvs.items():
+    window = 2 * int(ctx.opt.message_bytes)
+    posted = 0   # bytes of the receives posted at once; past the window the rest wait for RecvMxM
+    for (q, j), lst in recv_pieces:
         s = ctx.slot()
+        deferred = not sparse and posted > 0 and posted + lst.size * row_bytes(ctx) > window
+        posted = window + 1 if deferred else posted + (0 if sparse else lst.size * row_bytes(ctx))
         prog.append(Recv(s, q, ctx.tag, lst.size, K, dtype, presence=presence, sparse=sparse,
-                         expect=ctx.entries(lst) if sparse else None, product=ctx.index))
+                         expect=ctx.entries(lst) if sparse else None, deferred=deferred, product=ctx.index))
         recv_slots.append(s)
-        add_remote_block(ctx, r, blocks[q], ctx.whole_blocks, block_slots, row_lists)
-    for q, lst in sends.items():
+        add_remote_block(ctx, r, blocks[(q, j)], ctx.whole_blocks, block_slots, row_lists)
+    for (q, _), lst in send_pieces:
         s = ctx.slot()
         if sparse:
             prog.append(PackSparse(s, ctx.b, cols.pos[lst], product=ctx.index))
@@ -147,7 +184,7 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
                     **ctx.mask, product=ctx.index))
     if recv_slots:
         prog.append(RecvMxM(ctx.out, tuple(recv_slots), tuple(block_slots), ctx.semiring, tuple(row_lists),
-                            **ctx.mask, product=ctx.index))
+                            window=window, **ctx.mask, product=ctx.index))
     if send_slots:
         prog.append(WaitSends(tuple(send_slots), product=ctx.index))
     empty = np.flatnonzero(np.diff(A_r.indptr) == 0)
