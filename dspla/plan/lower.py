@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..algebra import MONOIDS, UNARY
+from ..algebra import BINARY, MONOIDS, UNARY
 from ..exec import gbops
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
@@ -341,7 +341,38 @@ def _elementwise(pl: Lowering, n: Node):
 def _apply(pl: Lowering, n: Node):
     if n.attr("op").result == "index":   # global row/column numbers: the piece's ids go along
         return _with_global_ids(pl, n)
+    if n.attr("op").name == "neg" and _difference(pl, n):
+        return None
     _local(pl, n)
+
+
+def _difference(pl: Lowering, n: Node) -> bool:
+    """``X + (-Y)`` (how ``X - Y`` is written: a lone Y entry becomes -Y) as one
+    ``ewise_add[minus](X, Y)`` when X is proven full: then no position holds Y alone, so the
+    two agree, and the negated copy of Y is never built (PageRank's convergence test)."""
+    users = pl.uses.get(id(n), [])
+    if len(users) != 1 or users[0] is None:
+        return False
+    u, y = users[0], n.args[0]
+    if u.op is not Op.EWISE_ADD or u.attr("op").name != "plus" or u.args[1] is not n or u.args[0] is n:
+        return False
+    x = u.args[0]
+    if id(x) not in pl.vals and id(x) not in pl.alias and not pl.is_static(x):
+        return False   # X comes later in the order
+    fx = pl.facts.get(id(pl.resolve(x)))
+    if fx is None or not fx.full or not (x.type.shape == y.type.shape == u.type.shape):
+        return False
+    if not (x.type.dtype == y.type.dtype == n.type.dtype == u.type.dtype and x.type.dtype.is_float):
+        return False   # (integer negation and subtraction differ at the type's edges)
+    lay = canonical(u.type, pl.dims)
+    if canonical(x.type, pl.dims) != lay or canonical(y.type, pl.dims) != lay:
+        return False
+    out = pl.slot()
+    minus = Node(Op.EWISE_ADD, (x, y), (("op", BINARY["minus"]),), u.type)
+    pl.emit(Local(out, minus, (pl.value(x, lay), pl.value(y, lay))))
+    pl.set(u, out, lay)
+    pl.fused.add(id(u))
+    return True
 
 
 @lower_rule(Op.SELECT)
