@@ -5,7 +5,7 @@
     f = dp.function(outputs={"T": dp.mxm(A, X, "plus_second")})
     out = f(A=a_scipy, X=x_numpy)
 """
-from . import errors, semiring
+from . import binary, errors, monoid, semiring, unary
 from .errors import (
                      DataFormatError,
                      DimensionMismatch,
@@ -66,7 +66,7 @@ __all__ = [
     "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
     "Expr", "Function", "InputError", "LoopBoundWarning",
     "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "dropout_mask",
-    "errors",
+    "binary", "errors", "monoid", "unary",
     "ewise_add", "ewise_mult", "exp", "eye", "function", "grad", "load_shards", "log", "log_softmax", "mask", "mxm",
     "mxv", "neg",
     "param", "reduce", "reduce_all", "reduce_cols", "reduce_rows", "relu", "relu_grad", "select", "semiring",

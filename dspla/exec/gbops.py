@@ -6,10 +6,33 @@ from functools import lru_cache
 
 import graphblas as gb
 import numpy as np
+from graphblas.core import operator as _Op
 
 from ..algebra import BinaryOp, Monoid, Semiring, UnaryOp
 from ..ir.types import DType
+from . import udfmxm
 from .buffers import from_values, pack_bitmap, unpack_full, values_of
+
+
+# A user's operator becomes python-graphblas's user-defined operator (compiled with numba, per
+# dtype on first use), made once per row and kept anonymous: the user's names never collide
+# with python-graphblas's own.
+@lru_cache(maxsize=None)
+def _gb_binary(op: BinaryOp):
+    return getattr(gb.binary, op.gb) if op.func is None else _Op.BinaryOp.register_anonymous(op.func, op.name)
+
+
+@lru_cache(maxsize=None)
+def _gb_monoid(m: Monoid):
+    if m.builtin:
+        return getattr(gb.monoid, m.gb)
+    f, i, _ = m.identities
+    return _Op.Monoid.register_anonymous(_gb_binary(m.op), {"FP64": f, "FP32": f, "INT64": i}, m.name)
+
+
+@lru_cache(maxsize=None)
+def _gb_unary(op: UnaryOp):
+    return _Op.UnaryOp.register_anonymous(op.func, op.name)
 
 
 @lru_cache(maxsize=None)
@@ -20,19 +43,18 @@ def semiring(sr: Semiring, dtype: DType):
             return getattr(gb.semiring, name)[dtype.gb]
         except KeyError:  # python-graphblas lacks some typed instances (min_max, max_min on BOOL)
             pass
-    anon = gb.core.operator.Semiring.register_anonymous(getattr(gb.monoid, sr.monoid.gb),
-                                                         getattr(gb.binary, sr.mult.gb), sr.name)
+    anon = _Op.Semiring.register_anonymous(_gb_monoid(sr.monoid), _gb_binary(sr.mult), sr.name)
     return anon[dtype.gb]
 
 
 @lru_cache(maxsize=None)
 def binary(op: BinaryOp, dtype: DType):
-    return getattr(gb.binary, op.gb)[dtype.gb]
+    return _gb_binary(op)[dtype.gb]
 
 
 @lru_cache(maxsize=None)
 def monoid(m: Monoid, dtype: DType):
-    return getattr(gb.monoid, m.gb)[dtype.gb]
+    return _gb_monoid(m)[dtype.gb]
 
 
 def dtype_of(M) -> DType:
@@ -48,6 +70,8 @@ def apply_unary(M, op: UnaryOp, compute: DType, out: DType):
     for step in op.steps:
         if step[0] == "unary":
             M = M.apply(getattr(gb.unary, step[1])[compute.gb]).new()
+        elif step[0] == "udf":
+            M = M.apply(_gb_unary(op)[compute.gb]).new()
         else:
             _, name, value = step
             M = M.apply(getattr(gb.binary, name)[compute.gb], right=value).new()
@@ -151,6 +175,19 @@ def mask_of(m, kind: str, complement: bool):
     return ~mask if complement else mask
 
 
+def accumulate_full(C, a, b, sr: Semiring, rows=None) -> bool:
+    """C[rows, :] ⊕= a ⊕.⊗ b in place by the compiled kernel of a user's semiring (exec/udfmxm.py),
+    when it applies: C and b full, of one dtype (the compute dtype). False: the caller asks
+    SuiteSparse."""
+    if not (udfmxm.applies(sr) and is_full(C) and is_full(b) and b.nvals and C.nvals) or C is b \
+            or dtype_of(C) is not dtype_of(b):
+        return False
+    if a.nvals:
+        with values_of(C) as cv, values_of(b) as bv:
+            udfmxm.accumulate(cv, a, bv, sr, rows)
+    return True
+
+
 def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None):
     """a ⊕.⊗ b in the compute dtype, by the fastest exact route:
 
@@ -175,6 +212,9 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None):
         return from_values(out, compute)
     if sr.monoid.identity(compute) is not None and b.nvals and is_full(b) and a.nvals:
         C = identity_full(a.nrows, b.ncols, sr.monoid, compute)
+        if udfmxm.applies(sr):
+            accumulate_full(C, a, b, sr)
+            return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows)
         C(accum=binary(sr.monoid.op, compute)) << a.mxm(b, semiring(sr, compute))
         return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows)
     return a.mxm(b, semiring(sr, compute)).new()
