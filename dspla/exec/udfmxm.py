@@ -55,7 +55,7 @@ _LOCK = threading.Lock()
 
 @lru_cache(maxsize=None)
 def _kernel(add_f, mult_f):
-    import numba   # only programs with user operators pay numba's import
+    import numba  # only programs with user operators pay numba's import
     add, mult = udf.njit(add_f), udf.njit(mult_f)
 
     @numba.njit(nogil=True, cache=False)

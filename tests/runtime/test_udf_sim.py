@@ -108,10 +108,11 @@ def test_bellman_ford_loop_matches_oracle():
     Ae = dp.sparse("A", ("n", "n"))
     d0 = dp.dense("d0", ("n", 1))
 
-    def body(d, prev):
-        return dp.ewise_add(d, dp.mxm(Ae.T, d, TROP), "min"), d
+    def body(d, changed):
+        new = dp.ewise_add(d, dp.mxm(Ae.T, d, TROP), "min")
+        return new, dp.reduce_all(new != d, "lor")
 
-    d, _ = dp.while_loop(lambda d, prev: dp.reduce_all(d != prev, "lor"), body, (d0, d0 + 1), max_iter=n)
+    d, _ = dp.while_loop(lambda d, changed: changed, body, (d0, dp.reduce_all(d0 == d0, "lor")), max_iter=n)
     f = dp.function(outputs={"d": d})
     start = np.full((n, 1), np.inf)
     start[0] = 0
