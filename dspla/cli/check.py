@@ -3,16 +3,18 @@ from __future__ import annotations
 
 from ..frontend.parser import parse_file
 from ..function import Function
+from .common import add_plugin_option, load_plugins
 
 
 def register(sub, common):
     p = sub.add_parser("check", parents=[common], help="parse and type-check a .dspla file without data")
     p.add_argument("file")
+    add_plugin_option(p)
     p.set_defaults(func=run)
 
 
 def run(args):
-
+    load_plugins(args.plugin)
     f = Function(parse_file(args.file))
     ins = ", ".join(f"{n.attr('name')}: {n.type}" for n in f.inputs)
     outs = ", ".join(f"{k}: {v.type}" for k, v in f.program.outputs)

@@ -22,12 +22,13 @@ from ..runtime import faults
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
 from ..runtime.shards import load_shards
-from .common import parse_inputs
+from .common import add_plugin_option, load_plugins, parse_inputs
 
 
 def register(sub, common):
     p = sub.add_parser("run", parents=[common], help="run a .dspla program on data files, on 1 or P processes")
     p.add_argument("file")
+    add_plugin_option(p)
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
                    help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, an edge list, or made to the declared "
                         "shape: full:VALUE (every entry VALUE), unit:I (one entry, 1, in row I) (repeatable)")
@@ -77,6 +78,7 @@ def _strip(argv, flags):
 
 def run(args):
     # everything that can be checked without reading the data, before any process is started
+    load_plugins(args.plugin)
     program = parse_file(args.file)
     specs = parse_inputs(args.input)
     for spec in specs.values():

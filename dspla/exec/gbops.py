@@ -10,51 +10,37 @@ from graphblas.core import operator as _Op
 
 from ..algebra import BinaryOp, Monoid, Semiring, UnaryOp
 from ..ir.types import DType
-from . import udfmxm
+from . import gbudf, udfmxm
 from .buffers import from_values, pack_bitmap, unpack_full, values_of
 
 
-# A user's operator becomes python-graphblas's user-defined operator (compiled with numba, per
-# dtype on first use), made once per row and kept anonymous: the user's names never collide
-# with python-graphblas's own.
-@lru_cache(maxsize=None)
-def _gb_binary(op: BinaryOp):
-    return getattr(gb.binary, op.gb) if op.func is None else _Op.BinaryOp.register_anonymous(op.func, op.name)
-
-
-@lru_cache(maxsize=None)
-def _gb_monoid(m: Monoid):
-    if m.builtin:
-        return getattr(gb.monoid, m.gb)
-    f, i, _ = m.identities
-    return _Op.Monoid.register_anonymous(_gb_binary(m.op), {"FP64": f, "FP32": f, "INT64": i}, m.name)
-
-
-@lru_cache(maxsize=None)
-def _gb_unary(op: UnaryOp):
-    return _Op.UnaryOp.register_anonymous(op.func, op.name)
+def _user(*ops) -> bool:
+    return any(getattr(o, "func", None) is not None or getattr(o, "builtin", True) is False for o in ops)
 
 
 @lru_cache(maxsize=None)
 def semiring(sr: Semiring, dtype: DType):
+    if _user(sr.monoid, sr.mult):
+        return gbudf.semiring(sr, dtype)
     name = f"{sr.monoid.gb}_{sr.mult.gb}"
     if sr.builtin and hasattr(gb.semiring, name):
         try:
             return getattr(gb.semiring, name)[dtype.gb]
         except KeyError:  # python-graphblas lacks some typed instances (min_max, max_min on BOOL)
             pass
-    anon = _Op.Semiring.register_anonymous(_gb_monoid(sr.monoid), _gb_binary(sr.mult), sr.name)
+    anon = _Op.Semiring.register_anonymous(getattr(gb.monoid, sr.monoid.gb), getattr(gb.binary, sr.mult.gb),
+                                           sr.name)
     return anon[dtype.gb]
 
 
 @lru_cache(maxsize=None)
 def binary(op: BinaryOp, dtype: DType):
-    return _gb_binary(op)[dtype.gb]
+    return gbudf.binary(op, dtype) if _user(op) else getattr(gb.binary, op.gb)[dtype.gb]
 
 
 @lru_cache(maxsize=None)
 def monoid(m: Monoid, dtype: DType):
-    return _gb_monoid(m)[dtype.gb]
+    return gbudf.monoid(m, dtype) if _user(m) else getattr(gb.monoid, m.gb)[dtype.gb]
 
 
 def dtype_of(M) -> DType:
@@ -71,7 +57,7 @@ def apply_unary(M, op: UnaryOp, compute: DType, out: DType):
         if step[0] == "unary":
             M = M.apply(getattr(gb.unary, step[1])[compute.gb]).new()
         elif step[0] == "udf":
-            M = M.apply(_gb_unary(op)[compute.gb]).new()
+            M = M.apply(gbudf.unary(op, compute)).new()
         else:
             _, name, value = step
             M = M.apply(getattr(gb.binary, name)[compute.gb], right=value).new()
