@@ -36,10 +36,11 @@ def test_plugin_semiring_under_mpiexec(tmp_path, plan, P):
     scipy.io.mmwrite(tmp_path / "a.mtx", A)
     np.save(tmp_path / "x.npy", X)
     (tmp_path / "p.dspla").write_text(PROG)
-    r = subprocess.run([DSPLA, "run", str(tmp_path / "p.dspla"), "--plugin", str(ROOT / "examples" / "tropical_plugin.py"),
-                        "-i", f"A={tmp_path / 'a.mtx'}", "-i", f"X={tmp_path / 'x.npy'}", "--np", str(P), "--plan", plan,
-                        "--partition", "random", "--out", str(tmp_path / "o.npz")], capture_output=True, text=True,
-                       timeout=300)
+    plugin = ROOT / "examples" / "tropical_plugin.py"
+    cmd = [DSPLA, "run", tmp_path / "p.dspla", "--plugin", plugin, "-i", f"A={tmp_path / 'a.mtx'}",
+           "-i", f"X={tmp_path / 'x.npy'}", "--np", P, "--plan", plan, "--partition", "random",
+           "--out", tmp_path / "o.npz"]
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     Ap = np.zeros(A.shape, bool)
     Ap[A.row, A.col] = True
