@@ -59,6 +59,7 @@ from .frontend.dsl import abs_ as abs
 from .function import Function, function
 from .runtime.launch import world
 from .runtime.shards import load_shards
+from .verbosity import quiet
 
 __version__ = "0.1.0"
 
@@ -66,7 +67,7 @@ __all__ = [
     "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
     "Expr", "Function", "InputError", "LoopBoundWarning",
     "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "dropout_mask",
-    "binary", "errors", "monoid", "unary",
+    "binary", "errors", "monoid", "quiet", "unary",
     "ewise_add", "ewise_mult", "exp", "eye", "function", "grad", "load_shards", "log", "log_softmax", "mask", "mxm",
     "mxv", "neg",
     "param", "reduce", "reduce_all", "reduce_cols", "reduce_rows", "relu", "relu_grad", "select", "semiring",
