@@ -11,6 +11,7 @@ from .exec import reference
 from .exec.values import Array, bind_dims, check_shapes, to_matrix
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
+from .ir.lint import scalar_on_missing
 from .plan.explain import as_json, as_text, synthesize
 from .plan.options import Options
 from .runtime.launch import one_process, world
@@ -176,7 +177,7 @@ class Function:
         if np is None:
             if dump_after is not None:
                 raise DsplaError(f"compiler step {dump_after!r} needs the data's sizes: give np= (and inputs or dims)")
-            return Text(str(self.program) + (_timings(self.compiled.timings) if timings else ""))
+            return Text(str(self.program) + self._warnings() + (_timings(self.compiled.timings) if timings else ""))
         names = set(self.input_names)
         given = {k: v for k, v in inputs_and_options.items() if k in names}
         opts = {k: v for k, v in {**inputs_and_options, **(options or {})}.items()
@@ -191,8 +192,12 @@ class Function:
         if json:
             out = as_json(c.plan, np, opt)
             return {**out, "compile_s": steps} if timings else out
-        text = dumped[0] if dump_after is not None else as_text(c.plan, np, opt)
+        text = dumped[0] if dump_after is not None else as_text(c.plan, np, opt) + self._warnings()
         return Text(text + (_timings(steps) if timings else ""))
+
+    def _warnings(self) -> str:
+        lines = scalar_on_missing(self.source_program)
+        return "".join(f"\n{ln}" for ln in lines)
 
     def __repr__(self) -> str:
         return f"Function({', '.join(self.input_names)} -> {', '.join(self.output_names)})"

@@ -1,8 +1,11 @@
 """dspla check FILE: parse and type-check an expression file without data."""
 from __future__ import annotations
 
+import sys
+
 from ..frontend.parser import parse_file
 from ..function import Function
+from ..ir.lint import scalar_on_missing
 from .common import add_plugin_option, load_plugins
 
 
@@ -19,3 +22,5 @@ def run(args):
     ins = ", ".join(f"{n.attr('name')}: {n.type}" for n in f.inputs)
     outs = ", ".join(f"{k}: {v.type}" for k, v in f.program.outputs)
     print(f"{args.file}: ok\n  inputs:  {ins}\n  outputs: {outs}")
+    for line in scalar_on_missing(f.source_program):
+        print(line, file=sys.stderr)

@@ -53,6 +53,7 @@ FUNCTIONS = {
     "mask": (dsl.mask, [("x", E, _REQ), ("m", E, _REQ), ("complement", BOOL, False), ("structure", BOOL, False)]),
     "cast": (dsl.cast, [("x", E, _REQ), ("dtype", DT, _REQ)]),
     "eye": (dsl.eye, [("n", DIM, _REQ), ("dtype", DT, "float64")]),
+    "full": (dsl.full, [("like", E, _REQ), ("value", SCAL, _REQ), ("dtype", DT, None)]),
     "dropout_mask": (dsl.dropout_mask, [("x", E, _REQ), ("p", SCAL, _REQ), ("seed", E, _REQ)]),
 }
 for _f in _UNARY_FNS:
