@@ -5,7 +5,7 @@
     f = dp.function(outputs={"T": dp.mxm(A, X, "plus_second")})
     out = f(A=a_scipy, X=x_numpy)
 """
-from . import binary, errors, monoid, semiring, unary
+from . import binary, errors, monoid, plot, semiring, unary
 from .errors import (
                      DataFormatError,
                      DimensionMismatch,
@@ -68,7 +68,7 @@ __all__ = [
     "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
     "Expr", "Function", "InputError", "LoopBoundWarning",
     "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "dropout_mask",
-    "binary", "errors", "monoid", "quiet", "unary",
+    "binary", "errors", "monoid", "plot", "quiet", "unary",
     "ewise_add", "ewise_mult", "exp", "eye", "full", "function", "grad", "load_shards", "log", "log_softmax",
     "mask", "mxm",
     "mxv", "neg",
