@@ -336,7 +336,10 @@ def _graphblas_name(obj):
 def _lookup(table: dict, kind: str, name, cls):
     if isinstance(name, cls):
         return name
-    key = _graphblas_name(name) or str(name)
+    gbname = _graphblas_name(name)
+    key = gbname or str(name)
+    if key not in table and gbname is not None:   # python-graphblas's own spelling (truediv, valuegt)
+        key = next((k for k, row in table.items() if getattr(row, "gb", None) == gbname), key)
     if key not in table:
         raise UnknownNameError(kind, key, table)
     return table[key]

@@ -54,3 +54,15 @@ def test_a_distributed_result_shows_no_entries():
         return out["T"]._repr_markdown_()
     got = run_simulated(2, body, timeout=60)
     assert all("distributed" in g and "|" not in g for g in got)
+
+
+def test_an_n_by_1_result_as_a_graphblas_vector():
+    import graphblas as gb
+    import pytest
+    Ae, xe = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", 1))
+    out = dp.function(outputs={"y": dp.mxm(Ae, xe, "min_plus"), "M": Ae @ Ae})(A=A, x=X[:, :1])
+    v = out["y"].to_graphblas(vector=True)
+    assert isinstance(v, gb.Vector) and v.size == 3 and v.to_coo()[0].tolist() == [0, 2]   # row 1 is empty
+    assert v.to_coo()[1].tolist() == [4.0, 3.0]
+    with pytest.raises(ValueError, match="not a column vector"):
+        out["M"].to_graphblas(vector=True)

@@ -104,3 +104,11 @@ def test_unknown_names_list_the_valid_ones():
     with pytest.raises(AttributeError, match="valid monoids"):
         dp.monoid.nope  # noqa: B018
 
+
+
+def test_graphblas_spellings_of_builtins():
+    from dspla.algebra import get_binary, get_select
+    assert get_binary(gb.binary.truediv).name == "div" and get_select(gb.select.valuegt).name == "gt"
+    Xe = dp.dense("X", ("n", "k"))
+    got = dp.function(outputs={"S": dp.select(Xe, gb.select.valuegt, 1.0)})(X=X)["S"]
+    assert np.array_equal(got.present(), X > 1.0)
