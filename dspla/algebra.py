@@ -440,6 +440,7 @@ def define_monoid(name: str, op, identity) -> Monoid:
     function, which becomes the binary operator ``name``) and its identity, which the user
     declares (GraphBLAS cannot infer one). It must be associative and commutative: partial
     results are combined in whatever order processes finish."""
+    ids = _identities(identity)   # first: a refused monoid leaves no operator behind
     if callable(op) and not isinstance(op, (BinaryOp, Monoid)) and _graphblas_name(op) is None:
         binop = define_binary(name, op, associative=True, commutative=True)
     else:
@@ -447,7 +448,6 @@ def define_monoid(name: str, op, identity) -> Monoid:
     if binop.func is None:
         raise InputError(f"monoid {name!r}: {binop.name!r} is built in; the built-in monoids are "
                          f"{', '.join(sorted(MONOIDS))}")
-    ids = _identities(identity)
     red = Reduction(f"udf.{name}", UserUfunc(binop.func), (ids[0], ids[1], False), func=binop.func)
     row = Monoid(name, "numeric", name, ids, (red.name, red.name), opname=binop.name, builtin=False)
     out = _register(MONOIDS, "monoid", row, lambda old: old == row)

@@ -89,6 +89,7 @@ def test_int64_identity_of_an_infinite_one():
 def test_bad_definitions_are_refused_where_they_are_made(call, msg):
     with pytest.raises(DsplaError, match=msg):
         call()
+    assert not [n for n in dp.binary.names() + dp.monoid.names() if n.startswith("t_bad")]   # nothing left behind
 
 
 def test_redefining_with_the_same_code_is_allowed_and_different_code_is_not():
