@@ -5,7 +5,7 @@
     f = dp.function(outputs={"T": dp.mxm(A, X, "plus_second")})
     out = f(A=a_scipy, X=x_numpy)
 """
-from . import errors, semiring
+from . import binary, errors, monoid, plot, semiring, unary
 from .errors import (
                      DataFormatError,
                      DimensionMismatch,
@@ -28,6 +28,7 @@ from .frontend.dsl import (
                      ewise_mult,
                      exp,
                      eye,
+                     full,
                      grad,
                      log,
                      log_softmax,
@@ -59,6 +60,7 @@ from .frontend.dsl import abs_ as abs
 from .function import Function, function
 from .runtime.launch import world
 from .runtime.shards import load_shards
+from .verbosity import quiet
 
 __version__ = "0.1.0"
 
@@ -66,8 +68,9 @@ __all__ = [
     "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
     "Expr", "Function", "InputError", "LoopBoundWarning",
     "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "dropout_mask",
-    "errors",
-    "ewise_add", "ewise_mult", "exp", "eye", "function", "grad", "load_shards", "log", "log_softmax", "mask", "mxm",
+    "binary", "errors", "monoid", "plot", "quiet", "unary",
+    "ewise_add", "ewise_mult", "exp", "eye", "full", "function", "grad", "load_shards", "log", "log_softmax",
+    "mask", "mxm",
     "mxv", "neg",
     "param", "reduce", "reduce_all", "reduce_cols", "reduce_rows", "relu", "relu_grad", "select", "semiring",
     "sigmoid", "softmax", "sparse", "sqrt", "step", "tanh", "transpose", "update", "vector", "vxm", "while_loop",

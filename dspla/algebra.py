@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DomainMismatch, UnknownNameError
+from . import udf
+from .errors import DomainMismatch, InputError, UnknownNameError
 from .ir.types import DType, promote
 
 F64, F32, I64, BOOL = DType.float64, DType.float32, DType.int64, DType.bool
@@ -35,9 +36,15 @@ class BinaryOp:
     commutative: bool = False
     distributes_over: tuple = ()
     reads: tuple = (True, True)   # whether the left / right operand's value is used (not only its presence)
+    func: Any = field(default=None, compare=False, repr=False)   # a user's Python function (None: built in)
 
     def __str__(self) -> str:
         return self.name
+
+    def __reduce_ex__(self, protocol):
+        # a user's row travels by name (plans are scattered pickled): every rank defined the same
+        # operators (its script, or --plugin), and a function need not be picklable
+        return (get_binary, (self.name,)) if self.func is not None else super().__reduce_ex__(protocol)
 
     def dtypes(self, a: DType, b: DType, where: str = "") -> tuple[DType, DType]:
         """(dtype both operands are cast to, result dtype) for operands of dtypes a and b."""
@@ -86,14 +93,33 @@ for _n in ("eq", "ne", "gt", "ge", "lt", "le"):
 class Reduction:
     """How processes combine values element-wise: an MPI built-in reduction by name, the numpy
     ufunc computing the same (the simulated communicator's), and the value a missing entry
-    contributes (the reduction's identity, per dtype kind: float, int64, bool)."""
+    contributes (the reduction's identity, per dtype kind: float, int64, bool). A user monoid's
+    reduction (``func`` set) has no MPI built-in: MPI runs it as a user op over whole buffers."""
 
     name: str
     ufunc: Any
     fills: tuple
+    func: Any = field(default=None, compare=False, repr=False)
+
+    def __reduce_ex__(self, protocol):
+        return (REDUCTIONS.__getitem__, (self.name,)) if self.func is not None else super().__reduce_ex__(protocol)
 
     def fill(self, dtype: DType):
         return dtype.np.type(self.fills[0 if dtype.is_float else 1 if dtype is I64 else 2])
+
+
+class UserUfunc:
+    """A user's function as a ufunc over any dtype it is called with (one compiled loop per dtype,
+    made on first use): ``uf(a, b, out=b)`` and ``uf.reduce(stacked, axis=0)``, as numpy's."""
+
+    def __init__(self, func):
+        self.func = func
+
+    def __call__(self, a, b, out=None):
+        return udf.ufunc(self.func, np.result_type(a, b))(a, b, out=out)
+
+    def reduce(self, arr, axis=0):
+        return udf.ufunc(self.func, arr.dtype).reduce(arr, axis=axis)
 
 
 _I64 = np.iinfo(np.int64)
@@ -124,13 +150,18 @@ class Monoid:
     gb: str
     identities: tuple | None
     reductions: tuple
+    opname: str | None = None     # a user monoid's binary operator (built-ins share their name)
+    builtin: bool = True
 
     def __str__(self) -> str:
         return self.name
 
+    def __reduce_ex__(self, protocol):
+        return (get_monoid, (self.name,)) if not self.builtin else super().__reduce_ex__(protocol)
+
     @property
     def op(self) -> BinaryOp:
-        return BINARY[self.name]
+        return BINARY[self.opname or self.name]
 
     def identity(self, dtype: DType):
         if self.identities is None:
@@ -214,18 +245,6 @@ for _name in ("plus_times", "plus_second", "plus_first", "plus_pair", "plus_min"
     SEMIRINGS[_name] = Semiring(_name, MONOIDS[_m], BINARY[_op])
 
 
-def define_semiring(name: str, monoid: str, op: str) -> Semiring:
-    """Register a semiring from a monoid and a multiply operator, usable by name everywhere."""
-    if not name.isidentifier():
-        raise ValueError(f"semiring name must be an identifier, got {name!r}")
-    sr = Semiring(name, get_monoid(monoid), get_binary(op), builtin=False)
-    old = SEMIRINGS.get(name)
-    if old is not None and (old.monoid, old.mult) != (sr.monoid, sr.mult):
-        raise ValueError(f"semiring {name!r} is already defined as {old.monoid.name}.{old.mult.name}")
-    SEMIRINGS[name] = sr
-    return sr
-
-
 # --------------------------------------------------------------------------- unary operators
 @dataclass(frozen=True)
 class UnaryOp:
@@ -237,9 +256,13 @@ class UnaryOp:
     name: str
     result: str
     steps: tuple = field(default=())
+    func: Any = field(default=None, compare=False, repr=False)   # a user's Python function (None: built in)
 
     def __str__(self) -> str:
         return self.name
+
+    def __reduce_ex__(self, protocol):
+        return (get_unary, (self.name,)) if self.func is not None else super().__reduce_ex__(protocol)
 
     def dtypes(self, a: DType, where: str = "") -> tuple[DType, DType]:
         if self.result == "float":
@@ -303,10 +326,20 @@ SELECT_ALIASES = {">": "gt", ">=": "ge", "<": "lt", "<=": "le", "==": "eq", "!="
 
 
 # ------------------------------------------------------------------------------ lookups
+def _graphblas_name(obj):
+    """The name of a python-graphblas operator object (``graphblas.semiring.min_plus``, typed
+    or not), or None for anything else: such objects are accepted wherever a name is."""
+    mod = type(obj).__module__ or ""
+    return getattr(obj, "name", None) if mod.startswith("graphblas.") else None
+
+
 def _lookup(table: dict, kind: str, name, cls):
     if isinstance(name, cls):
         return name
-    key = str(name)
+    gbname = _graphblas_name(name)
+    key = gbname or str(name)
+    if key not in table and gbname is not None:   # python-graphblas's own spelling (truediv, valuegt)
+        key = next((k for k, row in table.items() if getattr(row, "gb", None) == gbname), key)
     if key not in table:
         raise UnknownNameError(kind, key, table)
     return table[key]
@@ -323,10 +356,16 @@ def get_monoid(name) -> Monoid:
 def get_binary(name) -> BinaryOp:
     if isinstance(name, Monoid):
         return name.op
+    func = getattr(name, "orig_func", None)
+    if func is not None and _graphblas_name(name) not in BINARY:   # a python-graphblas user-defined operator
+        return define_binary(_graphblas_name(name), func)
     return _lookup(BINARY, "binary operator", name, BinaryOp)
 
 
 def get_unary(name) -> UnaryOp:
+    func = getattr(name, "orig_func", None)
+    if func is not None and _graphblas_name(name) not in UNARY:
+        return define_unary(_graphblas_name(name), func)
     return _lookup(UNARY, "unary operator", name, UnaryOp)
 
 
@@ -334,3 +373,121 @@ def get_select(name) -> SelectOp:
     if isinstance(name, str) and name in SELECT_ALIASES:
         name = SELECT_ALIASES[name]
     return _lookup(SELECT, "select predicate", name, SelectOp)
+
+
+# ------------------------------------------------------------------ user-defined operators
+# A user's operator is a row like the built-ins, holding the Python function; its compiled
+# forms are made where they are used (python-graphblas's UDFs in exec/gbops.py, numba ufuncs in
+# udf.py for the reductions across processes, the product kernel in exec/udfmxm.py).
+
+def _same_function(f, g) -> bool:
+    # a notebook cell run twice defines an equal function anew: the same code is the same operator
+    return f is g or (getattr(f, "__code__", None) is not None and getattr(f, "__code__", None) == getattr(
+        g, "__code__", None))
+
+
+def _register(table: dict, kind: str, row, same: bool):
+    if not row.name.isidentifier():
+        raise InputError(f"a {kind} name must be an identifier, got {row.name!r}")
+    old = table.get(row.name)
+    if old is not None and not same(old):
+        raise InputError(f"{kind} {row.name!r} is already defined"
+                         + ("" if getattr(old, "func", None) is not None or not getattr(old, "builtin", True)
+                            else " (built in)") + "; choose another name")
+    if old is not None:
+        return old
+    table[row.name] = row
+    return row
+
+
+def _function(func, kind: str, nargs: int):
+    if not callable(func) or isinstance(func, type):
+        raise InputError(f"a user {kind} is a Python function of {nargs} number(s), got {type(func).__name__}")
+    udf.check_compiles(func, nargs)
+    return func
+
+
+def define_binary(name: str, func, *, associative: bool = False, commutative: bool = False,
+                  distributes_over: tuple = ()) -> BinaryOp:
+    """A binary operator from a Python function of two numbers (compiled with numba, as
+    python-graphblas's ``binary.register_new``); it takes and returns the operands' dtype. The
+    facts are the user's word: ``distributes_over`` (monoid names) lets matrix-chain order
+    re-parenthesise products of a semiring built on it."""
+    func = _function(func, "binary operator", 2)
+    row = BinaryOp(name, "arith", name, bool(associative), bool(commutative), tuple(map(str, distributes_over)),
+                   func=func)
+    return _register(BINARY, "binary operator", row, lambda old: old.func is not None and _same_function(
+        old.func, func) and old == row)
+
+
+def _identities(identity) -> tuple:
+    """(float, int64, None): an infinite identity stands for int64's extreme, as for the built-in
+    min and max; a bool identity is not offered (user monoids are numeric)."""
+    try:
+        v = float(identity)
+    except (TypeError, ValueError):
+        raise InputError(f"a monoid's identity is a number, got {identity!r}") from None
+    if np.isnan(v):
+        raise InputError("a monoid's identity cannot be NaN")
+    i = _I64.max if v == np.inf else _I64.min if v == -np.inf else int(v)
+    if np.isfinite(v) and i != v:
+        raise InputError(f"a monoid's identity applies to int64 values too: {identity!r} is not a whole number")
+    return (v, i, None)
+
+
+def define_monoid(name: str, op, identity) -> Monoid:
+    """A monoid from a binary operator (a name, a row, a python-graphblas operator or a Python
+    function, which becomes the binary operator ``name``) and its identity, which the user
+    declares (GraphBLAS cannot infer one). It must be associative and commutative: partial
+    results are combined in whatever order processes finish."""
+    ids = _identities(identity)   # first: a refused monoid leaves no operator behind
+    if callable(op) and not isinstance(op, (BinaryOp, Monoid)) and _graphblas_name(op) is None:
+        binop = define_binary(name, op, associative=True, commutative=True)
+    else:
+        binop = get_binary(op)
+    if binop.func is None:
+        raise InputError(f"monoid {name!r}: {binop.name!r} is built in; the built-in monoids are "
+                         f"{', '.join(sorted(MONOIDS))}")
+    red = Reduction(f"udf.{name}", UserUfunc(binop.func), (ids[0], ids[1], False), func=binop.func)
+    row = Monoid(name, "numeric", name, ids, (red.name, red.name), opname=binop.name, builtin=False)
+    out = _register(MONOIDS, "monoid", row, lambda old: old == row)
+    REDUCTIONS.setdefault(red.name, red)
+    return out
+
+
+def define_unary(name: str, func) -> UnaryOp:
+    """A unary operator from a Python function of one number (numeric values, dtype kept)."""
+    func = _function(func, "unary operator", 1)
+    row = UnaryOp(name, "numeric", (("udf", name),), func=func)
+    return _register(UNARY, "unary operator", row, lambda old: old.func is not None and _same_function(
+        old.func, func))
+
+
+def define_semiring(name: str, monoid, op, identity=None) -> Semiring:
+    """A semiring from a monoid and a multiply, usable by name everywhere. Each may be a name, a
+    row, a python-graphblas operator object, or a Python function: a function for the monoid
+    becomes the monoid ``NAME_add`` (``identity`` required), one for the multiply the binary
+    operator ``NAME_mult``."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise InputError(f"semiring name must be an identifier, got {name!r}")
+    if _is_function(monoid):
+        if identity is None:
+            raise InputError(f"semiring {name!r}: a monoid from a Python function needs its identity "
+                             "(identity=...), e.g. math.inf for a minimum")
+        monoid = define_monoid(f"{name}_add", monoid, identity)
+    elif identity is not None:
+        raise InputError(f"semiring {name!r}: identity= is for a monoid given as a function; "
+                         f"monoid {getattr(monoid, 'name', monoid)!s} has its own")
+    if _is_function(op):
+        op = define_binary(f"{name}_mult", op)
+    sr = Semiring(name, get_monoid(monoid), get_binary(op), builtin=False)
+    old = SEMIRINGS.get(name)
+    if old is not None and (old.monoid, old.mult) != (sr.monoid, sr.mult):
+        raise InputError(f"semiring {name!r} is already defined as {old.monoid.name}.{old.mult.name}")
+    SEMIRINGS.setdefault(name, sr)
+    return SEMIRINGS[name]
+
+
+def _is_function(x) -> bool:
+    return callable(x) and not isinstance(x, (BinaryOp, Monoid, UnaryOp, Semiring, type)) and \
+        _graphblas_name(x) is None

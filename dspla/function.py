@@ -5,11 +5,13 @@ from __future__ import annotations
 import time
 
 from . import compile as compiler
+from .display import Stats, Text
 from .errors import DsplaError, InputError, UnknownNameError
 from .exec import reference
 from .exec.values import Array, bind_dims, check_shapes, to_matrix
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
+from .ir.lint import scalar_on_missing
 from .plan.explain import as_json, as_text, synthesize
 from .plan.options import Options
 from .runtime.launch import one_process, world
@@ -146,7 +148,7 @@ class Function:
         prog = self.bound(mats, dims)
         env = reference.Env(mats, dims)
         out = reference.run(self._schedule_for(prog), env)
-        self.last_stats = {"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0}
+        self.last_stats = Stats({"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0})
         return {k: Array(v, k) for k, v in out.items()}
 
     def plan(self, np: int, inputs: dict, options: Options | None = None, dump_after: str | None = None,
@@ -171,11 +173,11 @@ class Function:
         if dump_after in compiler.step_names()[:compiler.step_names().index("chain-order")]:
             c = compiler.run(compiler.Compilation(self.source_program), stop=dump_after, dump_after=dump_after,
                              dump=dumped.append)   # a data-independent step: run again to show it
-            return dumped[0] + (_timings(c.timings) if timings else "")
+            return Text(dumped[0] + (_timings(c.timings) if timings else ""))
         if np is None:
             if dump_after is not None:
                 raise DsplaError(f"compiler step {dump_after!r} needs the data's sizes: give np= (and inputs or dims)")
-            return str(self.program) + (_timings(self.compiled.timings) if timings else "")
+            return Text(str(self.program) + self._warnings() + (_timings(self.compiled.timings) if timings else ""))
         names = set(self.input_names)
         given = {k: v for k, v in inputs_and_options.items() if k in names}
         opts = {k: v for k, v in {**inputs_and_options, **(options or {})}.items()
@@ -190,8 +192,12 @@ class Function:
         if json:
             out = as_json(c.plan, np, opt)
             return {**out, "compile_s": steps} if timings else out
-        text = dumped[0] if dump_after is not None else as_text(c.plan, np, opt)
-        return text + (_timings(steps) if timings else "")
+        text = dumped[0] if dump_after is not None else as_text(c.plan, np, opt) + self._warnings()
+        return Text(text + (_timings(steps) if timings else ""))
+
+    def _warnings(self) -> str:
+        lines = scalar_on_missing(self.source_program)
+        return "".join(f"\n{ln}" for ln in lines)
 
     def __repr__(self) -> str:
         return f"Function({', '.join(self.input_names)} -> {', '.join(self.output_names)})"

@@ -1,21 +1,18 @@
 """Semirings by attribute: ``dp.semiring.plus_second``, ``dp.semiring.define(...)``, ``names()``."""
+from . import _namespace
 from .algebra import SEMIRINGS, Semiring, define_semiring, get_semiring
 
 
-def define(name: str, monoid: str, op: str) -> Semiring:
-    """A user-defined semiring: ``define("tropical", monoid="min", op="plus")``."""
-    return define_semiring(name, monoid, op)
+def define(name: str, monoid, op, identity=None) -> Semiring:
+    """A user-defined semiring, usable by name in Python and in ``.dspla`` files (after ``--plugin``).
+
+    ``monoid`` and ``op`` are names (``define("tropical", monoid="min", op="plus")``), rows,
+    python-graphblas operators (``graphblas.monoid.min``), or Python functions compiled with
+    numba (``define("trop", monoid=my_min, op=my_plus, identity=math.inf)``: a function for
+    the monoid needs its identity)."""
+    return define_semiring(name, monoid, op, identity)
 
 
-def names() -> list[str]:
-    return sorted(SEMIRINGS)
-
-
-def __getattr__(name: str) -> Semiring:
-    if name.startswith("__") or name not in SEMIRINGS:
-        # AttributeError keeps hasattr()/getattr(default) working; the text lists the valid names.
-        raise AttributeError(f"unknown semiring {name!r}; valid semirings: {', '.join(names())}")
-    return SEMIRINGS[name]
-
+names, __getattr__ = _namespace.of(SEMIRINGS, "semiring")
 
 __all__ = ["Semiring", "define", "get_semiring", "names"]

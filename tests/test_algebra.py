@@ -10,8 +10,9 @@ from dspla.ir.types import DType
 from exec.golden import oracle
 
 DTYPES = [DType.float64, DType.float32, DType.int64, DType.bool]
-# every monoid with every dtype of its domain
-CASES = [(m.name, dt) for m in MONOIDS.values() for dt in DTYPES
+# every built-in monoid with every dtype of its domain (user monoids, which other test modules
+# define at import, are tested where they are defined)
+CASES = [(m.name, dt) for m in MONOIDS.values() if m.builtin for dt in DTYPES
          if not (m.domain == "numeric" and dt is DType.bool or m.domain == "bool" and dt is not DType.bool)]
 
 
@@ -59,7 +60,7 @@ def test_every_reduction_fill_is_its_identity():
         used.add(red.name)
         x = np.array([3, 0, -1], dtype=dt.np) if dt is not DType.bool else np.array([True, False, True])
         assert np.array_equal(red.ufunc(x, red.fill(dt)).astype(dt.np), x), (name, red.name, dt)
-    assert used == set(REDUCTIONS)
+    assert used == {n for n, r in REDUCTIONS.items() if r.func is None}   # user monoids bring their own
 
 
 def _random(rng, shape, density=0.6):

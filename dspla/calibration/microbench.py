@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import socket
 import statistics
-import sys
 import time
 
 import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
 
+from .. import verbosity as log
 from ..algebra import MONOIDS, SEMIRINGS
 from ..costmodel.coefficients import Coefficients
 from ..costmodel.fit import refit
@@ -68,12 +68,11 @@ def fit(X: np.ndarray, y: np.ndarray, names: list[str]) -> dict:
 
 class Progress:
     def __init__(self, on: bool):
-        self.on, self.t0 = on, time.perf_counter()
+        self.on, self.t0 = on and log.progress(None) is not False, time.perf_counter()
 
     def __call__(self, msg):
         if self.on:
-            sys.stderr.write(f"  [{time.perf_counter() - self.t0:5.1f} s] {msg}\n")
-            sys.stderr.flush()
+            log.emit("calibrate", f"  [{time.perf_counter() - self.t0:5.1f} s] {msg}")
 
 
 def _shared_cores(comm) -> int:

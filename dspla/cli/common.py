@@ -1,6 +1,10 @@
 """Argument parsing helpers shared by subcommands."""
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
+
 from ..errors import DsplaError
 
 
@@ -15,3 +19,33 @@ def parse_inputs(specs) -> dict[str, str]:
             raise DsplaError(f"--input {name} given twice")
         out[name] = path
     return out
+
+
+def add_plugin_option(p):
+    p.add_argument("--plugin", action="append", metavar="MODULE.py",
+                   help="load user-defined operators from this Python module first (it calls "
+                        "dspla.semiring.define, dspla.binary.define, ...); may be repeated")
+
+
+def load_plugins(paths) -> list:
+    """Run each --plugin module (the user's own Python, named by the user: unlike a .dspla file,
+    which is never evaluated). Under MPI every rank loads it, since every rank gets the same
+    arguments, so every rank knows the operators a plan names."""
+    mods = []
+    for path in paths or []:
+        if not os.path.isfile(path):
+            raise DsplaError(f"--plugin: no such file: {path}")
+        name = "dspla_plugin_" + "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
+        spec = importlib.util.spec_from_file_location(name, os.path.abspath(path))
+        if spec is None or spec.loader is None:
+            raise DsplaError(f"--plugin: {path} is not a Python module (.py)")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        try:
+            spec.loader.exec_module(mod)
+        except DsplaError as e:
+            raise DsplaError(f"--plugin {path}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - the user's module failed: say where, keep it short
+            raise DsplaError(f"--plugin {path} failed: {type(e).__name__}: {e}") from None
+        mods.append(mod)
+    return mods

@@ -9,13 +9,14 @@ from ..frontend.parser import parse_file
 from ..function import Function
 from ..io import read_input
 from ..plan.explain import MissingDims, compare
-from .common import parse_inputs
+from .common import add_plugin_option, load_plugins, parse_inputs
 
 
 def register(sub, common):
     p = sub.add_parser("explain", parents=[common], help="show the program after passes and, with --np, the plans "
                                                          "considered for each product and the choice")
     p.add_argument("file", nargs="?")
+    add_plugin_option(p)
     p.add_argument("--np", type=int, help="plan for this many processes (no MPI needed)")
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH", help="plan against this data")
     p.add_argument("--dim", action="append", metavar="NAME=SIZE", help="size of a symbolic dim of inputs not given")
@@ -39,7 +40,7 @@ def register(sub, common):
 
 
 def run(args):
-
+    load_plugins(args.plugin)
     if args.compare:
         with open(args.compare) as f:
             stats = json.load(f)

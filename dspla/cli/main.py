@@ -14,7 +14,8 @@ from ..runtime.failure import STDOUT_CLOSED, fail, is_quiet, launched_by_dspla, 
 from ..runtime.launch import check_launcher_started_a_job, current_rank, in_mpi_job, world
 from ..runtime.process import keep_freed_memory
 
-COMMANDS = ["run", "check", "explain", "calibrate", "train", "demo", "bench", "partition", "shard", "comm_stats"]
+COMMANDS = ["run", "check", "explain", "calibrate", "train", "demo", "bench", "partition", "shard", "comm_stats",
+            "plot"]
 
 
 def build_parser() -> argparse.ArgumentParser:

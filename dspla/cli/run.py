@@ -22,16 +22,18 @@ from ..runtime import faults
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
 from ..runtime.shards import load_shards
-from .common import parse_inputs
+from .common import add_plugin_option, load_plugins, parse_inputs
 
 
 def register(sub, common):
     p = sub.add_parser("run", parents=[common], help="run a .dspla program on data files, on 1 or P processes")
     p.add_argument("file")
+    add_plugin_option(p)
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
                    help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, an edge list, or made to the declared "
                         "shape: full:VALUE (every entry VALUE), unit:I (one entry, 1, in row I) (repeatable)")
-    p.add_argument("--out", "-o", help="write every output to this .npz (COO arrays, plus dense when full)")
+    p.add_argument("--out", "-o", help="write every output to this .npz, once: dense when every entry is present, "
+                   "else COO (NAME.rows, .cols, .values, .shape; docs/user-guide.md)")
     g = p.add_argument_group("distributed execution")
     g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
     g.add_argument("--mpiexec", help="the launcher to use (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
@@ -79,6 +81,7 @@ def _strip(argv, flags):
 
 def run(args):
     # everything that can be checked without reading the data, before any process is started
+    load_plugins(args.plugin)
     program = parse_file(args.file)
     specs = parse_inputs(args.input)
     for spec in specs.values():

@@ -6,33 +6,41 @@ from functools import lru_cache
 
 import graphblas as gb
 import numpy as np
+from graphblas.core import operator as _Op
 
 from ..algebra import BinaryOp, Monoid, Semiring, UnaryOp
 from ..ir.types import DType
+from . import gbudf, udfmxm
 from .buffers import from_values, pack_bitmap, unpack_full, values_of
+
+
+def _user(*ops) -> bool:
+    return any(getattr(o, "func", None) is not None or getattr(o, "builtin", True) is False for o in ops)
 
 
 @lru_cache(maxsize=None)
 def semiring(sr: Semiring, dtype: DType):
+    if _user(sr.monoid, sr.mult):
+        return gbudf.semiring(sr, dtype)
     name = f"{sr.monoid.gb}_{sr.mult.gb}"
     if sr.builtin and hasattr(gb.semiring, name):
         try:
             return getattr(gb.semiring, name)[dtype.gb]
         except KeyError:  # python-graphblas lacks some typed instances (min_max, max_min on BOOL)
             pass
-    anon = gb.core.operator.Semiring.register_anonymous(getattr(gb.monoid, sr.monoid.gb),
-                                                         getattr(gb.binary, sr.mult.gb), sr.name)
+    anon = _Op.Semiring.register_anonymous(getattr(gb.monoid, sr.monoid.gb), getattr(gb.binary, sr.mult.gb),
+                                           sr.name)
     return anon[dtype.gb]
 
 
 @lru_cache(maxsize=None)
 def binary(op: BinaryOp, dtype: DType):
-    return getattr(gb.binary, op.gb)[dtype.gb]
+    return gbudf.binary(op, dtype) if _user(op) else getattr(gb.binary, op.gb)[dtype.gb]
 
 
 @lru_cache(maxsize=None)
 def monoid(m: Monoid, dtype: DType):
-    return getattr(gb.monoid, m.gb)[dtype.gb]
+    return gbudf.monoid(m, dtype) if _user(m) else getattr(gb.monoid, m.gb)[dtype.gb]
 
 
 def dtype_of(M) -> DType:
@@ -48,6 +56,8 @@ def apply_unary(M, op: UnaryOp, compute: DType, out: DType):
     for step in op.steps:
         if step[0] == "unary":
             M = M.apply(getattr(gb.unary, step[1])[compute.gb]).new()
+        elif step[0] == "udf":
+            M = M.apply(gbudf.unary(op, compute)).new()
         else:
             _, name, value = step
             M = M.apply(getattr(gb.binary, name)[compute.gb], right=value).new()
@@ -151,6 +161,19 @@ def mask_of(m, kind: str, complement: bool):
     return ~mask if complement else mask
 
 
+def accumulate_full(C, a, b, sr: Semiring, rows=None) -> bool:
+    """C[rows, :] ⊕= a ⊕.⊗ b in place by the compiled kernel of a user's semiring (exec/udfmxm.py),
+    when it applies: C and b full, of one dtype (the compute dtype). False: the caller asks
+    SuiteSparse."""
+    if not (udfmxm.applies(sr) and is_full(C) and is_full(b) and b.nvals and C.nvals) or C is b \
+            or dtype_of(C) is not dtype_of(b):
+        return False
+    if a.nvals:
+        with values_of(C) as cv, values_of(b) as bv:
+            udfmxm.accumulate(cv, a, bv, sr, rows)
+    return True
+
+
 def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None):
     """a ⊕.⊗ b in the compute dtype, by the fastest exact route:
 
@@ -175,6 +198,9 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None):
         return from_values(out, compute)
     if sr.monoid.identity(compute) is not None and b.nvals and is_full(b) and a.nvals:
         C = identity_full(a.nrows, b.ncols, sr.monoid, compute)
+        if udfmxm.applies(sr):
+            accumulate_full(C, a, b, sr)
+            return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows)
         C(accum=binary(sr.monoid.op, compute)) << a.mxm(b, semiring(sr, compute))
         return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows)
     return a.mxm(b, semiring(sr, compute)).new()

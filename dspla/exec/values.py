@@ -6,10 +6,13 @@ missing entries unless given ``fill``).
 """
 from __future__ import annotations
 
+import html
+
 import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
 
+from .. import display
 from ..errors import InputError
 from ..ir import DType, Kind, Node
 from .buffers import from_values
@@ -178,6 +181,31 @@ class Array:
     def __array__(self, dtype=None, copy=None):
         a = self.to_numpy()
         return a if dtype is None else a.astype(dtype)
+
+    def _display(self):
+        """(title, preview cells or None): a distributed value shows no entries (gathering is a
+        collective, and a notebook displays on one rank)."""
+        title = (f"{self.name or 'result'}: {self._shape[0]}x{self._shape[1]} {self.dtype}, "
+                 + (f"distributed ({self.dist!r}), {self._piece.nvals} present here" if self.distributed
+                    else f"{self._piece.nvals} present"))
+        if self.distributed:
+            return title, None
+        M = self._whole_local()
+        corner = M[:min(display.PREVIEW, M.nrows), :min(display.PREVIEW, M.ncols)].new()
+        vals, pres = np.zeros(corner.shape, dtype=M.dtype.np_type), np.zeros(corner.shape, dtype=bool)
+        i, j, v = corner.to_coo()
+        vals[i, j], pres[i, j] = v, True
+        return title, display.preview_rows(vals, pres, self._shape)
+
+    def _repr_html_(self) -> str:
+        title, rows = self._display()
+        return f"<b>{html.escape(title)}</b>" + ("" if rows is None else display.table_html(None, rows))
+
+    def _repr_markdown_(self) -> str:
+        title, rows = self._display()
+        if rows is None:
+            return f"**{title}**"
+        return f"**{title}**\n\n" + display.table_markdown([""] * len(rows[0]), rows)
 
     def __repr__(self) -> str:
         where = f", {self.dist!r}, {self._piece.nvals} present here" if self.distributed else \

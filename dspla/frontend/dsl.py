@@ -351,6 +351,34 @@ def cast(x, dtype, *, span=None) -> Expr:
     return Expr(make(Op.CAST, (_node(x),), (("dtype", DType.parse(dtype)),), span=_span(span)))
 
 
+def full(like, value, dtype=None, *, span=None) -> Expr:
+    """A constant of ``like``'s shape with every entry present and equal to ``value``.
+
+    GraphBLAS has no implicit zero: ``x + 1`` adds to x's present entries only, and an entry x
+    lacks stays missing; ``dp.ewise_add(x, dp.full(x, 1.0))`` (or ``x + dp.full(x, 0) + 1``)
+    reaches every entry. ``dtype``: by default like's; bool for a bool value, float64 for a
+    float value and an integer or bool like. Built from existing ops (an empty matrix of like's shape, united with a
+    1 x 1 constant that broadcasts), so every stage handles it already."""
+    span = _span(span)
+    value = _scalar(value)
+    if not _is_scalar(value):
+        raise TypeError(f"full(): the value is a number or a bool, got {type(value).__name__}")
+    x = _node(like, "like")
+    if dtype is None:   # like's, unless the value says otherwise (a bool, or a float for integer values)
+        dtype = DType.bool if isinstance(value, bool) else \
+            DType.float64 if isinstance(value, float) and not x.type.dtype.is_float else x.type.dtype
+    dt = DType.parse(dtype)
+    one = eye(1, dt.value, span=span)
+    if dt is DType.bool:
+        c = one if bool(value) else apply(one, "lnot", span=span)
+    else:
+        c = one if value == 1 else apply(one, "times", right=dt.np.type(value).item(), span=span)
+    empty = mask(Expr(x), Expr(x), complement=True, structure=True, span=span)
+    if x.type.dtype is not dt:
+        empty = cast(empty, dt, span=span)
+    return ewise_add(empty, c, "second", span=span)
+
+
 def dropout_mask(x, p: float, seed, *, span=None) -> Expr:
     """Inverted-dropout mask over x's present entries: 1/(1-p) where an entry is kept, missing
     where dropped. ``seed`` is a 1 x 1 int64 input, so each call can draw a new mask; the mask

@@ -53,6 +53,7 @@ FUNCTIONS = {
     "mask": (dsl.mask, [("x", E, _REQ), ("m", E, _REQ), ("complement", BOOL, False), ("structure", BOOL, False)]),
     "cast": (dsl.cast, [("x", E, _REQ), ("dtype", DT, _REQ)]),
     "eye": (dsl.eye, [("n", DIM, _REQ), ("dtype", DT, "float64")]),
+    "full": (dsl.full, [("like", E, _REQ), ("value", SCAL, _REQ), ("dtype", DT, None)]),
     "dropout_mask": (dsl.dropout_mask, [("x", E, _REQ), ("p", SCAL, _REQ), ("seed", E, _REQ)]),
 }
 for _f in _UNARY_FNS:
@@ -99,6 +100,7 @@ class _Builder:
         self.decls: list[Node] = []
         self.outputs: list[tuple[str, Node]] = []
         self.loops = 0                      # how deep in loop bodies the builder is
+        self.semirings: dict = {}           # the file's own semirings (`semiring NAME = monoid.op`)
 
     def span(self, meta_or_tok) -> Span:
         line = getattr(meta_or_tok, "line", 1)
@@ -136,6 +138,19 @@ class _Builder:
         e = dsl.declare(str(name), str(kind), tuple(dims), dtype, role=str(role), span=span)
         self.env[str(name)] = e
         self.decls.append(e.node)
+
+    def st_semiring_decl(self, t):
+        """`semiring NAME = MONOID.OP`: a semiring of this file only (no global registration, so
+        two files may each have their own `tropical`), from names in the algebra tables."""
+        name, mon, op = t.children
+        if str(name) in algebra.SEMIRINGS or str(name) in self.semirings:
+            raise DsplaError(f"semiring {name!s} is already defined; choose another name", self.span(name))
+        if str(mon) not in algebra.MONOIDS:
+            raise UnknownNameError("monoid", str(mon), algebra.MONOIDS, self.span(mon))
+        if str(op) not in algebra.BINARY:
+            raise UnknownNameError("binary operator", str(op), algebra.BINARY, self.span(op))
+        self.semirings[str(name)] = algebra.Semiring(str(name), algebra.MONOIDS[str(mon)], algebra.BINARY[str(op)],
+                                                     builtin=False)
 
     def st_assign(self, t):
         name, expr = t.children
@@ -402,8 +417,12 @@ class _Builder:
             return vals[id(tree)]
         word = self._word(tree)
         span = self.span(tree.meta) if isinstance(tree, lark.Tree) else self.span(tree)
+        if kind == SR and word in self.semirings:
+            return self.semirings[word]
         if kind in _TABLES or kind == "op":
             table = _TABLES.get(kind) or {**algebra.UNARY, **algebra.BINARY}
+            if kind == SR:
+                table = {**table, **self.semirings}
             if word is None:
                 raise DsplaError(f"{fname}(): {pname} is a {kind if kind != 'op' else 'operator'} name such as "
                                  f"{', '.join(sorted(table)[:4])}", span)

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .. import verbosity as log
 from ..errors import DsplaError
 from ..function import Function
 from ..ir import Program
@@ -90,7 +91,7 @@ class Progress:
     """One line per epoch on a terminal (rewritten in place), else a line every ``every`` epochs."""
 
     def __init__(self, total: int, enabled: bool = True, every: int | None = None, stream=None):
-        self.total, self.enabled = total, enabled
+        self.total, self.enabled = total, enabled and log.progress(None) is not False   # dspla.quiet()
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.every = every or (1 if self.tty else max(1, total // 20))

@@ -1,8 +1,9 @@
-"""Phase-and-elapsed-time progress lines on stderr for long partitioning runs."""
+"""Phase-and-elapsed-time progress lines for long partitioning runs (logged on dspla.partition)."""
 from __future__ import annotations
 
-import sys
 import time
+
+from .. import verbosity as log
 
 
 class Progress:
@@ -15,7 +16,8 @@ class Progress:
     def __init__(self, label: str = "partition", enabled: bool | None = None, stream=None,
                  quiet_for: float = 2.0):
         self.label = label
-        self.stream = stream if stream is not None else sys.stderr
+        self.stream = stream    # None: the logging module (dspla.log)
+        enabled = log.progress(enabled)
         self.enabled = enabled
         self.quiet_for = 0.0 if enabled else quiet_for
         self.t0 = time.perf_counter()
@@ -32,9 +34,15 @@ class Progress:
             self._pending.append(line)  # held back: printed only if the run turns out long
             return
         for held in self._pending:
-            print(held, file=self.stream, flush=True)
+            self._say(held)
         self._pending.clear()
-        print(line, file=self.stream, flush=True)
+        self._say(line)
+
+    def _say(self, line: str) -> None:
+        if self.stream is None:
+            log.emit("partition", line)
+        else:
+            print(line, file=self.stream, flush=True)
 
     def phase(self, name: str) -> "_Phase":
         return _Phase(self, name)

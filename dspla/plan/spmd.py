@@ -75,6 +75,10 @@ def leaves(order: list[Node], local: dict, dims: dict, me: int) -> dict:
     for n in order:
         if n.op is Op.INPUT and is_static_leaf(n):
             out[id(n)] = local[n.attr("name")]
+        elif n.op is Op.IDENTITY and n.type.shape[0] not in dims:   # a literal size (eye(1)): not partitioned
+            k = int(n.type.shape[0])
+            out[id(n)] = gb.Matrix.from_coo(np.arange(k), np.arange(k), np.ones(k, n.type.dtype.np), nrows=k,
+                                            ncols=k, dtype=n.type.dtype.gb)
         elif n.op is Op.IDENTITY:
             d = dims[n.type.shape[0]]
             rows = d.owned[me]

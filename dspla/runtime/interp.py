@@ -199,7 +199,8 @@ def _mxm(rt: Runtime, i: MxM):
     mask = _output_mask(rt, i)
     if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
         C = rt.slots[i.out]
-        C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(b, op)
+        if mask is not None or not gbops.accumulate_full(C, a, b, i.semiring):
+            C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(b, op)
     else:
         rt.slots[i.out] = gbops.cast(gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask),
                                      out)
@@ -366,6 +367,9 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         t0 = time.perf_counter()
         a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
         acc = gbops.binary(i.semiring.monoid.op, compute)
+        if mask is None and gbops.accumulate_full(C, a, b, i.semiring, i.rows[j] if i.rows else None):
+            rt.timed("compute_s", t0)   # a user's semiring, by its compiled kernel
+            continue
         if i.rows:  # the block holds only the rows that have remote entries: a small output
             C[i.rows[j], :](accum=acc) << a.mxm(b, op).new()
         else:

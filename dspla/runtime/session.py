@@ -31,6 +31,7 @@ from dataclasses import replace
 import numpy as np
 
 from .. import compile as compiler
+from ..display import Stats
 from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError, warn
 from ..exec.gbops import dtype_of
 from ..exec.values import Array, Dist, Meta
@@ -313,7 +314,7 @@ class DistSession:
                 "first_iteration_s": times[0] if header["replan"] else 0.0, "peak_rss_bytes": peak_rss_bytes()}
         stats = [mine] if P == 1 else comm.gather(mine, 0)
         if rank == 0:
-            self.last_stats = self._summary(stats, planning_s if header["replan"] else 0.0, times)
+            self.last_stats = Stats(self._summary(stats, planning_s if header["replan"] else 0.0, times))
             for loop, (where, bound) in sorted(rt.at_bound.items()):
                 warn(LoopBoundWarning(
                     f"{where + ': ' if where else ''}loop {loop} ran all {bound} iterations it may: it stopped at its "

@@ -49,6 +49,15 @@ def test_run_writes_coo_and_dense(tmp_path):
     assert out["T.rows"].dtype == np.int64
 
 
+def test_run_stores_a_full_output_once_dense(tmp_path):
+    (tmp_path / "p.dspla").write_text("input X : dense[n, k]\nY = X * 2\noutput Y\n")
+    np.save(tmp_path / "x.npy", np.array([[1.0, 0.0], [3.0, -4.0]]))
+    r = dspla("run", tmp_path / "p.dspla", "--input", f"X={tmp_path / 'x.npy'}", "--out", tmp_path / "o.npz")
+    assert r.returncode == 0, r.stderr
+    out = np.load(tmp_path / "o.npz")
+    assert out.files == ["Y"] and out["Y"].tolist() == [[2.0, 0.0], [6.0, -8.0]]
+
+
 def test_run_input_errors(tmp_path):
     (tmp_path / "p.dspla").write_text(PROG)
     r = dspla("run", tmp_path / "p.dspla", "--input", f"A={tmp_path / 'missing.mtx'}")

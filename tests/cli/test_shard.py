@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from dspla.cli.main import main
 from dspla.frontend.parser import parse_file
+from dspla.io.results import read_results
 from dspla.io.shards import read_manifest, write_shards
 from dspla.models import TrainConfig, Trainer, load_node_data
 from dspla.models.data import ShardedData, shard_inputs
@@ -56,9 +57,8 @@ def test_shard_then_run(files, capsys):
     assert m["P"] == 1 and m["inputs"]["X"]["shape"] == [400, 6] and m["method"] == "block"
     assert main(["run", str(d / "p.dspla"), "--shards", str(d / "s"), "-i", f"W={d / 'w.npy'}",
                  "--out", str(d / "o.npz")]) == 0
-    got = np.load(d / "o.npz")
-    T = np.full(want.shape, np.nan)
-    T[got["T.rows"], got["T.cols"]] = got["T.values"]
+    vals, pres = read_results(d / "o.npz")["T"]
+    T = np.where(pres, vals, np.nan)
     assert np.array_equal(T[has], want[has]) and np.isnan(T[~has]).all()
 
 
@@ -155,9 +155,8 @@ def test_sharded_run_under_mpiexec(files, tmp_path):
                         "--plan", "p2p1d"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "peak RSS per rank (MB):" in r.stdout and "planning spmd" in r.stdout
-    got = np.load(d / "o.npz")
-    T = np.full(want.shape, np.nan)
-    T[got["T.rows"], got["T.cols"]] = got["T.values"]
+    vals, pres = read_results(d / "o.npz")["T"]
+    T = np.where(pres, vals, np.nan)
     assert np.array_equal(T[has], want[has]) and np.isnan(T[~has]).all()
     st = json.loads((d / "st.json").read_text())
     assert st["planning"] == "spmd" and len(st["per_rank"]) == 2

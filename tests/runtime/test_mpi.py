@@ -14,6 +14,7 @@ import scipy.io
 import scipy.sparse as sp
 
 import dspla as dp
+from dspla.io.results import read_results
 
 pytestmark = pytest.mark.mpi
 BIN = Path(sys.executable).parent
@@ -47,13 +48,10 @@ def dspla_run(d, *args, timeout=120, env=None):
 
 
 def _check(out_file, want):
-    out = np.load(out_file)
+    out = read_results(out_file)
     for name, w in want.items():
-        pres = np.zeros(w.shape, bool)
-        pres[out[f"{name}.rows"], out[f"{name}.cols"]] = True
+        vals, pres = out[name]
         assert np.array_equal(pres, w.present()), name
-        vals = np.zeros(w.shape)
-        vals[out[f"{name}.rows"], out[f"{name}.cols"]] = out[f"{name}.values"]
         assert np.array_equal(vals[pres], w.to_numpy(fill=0)[pres]), name
 
 

@@ -16,6 +16,29 @@ def _mpi():
     return MPI
 
 
+_USER_OPS: dict = {}
+
+
+def _op(reduction):
+    """MPI's built-in reduction, or for a user monoid an MPI user op made once from its function:
+    MPI hands it whole buffers, which one compiled ufunc call combines (no Python per element)."""
+    MPI = _mpi()
+    if reduction.func is None:
+        return getattr(MPI, reduction.name.upper())
+    op = _USER_OPS.get(reduction.name)
+    if op is None:
+        from mpi4py.util.dtlib import to_numpy_dtype
+        combine = reduction.ufunc
+
+        def user_op(inbuf, inoutbuf, datatype):
+            dt = to_numpy_dtype(datatype)
+            inout = np.frombuffer(inoutbuf, dtype=dt)
+            combine(np.frombuffer(inbuf, dtype=dt), inout, out=inout)
+
+        op = _USER_OPS[reduction.name] = MPI.Op.Create(user_op, commute=True)
+    return op
+
+
 class MPIComm:
     def __init__(self, comm=None):
         MPI = _mpi()
@@ -49,7 +72,7 @@ class MPIComm:
         return self.comm.Ibcast(buf, root)
 
     def allreduce_buf(self, sendbuf, recvbuf, reduction):
-        self.comm.Allreduce(sendbuf, recvbuf, getattr(_mpi(), reduction.name.upper()))
+        self.comm.Allreduce(sendbuf, recvbuf, _op(reduction))
 
     def alltoallv(self, sendbuf, sendcounts, recvbuf, recvcounts):
         sc = np.asarray(sendcounts, dtype=np.int64)
