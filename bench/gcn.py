@@ -359,13 +359,20 @@ def _pyg_sage(data, epochs: int, seed: int, hidden: int = 16):
     """PyTorch Geometric's GraphSAGE (SAGEConv mean, no bias) with sage_auto.dspla's settings:
     dropout 0.5 on the input and hidden layer, Adam lr 0.01, weight decay 5e-4 on every weight.
     (test accuracy after the last epoch, median epoch time)."""
+    import warnings
+
     import torch
     import torch.nn.functional as F
     from torch_geometric.nn import SAGEConv
 
+    warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
     torch.manual_seed(seed)
-    A = data.adjacency.tocoo()
-    edge_index = torch.tensor(np.vstack([A.col, A.row]), dtype=torch.long)   # messages j -> i for A[i, j]
+    A = data.adjacency.tocsr()
+    # PyG's sparse-matrix input (adj_t[i, j]: a message j -> i for A[i, j]), the same mean as an
+    # edge_index; SAGEConv aggregates before its linear map, and the edge_index path gathers a
+    # 1433-wide message per edge: 2.2 s per epoch on this machine, against ~0.3 s this way
+    edge_index = torch.sparse_csr_tensor(torch.tensor(A.indptr, dtype=torch.long),
+                                         torch.tensor(A.indices, dtype=torch.long), torch.ones(A.nnz), size=A.shape)
     X = data.features.toarray() if hasattr(data.features, "toarray") else data.features
     x = torch.tensor(np.asarray(X, dtype=np.float32))
     y = torch.tensor(np.maximum(data.labels, 0))
