@@ -188,7 +188,8 @@ if MPI.COMM_WORLD.rank == 0:
 @pytest.mark.mpi
 def test_sddmm_under_mpiexec(tmp_path):
     (tmp_path / "s.py").write_text(SCRIPT)
-    r = subprocess.run([str(Path(sys.executable).parent / "mpiexec"), "-n", "2", sys.executable, str(tmp_path / "s.py")],
-                       capture_output=True, text=True, timeout=180, env={**os.environ, "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"})
+    mpiexec = str(Path(sys.executable).parent / "mpiexec")
+    r = subprocess.run([mpiexec, "-n", "2", sys.executable, str(tmp_path / "s.py")], capture_output=True, text=True,
+                       timeout=180, env={**os.environ, "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"})
     assert r.returncode == 0, r.stderr
     assert "OK 2" in r.stdout
