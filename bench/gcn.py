@@ -10,7 +10,8 @@
             hand-written examples/gcn.dspla: test accuracy per seed and epoch time, interleaved;
   sage      (issue 14) examples/sage_auto.dspla (GraphSAGE-mean, forward only) against PyTorch
             Geometric's SAGEConv(aggr="mean", bias=False) with the same hyper-parameters: mean test
-            accuracy over seeds and epoch time, in one run (needs the bench extra).
+            accuracy over seeds and epoch time, in one run, interleaved per seed (the PyG rows need
+            the bench extra: without torch they are skipped with a message and dspla's still run).
 
     dspla bench gcn accuracy --seeds 10
     dspla bench gcn pyg [--graphs cora,slashdot] [--epochs 50]     (needs the bench extra: torch, PyG)
