@@ -102,6 +102,19 @@ def _recv_mxm(i, v, c, t):
         c["calls"] += 1
 
 
+@count_rule(ir.SampledMxM)
+def _sampled_mxm(i, v, c, t):
+    # one dot product of length K per mask entry: with b's own rows (local), with received rows
+    # (remote); the received rows are placed in one matrix with the own ones first (packing)
+    own, *far = i.entries
+    c["local_nnzk"] += own * v.K
+    c["remote_nnzk"] += sum(far) * v.K
+    c["local_out"] += sum(i.entries)
+    c["pack_words"] += (len(i.own_ids) + sum(len(x) for x in i.ids)) * v.K
+    c["memory_bytes"] += (len(i.own_ids) + sum(len(x) for x in i.ids)) * v.K * v.itemsize
+    c["calls"] += 1
+
+
 @count_rule(ir.Recv)
 def _recv(i, v, c, t):
     v.recvs[i.out] = i

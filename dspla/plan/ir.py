@@ -289,6 +289,28 @@ class RecvMxM(Instr):
 
 
 @dataclass(frozen=True, eq=False)
+class SampledMxM(Instr):
+    """out = (a ⊕.⊗ bᵀ) computed only at the entries of ``mask`` (its structure): the sampled
+    dense-dense product (SDDMM) of row pieces, out and mask laid out like a (rows), columns
+    global (``ncols``). b's rows come from this rank's piece ``own`` (global ids ``own_ids``)
+    and the posted receives ``recvs`` (global ids ``ids[i]``), completed here. An entry (i, j)
+    is one dot product of a's row i and b's row j, so no partial result crosses ranks.
+    ``entries``: the mask's entries here by where b's row comes from (own, then each receive),
+    known at planning from the mask's pattern, for the cost model."""
+    out: int
+    a: int
+    own: int
+    own_ids: np.ndarray
+    recvs: tuple
+    ids: tuple
+    mask: int
+    ncols: int
+    semiring: Any
+    entries: tuple
+    READS, WRITES = ("a", "own", "recvs", "mask"), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
 class WaitSends(Instr):
     bufs: tuple
     READS = ("bufs",)
@@ -639,7 +661,7 @@ class Choice(Instr):
 
 # every instruction class, for coverage checks of the tables keyed by instruction type
 INSTRUCTIONS = (Local, MxM, Fill, DropRows, Pack, PackSparse, Unpermute, TakeRows, TakeCols, CastTo, Empty, Free,
-                Send, Recv, RecvMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse, Allreduce,
+                Send, Recv, RecvMxM, SampledMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse, Allreduce,
                 SmallAllreduce, Bcast, IBcast, BcastSparse, Alltoall, WinExpose, Get, Loop, Redistribute,
                 TransposeRows)
 # the instructions that meet other ranks' (the group must call them together, in the same order)

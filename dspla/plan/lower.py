@@ -33,6 +33,8 @@ from .ir import (
 from .layout import REP, Layout, canonical, piece
 from .options import Options
 from .product import lower_product
+from .sampled import applies as sampled_applies
+from .sampled import lower_sampled
 from .static import Static
 
 
@@ -66,6 +68,7 @@ class Lowering:
         self.ranks = range(P) if comm is None else (comm.rank,)
         self.program, self.static_ids, self.static = program, static.ids, static.values
         self.deferred = static.deferred
+        self.patterns = static.patterns   # id(sparse param) -> its value as given: planning reads its pattern
         self.dims, self.facts, self.bound, self.P, self.opt = dims, facts, sizes, P, options
         self.order = program.toposort()
         self.progs = [[] for _ in range(P)]
@@ -488,6 +491,8 @@ def _mxm(pl: Lowering, n: Node):
             pl.emit(MxM(part, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, REP)))
             return _reduced(pl, n, part, sr.monoid)
         return _via_rep(pl, n)
+    if sampled_applies(pl, n):   # (G Bᵀ) on a sparse pattern: the SpMM's send sets (sampled.py)
+        return lower_sampled(pl, n)
     # inner dim not distributed: a's rows and b's columns decide the result's layout
     al, bl = canonical(a.type, pl.dims), canonical(b.type, pl.dims)
     out = pl.slot()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import graphblas as gb
+
 from ..exec.reference import EVAL, Env, ewise_cast
 from ..ir import Node, Op
 from ..ir.types import Kind
@@ -19,6 +21,7 @@ class Static:
     ids: set            # id(node) of every node computed at planning
     values: dict        # id(node) -> graphblas Matrix, for those a dynamic node or an output needs
     deferred: set = field(default_factory=set)   # static nodes the plan's setup block computes
+    patterns: dict = field(default_factory=dict)  # id(sparse param) -> its value as given (its pattern planned on)
 
     def describe(self, order: list, names: dict) -> str:
         rows = [f"  {names.get(id(n), n.label)} = {n.op_text()}: {n.type}  (computed at planning)"
@@ -36,6 +39,14 @@ def is_static_leaf(n: Node) -> bool:
     if n.op is Op.IDENTITY:
         return True
     return n.op is Op.INPUT and n.type.kind is Kind.sparse and n.attr("role") == "input" and \
+        all(isinstance(d, str) for d in n.type.shape)
+
+
+def is_pattern_leaf(n: Node) -> bool:
+    """A sparse parameter over two dims bound from the data (edge weights ``sparse[n, n]``): its
+    values change every step, its pattern does not, and planning may read the pattern (the
+    sampled product's send sets, plan/sampled.py); the session plans again when it changes."""
+    return n.op is Op.INPUT and n.type.kind is Kind.sparse and n.attr("role") == "param" and \
         all(isinstance(d, str) for d in n.type.shape)
 
 
@@ -105,4 +116,6 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
         for a in n.args:  # drop static intermediates nobody else needs
             if last.get(id(a)) == i and id(a) not in needed:
                 values.pop(id(a), None)
-    return Static(st, {i: values[i] for i in needed}, deferred)
+    patterns = {id(n): mats[n.attr("name")] for n in order if is_pattern_leaf(n)
+                and isinstance(mats.get(n.attr("name")), gb.Matrix)}   # (not a Meta: passed distributed)
+    return Static(st, {i: values[i] for i in needed}, deferred, patterns)

@@ -18,6 +18,8 @@ from . import ir
 
 VALUE, POSTED, DEAD = "value", "posted", "dead"
 _POSTS = (ir.Recv, ir.Get, ir.IBcast)
+# the instructions that complete posted receives (their ``recvs``) and compute on what arrives
+_COMPLETES = (ir.RecvMxM, ir.SampledMxM)
 
 
 def _fail(rank: int, k: int | None, instr, why: str):
@@ -70,11 +72,11 @@ def _block_slots(prog, instrs: list, state: dict):
             for s in i.slots:
                 state[s] = DEAD
             continue
-        if type(i) is ir.RecvMxM:
+        if type(i) in _COMPLETES:
             for s in i.recvs:
                 if state.get(s) != POSTED:
                     _fail(prog.rank, k, i, f"slot s{s} is completed here but no receive posted it")
-            reads = [i.out, *i.blocks] + ([i.mask] if i.mask is not None else [])
+            reads = [s for s in i.reads() if s not in i.recvs]
         elif type(i) is ir.WaitSends:
             for s in i.bufs:
                 if state.get(s) != POSTED:
@@ -87,7 +89,7 @@ def _block_slots(prog, instrs: list, state: dict):
             if st != VALUE:
                 _fail(prog.rank, k, i, f"reads slot s{s}, which is " +
                       ("never written before" if st is None else "freed" if st == DEAD else "a posted transfer"))
-        if type(i) is ir.RecvMxM:
+        if type(i) in _COMPLETES:
             for s in i.recvs:
                 state[s] = DEAD
         elif type(i) is ir.WaitSends:

@@ -45,6 +45,7 @@ from ..plan.ir import (
     Recv,
     RecvMxM,
     Redistribute,
+    SampledMxM,
     Send,
     SendRecvRows,
     SmallAllreduce,
@@ -385,6 +386,36 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         rt.timed("compute_s", t0)
     for r in i.recvs:
         rt.slots[r] = None
+
+
+@handler(SampledMxM)
+def _sampled_mxm(rt: Runtime, i: SampledMxM):
+    """b's rows this rank needs are placed at their global ids in one ncols x k matrix as they
+    arrive (own rows first), then one masked product a ⊕.⊗ bᵀ: SuiteSparse computes a dot
+    product per mask entry only, with GraphBLAS semantics for missing entries of a or b."""
+    own = rt.slots[i.own]
+    t0 = time.perf_counter()
+    B = gb.Matrix(own.dtype, i.ncols, own.ncols)
+    if own.nrows:
+        B[i.own_ids, :] << own
+    rt.timed("pack_s", t0)
+    posted = [rt.slots[r] for r in i.recvs]
+    reqs = [p.req for p in posted]
+    for _ in posted:
+        t0 = time.perf_counter()
+        j = rt.comm.waitany(reqs)
+        rt.timed("wait_s", t0)
+        t0 = time.perf_counter()
+        B[i.ids[j], :] << _arrived(rt, posted[j])
+        rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
+    C = gb.Matrix(compute.gb, a.nrows, i.ncols)
+    C(mask=gbops.mask_of(rt.slots[i.mask], "structure", False)) << a.mxm(b.T, op)
+    rt.slots[i.out] = gbops.cast(C, out)
+    for r in i.recvs:
+        rt.slots[r] = None
+    rt.timed("compute_s", t0)
 
 
 @handler(WaitSends)

@@ -22,12 +22,14 @@ failure on any rank after step 1 ends the whole job with one message (MPI Abort)
 from __future__ import annotations
 
 import gc
+import hashlib
 import resource
 import statistics
 import sys
 import time
 from dataclasses import replace
 
+import graphblas as gb
 import numpy as np
 
 from .. import compile as compiler
@@ -41,7 +43,7 @@ from ..plan.explain import as_text
 from ..plan.layout import DimPart, canonical, piece
 from ..plan.options import Options
 from ..plan.plans import get_plan, spmd_names
-from ..plan.static import is_static_leaf
+from ..plan.static import is_pattern_leaf, is_static_leaf
 from .failure import PeerError, fail
 from .interp import Runtime
 from .process import settle_garbage
@@ -53,6 +55,15 @@ def peak_rss_bytes() -> int:
     process, so they report the same number)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def pattern_key(M) -> object:
+    """A digest of a sparse value's pattern (what a plan reading it depends on); a value passed
+    distributed (its Meta) has none here: planning does not read it (plan/static.py)."""
+    if not isinstance(M, gb.Matrix):
+        return None
+    rows, cols, _ = M.to_coo(values=False)
+    return M.nvals, hashlib.blake2b(rows.tobytes() + cols.tobytes(), digest_size=16).digest()
 
 
 def describe(value) -> tuple:
@@ -103,7 +114,10 @@ class DistSession:
         mats, dims = self.f.bind(bound)
         self._conv = {k: (inputs[k], mats[k]) for k in mats if k not in mine}
         static = [n.attr("name") for n in self.f.inputs if is_static_leaf(n)]
-        key = (tuple((k, id(inputs[k])) for k in static), tuple(sorted(dims.items())), self.opt.key())
+        # a sparse parameter's pattern is planned on (plan/sampled.py): a new pattern, a new plan
+        patterns = tuple((n.attr("name"), pattern_key(mats[n.attr("name")])) for n in self.f.inputs
+                         if is_pattern_leaf(n))
+        key = (tuple((k, id(inputs[k])) for k in static), patterns, tuple(sorted(dims.items())), self.opt.key())
         laid_out = {k: v[:2] for k, v in mine.items()}
         if key != self._plan_key or self.plan is None or not self._still_laid_out(laid_out):
             self._given = laid_out
@@ -111,7 +125,8 @@ class DistSession:
             header = {"replan": True, "gather": [k for k in static if k in mine], "send": True}
             if header["gather"]:   # the graph came sharded: every rank plans from its rows, if it can
                 header.update(self._spmd(inputs, mats, dims, mine))
-            elif self.comm.size > 1 and self.opt.spmd:   # in memory: rank 0 partitions and shards, then SPMD
+            elif self.comm.size > 1 and self.opt.spmd and not patterns:   # in memory: rank 0 partitions and shards,
+                # then SPMD (not with a sparse parameter: only rank 0 holds its pattern, which planning reads)
                 header["in_memory"] = True   # (the work is _plan's: a failure there ends every rank)
             self._plan_key = key
         else:

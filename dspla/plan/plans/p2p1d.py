@@ -107,17 +107,22 @@ def lower_spmd(ctx):
     columns its rows reference that others own (ownership map); what it sends, each peer tells
     it (plan/spmd.py: one Alltoall of counts, one Alltoallv of row ids). The totals explain
     shows come from every rank's counts, gathered by choose."""
-    me, A_r, cols = ctx.me, ctx.A, ctx.cols
+    recvs, sends = own_sets(ctx.comm, ctx.A, ctx.cols, ctx.me, ctx.P)
+    rank_program(ctx, ctx.me, ctx.A, recvs, sends)
+
+
+def own_sets(comm, A_r: sp.csr_array, cols, me: int, P: int) -> tuple[dict, dict]:
+    """(receives, sends) of rank ``me`` from its own rows ``A_r`` (global column ids) and the
+    owners of B's rows ``cols``: {peer: ascending global ids}; the sends by one exchange."""
     need = sorted_unique(A_r.indices.astype(np.int64, copy=False))
     owner = cols.parts[need]
     far = owner != me
     need, owner = need[far], owner[far]
     order = np.argsort(owner, kind="stable")   # ids stay ascending within each owner
     need, owner = need[order], owner[order]
-    bounds = np.searchsorted(owner, np.arange(ctx.P + 1))
-    recvs = {q: need[bounds[q]:bounds[q + 1]] for q in range(ctx.P) if bounds[q + 1] > bounds[q]}
-    sends = exchange(ctx.comm, recvs)
-    rank_program(ctx, me, A_r, recvs, sends)
+    bounds = np.searchsorted(owner, np.arange(P + 1))
+    recvs = {q: need[bounds[q]:bounds[q + 1]] for q in range(P) if bounds[q + 1] > bounds[q]}
+    return recvs, exchange(comm, recvs)
 
 
 def row_bytes(ctx) -> int:
