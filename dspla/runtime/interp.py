@@ -715,8 +715,10 @@ def _loop(rt: Runtime, i: Loop):
         if not go:
             break
         rt.execute(i.body)
-        for c, r in zip(i.carry, i.results):
-            s[c] = s[r]
+        # all at once: a result may be another carried value's slot (body(x, p) -> (x + 1, x))
+        new = [s[r] for r in i.results]
+        for c, v in zip(i.carry, new):
+            s[c] = v
         it += 1
         words.append(static_words + _sent(rt) - before)   # what moved in this iteration
         gc.collect(0)   # the iteration's temporaries (python-graphblas matrices sit in reference cycles)

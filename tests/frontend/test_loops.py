@@ -203,3 +203,25 @@ def test_comparisons_in_files_and_python():
     e = x == 0.7
     assert isinstance(e, dp.Expr) and e.dtype.value == "bool"
     assert {x: 1}[x] == 1   # expressions stay usable as dict keys
+
+
+@pytest.mark.parametrize("P", [1, 2, 3])
+def test_a_result_that_is_another_carried_value_is_its_old_value(P):
+    """body(x, p) -> (x + 1, x): p takes x's value from before the step (carried values are
+    assigned all at once, not one after another), against a Fibonacci-like hand count."""
+    x0 = dp.dense("x", ("n", 1))
+
+    def body(x, p, q):
+        return x + p, x, p   # (a, b, c) -> (a + b, a, b)
+
+    (x, p, q), _ = dp.while_loop(lambda x, p, q: dp.reduce_all(x) < 1e9, body, (x0, x0, x0 * 0), 6, count=True)
+    f = dp.function({"x": x, "p": p, "q": q})
+    start = np.ones((4, 1))
+    a, b, c = 1.0, 1.0, 0.0
+    for _ in range(6):
+        a, b, c = a + b, a, b
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # (the loop stops at its bound)
+        out = f(x=start) if P == 1 else run_dist(f, {"x": start}, P)[0]
+    for name, want in (("x", a), ("p", b), ("q", c)):
+        np.testing.assert_array_equal(out[name].to_numpy(), np.full((4, 1), want), err_msg=name)
