@@ -32,8 +32,8 @@ def register(sub, common):
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
                    help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, an edge list, or made to the declared "
                         "shape: full:VALUE (every entry VALUE), unit:I (one entry, 1, in row I) (repeatable)")
-    p.add_argument("--out", "-o", help="write every output to this .npz, once: dense when every entry is present, "
-                   "else COO (NAME.rows, .cols, .values, .shape; docs/user-guide.md)")
+    p.add_argument("--out", "-o", help="write every output to this .npz, once, as its present entries "
+                   "(NAME.rows, .cols, .values, .shape; docs/user-guide.md)")
     g = p.add_argument_group("distributed execution")
     g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
     g.add_argument("--mpiexec", help="the launcher to use (default: $DSPLA_MPIEXEC, else the mpich wheel's)")

@@ -1,10 +1,8 @@
-"""Program results in one .npz (``dspla run --out``), each output stored once:
-
-- an output with every entry present: ``NAME``, the dense array;
-- otherwise: ``NAME.rows``, ``NAME.cols`` (int64), ``NAME.values`` (exactly the present
-  entries, explicit zeros included) and ``NAME.shape``.
-
-``read_results`` gives them back as ``Array`` values (missing entries stay missing).
+"""Program results in one .npz (``dspla run --out``), each output stored once, as its present
+entries: ``NAME.rows``, ``NAME.cols`` (int64), ``NAME.values`` (explicit zeros included) and
+``NAME.shape``. This layout is the one scripts and checks outside the package read, so it is
+the same for full outputs (no second, dense copy). ``read_results`` gives (values, present)
+pairs back and also reads an older file holding a full output as a dense ``NAME``.
 """
 from __future__ import annotations
 
@@ -17,9 +15,6 @@ from .files import atomic_write
 def write_results(path: str, results: dict) -> None:
     arrays = {}
     for name, arr in results.items():
-        if arr.is_full:
-            arrays[name] = arr.to_numpy()
-            continue
         r, c, v = arr.to_coo()
         arrays[f"{name}.rows"] = r
         arrays[f"{name}.cols"] = c

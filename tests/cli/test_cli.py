@@ -33,7 +33,7 @@ def test_debug_shows_traceback(tmp_path):
     assert r.returncode != 0 and "Traceback" in r.stderr
 
 
-def test_run_writes_coo_and_dense(tmp_path):
+def test_run_writes_coo(tmp_path):
     (tmp_path / "p.dspla").write_text(PROG)
     with open(tmp_path / "a.mtx", "w") as f:
         f.write("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.5\n1 2 -2\n3 3 0\n")
@@ -49,13 +49,16 @@ def test_run_writes_coo_and_dense(tmp_path):
     assert out["T.rows"].dtype == np.int64
 
 
-def test_run_stores_a_full_output_once_dense(tmp_path):
+def test_run_stores_a_full_output_once_as_coo(tmp_path):
     (tmp_path / "p.dspla").write_text("input X : dense[n, k]\nY = X * 2\noutput Y\n")
     np.save(tmp_path / "x.npy", np.array([[1.0, 0.0], [3.0, -4.0]]))
     r = dspla("run", tmp_path / "p.dspla", "--input", f"X={tmp_path / 'x.npy'}", "--out", tmp_path / "o.npz")
     assert r.returncode == 0, r.stderr
     out = np.load(tmp_path / "o.npz")
-    assert out.files == ["Y"] and out["Y"].tolist() == [[2.0, 0.0], [6.0, -8.0]]
+    assert sorted(out.files) == ["Y.cols", "Y.rows", "Y.shape", "Y.values"]   # once: no dense copy
+    dense = np.full(tuple(out["Y.shape"]), np.nan)
+    dense[out["Y.rows"], out["Y.cols"]] = out["Y.values"]
+    assert dense.tolist() == [[2.0, 0.0], [6.0, -8.0]]   # the explicit zero is a present entry
 
 
 def test_run_input_errors(tmp_path):
