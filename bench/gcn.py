@@ -41,13 +41,18 @@ GCN = os.path.join(ROOT, "examples", "gcn.dspla")
 DSPLA = os.path.join(os.path.dirname(sys.executable), "dspla")
 
 
-# ----------------------------------------------------------------------------- accuracy
-def accuracy(argv):
-    ap = argparse.ArgumentParser(prog="dspla bench gcn accuracy")
+def _seeded(prog: str) -> argparse.ArgumentParser:
+    """The options of the benchmarks that train over seeds: --seeds, --epochs, --json."""
+    ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--epochs", type=int, default=200)
     ap.add_argument("--json")
-    a = ap.parse_args(argv)
+    return ap
+
+
+# ----------------------------------------------------------------------------- accuracy
+def accuracy(argv):
+    a = _seeded("dspla bench gcn accuracy").parse_args(argv)
     from dspla.frontend.parser import parse_file
     from dspla.models import TrainConfig, Trainer, load_node_data
 
@@ -315,11 +320,8 @@ def spread(xs) -> str:
 
 
 def autodiff(argv):
-    ap = argparse.ArgumentParser(prog="dspla bench gcn autodiff")
-    ap.add_argument("--seeds", type=int, default=10)
-    ap.add_argument("--epochs", type=int, default=200)
+    ap = _seeded("dspla bench gcn autodiff")
     ap.add_argument("--np", type=int, default=1, help="simulated processes (epoch times are for P = 1)")
-    ap.add_argument("--json")
     a = ap.parse_args(argv)
     from dspla.frontend.parser import parse_file
     from dspla.models import load_node_data
@@ -409,11 +411,7 @@ def _pyg_sage(data, epochs: int, seed: int, hidden: int = 16):
 
 
 def sage(argv):
-    ap = argparse.ArgumentParser(prog="dspla bench gcn sage")
-    ap.add_argument("--seeds", type=int, default=10)
-    ap.add_argument("--epochs", type=int, default=200)
-    ap.add_argument("--json")
-    a = ap.parse_args(argv)
+    a = _seeded("dspla bench gcn sage").parse_args(argv)
     try:
         import torch  # noqa: F401
         import torch_geometric  # noqa: F401

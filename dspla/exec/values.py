@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from .. import display
 from ..errors import InputError
 from ..ir import DType, Kind, Node
-from .buffers import from_values
+from .buffers import dense_parts, from_values
 from .gbops import dtype_of
 
 
@@ -192,9 +192,7 @@ class Array:
             return title, None
         M = self._whole_local()
         corner = M[:min(display.PREVIEW, M.nrows), :min(display.PREVIEW, M.ncols)].new()
-        vals, pres = np.zeros(corner.shape, dtype=M.dtype.np_type), np.zeros(corner.shape, dtype=bool)
-        i, j, v = corner.to_coo()
-        vals[i, j], pres[i, j] = v, True
+        vals, pres = dense_parts(corner)
         return title, display.preview_rows(vals, pres, self._shape)
 
     def _repr_html_(self) -> str:

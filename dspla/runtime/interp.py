@@ -369,9 +369,8 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
         acc = gbops.binary(i.semiring.monoid.op, compute)
         if mask is None and gbops.accumulate_full(C, a, b, i.semiring, i.rows[j] if i.rows else None):
-            rt.timed("compute_s", t0)   # a user's semiring, by its compiled kernel
-            continue
-        if i.rows:  # the block holds only the rows that have remote entries: a small output
+            pass   # a user's semiring, by its compiled kernel
+        elif i.rows:  # the block holds only the rows that have remote entries: a small output
             C[i.rows[j], :](accum=acc) << a.mxm(b, op).new()
         else:
             C(accum=acc, mask=mask) << a.mxm(b, op)

@@ -74,6 +74,16 @@ def test_tropical_from_python_functions(plan, P):
     _check(got["C"], *oracle_min_plus(A, X, Xp))
 
 
+@pytest.mark.parametrize("P", [2, 3])
+def test_tropical_with_rows_in_chunks(P):
+    """p2p1d's chunked, windowed receives (2 rows a message) with a user semiring's kernel."""
+    A, X, Xp = _data(seed=20 + P)
+    f = dp.function(outputs={"C": dp.mxm(dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k")), TROP)})
+    got, stats = run_dist(f, {"A": A, "X": X}, P, plan="p2p1d", partition="random", seed=P, message_bytes=2 * 5 * 8)
+    _check(got["C"], *oracle_min_plus(A, X, Xp))
+    assert stats["messages_sent_total"] > P * (P - 1)   # more messages than pairs: the rows were cut
+
+
 @pytest.mark.parametrize("plan", ["p2p1d", "allgather1d", "15d"])
 def test_tropical_operand_with_missing_entries(plan):
     A, X, Xp = _data(seed=7, x_missing=True)
