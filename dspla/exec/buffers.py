@@ -30,11 +30,12 @@ def pack_full(M, values: np.ndarray):
         M.ss.pack_fullr(values, take_ownership=True)
 
 
-def pack_bitmap(M, bitmap: np.ndarray, values: np.ndarray):
+def pack_bitmap(M, bitmap: np.ndarray, values: np.ndarray, nvals: int | None = None):
+    """``nvals``: the bitmap's count when the caller knows it (else it is counted)."""
     if values.shape[1] == 1:
-        M.ss.pack_bitmapc(bitmap=bitmap, values=values, take_ownership=True)
+        M.ss.pack_bitmapc(bitmap=bitmap, values=values, nvals=nvals, take_ownership=True)
     else:
-        M.ss.pack_bitmapr(bitmap=bitmap, values=values, take_ownership=True)
+        M.ss.pack_bitmapr(bitmap=bitmap, values=values, nvals=nvals, take_ownership=True)
 
 
 def unpack_full(M) -> np.ndarray:

@@ -10,7 +10,7 @@ from graphblas.core import operator as _Op
 
 from ..algebra import BinaryOp, Monoid, Semiring, UnaryOp
 from ..ir.types import DType
-from . import gbudf, udfmxm
+from . import gbudf, recycle, udfmxm
 from .buffers import from_values, pack_bitmap, unpack_full, values_of
 
 
@@ -144,13 +144,13 @@ def empty_rows(a) -> np.ndarray:
 
 
 def drop_rows(C, rows: np.ndarray):
-    """C (full) with ``rows`` made missing."""
+    """C (full) with ``rows`` (distinct) made missing."""
     if rows.size == 0:
         return C
     vals = unpack_full(C)
     bitmap = np.ones(vals.shape, dtype=bool)
     bitmap[rows] = False
-    pack_bitmap(C, bitmap, vals)
+    pack_bitmap(C, bitmap, vals, nvals=(vals.shape[0] - rows.size) * vals.shape[1])
     return C
 
 
@@ -174,7 +174,7 @@ def accumulate_full(C, a, b, sr: Semiring, rows=None) -> bool:
     return True
 
 
-def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None):
+def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=None):
     """a ⊕.⊗ b in the compute dtype, by the fastest exact route:
 
     - two full float operands under plus_times: BLAS (numpy matmul on lent values arrays);
@@ -183,7 +183,8 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None):
       of a with no entries are made missing again — identity ⊕ x = x, so nothing changes but speed;
     - otherwise GraphBLAS's own C = a ⊕.⊗ b.
     ``a_empty_rows``: a's empty rows when the caller knows them (planning-time matrices).
-    ``mask`` (a mask_of object): SuiteSparse's masked product, computing only entries inside it."""
+    ``mask`` (a mask_of object): SuiteSparse's masked product, computing only entries inside it.
+    ``into``: a free matrix (exec/recycle.py) whose memory the full route may write into."""
     if mask is not None:
         C = gb.Matrix(compute.gb, a.nrows, b.ncols)
         C(mask=mask) << a.mxm(b, semiring(sr, compute))
@@ -197,7 +198,9 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None):
             out = av @ bv
         return from_values(out, compute)
     if sr.monoid.identity(compute) is not None and b.nvals and is_full(b) and a.nvals:
-        C = identity_full(a.nrows, b.ncols, sr.monoid, compute)
+        C = recycle.refill(into, a.nrows, b.ncols, sr.monoid.identity(compute), compute)
+        if C is None:
+            C = identity_full(a.nrows, b.ncols, sr.monoid, compute)
         if udfmxm.applies(sr):
             accumulate_full(C, a, b, sr)
             return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..algebra import REDUCTIONS
 from ..exec import buffers as local
-from ..exec import gbops
+from ..exec import gbops, recycle
 from ..exec.reference import EVAL, Env, truth
 from ..ir.types import DType
 from ..plan.ir import (
@@ -81,6 +81,7 @@ class Runtime:
         self.windows = [comm.window(2 * nrows, row_bytes) for nrows, row_bytes in program.windows]
         self.parity = [1] * len(self.windows)
         self.slots: list = [None] * program.n_slots
+        self.pool = recycle.Pool()   # outputs of earlier runs and iterations, reused once free
         for slot, value in program.consts.items():
             self.slots[slot] = value
         self.extra = extra or {}
@@ -203,15 +204,23 @@ def _mxm(rt: Runtime, i: MxM):
         if mask is not None or not gbops.accumulate_full(C, a, b, i.semiring):
             C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(b, op)
     else:
-        rt.slots[i.out] = gbops.cast(gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask),
-                                     out)
+        rt.slots[i.out] = None   # the last run's output, free unless someone else holds it
+        C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.pool.take(id(i)))
+        rt.pool.keep(id(i), C)
+        rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
 
 
 @handler(Fill)
 def _fill(rt: Runtime, i: Fill):
     t0 = time.perf_counter()
-    rt.slots[i.out] = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype))
+    rt.slots[i.out] = None   # the last run's output, free unless someone else holds it
+    dt = DType(i.dtype)
+    C = recycle.refill(rt.pool.take(id(i)), i.nrows, i.k, i.monoid.identity(dt), dt)
+    if C is None:
+        C = gbops.identity_full(i.nrows, i.k, i.monoid, dt)
+    rt.pool.keep(id(i), C)
+    rt.slots[i.out] = C
     rt.timed("compute_s", t0)
 
 
@@ -695,11 +704,26 @@ def _loop(rt: Runtime, i: Loop):
     s = rt.slots
     for c, v in zip(i.carry, i.init):
         s[c] = s[v]
-    it = checks = 0
     t_loop = time.perf_counter()
     cond_traffic, body_traffic = rt.loop_traffic[id(i)]
     static_words = sum(t.words_sent for t in cond_traffic.values()) + sum(t.words_sent for t in body_traffic.values())
     words = rt.loop_words.setdefault(i.loop, [])
+    it, checks = _iterate(rt, i, words, static_words)
+    rt.loop_s[i.loop] = rt.loop_s.get(i.loop, 0.0) + time.perf_counter() - t_loop
+    rt.count_block(cond_traffic, checks)
+    rt.count_block(body_traffic, it)
+    rt.count_dynamic(i, checks)
+    count = gb.Matrix(DType.int64.gb, 1, 1)
+    count[0, 0] = it
+    s[i.count] = count
+    rt.iterations[i.loop] = rt.iterations.get(i.loop, 0) + it
+    if it == i.max_iter and i.max_iter > 0:
+        rt.at_bound[i.loop] = (i.where, i.max_iter)
+
+
+def _iterate(rt: Runtime, i: Loop, words: list, static_words: int) -> tuple[int, int]:
+    s = rt.slots
+    it = checks = 0
     while it < i.max_iter:
         before = _sent(rt)
         rt.execute(i.cond)
@@ -721,16 +745,7 @@ def _loop(rt: Runtime, i: Loop):
         it += 1
         words.append(static_words + _sent(rt) - before)   # what moved in this iteration
         gc.collect(0)   # the iteration's temporaries (python-graphblas matrices sit in reference cycles)
-    rt.loop_s[i.loop] = rt.loop_s.get(i.loop, 0.0) + time.perf_counter() - t_loop
-    rt.count_block(cond_traffic, checks)
-    rt.count_block(body_traffic, it)
-    rt.count_dynamic(i, checks)
-    count = gb.Matrix(DType.int64.gb, 1, 1)
-    count[0, 0] = it
-    s[i.count] = count
-    rt.iterations[i.loop] = rt.iterations.get(i.loop, 0) + it
-    if it == i.max_iter and i.max_iter > 0:
-        rt.at_bound[i.loop] = (i.where, i.max_iter)
+    return it, checks
 
 
 @handler(Empty)

@@ -309,6 +309,7 @@ class DistSession:
             self._held.update({k: from_wire(v) if P > 1 else v for k, v in mine.items()})
         held = {**self._held, **{k: v._piece for k, v in dist.items()}}
         rt = self.runtime
+        self.last_local = None   # (it would keep the last outputs from being reused: exec/recycle.py)
         times = []
         for _ in range(max(1, repeat)):
             if self._runs == 1:

@@ -1,0 +1,135 @@
+"""Output buffers reused once nothing holds them (exec/recycle.py): a product's output from an
+earlier call is written into again only when the user dropped it; one the user keeps is never
+touched. Expectations come from scipy/numpy, not from dspla."""
+import gc
+
+import graphblas as gb
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dspla as dp
+from dspla.exec import recycle
+from dspla.ir.types import DType
+from dspla.runtime.comm.sim import run_simulated
+
+
+def _case(seed=0, n=60, k=5):
+    rng = np.random.default_rng(seed)
+    a = sp.random_array((n, n), density=0.08, random_state=rng, format="csr")
+    a = a.tolil()
+    a[3, :] = 0          # empty rows: their output rows are missing (GraphBLAS semantics)
+    a[17, :] = 0
+    a = a.tocsr()
+    a.eliminate_zeros()
+    return a, [rng.random((n, k)) for _ in range(3)]
+
+
+def _function():
+    A, X = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
+    return dp.function({"C": A @ X})
+
+
+def _expect(a, x):
+    """GraphBLAS semantics by hand: rows of A without entries are missing."""
+    want = a @ x
+    present = np.repeat((np.diff(a.indptr) > 0)[:, None], x.shape[1], axis=1)
+    return want, present
+
+
+def _check(arr, a, x):
+    want, present = _expect(a, x)
+    got = arr.to_numpy(fill=np.nan)
+    np.testing.assert_allclose(got[present], want[present], rtol=1e-12)
+    assert np.isnan(got[~present]).all()
+
+
+def test_a_kept_result_is_never_overwritten():
+    a, xs = _case()
+    f = _function()
+    kept = [f(A=a, X=x)["C"] for x in xs]   # every result held: nothing may be reused
+    for arr, x in zip(kept, xs):
+        _check(arr, a, x)
+    assert f.session().runtime.pool.hits == 0
+
+
+def test_a_dropped_result_is_written_into_and_stays_correct():
+    a, xs = _case(1)
+    f = _function()
+    for x in xs * 2:
+        out = f(A=a, X=x)
+        _check(out["C"], a, x)
+        del out
+        gc.collect()
+    assert f.session().runtime.pool.hits >= len(xs) * 2 - 1
+
+
+def test_a_matrix_someone_else_holds_is_not_free():
+    pool = recycle.Pool()
+    M = gb.Matrix(float, 3, 3)
+    pool.keep("k", M)
+    assert pool.take("k") is None   # the test's own name M holds it
+    pool.keep("k", M)
+    del M
+    assert pool.take("k") is not None
+
+
+def test_refill_makes_a_bitmap_full_with_the_value():
+    B = gb.Matrix.from_dense(np.arange(6.0).reshape(3, 2))
+    del B[1, 0]   # a missing entry: bitmap
+    B.wait()
+    assert B.ss.format.startswith("bitmap")
+    got = recycle.refill(B, 3, 2, 1.5, DType.float64)
+    assert got is B and B.nvals == 6
+    np.testing.assert_array_equal(B.to_dense(), np.full((3, 2), 1.5))
+    assert recycle.refill(B, 2, 2, 0.0, DType.float64) is None                 # another shape
+    assert recycle.refill(B, 3, 2, 0.0, DType.int64) is None                   # another dtype
+    S = gb.Matrix.from_coo([0], [1], [2.0], nrows=300, ncols=200)              # sparse: refused
+    assert recycle.refill(S, 300, 200, 0.0, DType.float64) is None
+
+
+@pytest.mark.filterwarnings("ignore::dspla.LoopBoundWarning")   # (it runs to its bound on purpose)
+def test_loop_products_reuse_their_output_and_match_numpy():
+    # x <- A x / |A x|_1, repeated: the product's output of iteration k is free in k + 1
+    n = 50
+    rng = np.random.default_rng(3)
+    a = sp.random_array((n, n), density=0.2, random_state=rng, format="csr") + sp.eye_array(n, format="csr")
+    A, x0 = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", 1))
+
+    def body(x):
+        y = A @ x
+        return (y / dp.reduce_all(y),)
+
+    (x,) = dp.while_loop(lambda x: dp.reduce_all(x) > 0.0, body, (x0,), 7)
+    f = dp.function({"x": x})
+    got = f(A=a, x=np.ones((n, 1)))["x"].to_numpy()[:, 0]
+    want = np.ones(n)
+    for _ in range(7):
+        want = a @ want
+        want = want / want.sum()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert f.session().runtime.pool.hits >= 5
+
+
+def test_distributed_reuse_matches_numpy():
+    a, xs = _case(2)
+    f = _function()
+
+    def body(comm):
+        hits = 0
+        for x in xs * 2:
+            out = f.run({"A": a, "X": x} if comm.rank == 0 else None, comm=comm, plan="p2p1d", partition="random")
+            whole = out["C"].to_numpy(fill=np.nan)
+            del out
+            gc.collect()
+            _ = whole
+            if comm.rank == 0:
+                want, present = _expect(a, x)
+                np.testing.assert_allclose(whole[present], want[present], rtol=1e-12)
+                assert np.isnan(whole[~present]).all()
+        hits = f.session(comm, plan="p2p1d", partition="random").runtime.pool.hits
+        return hits
+
+    for P in (2, 3):
+        hits = run_simulated(P, body)
+        assert all(h >= 1 for h in hits), hits
