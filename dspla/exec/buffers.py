@@ -40,7 +40,7 @@ def pack_bitmap(M, bitmap: np.ndarray, values: np.ndarray, nvals: int | None = N
 
 def unpack_full(M) -> np.ndarray:
     """M's values as a C-contiguous array (M is left empty: pack_full gives them back)."""
-    nrows, ncols = M.nrows, M.ncols
+    nrows, ncols = M.shape
     d = M.ss.unpack(_full(ncols))
     values = d["values"]
     if d.get("is_iso") or values.shape != (nrows, ncols):  # iso-valued: one value stands for all
@@ -79,8 +79,8 @@ def from_values_presence(values: np.ndarray, present: np.ndarray, dtype: DType):
 
 def dense_parts(M, fill=0):
     """(values, present) dense arrays of any matrix (copies; no coordinate lists)."""
-    shape = (M.nrows, M.ncols)
-    if M.nvals == M.nrows * M.ncols:
+    shape = M.shape
+    if M.nvals == M.shape[0] * M.shape[1]:
         return (M.to_dense() if M.nvals else np.full(shape, fill, dtype=M.dtype.np_type)), np.ones(shape, dtype=bool)
     if not M.nvals:
         return np.full(shape, fill, dtype=M.dtype.np_type), np.zeros(shape, dtype=bool)
@@ -89,7 +89,7 @@ def dense_parts(M, fill=0):
         r, c, v = M.to_coo()
         values[r, c], present[r, c] = v, True
         return values, present
-    d = M.dup().ss.export("bitmapc" if M.ncols == 1 else "bitmapr", give_ownership=True)
+    d = M.dup().ss.export("bitmapc" if M.shape[1] == 1 else "bitmapr", give_ownership=True)
     present = d["bitmap"].astype(bool, copy=False).reshape(shape)
     values = d["values"]
     if d.get("is_iso"):
@@ -106,7 +106,7 @@ def packed_nbytes(nrows: int, k: int, dtype: DType, with_presence: bool) -> int:
 def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool) -> np.ndarray:
     """Rows ``rows`` of M in one contiguous buffer: values (nrows x k), then, with_presence,
     one byte per entry. Without presence, M must be full (the planner proved it)."""
-    n, k = len(rows), M.ncols
+    n, k = len(rows), M.shape[1]
     if not with_presence:
         if not (n and k):
             return np.empty((n, k), dtype=dtype.np)
@@ -152,13 +152,13 @@ def window_row_bytes(k: int, dtype: DType, with_presence: bool) -> int:
 
 def write_window_rows(region: np.ndarray, M, dtype: DType, with_presence: bool):
     """Write the local dense piece M into its window rows (region: nrows x row_bytes bytes)."""
-    nb = M.ncols * dtype.np.itemsize
+    nb = M.shape[1] * dtype.np.itemsize
     if not with_presence:
         with values_of(M) as v:
-            region[:, :nb] = np.ascontiguousarray(v, dtype=dtype.np).view(np.uint8).reshape(M.nrows, nb)
+            region[:, :nb] = np.ascontiguousarray(v, dtype=dtype.np).view(np.uint8).reshape(M.shape[0], nb)
         return
     vals, pres = dense_parts(M)
-    region[:, :nb] = np.ascontiguousarray(vals, dtype=dtype.np).view(np.uint8).reshape(M.nrows, nb)
+    region[:, :nb] = np.ascontiguousarray(vals, dtype=dtype.np).view(np.uint8).reshape(M.shape[0], nb)
     region[:, nb:] = pres
 
 
@@ -212,9 +212,9 @@ def sparse_size(n: int, dtype: DType) -> int:
 
 def pack_sparse_rows(M, rows: np.ndarray, dtype: DType) -> np.ndarray:
     """Rows ``rows`` of M (any matrix) as present entries; returns the used part of the buffer."""
-    sub = M[rows, :].new() if len(rows) else gb.Matrix(M.dtype, 0, M.ncols)
+    sub = M[rows, :].new() if len(rows) else gb.Matrix(M.dtype, 0, M.shape[1])
     r, c, v = sub.to_coo()
-    n, k = r.size, M.ncols
+    n, k = r.size, M.shape[1]
     buf = np.empty(8 + n * (8 + dtype.np.itemsize), dtype=np.uint8)
     buf[:8].view(np.int64)[0] = n
     pos = buf[8:8 + 8 * n].view(np.int64)

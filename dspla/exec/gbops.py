@@ -116,7 +116,7 @@ def expand(M, shape, like=None):
 
 
 def is_full(M) -> bool:
-    return M.nvals == M.nrows * M.ncols
+    return M.nvals == M.shape[0] * M.shape[1]
 
 
 def identity_full(nrows: int, ncols: int, m: Monoid, dtype: DType):
@@ -136,9 +136,9 @@ def occupied(a, axis: str = "rows"):
 def empty_rows(a) -> np.ndarray:
     """Rows of a with no entries."""
     present = occupied(a)
-    if present.nvals == a.nrows:
+    if present.nvals == a.shape[0]:
         return np.zeros(0, dtype=np.int64)
-    mask = np.ones(a.nrows, dtype=bool)
+    mask = np.ones(a.shape[0], dtype=bool)
     mask[present.to_coo(values=False)[0]] = False
     return np.flatnonzero(mask)
 
@@ -186,10 +186,10 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=N
     ``mask`` (a mask_of object): SuiteSparse's masked product, computing only entries inside it.
     ``into``: a free matrix (exec/recycle.py) whose memory the full route may write into."""
     if mask is not None:
-        C = gb.Matrix(compute.gb, a.nrows, b.ncols)
+        C = gb.Matrix(compute.gb, a.shape[0], b.shape[1])
         C(mask=mask) << a.mxm(b, semiring(sr, compute))
         return C
-    if (sr.monoid.name == "plus" and sr.mult.name == "times" and compute.is_float and a.ncols > 0
+    if (sr.monoid.name == "plus" and sr.mult.name == "times" and compute.is_float and a.shape[1] > 0
             and is_full(a) and is_full(b) and a.nvals and b.nvals):
         if a is b:   # X @ X: a matrix's values can be lent out only once at a time
             with values_of(a) as av:
@@ -198,9 +198,9 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=N
             out = av @ bv
         return from_values(out, compute)
     if sr.monoid.identity(compute) is not None and b.nvals and is_full(b) and a.nvals:
-        C = recycle.refill(into, a.nrows, b.ncols, sr.monoid.identity(compute), compute)
+        C = recycle.refill(into, a.shape[0], b.shape[1], sr.monoid.identity(compute), compute)
         if C is None:
-            C = identity_full(a.nrows, b.ncols, sr.monoid, compute)
+            C = identity_full(a.shape[0], b.shape[1], sr.monoid, compute)
         if udfmxm.applies(sr):
             accumulate_full(C, a, b, sr)
             return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows)

@@ -123,8 +123,8 @@ def _ewise(node, args, union: bool, cast_to=None):
     compute, out = op.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
     out = cast_to or out
     a, b = gbops.cast(a, compute), gbops.cast(b, compute)
-    shape = (max(a.nrows, b.nrows) if 1 in (a.nrows, b.nrows) else a.nrows,
-             max(a.ncols, b.ncols) if 1 in (a.ncols, b.ncols) else a.ncols)
+    (ar, ac), (br, bc) = a.shape, b.shape
+    shape = (max(ar, br) if 1 in (ar, br) else ar, max(ac, bc) if 1 in (ac, bc) else ac)
     scalar = _scalar_operand(a, b, shape, union)
     if scalar is not None:   # a 1 x 1 operand over a whole-shape one: one apply, no broadcast copy
         x, value, side = scalar
@@ -158,7 +158,7 @@ def _scalar_operand(a, b, shape, union: bool):
     op(x, s), as the broadcast would give); else None."""
     for x, s, side in ((a, b, "right"), (b, a, "left")):
         if s.shape == (1, 1) and x.shape == shape and shape != (1, 1):
-            if union and x.nvals != x.nrows * x.ncols and s.nvals:
+            if union and x.nvals != x.shape[0] * x.shape[1] and s.nvals:
                 return None   # missing positions of x get s alone: the general broadcast
             return x, (s[0, 0].new().value if s.nvals else None), side
     return None
@@ -183,7 +183,7 @@ def _apply(node, args, env):
         r, c, _ = x.to_coo(values=False)
         axis = op.steps[0][1]
         ids = (r if row_ids is None else row_ids[r]) if axis == "row" else (c if col_ids is None else col_ids[c])
-        return gb.Matrix.from_coo(r, c, ids.astype(np.int64), nrows=x.nrows, ncols=x.ncols, dtype="INT64")
+        return gb.Matrix.from_coo(r, c, ids.astype(np.int64), nrows=x.shape[0], ncols=x.shape[1], dtype="INT64")
     compute, out = op.dtypes(gbops.dtype_of(x))
     return gbops.apply_unary(x, op, compute, out)
 
@@ -211,7 +211,7 @@ def _select(node, args, env):
         gc = c if col_ids is None else np.asarray(col_ids)[c]
         d, k = gc.astype(np.int64) - gr.astype(np.int64), int(thunk)   # the diagonal an entry is on
         keep = {"tril": d <= k, "triu": d >= k, "diag": d == k, "offdiag": d != k}[op.name]
-        return gb.Matrix.from_coo(r[keep], c[keep], v[keep], nrows=x.nrows, ncols=x.ncols, dtype=x.dtype)
+        return gb.Matrix.from_coo(r[keep], c[keep], v[keep], nrows=x.shape[0], ncols=x.shape[1], dtype=x.dtype)
     if op.on == "index":
         return x.select(getattr(gb.select, op.gb), int(thunk)).new()
     dt = gbops.dtype_of(x)
@@ -248,9 +248,9 @@ def _reduce(node, args, env):
     x = gbops.cast(x, dt)
     mon = gbops.monoid(m, dt)
     if axis == "rows":
-        return gbops.column(x.reduce_rowwise(mon).new(), x.nrows)
+        return gbops.column(x.reduce_rowwise(mon).new(), x.shape[0])
     if axis == "cols":
-        return gbops.row(x.reduce_columnwise(mon).new(), x.ncols)
+        return gbops.row(x.reduce_columnwise(mon).new(), x.shape[1])
     s = x.reduce_scalar(mon).new()
     if s.is_empty:
         return gbops.empty(1, 1, dt)
@@ -317,11 +317,11 @@ def _dropout_mask(node, args, env):
     dt = node.type.dtype
     s = int(seed[0, 0].new().value) if seed.nvals else 0
     scale = dt.np.type(1.0 / (1.0 - p))
-    if x.nvals == x.nrows * x.ncols and x.nvals:   # full (dense features): a bitmap, no coordinates
-        gr = np.arange(x.nrows) if row_ids is None else np.asarray(row_ids)
-        gc = np.arange(x.ncols) if col_ids is None else np.asarray(col_ids)
+    if x.nvals == x.shape[0] * x.shape[1] and x.nvals:   # full (dense features): a bitmap, no coordinates
+        gr = np.arange(x.shape[0]) if row_ids is None else np.asarray(row_ids)
+        gc = np.arange(x.shape[1]) if col_ids is None else np.asarray(col_ids)
         keep = dropout_keep_full(s, gr, gc, p)
-        M = gb.Matrix(dt.gb, x.nrows, x.ncols)
+        M = gb.Matrix(dt.gb, x.shape[0], x.shape[1])
         M.ss.pack_bitmapr(bitmap=keep.view(np.int8), values=np.array([scale], dtype=dt.np),
                           nvals=int(np.count_nonzero(keep)), is_iso=True, take_ownership=True)
         return M
@@ -329,7 +329,7 @@ def _dropout_mask(node, args, env):
     gr = r if row_ids is None else row_ids[r]   # global ids when x is a distributed piece
     gc = c if col_ids is None else col_ids[c]
     keep = dropout_keep(s, gr, gc, p)
-    return gb.Matrix.from_coo(r[keep], c[keep], scale, nrows=x.nrows, ncols=x.ncols, dtype=dt.gb)
+    return gb.Matrix.from_coo(r[keep], c[keep], scale, nrows=x.shape[0], ncols=x.shape[1], dtype=dt.gb)
 
 
 @eval_rule(Op.ARGBEST)

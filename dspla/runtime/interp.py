@@ -418,7 +418,7 @@ def _sampled_mxm(rt: Runtime, i: SampledMxM):
         rt.timed("pack_s", t0)
     t0 = time.perf_counter()
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
-    C = gb.Matrix(compute.gb, a.nrows, i.ncols)
+    C = gb.Matrix(compute.gb, a.shape[0], i.ncols)
     C(mask=gbops.mask_of(rt.slots[i.mask], "structure", False)) << a.mxm(b.T, op)
     rt.slots[i.out] = gbops.cast(C, out)
     for r in i.recvs:
@@ -442,7 +442,7 @@ def _sendrecv(rt: Runtime, i: SendRecvRows):
     M = rt.slots[i.src]
     dt = DType(i.dtype)
     t0 = time.perf_counter()
-    sendbuf = local.pack_rows(M, np.arange(M.nrows), dt, i.presence)
+    sendbuf = local.pack_rows(M, np.arange(M.shape[0]), dt, i.presence)
     recvbuf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
     rt.timed("pack_s", t0)
     t0 = time.perf_counter()
@@ -461,7 +461,7 @@ def _allgather_rows(rt: Runtime, i: AllgatherRows):
     dt = DType(i.dtype)
     total = int(i.counts.sum())
     t0 = time.perf_counter()
-    mine = local.pack_rows(M, np.arange(M.nrows), dt, False) if not i.presence else None
+    mine = local.pack_rows(M, np.arange(M.shape[0]), dt, False) if not i.presence else None
     if i.presence:
         vals, pres = local.dense_parts(M)
         mine = np.ascontiguousarray(vals, dtype=dt.np)
@@ -560,7 +560,7 @@ def _bcast(rt: Runtime, i: Bcast):
     t0 = time.perf_counter()
     if g.rank == i.root:
         M = rt.slots[i.src]
-        buf = local.pack_rows(M, np.arange(M.nrows), dt, i.presence)
+        buf = local.pack_rows(M, np.arange(M.shape[0]), dt, i.presence)
     else:
         buf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
     rt.timed("pack_s", t0)
@@ -613,7 +613,7 @@ def _alltoall(rt: Runtime, i: Alltoall):
         vals, pres = local.dense_parts(M)
         vals = vals.astype(dt.np, copy=False)
     else:
-        vals = M.to_dense() if M.nvals else np.zeros((M.nrows, M.ncols), dt.np)
+        vals = M.to_dense() if M.nvals else np.zeros((M.shape[0], M.shape[1]), dt.np)
     sends = [vals[rows][:, lo:hi] for rows, (lo, hi) in zip(i.send_rows, i.send_cols)]
     sendbuf = np.concatenate([x.reshape(-1) for x in sends]) if sends else np.zeros(0, dt.np)
     sc = [x.size for x in sends]
@@ -665,7 +665,7 @@ def _redistribute(rt: Runtime, i: Redistribute):
         M = M.T.new()
     parts = []
     for rows in i.send:
-        sub = M[rows, :].new() if len(rows) else gb.Matrix(M.dtype, 0, M.ncols)
+        sub = M[rows, :].new() if len(rows) else gb.Matrix(M.dtype, 0, M.shape[1])
         r, c, v = sub.to_coo()
         parts.append((i.ids[rows][r], c.astype(np.int64), v))
     sc = np.array([p[2].size for p in parts], dtype=np.int64)

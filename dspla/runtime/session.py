@@ -73,6 +73,14 @@ def describe(value) -> tuple:
             p.nvals == p.nrows * p.ncols)
 
 
+_BIG = 1 << 24   # entries on this rank above which planning's garbage is collected at once
+
+
+def _entries(mats: dict, dist: dict) -> int:
+    return sum(m.nvals for m in mats.values() if hasattr(m, "nvals")) + \
+        sum(v._piece.nvals for v in dist.values() if hasattr(v._piece, "nvals"))
+
+
 class DistSession:
     def __init__(self, function, comm, options: Options | None = None):
         self.f = function
@@ -290,8 +298,10 @@ class DistSession:
         if header["replan"]:
             self._plan(header, mats, dims, inputs, dist)
         planning_s = time.perf_counter() - t_plan
-        if header["replan"]:
-            gc.collect()   # planning's temporaries (matrices in reference cycles) freed before the run reuses the room
+        if header["replan"] and _entries(mats, dist) > _BIG:
+            # planning's temporaries (matrices in reference cycles) freed before the run reuses the
+            # room; a full collection costs tens of ms, worth it only when they are large
+            gc.collect()
         if header["send"]:   # this rank's pieces of the host inputs that changed
             pieces = None
             if rank == 0:
