@@ -12,7 +12,9 @@ import math
 from collections import defaultdict
 from typing import Callable
 
+from ..exec import routes
 from ..exec.gbops import occupied
+from ..ir.types import DType
 from ..plan import ir
 from ..plan.ir import INSTRUCTIONS, Where
 
@@ -91,6 +93,11 @@ def _mxm(i, v, c, t):
     c["local_nnzk"] += v.nnz(i.a) * v.K
     c["local_out"] += v.rows(i.a) * v.K
     c["calls"] += 1
+    if not i.accumulate and i.mask is None:   # the route it takes (b full): one that starts C full fills it
+        a = v.consts.get(i.a)
+        if a is not None and hasattr(a, "shape") and routes.choose(i.semiring, DType.float64, a_full=False,
+                                                                   b_full=True).fills:
+            c["fill_words"] += a.shape[0] * v.K
 
 
 @count_rule(ir.RecvMxM)

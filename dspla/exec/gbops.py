@@ -10,7 +10,7 @@ from graphblas.core import operator as _Op
 
 from ..algebra import BinaryOp, Monoid, Semiring, UnaryOp
 from ..ir.types import DType
-from . import gbudf, recycle, udfmxm
+from . import gbudf, recycle, routes, udfmxm
 from .buffers import from_values, pack_bitmap, unpack_full, values_of
 
 
@@ -174,36 +174,50 @@ def accumulate_full(C, a, b, sr: Semiring, rows=None) -> bool:
     return True
 
 
-def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=None):
-    """a ⊕.⊗ b in the compute dtype, by the fastest exact route:
-
-    - two full float operands under plus_times: BLAS (numpy matmul on lent values arrays);
-    - b full and the monoid has an identity: C starts full at the identity and SuiteSparse
-      accumulates C ⊕= a ⊗ b in place (much faster than building a new output), then the rows
-      of a with no entries are made missing again — identity ⊕ x = x, so nothing changes but speed;
-    - otherwise GraphBLAS's own C = a ⊕.⊗ b.
+def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=None, taken: dict | None = None):
+    """a ⊕.⊗ b in the compute dtype, by the first route of exec/routes.py's table that applies.
     ``a_empty_rows``: a's empty rows when the caller knows them (planning-time matrices).
     ``mask`` (a mask_of object): SuiteSparse's masked product, computing only entries inside it.
-    ``into``: a free matrix (exec/recycle.py) whose memory the full route may write into."""
-    if mask is not None:
-        C = gb.Matrix(compute.gb, a.shape[0], b.shape[1])
-        C(mask=mask) << a.mxm(b, semiring(sr, compute))
-        return C
-    if (sr.monoid.name == "plus" and sr.mult.name == "times" and compute.is_float and a.shape[1] > 0
-            and is_full(a) and is_full(b) and a.nvals and b.nvals):
-        if a is b:   # X @ X: a matrix's values can be lent out only once at a time
-            with values_of(a) as av:
-                return from_values(av @ av, compute)
-        with values_of(a) as av, values_of(b) as bv:
-            out = av @ bv
-        return from_values(out, compute)
-    if sr.monoid.identity(compute) is not None and b.nvals and is_full(b) and a.nvals:
-        C = recycle.refill(into, a.shape[0], b.shape[1], sr.monoid.identity(compute), compute)
-        if C is None:
-            C = identity_full(a.shape[0], b.shape[1], sr.monoid, compute)
-        if udfmxm.applies(sr):
-            accumulate_full(C, a, b, sr)
-            return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows)
+    ``into``: a free matrix (exec/recycle.py) whose memory a full route may write into.
+    ``taken``: route name -> count, incremented (the run stats)."""
+    (ar, ac), (br, bc) = a.shape, b.shape
+    a_nv, b_nv = a.nvals, b.nvals
+    route = routes.choose(sr, compute, a_full=a_nv == ar * ac, b_full=b_nv == br * bc, masked=mask is not None,
+                          a_any=a_nv > 0, b_any=b_nv > 0)
+    if taken is not None:
+        taken[route.name] = taken.get(route.name, 0) + 1
+    return _RUN[route.name](a, b, sr, compute, a_empty_rows, mask, into)
+
+
+def _masked(a, b, sr, compute, a_empty_rows, mask, into):
+    C = gb.Matrix(compute.gb, a.shape[0], b.shape[1])
+    C(mask=mask) << a.mxm(b, semiring(sr, compute))
+    return C
+
+
+def _blas(a, b, sr, compute, a_empty_rows, mask, into):
+    if a is b:   # X @ X: a matrix's values can be lent out only once at a time
+        with values_of(a) as av:
+            return from_values(av @ av, compute)
+    with values_of(a) as av, values_of(b) as bv:
+        out = av @ bv
+    return from_values(out, compute)
+
+
+def _full_c(a, b, sr, compute, a_empty_rows, mask, into):
+    # identity ⊕ x = x: starting C full at the identity changes nothing but speed; A's empty rows
+    # are then made missing again
+    C = recycle.refill(into, a.shape[0], b.shape[1], sr.monoid.identity(compute), compute)
+    if C is None:
+        C = identity_full(a.shape[0], b.shape[1], sr.monoid, compute)
+    if not (udfmxm.applies(sr) and accumulate_full(C, a, b, sr)):
         C(accum=binary(sr.monoid.op, compute)) << a.mxm(b, semiring(sr, compute))
-        return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows)
+    return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows)
+
+
+def _new(a, b, sr, compute, a_empty_rows, mask, into):
     return a.mxm(b, semiring(sr, compute)).new()
+
+
+_RUN = {"masked": _masked, "blas": _blas, "udf-full": _full_c, "full-c": _full_c, "new": _new}
+assert set(_RUN) == set(routes.BY_NAME) - {"accumulate"}, "every route of exec/routes.py has a runner here"

@@ -12,7 +12,9 @@ import scipy.sparse as sp
 
 from ..costmodel import load
 from ..errors import InputError
+from ..exec import routes
 from ..io.limits import check_memory
+from ..ir.node import Op
 from ..ir.types import Kind
 from .options import Options
 from .partition_choice import describe
@@ -101,6 +103,7 @@ def as_json(plan, P: int, options: Options) -> dict:
                                                      if k in ("imbalance",)}, **_choice_json(plan.partition.get(d, {}))}
             for d, dp in plan.dims.items()}
     return {"P": P, "coefficients": _source(options, P), "dims": dims, "products": products,
+            "local_routes": local_routes(plan.program),
             "planning": plan.planning, "planning_note": plan.planning_note}
 
 
@@ -128,6 +131,43 @@ def partition_lines(plan) -> list[str]:
         elif "seconds" in info and info.get("method") not in (None, "block"):
             out.append(f"dim {d}: partition {info['method']} in {info['seconds']:.2f} s")
     return out
+
+
+def local_routes(program) -> list[dict]:
+    """Every product of the program (loop bodies too) with the local route exec/routes.py takes for
+    it when its dense operands are full at run time, and the one it takes if they are not."""
+    out = []
+
+    def walk(prog, where):
+        names = prog.names()
+        for n in prog.toposort():
+            if n.op is Op.WHILE:
+                walk(n.attr("body"), f"in loop {len(out)}" if where is None else where)
+            if n.op is not Op.MXM:
+                continue
+            a, b = n.args[0].type, n.args[1].type
+            sr = n.attr("semiring")
+            compute = sr.dtypes(a.dtype, b.dtype)[0]
+            full, gaps = routes.expected(sr, compute, a.kind is Kind.dense, b.kind is Kind.dense, bool(n.attr("mask")))
+            out.append({"product": f"{names[id(n)]} = {names[id(n.args[0])]} {sr.name} {names[id(n.args[1])]}",
+                        "at": str(n.span) if n.span else None, "in_loop": where is not None,
+                        "route": full.name, "says": full.says, "else": gaps.name if gaps else None})
+
+    walk(program, None)
+    return out
+
+
+def route_lines(program) -> list[str]:
+    rows = local_routes(program)
+    if not rows:
+        return []
+    lines = ["  local products, by the route the kernel table (exec/routes.py) takes:"]
+    for r in rows:
+        lines.append(f"    {r['product']}{'  (in a loop)' if r['in_loop'] else ''}"
+                     + (f"  # {r['at']}" if r["at"] else ""))
+        lines.append(f"      {r['route']}: {r['says']}"
+                     + (f"; if a dense operand has missing entries at run time: {r['else']}" if r["else"] else ""))
+    return lines
 
 
 def _ms(x):
@@ -169,6 +209,7 @@ def as_text(plan, P: int, options: Options) -> str:
         lines.append(f"      chosen: {p.plan} — {p.why}")
         for note in p.notes:
             lines.append(f"      note: {note}")
+    lines += route_lines(plan.program)
     for name, lay in plan.output_layouts.items():
         lines.append(f"  output {name}: {lay}" + (", computed once at planning (static)"
                                                     if name in plan.static_outputs else ""))

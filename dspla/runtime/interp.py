@@ -129,6 +129,10 @@ class Runtime:
         self.at_bound: dict = {}     # loop -> (source position, bound), when it stopped at its bound
         self.loop_s: dict = {}       # loop -> seconds in it
         self.loop_words: dict = {}   # loop -> words this rank sent in each iteration (the dynamic ones' too)
+        self.routes: dict = {}       # local product route (exec/routes.py) -> times taken
+
+    def took(self, route: str):
+        self.routes[route] = self.routes.get(route, 0) + 1
 
     def count(self, product, t: Traffic):
         self.counters[product] = self.counters.get(product, Traffic()) + t
@@ -201,11 +205,15 @@ def _mxm(rt: Runtime, i: MxM):
     mask = _output_mask(rt, i)
     if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
         C = rt.slots[i.out]
-        if mask is not None or not gbops.accumulate_full(C, a, b, i.semiring):
+        if mask is None and gbops.accumulate_full(C, a, b, i.semiring):
+            rt.took("udf-full")
+        else:
             C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(b, op)
+            rt.took("accumulate")
     else:
         rt.slots[i.out] = None   # the last run's output, free unless someone else holds it
-        C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.pool.take(id(i)))
+        C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.pool.take(id(i)),
+                      taken=rt.routes)
         rt.pool.keep(id(i), C)
         rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
@@ -378,11 +386,13 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
         acc = gbops.binary(i.semiring.monoid.op, compute)
         if mask is None and gbops.accumulate_full(C, a, b, i.semiring, i.rows[j] if i.rows else None):
-            pass   # a user's semiring, by its compiled kernel
+            rt.took("udf-full")   # a user's semiring, by its compiled kernel
         elif i.rows:  # the block holds only the rows that have remote entries: a small output
             C[i.rows[j], :](accum=acc) << a.mxm(b, op).new()
+            rt.took("accumulate")
         else:
             C(accum=acc, mask=mask) << a.mxm(b, op)
+            rt.took("accumulate")
         # the rows are freed now, not when the collector finds the matrix's reference cycle, so
         # the window bounds what the receives hold
         for M in {id(R): R, id(a): a, id(b): b}.values():

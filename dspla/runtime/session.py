@@ -77,8 +77,8 @@ _BIG = 1 << 24   # entries on this rank above which planning's garbage is collec
 
 
 def _entries(mats: dict, dist: dict) -> int:
-    return sum(m.nvals for m in mats.values() if hasattr(m, "nvals")) + \
-        sum(v._piece.nvals for v in dist.values() if hasattr(v._piece, "nvals"))
+    return sum(m.nvals for m in (mats or {}).values() if hasattr(m, "nvals")) + \
+        sum(v._piece.nvals for v in (dist or {}).values() if hasattr(v._piece, "nvals"))
 
 
 class DistSession:
@@ -367,7 +367,7 @@ class DistSession:
                 total[k] += c[k]
         return {**total, **rt.times, "products": per_product, "product_s": dict(rt.product_times),
                 "iterations": dict(rt.iterations), "at_bound": dict(rt.at_bound), "loop_s": dict(rt.loop_s),
-                "loop_words": dict(rt.loop_words)}
+                "loop_words": dict(rt.loop_words), "routes": dict(rt.routes)}
 
     def _summary(self, per_rank: list, planning_s: float, times: list) -> dict:
         P = len(per_rank)
@@ -418,6 +418,12 @@ class DistSession:
                 rec["messages_sent_per_iteration"] = rec["messages_sent_total"] / its
             products.append(rec)
         out["products"] = products
+        # the local products' routes (exec/routes.py), summed over ranks: which kernel ran how often
+        routes: dict = {}
+        for r in per_rank:
+            for k, v in r.get("routes", {}).items():
+                routes[k] = routes.get(k, 0) + v
+        out["routes"] = routes
         out["planning_s"] = planning_s
         part_s = sum(info.get("seconds", 0.0) for info in self.plan.partition.values()) if planning_s else 0.0
         out["partition_s"] = part_s

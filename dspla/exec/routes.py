@@ -1,0 +1,73 @@
+"""How a local product C = A ⊕.⊗ B is computed: one table of routes, tried in order, chosen per
+semiring, dtype and operand formats. ``gbops.mxm`` runs the chosen row, ``explain`` shows the
+choice it expects from the types, the runtime counts the routes it took (run stats), and the
+cost model prices a route that starts its output full with the fill term.
+
+Why these routes (soc-Slashdot0902, one process, issue 17): accumulating into a full output,
+``C(plus) << A.mxm(X)``, ran K = 16 in 5.4 ms against 13-15 ms for ``A.mxm(X).new()`` and
+22 ms for scipy, and stayed ahead at K = 64 and 256; two full float operands under plus_times
+are a dense matmul (BLAS); a masked product must never be computed unmasked first.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..algebra import Semiring
+from ..ir.types import DType
+from . import udfmxm
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    says: str
+    # (semiring, compute dtype, a full, b full, masked, a has entries, b has entries)
+    applies: Callable[[Semiring, DType, bool, bool, bool, bool, bool], bool]
+    fills: bool = False   # the output starts full at the monoid's identity (a memset of rows x K)
+
+
+def _blas(sr, dt, af, bf, masked, a_any, b_any):
+    return sr.monoid.name == "plus" and sr.mult.name == "times" and dt.is_float and af and bf and a_any and b_any
+
+
+def _full_c(sr, dt, af, bf, masked, a_any, b_any):
+    return sr.monoid.identity(dt) is not None and bf and a_any and b_any
+
+
+ROUTES = (
+    Route("masked", "SuiteSparse's masked product: only the entries inside the mask are computed",
+          lambda sr, dt, af, bf, masked, a_any, b_any: masked),
+    Route("blas", "both operands full, plus_times over floats: a dense matmul (BLAS) on the values arrays",
+          _blas),
+    Route("udf-full", "a user's semiring with B full: the compiled kernel accumulates into a full C in place",
+          lambda sr, dt, af, bf, masked, a_any, b_any: udfmxm.applies(sr) and _full_c(sr, dt, af, bf, masked,
+                                                                                     a_any, b_any),
+          fills=True),
+    Route("full-c", "B full: C starts full at the monoid's identity and SuiteSparse accumulates C ⊕= A ⊗ B in "
+          "place (then A's empty rows are made missing)", _full_c, fills=True),
+    # chosen by the plan, not here: products whose output the plan made full beforehand (a Fill),
+    # as p2p1d's blocks of local and received rows; listed so the stats name every route one way
+    Route("accumulate", "into the plan's full output (a Fill): SuiteSparse's C ⊕= A ⊗ B in place",
+          lambda *_: False, fills=True),
+    Route("new", "GraphBLAS's own C = A ⊕.⊗ B into a new matrix (B has missing entries, or the monoid has "
+          "no identity)", lambda *_: True),
+)
+BY_NAME = {r.name: r for r in ROUTES}
+
+
+def choose(sr: Semiring, compute: DType, *, a_full: bool, b_full: bool, masked: bool = False,
+           a_any: bool = True, b_any: bool = True) -> Route:
+    """The first route of the table that applies."""
+    for r in ROUTES:
+        if r.applies(sr, compute, a_full, b_full, masked, a_any, b_any):
+            return r
+    raise AssertionError("the last route applies to every product")
+
+
+def expected(sr: Semiring, compute: DType, a_dense: bool, b_dense: bool, masked: bool) -> tuple[Route, Route | None]:
+    """What explain shows from the types alone: the route when the dense operands are full at run
+    time, and the one taken if they are not (None when it is the same)."""
+    full = choose(sr, compute, a_full=a_dense, b_full=b_dense, masked=masked)
+    gaps = choose(sr, compute, a_full=False, b_full=False, masked=masked)
+    return full, (gaps if gaps is not full else None)

@@ -1,0 +1,104 @@
+"""The local product's route table (exec/routes.py): which route each case takes, every route
+equal to a dense numpy oracle with GraphBLAS semantics (a missing entry is not a zero), the
+route taken reported in the run stats and shown by explain."""
+import graphblas as gb
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dspla as dp
+from dspla.algebra import SEMIRINGS
+from dspla.exec import gbops, routes
+from dspla.frontend.parser import parse
+from dspla.ir.types import DType
+from dspla.plan.explain import local_routes
+
+F64 = DType.float64
+
+
+def _oracle(a, ap, b, bp, add, mult, ident):
+    """C[i, j] = add over k where a[i, k] and b[k, j] are both present; missing when no k."""
+    n, m = a.shape[0], b.shape[1]
+    C = np.full((n, m), ident, dtype=float)
+    present = np.zeros((n, m), dtype=bool)
+    for i in range(n):
+        for j in range(m):
+            ks = np.flatnonzero(ap[i] & bp[:, j])
+            for k in ks:
+                C[i, j] = add(C[i, j], mult(a[i, k], b[k, j]))
+            present[i, j] = ks.size > 0
+    return C, present
+
+
+def _matrix(vals, present):
+    r, c = np.nonzero(present)
+    return gb.Matrix.from_coo(r, c, vals[r, c], nrows=vals.shape[0], ncols=vals.shape[1], dtype=float)
+
+
+CASES = {
+    "plus_times": (np.add, np.multiply, 0.0),
+    "min_plus": (np.fmin, np.add, np.inf),
+    "max_times": (np.fmax, np.multiply, -np.inf),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("a_full,b_full", [(False, True), (False, False), (True, True)])
+def test_every_route_equals_the_oracle(name, a_full, b_full):
+    rng = np.random.default_rng(7)
+    n, k, m = 9, 7, 4
+    a, b = rng.random((n, k)) + 0.5, rng.random((k, m)) + 0.5
+    ap = np.ones((n, k), bool) if a_full else rng.random((n, k)) < 0.3
+    if not a_full:
+        ap[2] = False     # an empty row of A: its row of C is missing
+    bp = np.ones((k, m), bool) if b_full else rng.random((k, m)) < 0.5
+    add, mult, ident = CASES[name]
+    want, present = _oracle(a, ap, b, bp, add, mult, ident)
+    sr = SEMIRINGS[name]
+    taken: dict = {}
+    C = gbops.mxm(_matrix(a, ap), _matrix(b, bp), sr, F64, taken=taken)
+    expect = routes.choose(sr, F64, a_full=a_full, b_full=b_full)
+    assert taken == {expect.name: 1}
+    got = np.full((n, m), np.nan)
+    r, c, v = C.to_coo()
+    got[r, c] = v
+    assert (~np.isnan(got) == present).all()
+    np.testing.assert_allclose(got[present], want[present], rtol=1e-12)
+
+
+def test_the_table_picks_by_semiring_dtype_and_format():
+    pt, mp = SEMIRINGS["plus_times"], SEMIRINGS["min_plus"]
+    assert routes.choose(pt, F64, a_full=True, b_full=True).name == "blas"
+    assert routes.choose(pt, DType.int64, a_full=True, b_full=True).name == "full-c"    # BLAS is for floats
+    assert routes.choose(pt, F64, a_full=False, b_full=True).name == "full-c"
+    assert routes.choose(mp, F64, a_full=False, b_full=True).name == "full-c"
+    assert routes.choose(pt, F64, a_full=False, b_full=False).name == "new"
+    assert routes.choose(pt, F64, a_full=False, b_full=True, masked=True).name == "masked"
+    assert routes.choose(pt, F64, a_full=False, b_full=True, b_any=False).name == "new"   # nothing to fill for
+    assert all(r.says for r in routes.ROUTES)
+
+
+def test_a_masked_product_takes_the_masked_route_and_the_stats_say_so():
+    L = dp.sparse("L", ("n", "n"))
+    f = dp.function({"T": dp.mxm(L, dp.transpose(L), "plus_pair", mask=L)})
+    rng = np.random.default_rng(1)
+    a = sp.random_array((30, 30), density=0.2, random_state=rng, format="csr")
+    f(L=a)
+    assert f.last_stats["routes"] == {"masked": 1}
+
+
+def test_stats_count_the_route_of_every_iteration():
+    A, x0 = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", 1))
+    (x,), its = dp.while_loop(lambda x: dp.reduce_all(x) < 1e6, lambda x: ((A @ x) * 2.0,), (x0,), 50, count=True)
+    f = dp.function({"x": x, "its": its})
+    a = sp.random_array((20, 20), density=0.3, random_state=np.random.default_rng(2), format="csr") + sp.eye_array(20)
+    out = f(A=a, x=np.ones((20, 1)))
+    n_its = int(out["its"].to_numpy()[0, 0])
+    assert f.last_stats["routes"] == {"full-c": n_its}
+
+
+def test_explain_lists_each_product_with_its_route():
+    prog = parse("input A : sparse[n, n]\ninput x : dense[n, 1]\ny = A @ x\noutput y\n", "t.dspla")
+    rows = local_routes(prog)
+    assert [r["route"] for r in rows] == ["full-c"] and rows[0]["else"] == "new"
+    assert rows[0]["at"].startswith("t.dspla:3:")
