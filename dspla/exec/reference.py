@@ -134,6 +134,9 @@ def _ewise(node, args, union: bool, cast_to=None):
             res = x.apply(gbops.binary(op, compute), **{side: value}).new()
         return gbops.cast(res, out)
     if union:
+        res = _scalar_union(a, b, shape, op, compute)
+        if res is not None:
+            return gbops.cast(res, out)
         a, b = gbops.expand(a, shape), gbops.expand(b, shape)
         res = a.ewise_add(b, gbops.binary(op, compute)).new(dtype=out.gb)
     else:  # an intersection only needs the broadcast operand on the other one's pattern
@@ -161,6 +164,21 @@ def _scalar_operand(a, b, shape, union: bool):
             if union and x.nvals != x.shape[0] * x.shape[1] and s.nvals:
                 return None   # missing positions of x get s alone: the general broadcast
             return x, (s[0, 0].new().value if s.nvals else None), side
+    return None
+
+
+def _scalar_union(a, b, shape, op, compute):
+    """x ∪ s, s a present 1 x 1 and x of the whole shape with missing entries: every position
+    gets s and x's present ones op(x, s). For a commutative op that is a full matrix of s with
+    x accumulated into it in place (PageRank's teleport term: one pass, where broadcasting s
+    first took a product and a second element-wise pass)."""
+    if not op.commutative:
+        return None
+    for x, s in ((a, b), (b, a)):
+        if s.shape == (1, 1) and x.shape == shape and shape != (1, 1) and s.nvals:
+            C = from_values(np.full(shape, s[0, 0].new().value, dtype=compute.np), compute)
+            C(accum=gbops.binary(op, compute)) << x
+            return C
     return None
 
 
