@@ -93,13 +93,85 @@ def measure(A: sp.csr_array, K: int, n_rounds: int) -> dict:
     return {k: {"min_s": min(v), "median_s": statistics.median(v)} for k, v in t.items()}
 
 
+# ------------------------------------------------------------------------ P processes, per rank
+def worker(graph: str, K: int, rounds: int, out: str):
+    """Under mpiexec (one GraphBLAS thread per process): every rank times the calls of
+    ``f(A, X)`` (p2p1d, block rows, inputs unchanged) in alternation with the full-C route on its
+    own rows (its block of A times the whole X, accumulated into a full output made once), and
+    dspla's local compute inside the call. Rank 0 writes the slowest rank's figures per round."""
+    comm = dp.world()
+    A = _graphs([graph])
+    A = next(iter(A.values())) if comm.rank == 0 else None
+    n = comm.bcast(A.shape[0] if comm.rank == 0 else None, 0)
+    X = np.random.default_rng(K).random((n, K)) if comm.rank == 0 else None
+    f = dp.function(outputs={"C": dp.sparse("A", ("n", "n")) @ dp.dense("X", ("n", "k"))})
+    opts = {"plan": "p2p1d", "partition": "block"}
+    inputs = {"A": A, "X": X} if comm.rank == 0 else None
+    f.run(inputs, **opts)   # plans; the pieces stay on their ranks
+    sess = f.session(comm, **opts)
+    if comm.rank == 0:   # block rows: each rank's are one contiguous range
+        parts = sess.plan.dims["n"].parts
+        ranges = [(int(np.flatnonzero(parts == q).min()), int(np.flatnonzero(parts == q).max()) + 1)
+                  for q in range(comm.size)]
+    lo, hi = comm.bcast(ranges if comm.rank == 0 else None, 0)[comm.rank]
+    Aw = comm.bcast(A if comm.rank == 0 else None, 0)   # (the bench's own copy of the rows: not dspla's)
+    Aloc = gb.io.from_scipy_sparse(Aw[lo:hi])
+    Xgb = gb.Matrix.from_dense(comm.bcast(X, 0))
+    del Aw
+    C = gb.Matrix.from_dense(np.zeros((hi - lo, K)))
+
+    def full_c():
+        C(gb.binary.plus) << Aloc.mxm(Xgb, gb.semiring.plus_times)
+
+    full_c()
+    times = {"dspla": [], "dspla compute": [], "full-C": []}
+    for _ in range(rounds):
+        comm.barrier()
+        t0 = time.perf_counter()
+        f.run(inputs, **opts)
+        t = time.perf_counter() - t0
+        times["dspla"].append(max(comm.allgather(t)))
+        times["dspla compute"].append(max(comm.allgather(sess.runtime.times["compute_s"])))
+        comm.barrier()
+        t0 = time.perf_counter()
+        full_c()
+        times["full-C"].append(max(comm.allgather(time.perf_counter() - t0)))
+    if comm.rank == 0:
+        with open(out, "w") as fh:
+            json.dump(times, fh)
+
+
+def per_rank(graph: str, K: int, rounds: int, P: int = 2) -> dict:
+    import subprocess
+    import sys
+    import tempfile
+
+    from dspla.runtime.launch import YIELD_ENV, find_mpiexec
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        env = {**os.environ, **YIELD_ENV, "DSPLA_THREADS": "1"}
+        cmd = [find_mpiexec(), "-n", str(P), sys.executable, "-m", "bench.local", "--worker", graph, str(K),
+               str(rounds), out]
+        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            raise SystemExit(f"P={P} failed:\n{r.stderr[-3000:]}")
+        with open(out) as fh:
+            t = json.load(fh)
+    return {k: {"min_s": min(v), "median_s": statistics.median(v)} for k, v in t.items()}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="dspla bench local")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--K", default="16,64,256")
     ap.add_argument("--graphs", default="slashdot,random")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--P", type=int, default=2, help="also per rank at this many processes (0: skip)")
+    ap.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker:
+        worker(args.worker[0], int(args.worker[1]), int(args.worker[2]), args.worker[3])
+        return 0
     threads = gb.ss.config["nthreads"]
     print(f"commit {git_commit()}; one process, GraphBLAS threads {threads}; {args.rounds} interleaved rounds, "
           "min / median ms")
@@ -120,6 +192,24 @@ def main(argv=None) -> int:
             print(f"{K:>5} {ms['dspla gb']:>15} {ms['dspla np']:>15} {ms['full-C']:>15} {ms['new']:>15} "
                   f"{ms['scipy']:>15} {row['ratio_min']:>14.2f} {row['ratio_median']:>7.2f} "
                   f"{row['stability_gb']:>11.2f} {row['stability_np']:>5.2f}")
+    ranked = []
+    if args.P > 1:
+        print(f"per rank at P = {args.P} (p2p1d, block rows, one GraphBLAS thread each; the slowest rank per "
+              "round): dspla's call, its local compute, and the full-C route on the rank's own rows")
+        print(f"{'graph':>18} {'K':>5} {'dspla call':>15} {'dspla compute':>15} {'full-C':>15} {'call/full-C min':>16} "
+              f"{'median':>7} {'compute/full-C min':>19}")
+        for gname in args.graphs.split(","):
+            for K in map(int, args.K.split(",")):
+                r = per_rank(gname, K, args.rounds, args.P)
+                row = {"graph": gname, "K": K, "P": args.P, **r,
+                       "ratio_min": r["dspla"]["min_s"] / r["full-C"]["min_s"],
+                       "ratio_median": r["dspla"]["median_s"] / r["full-C"]["median_s"],
+                       "compute_ratio_min": r["dspla compute"]["min_s"] / r["full-C"]["min_s"],
+                       "stability": r["dspla"]["median_s"] / r["dspla"]["min_s"]}
+                ranked.append(row)
+                ms = {k: f"{v['min_s'] * 1e3:.1f} / {v['median_s'] * 1e3:.1f}" for k, v in r.items()}
+                print(f"{gname:>18} {K:>5} {ms['dspla']:>15} {ms['dspla compute']:>15} {ms['full-C']:>15} "
+                      f"{row['ratio_min']:>16.2f} {row['ratio_median']:>7.2f} {row['compute_ratio_min']:>19.2f}")
     if results:
         ok_min = all(r["ratio_min"] <= 1.15 for r in results)
         ok_med = all(r["ratio_median"] <= 1.3 for r in results)
@@ -128,8 +218,8 @@ def main(argv=None) -> int:
               f"{'met' if ok_med else 'NOT met'}; median/min <= 1.3 {'met' if ok_stable else 'NOT met'}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"commit": git_commit(), "threads": threads, "rounds": args.rounds, "rows": results}, fh,
-                      indent=1)
+            json.dump({"commit": git_commit(), "threads": threads, "rounds": args.rounds, "rows": results,
+                       "per_rank": ranked}, fh, indent=1)
     return 0
 
 
