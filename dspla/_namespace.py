@@ -1,11 +1,17 @@
 """The module-level lookup shared by ``dp.semiring``, ``dp.monoid``, ``dp.binary``, ``dp.unary``."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
-def of(table: dict, kind: str):
+def of(table: dict[str, T], kind: str) -> tuple[Callable[[], list[str]], Callable[[str], T]]:
     def names() -> list[str]:
         return sorted(table)
 
-    def getattr_(name: str):
+    def getattr_(name: str) -> T:
         if name.startswith("__") or name not in table:
             # AttributeError keeps hasattr()/getattr(default) working; the text lists the valid names.
             raise AttributeError(f"unknown {kind} {name!r}; valid {kind}s: {', '.join(names())}")

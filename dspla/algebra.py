@@ -6,16 +6,33 @@ Adding an operator or semiring is adding a row here; nothing else has to change.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, SupportsFloat, SupportsIndex, TypeVar, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import udf
 from .errors import DomainMismatch, InputError, UnknownNameError
 from .ir.types import DType, promote
 
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
+
+    from ._types import (
+        BinaryFunction,
+        BinaryOpLike,
+        MonoidLike,
+        SelectLike,
+        SemiringLike,
+        UnaryFunction,
+        UnaryOpLike,
+    )
+
 F64, F32, I64, BOOL = DType.float64, DType.float32, DType.int64, DType.bool
+_Row = TypeVar("_Row")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 # ---------------------------------------------------------------------------- binary operators
@@ -41,7 +58,7 @@ class BinaryOp:
     def __str__(self) -> str:
         return self.name
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
         # a user's row travels by name (plans are scattered pickled): every rank defined the same
         # operators (its script, or --plugin), and a function need not be picklable
         return (get_binary, (self.name,)) if self.func is not None else super().__reduce_ex__(protocol)
@@ -65,7 +82,8 @@ class BinaryOp:
 BINARY: dict[str, BinaryOp] = {}
 
 
-def _binary(name, kind, gb=None, assoc=False, comm=False, dist=(), reads=(True, True)):
+def _binary(name: str, kind: str, gb: str | None = None, assoc: bool = False, comm: bool = False,
+            dist: tuple[str, ...] = (), reads: tuple[bool, bool] = (True, True)) -> None:
     BINARY[name] = BinaryOp(name, kind, gb or name, assoc, comm, dist, reads)
 
 
@@ -101,10 +119,10 @@ class Reduction:
     fills: tuple
     func: Any = field(default=None, compare=False, repr=False)
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
         return (REDUCTIONS.__getitem__, (self.name,)) if self.func is not None else super().__reduce_ex__(protocol)
 
-    def fill(self, dtype: DType):
+    def fill(self, dtype: DType) -> np.generic:
         return dtype.np.type(self.fills[0 if dtype.is_float else 1 if dtype is I64 else 2])
 
 
@@ -112,13 +130,13 @@ class UserUfunc:
     """A user's function as a ufunc over any dtype it is called with (one compiled loop per dtype,
     made on first use): ``uf(a, b, out=b)`` and ``uf.reduce(stacked, axis=0)``, as numpy's."""
 
-    def __init__(self, func):
+    def __init__(self, func: BinaryFunction) -> None:
         self.func = func
 
-    def __call__(self, a, b, out=None):
+    def __call__(self, a: NDArray[Any], b: NDArray[Any], out: NDArray[Any] | None = None) -> NDArray[Any]:
         return udf.ufunc(self.func, np.result_type(a, b))(a, b, out=out)
 
-    def reduce(self, arr, axis=0):
+    def reduce(self, arr: NDArray[Any], axis: int = 0) -> NDArray[Any]:
         return udf.ufunc(self.func, arr.dtype).reduce(arr, axis=axis)
 
 
@@ -156,14 +174,14 @@ class Monoid:
     def __str__(self) -> str:
         return self.name
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
         return (get_monoid, (self.name,)) if not self.builtin else super().__reduce_ex__(protocol)
 
     @property
     def op(self) -> BinaryOp:
         return BINARY[self.opname or self.name]
 
-    def identity(self, dtype: DType):
+    def identity(self, dtype: DType) -> np.generic | None:
         if self.identities is None:
             return None
         return dtype.np.type(self.identities[0 if dtype.is_float else 1 if dtype is I64 else 2])
@@ -261,7 +279,7 @@ class UnaryOp:
     def __str__(self) -> str:
         return self.name
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
         return (get_unary, (self.name,)) if self.func is not None else super().__reduce_ex__(protocol)
 
     def dtypes(self, a: DType, where: str = "") -> tuple[DType, DType]:
@@ -326,14 +344,14 @@ SELECT_ALIASES = {">": "gt", ">=": "ge", "<": "lt", "<=": "le", "==": "eq", "!="
 
 
 # ------------------------------------------------------------------------------ lookups
-def _graphblas_name(obj):
+def _graphblas_name(obj: object) -> str | None:
     """The name of a python-graphblas operator object (``graphblas.semiring.min_plus``, typed
     or not), or None for anything else: such objects are accepted wherever a name is."""
     mod = type(obj).__module__ or ""
     return getattr(obj, "name", None) if mod.startswith("graphblas.") else None
 
 
-def _lookup(table: dict, kind: str, name, cls):
+def _lookup(table: dict[str, _Row], kind: str, name: object, cls: type[_Row]) -> _Row:
     if isinstance(name, cls):
         return name
     gbname = _graphblas_name(name)
@@ -345,31 +363,31 @@ def _lookup(table: dict, kind: str, name, cls):
     return table[key]
 
 
-def get_semiring(name) -> Semiring:
+def get_semiring(name: SemiringLike) -> Semiring:
     return _lookup(SEMIRINGS, "semiring", name, Semiring)
 
 
-def get_monoid(name) -> Monoid:
+def get_monoid(name: MonoidLike) -> Monoid:
     return _lookup(MONOIDS, "monoid", name, Monoid)
 
 
-def get_binary(name) -> BinaryOp:
+def get_binary(name: BinaryOpLike) -> BinaryOp:
     if isinstance(name, Monoid):
         return name.op
     func = getattr(name, "orig_func", None)
     if func is not None and _graphblas_name(name) not in BINARY:   # a python-graphblas user-defined operator
-        return define_binary(_graphblas_name(name), func)
+        return define_binary(cast(str, _graphblas_name(name)), func)
     return _lookup(BINARY, "binary operator", name, BinaryOp)
 
 
-def get_unary(name) -> UnaryOp:
+def get_unary(name: UnaryOpLike) -> UnaryOp:
     func = getattr(name, "orig_func", None)
     if func is not None and _graphblas_name(name) not in UNARY:
-        return define_unary(_graphblas_name(name), func)
+        return define_unary(cast(str, _graphblas_name(name)), func)
     return _lookup(UNARY, "unary operator", name, UnaryOp)
 
 
-def get_select(name) -> SelectOp:
+def get_select(name: SelectLike) -> SelectOp:
     if isinstance(name, str) and name in SELECT_ALIASES:
         name = SELECT_ALIASES[name]
     return _lookup(SELECT, "select predicate", name, SelectOp)
@@ -380,13 +398,16 @@ def get_select(name) -> SelectOp:
 # forms are made where they are used (python-graphblas's UDFs in exec/gbops.py, numba ufuncs in
 # udf.py for the reductions across processes, the product kernel in exec/udfmxm.py).
 
-def _same_function(f, g) -> bool:
+def _same_function(f: Callable[..., Any], g: Callable[..., Any]) -> bool:
     # a notebook cell run twice defines an equal function anew: the same code is the same operator
     return f is g or (getattr(f, "__code__", None) is not None and getattr(f, "__code__", None) == getattr(
         g, "__code__", None))
 
 
-def _register(table: dict, kind: str, row, same: bool):
+_Defined = TypeVar("_Defined", BinaryOp, Monoid, UnaryOp)
+
+
+def _register(table: dict[str, _Defined], kind: str, row: _Defined, same: Callable[[_Defined], bool]) -> _Defined:
     if not row.name.isidentifier():
         raise InputError(f"a {kind} name must be an identifier, got {row.name!r}")
     old = table.get(row.name)
@@ -400,15 +421,15 @@ def _register(table: dict, kind: str, row, same: bool):
     return row
 
 
-def _function(func, kind: str, nargs: int):
+def _function(func: _F, kind: str, nargs: int) -> _F:
     if not callable(func) or isinstance(func, type):
         raise InputError(f"a user {kind} is a Python function of {nargs} number(s), got {type(func).__name__}")
     udf.check_compiles(func, nargs)
     return func
 
 
-def define_binary(name: str, func, *, associative: bool = False, commutative: bool = False,
-                  distributes_over: tuple = ()) -> BinaryOp:
+def define_binary(name: str, func: BinaryFunction, *, associative: bool = False, commutative: bool = False,
+                  distributes_over: Iterable[str] = ()) -> BinaryOp:
     """A binary operator from a Python function of two numbers (compiled with numba, as
     python-graphblas's ``binary.register_new``); it takes and returns the operands' dtype. The
     facts are the user's word: ``distributes_over`` (monoid names) lets matrix-chain order
@@ -420,7 +441,7 @@ def define_binary(name: str, func, *, associative: bool = False, commutative: bo
         old.func, func) and old == row)
 
 
-def _identities(identity) -> tuple:
+def _identities(identity: SupportsFloat) -> tuple[float, int, None]:
     """(float, int64, None): an infinite identity stands for int64's extreme, as for the built-in
     min and max; a bool identity is not offered (user monoids are numeric)."""
     try:
@@ -435,7 +456,7 @@ def _identities(identity) -> tuple:
     return (v, i, None)
 
 
-def define_monoid(name: str, op, identity) -> Monoid:
+def define_monoid(name: str, op: BinaryOpLike | BinaryFunction, identity: SupportsFloat) -> Monoid:
     """A monoid from a binary operator (a name, a row, a python-graphblas operator or a Python
     function, which becomes the binary operator ``name``) and its identity, which the user
     declares (GraphBLAS cannot infer one). It must be associative and commutative: partial
@@ -444,7 +465,7 @@ def define_monoid(name: str, op, identity) -> Monoid:
     if callable(op) and not isinstance(op, (BinaryOp, Monoid)) and _graphblas_name(op) is None:
         binop = define_binary(name, op, associative=True, commutative=True)
     else:
-        binop = get_binary(op)
+        binop = get_binary(cast("BinaryOpLike", op))
     if binop.func is None:
         raise InputError(f"monoid {name!r}: {binop.name!r} is built in; the built-in monoids are "
                          f"{', '.join(sorted(MONOIDS))}")
@@ -455,7 +476,7 @@ def define_monoid(name: str, op, identity) -> Monoid:
     return out
 
 
-def define_unary(name: str, func) -> UnaryOp:
+def define_unary(name: str, func: UnaryFunction) -> UnaryOp:
     """A unary operator from a Python function of one number (numeric values, dtype kept)."""
     func = _function(func, "unary operator", 1)
     row = UnaryOp(name, "numeric", (("udf", name),), func=func)
@@ -463,7 +484,8 @@ def define_unary(name: str, func) -> UnaryOp:
         old.func, func))
 
 
-def define_semiring(name: str, monoid, op, identity=None) -> Semiring:
+def define_semiring(name: str, monoid: MonoidLike | BinaryFunction, op: BinaryOpLike | BinaryFunction,
+                    identity: SupportsFloat | None = None) -> Semiring:
     """A semiring from a monoid and a multiply, usable by name everywhere. Each may be a name, a
     row, a python-graphblas operator object, or a Python function: a function for the monoid
     becomes the monoid ``NAME_add`` (``identity`` required), one for the multiply the binary
@@ -488,6 +510,6 @@ def define_semiring(name: str, monoid, op, identity=None) -> Semiring:
     return SEMIRINGS[name]
 
 
-def _is_function(x) -> bool:
+def _is_function(x: object) -> TypeIs[BinaryFunction]:
     return callable(x) and not isinstance(x, (BinaryOp, Monoid, UnaryOp, Semiring, type)) and \
         _graphblas_name(x) is None

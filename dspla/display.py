@@ -6,19 +6,22 @@ the other ranks never join, so a distributed result shows its metadata only.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 PREVIEW = 6   # rows and columns of a result shown
 
 
-def _cell(v) -> str:
+def _cell(v: object) -> str:
     if isinstance(v, (float, np.floating)):
         return f"{v:.6g}"
     return str(v)
 
 
-def preview_rows(values: np.ndarray, present: np.ndarray, shape) -> list[list[str]]:
+def preview_rows(values: NDArray[Any], present: NDArray[np.bool_], shape: Sequence[int]) -> list[list[str]]:
     """The top-left corner (``values``, ``present``) of a value of ``shape`` as text cells; a
     missing entry is '·' (not zero), and '…'/'⋮' say there is more."""
     r, c = values.shape
@@ -30,13 +33,13 @@ def preview_rows(values: np.ndarray, present: np.ndarray, shape) -> list[list[st
     return rows
 
 
-def table_html(header: list[str] | None, rows: list[list]) -> str:
+def table_html(header: Sequence[object] | None, rows: Sequence[Sequence[object]]) -> str:
     head = "" if header is None else "<tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in header) + "</tr>"
     body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>" for row in rows)
     return f"<table>{head}{body}</table>"
 
 
-def table_markdown(header: list[str], rows: list[list]) -> str:
+def table_markdown(header: Sequence[object], rows: Sequence[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(map(str, header)) + " |", "|" + " --- |" * len(header)]
     lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -58,10 +61,10 @@ PER_RANK = ("words_sent", "words_received", "messages_sent", "messages_received"
             "wait_s", "peak_rss_bytes")
 
 
-class Stats(dict):
+class Stats(dict[str, Any]):
     """A run's stats (the dict ``--stats`` writes), shown as a summary and a per-rank table."""
 
-    def _tables(self):
+    def _tables(self) -> tuple[list[list[Any]], list[str], list[list[Any]]]:
         summary = [[k, self[k]] for k in SUMMARY if k in self]
         ranks = self.get("per_rank") or []
         cols = [k for k in PER_RANK if any(k in r for r in ranks)]

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
+from types import FrameType
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ def _short(path: str) -> str:
 class DsplaError(Exception):
     """Base of every error dspla raises for bad programs, data or options."""
 
-    def __init__(self, message: str, span: Span | None = None):
+    def __init__(self, message: str, span: Span | None = None) -> None:
         self.message = message
         self.span = span
         super().__init__(self._render())
@@ -72,7 +74,7 @@ class DsplaSyntaxError(DsplaError):
 class UnknownNameError(DsplaError):
     """An unknown semiring, operator, function, variable or plan; the message lists valid names."""
 
-    def __init__(self, kind: str, name: str, valid, span: Span | None = None):
+    def __init__(self, kind: str, name: str, valid: Iterable[str], span: Span | None = None) -> None:
         self.kind, self.name, self.valid = kind, name, sorted(valid)
         super().__init__(f"unknown {kind} {name!r}; valid {kind}s: {', '.join(self.valid)}", span)
 
@@ -92,7 +94,7 @@ class InputError(DsplaError, ValueError):
 class DataFormatError(DsplaError, ValueError):
     """A data file is malformed; the message names the file and the line (or pickle class)."""
 
-    def __init__(self, path: str, message: str, line: int | None = None):
+    def __init__(self, path: str | os.PathLike[str], message: str, line: int | None = None) -> None:
         self.path, self.line = str(path), line
         where = f"{path}:{line}" if line is not None else f"{path}"
         super().__init__(f"{where}: {message}")
@@ -117,7 +119,8 @@ def warn(warning: Warning) -> None:
     import warnings
 
     pkg = os.path.dirname(os.path.abspath(__file__))
-    level, f = 2, sys._getframe(1)   # stacklevel 1 is this function; 2 its caller
+    level = 2
+    f: FrameType | None = sys._getframe(1)   # stacklevel 1 is this function; 2 its caller
     while f is not None and os.path.abspath(f.f_code.co_filename).startswith(pkg + os.sep):
         level, f = level + 1, f.f_back
     warnings.warn(warning, stacklevel=level)

@@ -3,12 +3,14 @@ calling it binds data, finishes compiling for the data's sizes, and runs."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from . import compile as compiler
 from .display import Stats, Text
 from .errors import DsplaError, InputError, UnknownNameError
 from .exec import reference
-from .exec.values import Array, bind_dims, check_shapes, to_matrix
+from .exec.values import Array, InputValue, Meta, bind_dims, check_shapes, to_matrix
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
 from .ir.lint import scalar_on_missing
@@ -18,18 +20,28 @@ from .runtime.launch import one_process, world
 from .runtime.process import keep_freed_memory
 from .runtime.session import DistSession
 
+if TYPE_CHECKING:
+    from graphblas import Matrix
+    from typing_extensions import Unpack
+
+    from ._types import RunOptions
+    from .plan.distplan import DistPlan
+    from .runtime.comm import Comm
+
 
 class Function:
-    def __init__(self, program: Program):
+    """A compiled program (``dp.function(...)``): call it with its inputs by name to run it."""
+
+    def __init__(self, program: Program) -> None:
         self.source_program = program
         self.compiled = compiler.frontend(program)
         self.program = self.compiled.program
         self.inputs = self.program.inputs
         self._decl = {n.attr("name"): n for n in self.inputs}
-        self._sized: dict = {}
-        self._options: dict = {}
-        self._sessions: dict = {}
-        self.last_stats: dict | None = None
+        self._sized: dict[tuple[Any, ...], tuple[compiler.Compilation, reference.Schedule]] = {}
+        self._options: dict[str, Any] = {}
+        self._sessions: dict[tuple[Any, ...], DistSession] = {}
+        self.last_stats: Stats | None = None
 
     @property
     def input_names(self) -> list[str]:
@@ -43,7 +55,7 @@ class Function:
     def params(self) -> list[str]:
         return [k for k, n in self._decl.items() if n.attr("role") == "param"]
 
-    def bind(self, inputs: dict) -> tuple[dict, dict]:
+    def bind(self, inputs: Mapping[str, InputValue]) -> tuple[dict[str, Matrix | Meta], dict[str, int]]:
         """Check and convert inputs: (name -> graphblas Matrix, dim symbol -> size)."""
         missing = [k for k in self._decl if k not in inputs]
         extra = [k for k in inputs if k not in self._decl]
@@ -59,7 +71,7 @@ class Function:
         mats = {k: to_matrix(inputs[k], self._decl[k]) for k in self._decl}
         return mats, bind_dims(self._decl.values(), mats)
 
-    def sized(self, mats: dict, dims: dict) -> compiler.Compilation:
+    def sized(self, mats: dict[str, Matrix | Meta], dims: dict[str, int]) -> compiler.Compilation:
         """The compilation for these sizes (matrix-chain order applied), with the inputs bound.
         Cached by the sizes and the sparse inputs' entry counts."""
         nnz = {k: m.nvals for k, m in mats.items() if self._decl[k].type.kind.value == "sparse"}
@@ -73,17 +85,17 @@ class Function:
         c, _ = hit
         return compiler.Compilation(c.program, mats, dims, timings=c.timings)
 
-    def bound(self, mats: dict, dims: dict) -> Program:
+    def bound(self, mats: dict[str, Matrix | Meta], dims: dict[str, int]) -> Program:
         """The program for these sizes."""
         return self.sized(mats, dims).program
 
-    def _schedule_for(self, prog: Program):
+    def _schedule_for(self, prog: Program) -> reference.Schedule:
         for c, sched in self._sized.values():
             if c.program is prog:
                 return sched
         return reference.Schedule(prog)
 
-    def __call__(self, **inputs) -> dict[str, Array]:
+    def __call__(self, **inputs: InputValue) -> dict[str, Array]:
         """Run on the given inputs, planned once and then run as often as it is called.
 
         One process: the results are whole ``Array``s. Inside an MPI job (mpiexec/srun) every
@@ -100,13 +112,13 @@ class Function:
         self.last_stats = s.last_stats if s.last_stats is not None else self.last_stats   # (rank 0's)
         return out
 
-    def invalidate(self):
+    def invalidate(self) -> None:
         """Forget every kept conversion and plan: the next call binds and plans from scratch (for
         inputs changed in place)."""
         self._sessions = {}
         self._sized = {}
 
-    def configure(self, **options) -> "Function":
+    def configure(self, **options: Unpack[RunOptions]) -> Function:
         """Set distributed options (plan, partition, parts, seed, eps, replication, stripe_width,
         memory_cap, cache) used by calls inside an MPI job. Returns self."""
         valid = set(Options.__dataclass_fields__)
@@ -117,7 +129,15 @@ class Function:
         self._sessions = {}
         return self
 
-    def run(self, inputs: dict | None = None, *, comm=None, repeat: int = 1, local: bool = False, **options):
+    @overload
+    def run(self, inputs: Mapping[str, InputValue] | None = None, *, comm: Comm | None = None, repeat: int = 1,
+            local: Literal[False] = False, **options: Unpack[RunOptions]) -> dict[str, Array]: ...
+    @overload
+    def run(self, inputs: Mapping[str, InputValue] | None = None, *, comm: Comm | None = None, repeat: int = 1,
+            local: Literal[True], **options: Unpack[RunOptions]) -> dict[str, Matrix]: ...
+
+    def run(self, inputs: Mapping[str, InputValue] | None = None, *, comm: Comm | None = None, repeat: int = 1,
+            local: bool = False, **options: Unpack[RunOptions]) -> dict[str, Array] | dict[str, Matrix]:
         """Run on ``comm`` (default: the MPI world, else one process) with these options. Every
         rank calls this; host inputs are read on rank 0, distributed ones on every rank. Returns
         distributed ``Array``s on every rank (see ``__call__``), or with local=True this rank's
@@ -127,7 +147,7 @@ class Function:
         self.last_stats = s.last_stats if s.last_stats is not None else self.last_stats   # (rank 0's)
         return out
 
-    def session(self, comm=None, *, keep: bool = True, **options) -> DistSession:
+    def session(self, comm: Comm | None = None, *, keep: bool = True, **options: Unpack[RunOptions]) -> DistSession:
         """The distributed session running this function on ``comm`` (default: the MPI world,
         else one process through the same runtime) with these options: it plans on its first
         call and again only when the sparse inputs, sizes or options change. Sessions are kept
@@ -142,7 +162,7 @@ class Function:
             s = self._sessions[key] = DistSession(self, comm, opt)
         return s
 
-    def _reference(self, inputs: dict) -> dict[str, Array]:
+    def _reference(self, inputs: Mapping[str, InputValue]) -> dict[str, Array]:
         t0 = time.perf_counter()
         mats, dims = self.bind(inputs)
         prog = self.bound(mats, dims)
@@ -151,16 +171,25 @@ class Function:
         self.last_stats = Stats({"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0})
         return {k: Array(v, k) for k, v in out.items()}
 
-    def plan(self, np: int, inputs: dict, options: Options | None = None, dump_after: str | None = None,
-             dump=None) -> compiler.Compilation:
+    def plan(self, np: int, inputs: Mapping[str, InputValue], options: Options | None = None,
+             dump_after: str | None = None, dump: Callable[[str], object] | None = None) -> compiler.Compilation:
         """Compile for ``np`` processes against ``inputs`` (no MPI needed): every rank's program."""
         mats, dims = self.bind(inputs)
         return compiler.distribute(self.sized(mats, dims), np, options or Options(**self._options),
                                    dump_after=dump_after, dump=dump)
 
-    def explain(self, np: int | None = None, *, dims: dict | None = None, density: float | None = None,
-                json: bool = False, dump_after: str | None = None, timings: bool = False, options: dict | None = None,
-                **inputs_and_options):
+    @overload
+    def explain(self, np: int | None = None, *, dims: Mapping[str, int] | None = None, density: float | None = None,
+                json: Literal[False] = False, dump_after: str | None = None, timings: bool = False,
+                options: Mapping[str, Any] | None = None, **inputs_and_options: Any) -> Text: ...
+    @overload
+    def explain(self, np: int | None = None, *, dims: Mapping[str, int] | None = None, density: float | None = None,
+                json: Literal[True], dump_after: str | None = None, timings: bool = False,
+                options: Mapping[str, Any] | None = None, **inputs_and_options: Any) -> dict[str, Any]: ...
+
+    def explain(self, np: int | None = None, *, dims: Mapping[str, int] | None = None, density: float | None = None,
+                json: bool = False, dump_after: str | None = None, timings: bool = False,
+                options: Mapping[str, Any] | None = None, **inputs_and_options: Any) -> Text | dict[str, Any]:
         """The program after passes; with ``np=P``, also the distributed plan for P processes:
         for every product the plans considered, their predicted time split into compute /
         communication / latency, words and messages, memory per process, and the choice.
@@ -188,7 +217,7 @@ class Function:
         if dump_after == "chain-order":
             dumped.append(str(sized.program))
         c = compiler.distribute(sized, np, opt, dump_after=dump_after, dump=dumped.append)
-        steps = {**self.compiled.timings, **sized.timings, **c.plan.steps_s}
+        steps = {**self.compiled.timings, **sized.timings, **cast("DistPlan", c.plan).steps_s}
         if json:
             out = as_json(c.plan, np, opt)
             return {**out, "compile_s": steps} if timings else out
@@ -203,12 +232,13 @@ class Function:
         return f"Function({', '.join(self.input_names)} -> {', '.join(self.output_names)})"
 
 
-def _timings(steps: dict) -> str:
+def _timings(steps: Mapping[str, float]) -> str:
     rows = [f"  {name:<12} {seconds * 1e3:9.3f} ms" for name, seconds in steps.items()]
     return "\ncompiler steps:\n" + "\n".join(rows)
 
 
-def function(outputs, inputs=None) -> Function:
+def function(outputs: Expr | Mapping[str, Expr] | list[Expr] | tuple[Expr, ...],
+             inputs: Iterable[Expr] | None = None) -> Function:
     """Compile expressions into a callable program.
 
     ``outputs``: a dict name -> expression, a single expression (output ``out``) or a list

@@ -16,13 +16,22 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
 from .errors import DsplaError, UnknownNameError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+PlotData: TypeAlias = Union[str, os.PathLike[str], dict[str, Any], list[dict[str, Any]]]
+"""A plot's data: the path of the JSON a dspla command wrote, or its content (loaded with ``json``)."""
 
 KINDS = ("comm-stats", "stats", "train", "planner")
 
 
-def _figure(nrows: int, ncols: int, size, **kw):
+def _figure(nrows: int, ncols: int, size: tuple[float, float], **kw: Any) -> tuple[Figure, Any]:
     """A figure outside pyplot: no global state, no display backend (saving renders with Agg;
     Jupyter shows a returned figure with its own formatter)."""
     from matplotlib.figure import Figure
@@ -30,7 +39,7 @@ def _figure(nrows: int, ncols: int, size, **kw):
     return fig, fig.subplots(nrows, ncols, **kw)
 
 
-def _load(data, what: str, path_hint: str = ""):
+def _load(data: PlotData, what: str, path_hint: str = "") -> tuple[Any, str]:
     if isinstance(data, (str, os.PathLike)):
         try:
             with open(data) as f:
@@ -42,17 +51,17 @@ def _load(data, what: str, path_hint: str = ""):
     return data, path_hint or what
 
 
-def _need(cond: bool, where: str, what: str):
+def _need(cond: object, where: str, what: str) -> None:
     if not cond:
         raise DsplaError(f"{where}: not {what}")
 
 
-def comm_stats(data):
+def comm_stats(data: PlotData) -> Figure:
     recs, where = _load(data, "comm-stats records")
     _need(isinstance(recs, list) and all(isinstance(r, dict) and {"method", "P", "volume_avg", "messages_avg"} <= set(r)
                                          for r in recs) and recs, where, "the records of dspla comm-stats --json")
     fig, axes = _figure(1, 2, (10, 4))
-    by = defaultdict(list)
+    by: defaultdict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in recs:
         by[r["method"]].append(r)
     for (ax, key, label) in ((axes[0], "volume", "volume (rows sent) per process"),
@@ -72,7 +81,7 @@ def comm_stats(data):
     return fig
 
 
-def stats(data):
+def stats(data: PlotData) -> Figure:
     s, where = _load(data, "run stats")
     _need(isinstance(s, dict) and isinstance(s.get("per_rank"), list) and s["per_rank"], where,
           "the stats of dspla run --stats")
@@ -80,7 +89,7 @@ def stats(data):
     x = list(range(len(ranks)))
     fig, axes = _figure(2, 2, (10, 7))
 
-    def pair(ax, a, b, ylabel):
+    def pair(ax: Axes, a: str, b: str, ylabel: str) -> None:
         w = 0.4
         ax.bar([i - w / 2 for i in x], [r.get(a, 0) for r in ranks], w, label=a.replace("_", " "))
         ax.bar([i + w / 2 for i in x], [r.get(b, 0) for r in ranks], w, label=b.replace("_", " "))
@@ -106,7 +115,7 @@ def stats(data):
     return fig
 
 
-def train(data):
+def train(data: PlotData) -> Figure:
     r, where = _load(data, "training result")
     _need(isinstance(r, dict) and isinstance(r.get("epochs"), list) and r["epochs"], where,
           "the result of dspla train --json")
@@ -130,9 +139,9 @@ def train(data):
     return fig
 
 
-def planner(data):
+def planner(data: PlotData) -> Figure:
     d, where = _load(data, "planner benchmark")
-    rows = d.get("rows") if isinstance(d, dict) else d
+    rows: Any = d.get("rows") if isinstance(d, dict) else d   # (checked by _need)
     _need(isinstance(rows, list) and rows and all({"plan", "K", "predicted_s", "measured_s"} <= set(r) for r in rows),
           where, "the result of dspla bench planner --json")
     cells = sorted({(str(r.get("graph", "")), r.get("P", 0)) for r in rows})
@@ -174,10 +183,11 @@ def planner(data):
     return fig
 
 
-PLOTS = {"comm-stats": comm_stats, "stats": stats, "train": train, "planner": planner}
+PLOTS: dict[str, Callable[[PlotData], Figure]] = {"comm-stats": comm_stats, "stats": stats, "train": train,
+                                                  "planner": planner}
 
 
-def save(fig, path) -> str:
+def save(fig: Figure, path: str | os.PathLike[str]) -> str:
     """Write ``fig`` as PNG or SVG (by the suffix)."""
     ext = os.path.splitext(str(path))[1].lower()
     if ext not in (".png", ".svg"):
@@ -186,7 +196,7 @@ def save(fig, path) -> str:
     return str(path)
 
 
-def plot(kind: str, data, out=None):
+def plot(kind: str, data: PlotData, out: str | os.PathLike[str] | None = None) -> Figure:
     """``dspla plot KIND FILE -o OUT`` from Python: the figure, written to ``out`` when given."""
     if kind not in PLOTS:
         raise UnknownNameError("plot", kind, PLOTS)

@@ -1,9 +1,15 @@
 """Semirings by attribute: ``dp.semiring.plus_second``, ``dp.semiring.define(...)``, ``names()``."""
+from __future__ import annotations
+
+from typing import SupportsFloat
+
 from . import _namespace
+from ._types import BinaryFunction, BinaryOpLike, MonoidLike
 from .algebra import SEMIRINGS, Semiring, define_semiring, get_semiring
 
 
-def define(name: str, monoid, op, identity=None) -> Semiring:
+def define(name: str, monoid: MonoidLike | BinaryFunction, op: BinaryOpLike | BinaryFunction,
+           identity: SupportsFloat | None = None) -> Semiring:
     """A user-defined semiring, usable by name in Python and in ``.dspla`` files (after ``--plugin``).
 
     ``monoid`` and ``op`` are names (``define("tropical", monoid="min", op="plus")``), rows,

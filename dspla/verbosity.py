@@ -23,7 +23,7 @@ _default: bool | None = None    # the progress of calls that do not say (None: a
 class _Stderr(logging.Handler):
     """Writes to the sys.stderr of the moment (tests and notebooks replace it)."""
 
-    def emit(self, record):
+    def emit(self, record: logging.LogRecord) -> None:
         try:
             sys.stderr.write(self.format(record) + "\n")
             sys.stderr.flush()

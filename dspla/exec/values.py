@@ -7,17 +7,43 @@ missing entries unless given ``fill``).
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeAlias, Union, cast, overload
 
 import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
+from graphblas import Matrix, Vector
+from numpy.typing import DTypeLike, NDArray
 
 from .. import display
+from .._types import HostValue, Scalar
 from ..errors import InputError
 from ..ir import DType, Kind, Node
+from ..ir.types import Dim
 from .buffers import dense_parts, from_values
 from .gbops import dtype_of
 
+
+class Owners(Protocol):
+    """What a ``Dist`` reads of the owners of a partitioned dim (``dspla.plan.layout.DimPart``;
+    named structurally here: values sit below planning)."""
+
+    parts: NDArray[np.int64]            # the owner of each index
+    owned: list[NDArray[np.int64]]      # owned[r]: the indices rank r holds, in its piece's order
+
+
+class Communicator(Protocol):
+    """What a ``Dist`` and an ``Array`` use of a communicator (``dspla.runtime.comm.Comm``)."""
+
+    rank: int
+    size: int
+
+    def gather(self, obj: Any, root: int = 0) -> list[Any] | None: ...
+    def allgather(self, obj: Any) -> list[Any]: ...
+
+
+ScipyFormat = Literal["csr", "csc", "coo", "bsr", "dia", "dok", "lil"]
 
 class Dist:
     """How a value is spread over the processes of a job: its layout (rows or columns of a
@@ -25,7 +51,7 @@ class Dist:
     global indices rank r holds, in its piece's order) and the communicator."""
     __slots__ = ("kind", "dim", "part", "comm")
 
-    def __init__(self, kind: str, dim: str | None, part, comm):
+    def __init__(self, kind: str, dim: str | None, part: Owners | None, comm: Communicator) -> None:
         self.kind, self.dim, self.part, self.comm = kind, dim, part, comm
 
     @property
@@ -39,7 +65,12 @@ class Dist:
             return False
         if self.kind == "rep":
             return True
-        return self.part is other.part or np.array_equal(self.part.parts, other.part.parts)
+        return self.part is other.part or np.array_equal(self.owners.parts, other.owners.parts)
+
+    @property
+    def owners(self) -> Owners:
+        """The owners of the rows (columns) of a layout that is not replicated."""
+        return cast(Owners, self.part)
 
     def __repr__(self) -> str:
         return "replicated" if self.kind == "rep" else f"{self.kind}s of {self.dim} over {self.comm.size} processes"
@@ -60,22 +91,28 @@ class Array:
     __slots__ = ("_piece", "name", "dist", "_shape")
     __array_priority__ = 10
 
-    def __init__(self, matrix, name: str | None = None, dist: Dist | None = None, shape=None):
+    def __init__(self, matrix: Matrix, name: str | None = None, dist: Dist | None = None,
+                 shape: Sequence[int] | None = None) -> None:
         self._piece = matrix
         self.name = name
         self.dist = dist
-        self._shape = tuple(shape) if shape is not None else (matrix.nrows, matrix.ncols)
+        self._shape = cast("tuple[int, int]", tuple(shape)) if shape is not None else (matrix.nrows, matrix.ncols)
 
     # -- what this rank holds
     @property
     def distributed(self) -> bool:
         return self.dist is not None and self.dist.spread
 
+    def _spread(self) -> Dist | None:
+        """The distribution when this value is distributed (``distributed``), else None."""
+        return self.dist if self.dist is not None and self.dist.spread else None
+
     @property
-    def gb(self):
+    def gb(self) -> Matrix:
         """The whole GraphBLAS matrix (one process or a replicated value)."""
-        if self.distributed:
-            raise InputError(f"{self.name or 'this result'} is distributed over {self.dist.comm.size} processes; "
+        d = self._spread()
+        if d is not None:
+            raise InputError(f"{self.name or 'this result'} is distributed over {d.comm.size} processes; "
                              "to_graphblas() gathers it (a collective: every rank calls it), .local is this rank's "
                              "piece")
         return self._whole_local()
@@ -86,22 +123,22 @@ class Array:
         d = self.dist
         if d is None or d.kind == "rep":
             return LocalPiece(self._piece, "rows", np.arange(self._shape[0]))
-        return LocalPiece(self._piece, d.kind + "s", d.part.owned[d.comm.rank])
+        return LocalPiece(self._piece, d.kind + "s", d.owners.owned[d.comm.rank])
 
     @property
     def shape(self) -> tuple[int, int]:
         return self._shape
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> np.dtype[Any]:
         return dtype_of(self._piece).np
 
-    def _whole_local(self):
+    def _whole_local(self) -> Matrix:
         """The whole value from this rank's piece, when it holds all of it (one process, replicated)."""
         d = self.dist
         if d is None or d.kind == "rep":
             return self._piece
-        idx = d.part.owned[0]
+        idx = d.owners.owned[0]
         if np.array_equal(idx, np.arange(idx.size)):
             return self._piece
         r, c, v = self._piece.to_coo()
@@ -109,7 +146,14 @@ class Array:
         return gb.Matrix.from_coo(r, c, v, nrows=self._shape[0], ncols=self._shape[1], dtype=self._piece.dtype)
 
     # -- gathering
-    def to_graphblas(self, root: int | None = None, vector: bool = False):
+    @overload
+    def to_graphblas(self, root: None = None, vector: Literal[False] = False) -> Matrix: ...
+    @overload
+    def to_graphblas(self, root: None = None, *, vector: Literal[True]) -> Vector: ...
+    @overload
+    def to_graphblas(self, root: int, vector: bool = False) -> Matrix | Vector | None: ...
+
+    def to_graphblas(self, root: int | None = None, vector: bool = False) -> Matrix | Vector | None:
         """The whole value as a graphblas Matrix (an n x 1 one as a Vector with ``vector=True``)."""
         M = self._gather(root)
         if M is None or not vector:
@@ -118,12 +162,12 @@ class Array:
             raise ValueError(f"{self.name or 'result'} is {M.nrows}x{M.ncols}, not a column vector")
         return M[:, 0].new()
 
-    def _gather(self, root):
-        if not self.distributed:
+    def _gather(self, root: int | None) -> Matrix | None:
+        d = self._spread()
+        if d is None:
             return self._whole_local()
-        d = self.dist
         r, c, v = self._piece.to_coo()
-        idx = d.part.owned[d.comm.rank]
+        idx = d.owners.owned[d.comm.rank]
         r, c = (idx[r], c) if d.kind == "row" else (r, idx[c])
         piece = (r.astype(np.int64), c.astype(np.int64), v)
         pieces = d.comm.allgather(piece) if root is None else d.comm.gather(piece, root)
@@ -136,15 +180,21 @@ class Array:
     @property
     def nvals(self) -> int:
         """Entries present (a collective when distributed)."""
-        if not self.distributed:
+        d = self._spread()
+        if d is None:
             return self._whole_local().nvals
-        return int(sum(self.dist.comm.allgather(self._piece.nvals)))
+        return int(sum(d.comm.allgather(self._piece.nvals)))
 
     @property
     def is_full(self) -> bool:
         return self.nvals == self._shape[0] * self._shape[1]
 
-    def to_coo(self, root: int | None = None):
+    @overload
+    def to_coo(self, root: None = None) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]]: ...
+    @overload
+    def to_coo(self, root: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]] | None: ...
+
+    def to_coo(self, root: int | None = None) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]] | None:
         """(rows, cols, values) of the present entries, rows/cols as int64, row-major order."""
         M = self._gather(root)
         if M is None:
@@ -152,7 +202,14 @@ class Array:
         r, c, v = M.to_coo()
         return r.astype(np.int64), c.astype(np.int64), v
 
-    def to_numpy(self, fill=None, root: int | None = None) -> np.ndarray | None:
+    @overload
+    def to_numpy(self, fill: Scalar | None = None, root: None = None) -> NDArray[Any]: ...
+    @overload
+    def to_numpy(self, fill: Scalar | None, root: int) -> NDArray[Any] | None: ...
+    @overload
+    def to_numpy(self, fill: Scalar | None = None, *, root: int) -> NDArray[Any] | None: ...
+
+    def to_numpy(self, fill: Scalar | None = None, root: int | None = None) -> NDArray[Any] | None:
         """Dense array. Missing entries are an error unless ``fill`` says what to put there."""
         M = self._gather(root)
         if M is None:
@@ -164,7 +221,12 @@ class Array:
             return M.to_dense()
         return M.to_dense(fill_value=fill)
 
-    def present(self, root: int | None = None) -> np.ndarray | None:
+    @overload
+    def present(self, root: None = None) -> NDArray[np.bool_]: ...
+    @overload
+    def present(self, root: int) -> NDArray[np.bool_] | None: ...
+
+    def present(self, root: int | None = None) -> NDArray[np.bool_] | None:
         """Boolean array: where an entry is present."""
         M = self._gather(root)
         if M is None:
@@ -174,15 +236,23 @@ class Array:
         out[r, c] = True
         return out
 
-    def to_scipy(self, format: str = "csr", root: int | None = None):
+    @overload
+    def to_scipy(self, format: ScipyFormat = "csr", root: None = None) -> sp.sparray: ...
+    @overload
+    def to_scipy(self, format: ScipyFormat, root: int) -> sp.sparray | None: ...
+    @overload
+    def to_scipy(self, format: ScipyFormat = "csr", *, root: int) -> sp.sparray | None: ...
+
+    def to_scipy(self, format: ScipyFormat = "csr", root: int | None = None) -> sp.sparray | None:
+        """A scipy sparse array of the present entries (``format``: csr, csc, coo, ...)."""
         M = self._gather(root)
         return None if M is None else gb.io.to_scipy_sparse(M, format=format)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         a = self.to_numpy()
         return a if dtype is None else a.astype(dtype)
 
-    def _display(self):
+    def _display(self) -> tuple[str, list[list[str]] | None]:
         """(title, preview cells or None): a distributed value shows no entries (gathering is a
         collective, and a notebook displays on one rank)."""
         title = (f"{self.name or 'result'}: {self._shape[0]}x{self._shape[1]} {self.dtype}, "
@@ -212,12 +282,18 @@ class Array:
                 f"{self.dtype}{where})")
 
 
+InputValue: TypeAlias = Union[HostValue, Array]
+"""What a program takes for an input: data held by the caller (``dspla._types.HostValue``: numpy,
+scipy sparse, python-graphblas, ...) or an ``Array`` a program returned (it moves nothing when
+its layout agrees)."""
+
+
 class LocalPiece:
     """This rank's piece of a distributed value: ``matrix`` holds the rows (``axis`` 'rows') or
     columns whose global ids are ``index``, in that order."""
     __slots__ = ("matrix", "axis", "index")
 
-    def __init__(self, matrix, axis: str, index: np.ndarray):
+    def __init__(self, matrix: Matrix, axis: str, index: NDArray[np.int64]) -> None:
         self.matrix, self.axis, self.index = matrix, axis, index
 
     def __repr__(self) -> str:
@@ -229,11 +305,11 @@ class Meta:
     shape, dtype, entries and whether every entry is present (the pieces stay where they are)."""
     __slots__ = ("nrows", "ncols", "dtype_name", "nvals", "full")
 
-    def __init__(self, shape, dtype_name: str, nvals: int, full: bool):
+    def __init__(self, shape: tuple[int, int], dtype_name: str, nvals: int, full: bool) -> None:
         (self.nrows, self.ncols), self.dtype_name, self.nvals, self.full = shape, dtype_name, nvals, full
 
 
-def _describe(value) -> str:
+def _describe(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"a numpy array of shape {value.shape} and dtype {value.dtype}"
     if sp.issparse(value):
@@ -241,7 +317,7 @@ def _describe(value) -> str:
     return f"a {type(value).__module__}.{type(value).__name__}"
 
 
-def to_matrix(value, decl: Node):
+def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
     """Convert one input to a GraphBLAS matrix of the declared kind and dtype, or raise
     InputError saying which input and why. Does not check the shape (see bind_dims)."""
     name, t = decl.attr("name"), decl.type
@@ -300,7 +376,7 @@ def to_matrix(value, decl: Node):
     return m
 
 
-def _dtype(name, npdtype, t) -> DType:
+def _dtype(name: str, npdtype: np.dtype[Any], t: object) -> DType:
     try:
         return DType.of_numpy(npdtype)
     except TypeError:
@@ -308,7 +384,7 @@ def _dtype(name, npdtype, t) -> DType:
             from None
 
 
-def bind_dims(decls, mats) -> dict[str, int]:
+def bind_dims(decls: Iterable[Node], mats: Mapping[str, Any]) -> dict[str, int]:
     """Bind symbolic dims from the inputs' shapes; raise InputError on any disagreement."""
     dims: dict[str, int] = {}
     where: dict[str, str] = {}
@@ -334,11 +410,11 @@ def bind_dims(decls, mats) -> dict[str, int]:
 class _Shape:
     __slots__ = ("nrows", "ncols")
 
-    def __init__(self, shape):
+    def __init__(self, shape: tuple[int, int]) -> None:
         self.nrows, self.ncols = int(shape[0]), int(shape[1])
 
 
-def check_shapes(decls, inputs: dict) -> None:
+def check_shapes(decls: Iterable[Node], inputs: Mapping[str, object]) -> None:
     """bind_dims on the shapes of the inputs that have a 2-D one, before any is converted: a
     shape error costs nothing, not a copy of a large matrix first."""
     shapes = {}
@@ -349,7 +425,7 @@ def check_shapes(decls, inputs: dict) -> None:
     bind_dims([d for d in decls if d.attr("name") in shapes], shapes)
 
 
-def concrete(dim, dims: dict[str, int], what: str = "") -> int:
+def concrete(dim: Dim, dims: Mapping[str, int], what: str = "") -> int:
     if isinstance(dim, int):
         return dim
     if dim not in dims:
@@ -357,4 +433,5 @@ def concrete(dim, dims: dict[str, int], what: str = "") -> int:
     return dims[dim]
 
 
-__all__ = ["Array", "Dist", "LocalPiece", "Meta", "bind_dims", "check_shapes", "concrete", "to_matrix", "DType"]
+__all__ = ["Array", "Dist", "InputValue", "LocalPiece", "Meta", "bind_dims", "check_shapes", "concrete", "to_matrix",
+           "DType"]

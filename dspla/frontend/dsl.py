@@ -5,13 +5,34 @@ the same IR.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, Union, overload
+from typing import cast as _cast  # (dsl.cast is the dspla op)
 
 from .. import algebra
+from .._types import (
+    BinaryOpLike,
+    DTypeLike,
+    KindLike,
+    MonoidLike,
+    Scalar,
+    SelectLike,
+    SemiringLike,
+    ShapeLike,
+    UnaryOpLike,
+)
 from ..autodiff import grad as _grad
 from ..errors import DimensionMismatch, DsplaError, Span
 from ..ir import DType, Kind, Node, Op, Program, Type, make
-from ..ir.types import MAX_DIM
+from ..ir.types import MAX_DIM, Dim
 from .span import caller_span
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
+
+Operand = Union["Expr", Scalar]
+"""What an arithmetic or comparison operator takes: an expression, or a scalar that binds to the
+operator and applies to the present entries."""
 
 
 class Expr:
@@ -20,7 +41,7 @@ class Expr:
     __slots__ = ("node",)
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
-    def __init__(self, node: Node):
+    def __init__(self, node: Node) -> None:
         self.node = node
 
     # -- inspection
@@ -29,7 +50,7 @@ class Expr:
         return self.node.type
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[Dim, Dim]:
         return self.node.type.shape
 
     @property
@@ -47,78 +68,78 @@ class Expr:
     def __repr__(self) -> str:
         return f"Expr({self.node.label} : {self.node.type})"
 
-    def __bool__(self):
+    def __bool__(self) -> NoReturn:
         raise TypeError("a dspla expression has no truth value until it is run")
 
     # -- operators
-    def __matmul__(self, other):
+    def __matmul__(self, other: Expr) -> Expr:
         return mxm(self, other, "plus_times", span=caller_span())
 
-    def __rmatmul__(self, other):
+    def __rmatmul__(self, other: Expr) -> Expr:
         return mxm(other, self, "plus_times", span=caller_span())
 
-    def __add__(self, other):
+    def __add__(self, other: Operand) -> Expr:
         return _arith(self, other, "plus", caller_span())
 
-    def __radd__(self, other):
+    def __radd__(self, other: Operand) -> Expr:
         return _arith(other, self, "plus", caller_span())
 
-    def __sub__(self, other):
+    def __sub__(self, other: Operand) -> Expr:
         return _arith(self, other, "minus", caller_span())
 
-    def __rsub__(self, other):
+    def __rsub__(self, other: Operand) -> Expr:
         return _arith(other, self, "minus", caller_span())
 
-    def __mul__(self, other):
+    def __mul__(self, other: Operand) -> Expr:
         return _arith(self, other, "times", caller_span())
 
-    def __rmul__(self, other):
+    def __rmul__(self, other: Operand) -> Expr:
         return _arith(other, self, "times", caller_span())
 
-    def __truediv__(self, other):
+    def __truediv__(self, other: Operand) -> Expr:
         return _arith(self, other, "div", caller_span())
 
-    def __rtruediv__(self, other):
+    def __rtruediv__(self, other: Operand) -> Expr:
         return _arith(other, self, "div", caller_span())
 
-    def __pow__(self, other):
+    def __pow__(self, other: Scalar) -> Expr:
         return _arith(self, other, "pow", caller_span())
 
-    def __neg__(self):
+    def __neg__(self) -> Expr:
         return apply(self, "neg", span=caller_span())
 
     # comparisons build element-wise comparisons (bool values): with a scalar on the present
     # entries, with another expression on the entries both have (GraphBLAS eWiseMult)
-    def __lt__(self, other):
+    def __lt__(self, other: Operand) -> Expr:
         return _compare(self, other, "lt", caller_span())
 
-    def __le__(self, other):
+    def __le__(self, other: Operand) -> Expr:
         return _compare(self, other, "le", caller_span())
 
-    def __gt__(self, other):
+    def __gt__(self, other: Operand) -> Expr:
         return _compare(self, other, "gt", caller_span())
 
-    def __ge__(self, other):
+    def __ge__(self, other: Operand) -> Expr:
         return _compare(self, other, "ge", caller_span())
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> Expr:  # type: ignore[override]  # element-wise, not a bool
         return _compare(self, other, "eq", caller_span())
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> Expr:  # type: ignore[override]  # element-wise, not a bool
         return _compare(self, other, "ne", caller_span())
 
     __hash__ = object.__hash__   # expressions stay usable as dict keys (by identity)
 
 
-def _is_scalar(x) -> bool:
+def _is_scalar(x: object) -> TypeIs[Scalar]:
     return isinstance(x, (numbers.Number, bool)) and not isinstance(x, complex)
 
 
-def _scalar(x):
+def _scalar(x: Any) -> Any:
     return x.item() if hasattr(x, "item") else x
 
 
-def _node(x, what: str = "operand") -> Node:
+def _node(x: Expr | Node, what: str = "operand") -> Node:
     if isinstance(x, Expr):
         return x.node
     if isinstance(x, Node):
@@ -126,13 +147,13 @@ def _node(x, what: str = "operand") -> Node:
     raise TypeError(f"expected a dspla expression as {what}, got {type(x).__name__}")
 
 
-def _arith(a, b, op: str, span: Span | None) -> Expr:
+def _arith(a: Operand, b: Operand, op: str, span: Span | None) -> Expr:
     """Infix arithmetic. Expr-Expr: + is a union, * and / are intersections (Hadamard), and
     X - Y is X + (-Y) over the union (a lone Y entry becomes -Y). A scalar operand binds to the
     operator and applies to the present entries only."""
-    if _is_scalar(a) and _is_scalar(b):
-        raise TypeError("at least one operand must be a dspla expression")
     if _is_scalar(b):
+        if _is_scalar(a):
+            raise TypeError("at least one operand must be a dspla expression")
         return apply(a, op, right=_scalar(b), span=span)
     if _is_scalar(a):
         return apply(b, op, left=_scalar(a), span=span)
@@ -148,22 +169,23 @@ def _arith(a, b, op: str, span: Span | None) -> Expr:
 _SWAP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 
 
-def _compare(a, b, op: str, span: Span | None) -> Expr:
+def _compare(a: Operand, b: object, op: str, span: Span | None) -> Expr:
+    # (a and b come from the parser as they were written: apply refuses a scalar as its operand)
     if _is_scalar(b):
-        return apply(a, op, right=_scalar(b), span=span)
+        return apply(_cast(Expr, a), op, right=_scalar(b), span=span)
     if _is_scalar(a):   # (reflected: 3 < x arrives as x > 3)
-        return apply(b, _SWAP[op], right=_scalar(a), span=span)
+        return apply(_cast(Expr, b), _SWAP[op], right=_scalar(a), span=span)
     if not isinstance(b, Expr):
         return NotImplemented
     return ewise_mult(a, b, op, span=span)
 
 
-def _span(span):
+def _span(span: Span | None) -> Span | None:
     return span if span is not None else caller_span()
 
 
 # --------------------------------------------------------------------------- declarations
-def _shape(shape, where) -> tuple:
+def _shape(shape: ShapeLike, where: str) -> tuple[Dim, Dim]:
     if isinstance(shape, (int, str)):
         shape = (shape,)
     shape = tuple(shape)
@@ -179,8 +201,8 @@ def _shape(shape, where) -> tuple:
     return shape
 
 
-def declare(name: str, kind: str | Kind, shape, dtype="float64", role: str = "input", *,
-            span: Span | None = None) -> Expr:
+def declare(name: str, kind: KindLike, shape: ShapeLike, dtype: DTypeLike = "float64",
+            role: Literal["input", "param"] = "input", *, span: Span | None = None) -> Expr:
     if not isinstance(name, str) or not name.isidentifier():
         raise DsplaError(f"an input name must be an identifier, got {name!r}", span)
     if role not in ("input", "param"):
@@ -189,34 +211,37 @@ def declare(name: str, kind: str | Kind, shape, dtype="float64", role: str = "in
     return Expr(make(Op.INPUT, (), (("name", name), ("role", role)), type=t, span=_span(span), name=name))
 
 
-def sparse(name: str, shape, dtype="float64", *, span=None) -> Expr:
+def sparse(name: str, shape: ShapeLike, dtype: DTypeLike = "float64", *, span: Span | None = None) -> Expr:
     """A sparse input matrix: ``sparse("A", ("n", "n"))``; symbolic dims bind from data."""
     return declare(name, Kind.sparse, shape, dtype, span=_span(span))
 
 
-def dense(name: str, shape, dtype="float64", *, span=None) -> Expr:
+def dense(name: str, shape: ShapeLike, dtype: DTypeLike = "float64", *, span: Span | None = None) -> Expr:
     """A dense input (every entry present): ``dense("X", ("n", "f"))``."""
     return declare(name, Kind.dense, shape, dtype, span=_span(span))
 
 
-def param(name: str, shape, dtype="float64", kind="dense", *, span=None) -> Expr:
+def param(name: str, shape: ShapeLike, dtype: DTypeLike = "float64", kind: KindLike = "dense", *,
+          span: Span | None = None) -> Expr:
     """A parameter: an input a trainer may update (dense by default)."""
     return declare(name, kind, shape, dtype, role="param", span=_span(span))
 
 
-def vector(name: str, n, dtype="float64", kind="dense", *, span=None) -> Expr:
+def vector(name: str, n: Dim, dtype: DTypeLike = "float64", kind: KindLike = "dense", *,
+           span: Span | None = None) -> Expr:
     """A column vector input: an n x 1 matrix."""
     return declare(name, kind, (n, 1), dtype, span=_span(span))
 
 
-def eye(n, dtype="float64", *, span=None) -> Expr:
+def eye(n: Dim, dtype: DTypeLike = "float64", *, span: Span | None = None) -> Expr:
     """The n x n identity matrix (sparse, ones on the diagonal)."""
     t = Type(Kind.sparse, _shape((n, n), "eye"), DType.parse(dtype))
     return Expr(make(Op.IDENTITY, (), (), type=t, span=_span(span)))
 
 
 # ------------------------------------------------------------------------------ operations
-def _mask_args(mask, complement, structure):
+def _mask_args(mask: Expr | None, complement: bool,
+               structure: bool) -> tuple[tuple[Node, ...], tuple[tuple[str, Any], ...]]:
     """(extra args, mask attrs) of an optionally masked op."""
     if mask is None:
         if complement or structure:
@@ -225,7 +250,8 @@ def _mask_args(mask, complement, structure):
     return (_node(mask, "mask"),), (("mask", "structure" if structure else "value"), ("complement", bool(complement)))
 
 
-def mxm(a, b, semiring="plus_times", *, mask=None, complement=False, structure=False, span=None) -> Expr:
+def mxm(a: Expr, b: Expr, semiring: SemiringLike = "plus_times", *, mask: Expr | None = None,
+        complement: bool = False, structure: bool = False, span: Span | None = None) -> Expr:
     """C = A ⊕.⊗ B over a semiring (by name or ``dp.semiring.NAME``).
 
     With ``mask=M``: C<M> = A ⊕.⊗ B, only the entries where M's value is true (or, with
@@ -237,19 +263,23 @@ def mxm(a, b, semiring="plus_times", *, mask=None, complement=False, structure=F
     return Expr(make(Op.MXM, (_node(a), _node(b), *extra), (("semiring", sr), *mattrs), span=_span(span)))
 
 
-def mxv(a, v, semiring="plus_times", *, mask=None, complement=False, structure=False, span=None) -> Expr:
+def mxv(a: Expr, v: Expr, semiring: SemiringLike = "plus_times", *, mask: Expr | None = None,
+        complement: bool = False, structure: bool = False, span: Span | None = None) -> Expr:
     """A ⊕.⊗ v for an n x 1 column vector v (masks as in ``mxm``)."""
     _vector_check(v, "column", span)
     return mxm(a, v, semiring, mask=mask, complement=complement, structure=structure, span=_span(span))
 
 
-def vxm(u, a, semiring="plus_times", *, mask=None, complement=False, structure=False, span=None) -> Expr:
+def vxm(u: Expr, a: Expr, semiring: SemiringLike = "plus_times", *, mask: Expr | None = None,
+        complement: bool = False, structure: bool = False, span: Span | None = None) -> Expr:
     """u ⊕.⊗ A for a 1 x n row vector u (transpose a column vector with ``.T``; masks as in ``mxm``)."""
     _vector_check(u, "row", span)
     return mxm(u, a, semiring, mask=mask, complement=complement, structure=structure, span=_span(span))
 
 
-def update(c, t, *, accum=None, mask=None, complement=False, structure=False, replace=False, span=None) -> Expr:
+def update(c: Expr, t: Expr, *, accum: BinaryOpLike | None = None, mask: Expr | None = None,
+           complement: bool = False, structure: bool = False, replace: bool = False,
+           span: Span | None = None) -> Expr:
     """GraphBLAS's write into an existing value, as a new value: ``C<M, replace> accum= T``.
 
     Inside the mask (everywhere without one) the result is accum(C, T) where both have an
@@ -262,25 +292,26 @@ def update(c, t, *, accum=None, mask=None, complement=False, structure=False, re
                      span=_span(span)))
 
 
-def _vector_check(v, which, span):
+def _vector_check(v: Expr, which: str, span: Span | None) -> None:
     shape = _node(v).type.shape
     if (which == "column" and shape[1] != 1) or (which == "row" and shape[0] != 1):
         raise DimensionMismatch(f"expected a {which} vector, got {_node(v).label} of shape {list(shape)}",
                                 _span(span))
 
 
-def ewise_add(a, b, op="plus", *, span=None) -> Expr:
+def ewise_add(a: Expr, b: Expr, op: BinaryOpLike = "plus", *, span: Span | None = None) -> Expr:
     """Element-wise union with a binary operator or monoid; entries present in one operand pass
     through unchanged (GraphBLAS eWiseAdd). A vector or 1 x 1 operand broadcasts."""
     return Expr(make(Op.EWISE_ADD, (_node(a), _node(b)), (("op", algebra.get_binary(op)),), span=_span(span)))
 
 
-def ewise_mult(a, b, op="times", *, span=None) -> Expr:
+def ewise_mult(a: Expr, b: Expr, op: BinaryOpLike = "times", *, span: Span | None = None) -> Expr:
     """Element-wise intersection with a binary operator (GraphBLAS eWiseMult)."""
     return Expr(make(Op.EWISE_MULT, (_node(a), _node(b)), (("op", algebra.get_binary(op)),), span=_span(span)))
 
 
-def apply(x, op, *, left=None, right=None, span=None) -> Expr:
+def apply(x: Expr, op: UnaryOpLike | BinaryOpLike, *, left: Scalar | None = None, right: Scalar | None = None,
+          span: Span | None = None) -> Expr:
     """A unary operator on present entries, or a binary operator with a bound scalar
     (``apply(X, "times", left=2.0)`` is 2.0 * X)."""
     span = _span(span)
@@ -296,8 +327,14 @@ def apply(x, op, *, left=None, right=None, span=None) -> Expr:
                                                    ("side", side)), span=span))
 
 
-def _unary(name):
-    def fn(x, *, span=None) -> Expr:
+class ElementwiseFunction(Protocol):
+    """``relu``, ``exp``, ...: a unary operator applied to an expression's present entries."""
+
+    def __call__(self, x: Expr, *, span: Span | None = None) -> Expr: ...
+
+
+def _unary(name: str) -> ElementwiseFunction:
+    def fn(x: Expr, *, span: Span | None = None) -> Expr:
         return apply(x, name, span=_span(span))
     fn.__name__ = name
     fn.__doc__ = f"Apply {name} to the present entries."
@@ -309,11 +346,12 @@ relu, relu_grad, sigmoid, tanh, exp, log = (_unary(n) for n in ("relu", "relu_gr
 abs_, neg, sqrt, step = (_unary(n) for n in ("abs", "neg", "sqrt", "step"))
 
 
-def transpose(x, *, span=None) -> Expr:
+def transpose(x: Expr, *, span: Span | None = None) -> Expr:
     return Expr(make(Op.TRANSPOSE, (_node(x),), (), span=_span(span)))
 
 
-def reduce(x, monoid="plus", axis="rows", *, span=None) -> Expr:
+def reduce(x: Expr, monoid: MonoidLike = "plus", axis: Literal["rows", "cols", "all"] = "rows", *,
+           span: Span | None = None) -> Expr:
     """Reduce with a monoid: axis 'rows' gives an n x 1 vector (one value per row), 'cols' a
     1 x m vector, 'all' a 1 x 1 scalar. A row with no entries gives a missing entry."""
     if axis not in ("rows", "cols", "all"):
@@ -322,36 +360,36 @@ def reduce(x, monoid="plus", axis="rows", *, span=None) -> Expr:
                      span=_span(span)))
 
 
-def reduce_rows(x, monoid="plus", *, span=None) -> Expr:
+def reduce_rows(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
     return reduce(x, monoid, "rows", span=_span(span))
 
 
-def reduce_cols(x, monoid="plus", *, span=None) -> Expr:
+def reduce_cols(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
     return reduce(x, monoid, "cols", span=_span(span))
 
 
-def reduce_all(x, monoid="plus", *, span=None) -> Expr:
+def reduce_all(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
     return reduce(x, monoid, "all", span=_span(span))
 
 
-def select(x, op, thunk=0, *, span=None) -> Expr:
+def select(x: Expr, op: SelectLike, thunk: Scalar = 0, *, span: Span | None = None) -> Expr:
     """Keep entries where a predicate holds: ``select(X, ">", 0)``, ``select(A, "tril")``."""
     return Expr(make(Op.SELECT, (_node(x),), (("op", algebra.get_select(op)), ("thunk", _scalar(thunk))),
                      span=_span(span)))
 
 
-def mask(x, m, *, complement=False, structure=False, span=None) -> Expr:
+def mask(x: Expr, m: Expr, *, complement: bool = False, structure: bool = False, span: Span | None = None) -> Expr:
     """Keep entries of x where the mask m holds: its value is true (or, with structure=True,
     it is present); complement=True keeps the others."""
     return Expr(make(Op.MASK, (_node(x), _node(m)), (("complement", bool(complement)),
                                                      ("structure", bool(structure))), span=_span(span)))
 
 
-def cast(x, dtype, *, span=None) -> Expr:
+def cast(x: Expr, dtype: DTypeLike, *, span: Span | None = None) -> Expr:
     return Expr(make(Op.CAST, (_node(x),), (("dtype", DType.parse(dtype)),), span=_span(span)))
 
 
-def full(like, value, dtype=None, *, span=None) -> Expr:
+def full(like: Expr, value: Scalar, dtype: DTypeLike | None = None, *, span: Span | None = None) -> Expr:
     """A constant of ``like``'s shape with every entry present and equal to ``value``.
 
     GraphBLAS has no implicit zero: ``x + 1`` adds to x's present entries only, and an entry x
@@ -379,7 +417,7 @@ def full(like, value, dtype=None, *, span=None) -> Expr:
     return ewise_add(empty, c, "second", span=span)
 
 
-def dropout_mask(x, p: float, seed, *, span=None) -> Expr:
+def dropout_mask(x: Expr, p: float, seed: Expr, *, span: Span | None = None) -> Expr:
     """Inverted-dropout mask over x's present entries: 1/(1-p) where an entry is kept, missing
     where dropped. ``seed`` is a 1 x 1 int64 input, so each call can draw a new mask; the mask
     depends only on (seed, global row, global column), never on the number of processes.
@@ -388,14 +426,14 @@ def dropout_mask(x, p: float, seed, *, span=None) -> Expr:
 
 
 # ------------------------------------------------------------- composites (on primitives)
-def softmax(x, *, span=None) -> Expr:
+def softmax(x: Expr, *, span: Span | None = None) -> Expr:
     """Row-wise softmax over the present entries of each row (shifted by the row max)."""
     span = _span(span)
     e = exp(ewise_mult(x, reduce_rows(x, "max", span=span), "minus", span=span), span=span)
     return ewise_mult(e, reduce_rows(e, "plus", span=span), "div", span=span)
 
 
-def log_softmax(x, *, span=None) -> Expr:
+def log_softmax(x: Expr, *, span: Span | None = None) -> Expr:
     """Row-wise log-softmax over the present entries of each row."""
     span = _span(span)
     y = ewise_mult(x, reduce_rows(x, "max", span=span), "minus", span=span)
@@ -404,14 +442,24 @@ def log_softmax(x, *, span=None) -> Expr:
 
 
 # ------------------------------------------------------------------------- gradients
-def grad(loss, *wrt, span=None):
+@overload
+def grad(loss: Expr, wrt: Expr, /, *, span: Span | None = None) -> Expr: ...
+@overload
+def grad(loss: Expr, wrt: list[Expr] | tuple[Expr, ...], /, *, span: Span | None = None) -> list[Expr]: ...
+@overload
+def grad(loss: Expr, w1: Expr, w2: Expr, /, *wrt: Expr, span: Span | None = None) -> tuple[Expr, ...]: ...
+
+
+def grad(loss: Expr, *wrt: Expr | list[Expr] | tuple[Expr, ...],
+         span: Span | None = None) -> Expr | list[Expr] | tuple[Expr, ...]:
     """The gradient of a 1 x 1 ``loss`` with respect to parameters, as expressions built by reverse
     mode over the program (docs/autodiff.md): ``dW = grad(loss, W)``, ``dW1, dW2 = grad(loss, W1,
     W2)`` or ``grad(loss, [W1, W2])`` (a list). Each gradient has its parameter's shape and is
     present exactly where the parameter has entries."""
     span = _span(span)
-    as_list = len(wrt) == 1 and isinstance(wrt[0], (list, tuple))
-    params = list(wrt[0]) if as_list else list(wrt)
+    seq = wrt[0] if len(wrt) == 1 and isinstance(wrt[0], (list, tuple)) else None
+    as_list = seq is not None
+    params: list[Any] = list(seq) if seq is not None else list(wrt)
     if not params:
         raise DsplaError("grad(loss, W, ...) needs at least one parameter", span)
     nodes = _grad(_node(loss, "the loss"), [_node(w, "a parameter") for w in params], span)
@@ -423,7 +471,28 @@ def grad(loss, *wrt, span=None):
 
 
 # ------------------------------------------------------------------------------------ loops
-def while_loop(cond, body, init, max_iter: int, *, count: bool = False, span=None):
+LoopBody = Callable[..., Union[Expr, Sequence[Expr]]]
+"""A loop body: takes the carried values (expressions), gives their new values (one, or a
+tuple/list in the carried order)."""
+
+
+@overload
+def while_loop(cond: Callable[..., Expr], body: LoopBody, init: dict[str, Expr], max_iter: Dim, *,
+               count: Literal[False] = False, span: Span | None = None) -> dict[str, Expr]: ...
+@overload
+def while_loop(cond: Callable[..., Expr], body: LoopBody, init: Sequence[Expr], max_iter: Dim, *,
+               count: Literal[False] = False, span: Span | None = None) -> tuple[Expr, ...]: ...
+@overload
+def while_loop(cond: Callable[..., Expr], body: LoopBody, init: dict[str, Expr], max_iter: Dim, *,
+               count: Literal[True], span: Span | None = None) -> tuple[dict[str, Expr], Expr]: ...
+@overload
+def while_loop(cond: Callable[..., Expr], body: LoopBody, init: Sequence[Expr], max_iter: Dim, *,
+               count: Literal[True], span: Span | None = None) -> tuple[tuple[Expr, ...], Expr]: ...
+
+
+def while_loop(cond: Callable[..., Expr], body: LoopBody, init: dict[str, Expr] | Sequence[Expr],
+               max_iter: Dim, *, count: bool = False, span: Span | None = None
+               ) -> dict[str, Expr] | tuple[Expr, ...] | tuple[dict[str, Expr] | tuple[Expr, ...], Expr]:
     """Repeat ``body`` while ``cond`` holds, at most ``max_iter`` times, as one loop of the
     program (planned once, run without returning to Python; on P processes every rank runs it).
 
@@ -437,8 +506,11 @@ def while_loop(cond, body, init, max_iter: int, *, count: bool = False, span=Non
     ``count=True`` also the number of iterations run (1 x 1 int64)."""
     span = _span(span)
     named = isinstance(init, dict)
-    names = list(init) if named else [f"x{i}" for i in range(len(init))]
-    values = [_node(v, "a loop-carried value") for v in (init.values() if named else init)]
+    if isinstance(init, dict):
+        names, carried = list(init), list(init.values())
+    else:
+        names, carried = [f"x{i}" for i in range(len(init))], list(init)
+    values = [_node(v, "a loop-carried value") for v in carried]
     node = loop_node(names, values, lambda *xs: cond(*(Expr(x) for x in xs)),
                      lambda *xs: body(*(Expr(x) for x in xs)), max_iter, span)
     outs = [Expr(make(Op.ITEM, (node,), (("index", i),), span=span, name=nm)) for i, nm in enumerate(names)]
@@ -448,7 +520,8 @@ def while_loop(cond, body, init, max_iter: int, *, count: bool = False, span=Non
     return result
 
 
-def loop_node(names, values, cond_fn, body_fn, max_iter, span) -> Node:
+def loop_node(names: list[str], values: list[Node], cond_fn: Callable[..., Expr | Node],
+              body_fn: Callable[..., Any], max_iter: Dim, span: Span | None) -> Node:
     """Trace the condition and body on placeholders and build the WHILE node. The functions take
     and return nodes (or expressions). A carried value whose kind the body changes (a dense
     start, a sparse result) is carried sparse."""
@@ -476,7 +549,8 @@ def loop_node(names, values, cond_fn, body_fn, max_iter, span) -> Node:
                 span=span)
 
 
-def _close_over(holders, names, cond: Node, body: list):
+def _close_over(holders: list[Node], names: list[str], cond: Node,
+                body: list[Node]) -> tuple[list[Node], Program, Program]:
     """Sub-programs for the condition and the body. Their inputs are the carried placeholders and
     one placeholder per value they use from outside the loop: each largest subexpression that
     does not depend on a carried value (computed once, before the loop)."""

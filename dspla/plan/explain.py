@@ -7,6 +7,8 @@ symbolic sizes; sparse inputs get a seeded random pattern of ``density``).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -23,7 +25,8 @@ CANDIDATE_KEYS = ("plan", "predicted_s", "compute_s", "comm_s", "latency_s", "wo
                   "messages_avg", "messages_max", "memory_bytes")
 
 
-def synthesize(declared, given: dict, dims: dict | None = None, density: float | None = None, seed: int = 0):
+def synthesize(declared, given: dict, dims: Mapping[str, int] | None = None, density: float | None = None,
+               seed: int = 0):
     """Inputs for planning: the given ones, and stand-ins for the rest from their declarations
     (``declared``: the program's INPUT nodes)."""
     dims = dict(dims or {})

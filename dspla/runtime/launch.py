@@ -52,10 +52,10 @@ def current_rank() -> int:
     return 0
 
 
-_WORLD = None
+_WORLD: MPIComm | None = None
 
 
-def world():
+def world() -> MPIComm | None:
     """The MPI world communicator (initialising MPI on first use), or None outside a job."""
     global _WORLD
     if _WORLD is None and in_mpi_job():
@@ -89,10 +89,10 @@ def _check_launch(comm):
         announce_started()
 
 
-_ONE = None
+_ONE: SimComm | None = None
 
 
-def one_process():
+def one_process() -> SimComm:
     """The one-rank communicator (simulated: no MPI) on which one process runs plans through the
     same runtime as P processes."""
     global _ONE
@@ -265,6 +265,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 _PR_SET_PDEATHSIG = 1
+_LIBC: ctypes.CDLL | None
 try:
     _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 except OSError:  # not glibc: the launcher still stops the job on the signals it can catch

@@ -27,7 +27,9 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 import graphblas as gb
 import numpy as np
@@ -94,7 +96,7 @@ class DistSession:
         self._sent: dict = {}     # rank 0: name -> the object whose pieces the ranks hold
         self._held: dict = {}     # every rank: name -> its piece of a host input
         self._given: dict = {}    # rank 0: how the distributed inputs were laid out when planned
-        self.last_stats: dict | None = None
+        self.last_stats: Stats | None = None
         self.last_local: dict | None = None
 
     # -- rank 0: checking the inputs and deciding what to do
@@ -185,7 +187,7 @@ class DistSession:
                    for k in names)
 
     # -- every rank
-    def run(self, inputs: dict | None = None, repeat: int = 1, local: bool = False):
+    def run(self, inputs: Mapping[str, Any] | None = None, repeat: int = 1, local: bool = False):
         comm, rank = self.comm, self.comm.rank
         inputs = dict(inputs or {})
         dist = {k: v for k, v in inputs.items() if isinstance(v, Array) and v.dist is not None and v.dist.comm is comm}

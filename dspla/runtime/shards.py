@@ -13,9 +13,12 @@ runs before any data moves; a failure on one rank is agreed on by all (one messa
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
+from typing import Any, Literal
 
 import graphblas as gb
 import numpy as np
+from numpy.typing import NDArray
 
 from ..exec.values import Array, Dist
 from ..io.shards import ShardError, ownership, read_manifest, read_rank, read_rows
@@ -23,14 +26,18 @@ from ..ir.types import DType
 from ..partition import block_parts
 from ..partition.simple import random_parts
 from ..plan.layout import DimPart
+from .comm import Comm
 from .failure import agree
 from .launch import one_process, world
 
+_Require = Literal["C", "W", "O"]
 
-def _piece(value, dtype: str):
+
+def _piece(value: tuple[NDArray[Any], NDArray[Any], NDArray[Any], tuple[int, int]] | NDArray[Any],
+           dtype: str) -> gb.Matrix:
     """A GraphBLAS matrix that takes over the arrays read (no copy: a rank's piece is in memory
     once, not twice, while it loads)."""
-    own = ["C", "W", "O"]   # contiguous, writable, owned: GraphBLAS may take them as they are
+    own: list[_Require] = ["C", "W", "O"]   # contiguous, writable, owned: GraphBLAS may take them as they are
     if isinstance(value, tuple):   # CSR: indptr, indices, data, shape
         indptr, indices, data, shape = value
         t = DType.of_numpy(np.dtype(dtype))
@@ -45,8 +52,8 @@ def _piece(value, dtype: str):
     return gb.Matrix.ss.import_fullr(values=arr, take_ownership=True)
 
 
-def load_shards(folder: str, comm=None, *, partition: str | None = None, seed: int = 0, names=None,
-                verify: bool = True) -> dict:
+def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["block", "random"] | None = None,
+                seed: int = 0, names: Iterable[str] | None = None, verify: bool = True) -> dict[str, Array]:
     """name -> distributed ``Array`` of every input in the shard set ``folder`` (or of ``names``).
     A collective: every rank of ``comm`` (default: the MPI world, else one process) calls it.
 
@@ -56,7 +63,7 @@ def load_shards(folder: str, comm=None, *, partition: str | None = None, seed: i
     comm = comm or world() or one_process()
     t0 = time.perf_counter()
 
-    def load():
+    def load() -> tuple[dict[str, Any], NDArray[np.int64], NDArray[np.int64], dict[str, Any], str, list[str]]:
         m = read_manifest(folder)
         want = list(m["inputs"]) if names is None else list(names)
         unknown = [k for k in want if k not in m["inputs"]]
@@ -85,23 +92,23 @@ def load_shards(folder: str, comm=None, *, partition: str | None = None, seed: i
     m, parts, rows, pieces, method, want = agree(comm, load)
     part = DimPart(m["dim"], parts, comm.size, method)
 
-    def check():
+    def check() -> None:
         if not np.array_equal(part.owned[comm.rank], rows):
             raise ShardError(f"{folder}: rank {comm.rank}'s rows disagree with the ownership map (a damaged set)")
     agree(comm, check)
-    out = {}
+    out: dict[str, Array] = {}
     for name in want:
         info = m["inputs"][name]
         out[name] = Array(_piece(pieces.pop(name), info["dtype"]), name, Dist("row", m["dim"], part, comm),
                           tuple(info["shape"]))
-    load_shards.last_seconds = time.perf_counter() - t0
+    load_shards.last_seconds = time.perf_counter() - t0  # type: ignore[attr-defined]  # (a function attribute)
     return out
 
 
-load_shards.last_seconds = 0.0
+load_shards.last_seconds = 0.0  # type: ignore[attr-defined]
 
 
-def manifest(folder: str) -> dict:
+def manifest(folder: str) -> dict[str, Any]:
     """The shard set's manifest (no processes involved): P, the dim, the inputs' shapes and dtypes."""
     return read_manifest(folder)
 

@@ -4,22 +4,33 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    from mpi4py.MPI import Comm as RawComm
+    from mpi4py.MPI import Datatype, Op, Request
+
+    from ...algebra import Reduction
 
 ABORT_FLUSH_S = 0.3
+T = TypeVar("T")
 
 
-def _mpi():
+def _mpi() -> ModuleType:
     # importing mpi4py.MPI initialises MPI: only when a communicator is made, never at import
     from mpi4py import MPI
     return MPI
 
 
-_USER_OPS: dict = {}
+_USER_OPS: dict[str, Op] = {}
 
 
-def _op(reduction):
+def _op(reduction: Reduction) -> Op:
     """MPI's built-in reduction, or for a user monoid an MPI user op made once from its function:
     MPI hands it whole buffers, which one compiled ufunc call combines (no Python per element)."""
     MPI = _mpi()
@@ -30,7 +41,7 @@ def _op(reduction):
         from mpi4py.util.dtlib import to_numpy_dtype
         combine = reduction.ufunc
 
-        def user_op(inbuf, inoutbuf, datatype):
+        def user_op(inbuf: memoryview, inoutbuf: memoryview, datatype: Datatype) -> None:
             dt = to_numpy_dtype(datatype)
             inout = np.frombuffer(inoutbuf, dtype=dt)
             combine(np.frombuffer(inbuf, dtype=dt), inout, out=inout)
@@ -40,70 +51,78 @@ def _op(reduction):
 
 
 class MPIComm:
-    def __init__(self, comm=None):
+    """A communicator over real MPI (what ``dspla.world()`` returns under mpiexec/srun): ``rank``
+    and ``size``, the object collectives (``bcast``, ``scatter``, ``gather``, ``allgather``:
+    pickled, for small data) and the buffer methods dspla's runtime moves numpy arrays with."""
+
+    rank: int
+    size: int
+
+    def __init__(self, comm: RawComm | None = None) -> None:
         MPI = _mpi()
         self.comm = comm if comm is not None else MPI.COMM_WORLD
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
 
-    def isend(self, buf, dest, tag):
+    def isend(self, buf: NDArray[Any], dest: int, tag: int) -> Request:
         return self.comm.Isend(buf, dest, tag)
 
-    def irecv(self, buf, source, tag):
+    def irecv(self, buf: NDArray[Any], source: int, tag: int) -> Request:
         return self.comm.Irecv(buf, source, tag)
 
-    def waitany(self, reqs):
+    def waitany(self, reqs: Sequence[Request]) -> int:
         return _mpi().Request.Waitany(reqs)
 
-    def waitall(self, reqs):
+    def waitall(self, reqs: Sequence[Request]) -> None:
         _mpi().Request.Waitall(reqs)
 
-    def sendrecv(self, sendbuf, dest, recvbuf, source, tag):
+    def sendrecv(self, sendbuf: NDArray[Any], dest: int, recvbuf: NDArray[Any], source: int, tag: int) -> None:
         self.comm.Sendrecv(sendbuf, dest, tag, recvbuf, source, tag)
 
-    def allgatherv(self, sendbuf, recvbuf, counts):
+    def allgatherv(self, sendbuf: NDArray[Any], recvbuf: NDArray[Any], counts: ArrayLike) -> None:
         counts = np.asarray(counts, dtype=np.int64)
         displs = np.r_[0, np.cumsum(counts)[:-1]]
         self.comm.Allgatherv(sendbuf, [recvbuf, (counts, displs)])
 
-    def bcast_buf(self, buf, root):
+    def bcast_buf(self, buf: NDArray[Any], root: int) -> None:
         self.comm.Bcast(buf, root)
 
-    def ibcast_buf(self, buf, root):
+    def ibcast_buf(self, buf: NDArray[Any], root: int) -> Request:
         return self.comm.Ibcast(buf, root)
 
-    def allreduce_buf(self, sendbuf, recvbuf, reduction):
+    def allreduce_buf(self, sendbuf: NDArray[Any], recvbuf: NDArray[Any], reduction: Reduction) -> None:
         self.comm.Allreduce(sendbuf, recvbuf, _op(reduction))
 
-    def alltoallv(self, sendbuf, sendcounts, recvbuf, recvcounts):
+    def alltoallv(self, sendbuf: NDArray[Any], sendcounts: ArrayLike, recvbuf: NDArray[Any],
+                  recvcounts: ArrayLike) -> None:
         sc = np.asarray(sendcounts, dtype=np.int64)
         rc = np.asarray(recvcounts, dtype=np.int64)
         self.comm.Alltoallv([sendbuf, (sc, np.r_[0, np.cumsum(sc)[:-1]])],
                             [recvbuf, (rc, np.r_[0, np.cumsum(rc)[:-1]])])
 
-    def split(self, color, key=0):
+    def split(self, color: int | None, key: int = 0) -> MPIComm | None:
         MPI = _mpi()
         sub = self.comm.Split(MPI.UNDEFINED if color is None else int(color), key)
         return None if sub == MPI.COMM_NULL else MPIComm(sub)
 
-    def window(self, nrows, row_bytes):
+    def window(self, nrows: int, row_bytes: int) -> MPIWindow:
         return MPIWindow(self, nrows, row_bytes)
 
-    def barrier(self):
+    def barrier(self) -> None:
         self.comm.Barrier()
 
-    def bcast(self, obj, root=0):
+    def bcast(self, obj: T, root: int = 0) -> T:
         return self.comm.bcast(obj, root)
 
-    def scatter(self, objs, root=0):
+    def scatter(self, objs: Sequence[T] | None, root: int = 0) -> T:
         return self.comm.scatter(objs, root)
 
-    def gather(self, obj, root=0):
+    def gather(self, obj: T, root: int = 0) -> list[T] | None:
         return self.comm.gather(obj, root)
 
-    def allgather(self, obj):
+    def allgather(self, obj: T) -> list[T]:
         return self.comm.allgather(obj)
 
-    def abort(self, message: str, code: int = 1):
+    def abort(self, message: str, code: int = 1) -> NoReturn:
         """Print ``message`` (if any) and end every rank of the job. MPICH's own notice of the
         abort is silenced: the message is the one line the user reads."""
         try:
@@ -134,7 +153,7 @@ class MPIWindow:
     (start, count) into an indexed datatype of whole rows, once; ``get`` fetches a pattern from a
     target with one Rget."""
 
-    def __init__(self, comm: MPIComm, nrows: int, row_bytes: int):
+    def __init__(self, comm: MPIComm, nrows: int, row_bytes: int) -> None:
         MPI = _mpi()
         self.comm = comm
         size = nrows * row_bytes
@@ -143,23 +162,23 @@ class MPIWindow:
         self.buf = mem[:size].reshape(nrows, row_bytes)
         self.win.Lock_all(MPI.MODE_NOCHECK)
         self._row = MPI.BYTE.Create_contiguous(max(1, row_bytes)).Commit()
-        self._types = []
+        self._types: list[Datatype] = []
 
-    def expose(self):
+    def expose(self) -> None:
         """Make this rank's writes to buf visible to everyone's gets: sync, then a barrier."""
         self.win.Sync()
         self.comm.barrier()
 
-    def pattern(self, starts, counts):
+    def pattern(self, starts: NDArray[np.integer[Any]], counts: NDArray[np.integer[Any]]) -> tuple[Datatype, int]:
         dt = self._row.Create_indexed(counts.tolist(), starts.tolist()).Commit()
         self._types.append(dt)
         return dt, int(counts.sum())
 
-    def get(self, recvbuf, target, pattern):
+    def get(self, recvbuf: NDArray[Any], target: int, pattern: tuple[Datatype, int]) -> Request:
         dt, nrows = pattern
         return self.win.Rget([recvbuf, nrows, self._row], target, (0, 1, dt))
 
-    def free(self):
+    def free(self) -> None:
         for dt in self._types:
             dt.Free()
         self._row.Free()
