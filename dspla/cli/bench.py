@@ -20,7 +20,8 @@ def register(sub, common):
 
 def _available():
     d = os.path.join(ROOT, "bench")
-    return sorted(f[:-3] for f in os.listdir(d) if f.endswith(".py") and f not in ("__init__.py", "common.py"))
+    # (common.py and _private.py modules are helpers of the benchmarks, not benchmarks)
+    return sorted(f[:-3] for f in os.listdir(d) if f.endswith(".py") and f != "common.py" and not f.startswith("_"))
 
 
 def run(args):

@@ -300,7 +300,7 @@ class DistSession:
         if header["replan"]:
             self._plan(header, mats, dims, inputs, dist)
         planning_s = time.perf_counter() - t_plan
-        if header["replan"] and _entries(mats, dist) > _BIG:
+        if header["replan"] and _entries(mats or {}, dist) > _BIG:   # (mats: rank 0 only)
             # planning's temporaries (matrices in reference cycles) freed before the run reuses the
             # room; a full collection costs tens of ms, worth it only when they are large
             gc.collect()
