@@ -84,8 +84,10 @@ def test_refill_makes_a_bitmap_full_with_the_value():
     np.testing.assert_array_equal(B.to_dense(), np.full((3, 2), 1.5))
     assert recycle.refill(B, 2, 2, 0.0, DType.float64) is None                 # another shape
     assert recycle.refill(B, 3, 2, 0.0, DType.int64) is None                   # another dtype
-    S = gb.Matrix.from_coo([0], [1], [2.0], nrows=300, ncols=200)              # sparse: refused
-    assert recycle.refill(S, 300, 200, 0.0, DType.float64) is None
+    S = gb.Matrix.from_coo([0], [1], [2.0], nrows=300, ncols=200)              # sparse: made full too
+    assert recycle.refill(S, 300, 200, -1.0, DType.float64) is S and S.nvals == 300 * 200
+    np.testing.assert_array_equal(S.to_dense(), np.full((300, 200), -1.0))
+    assert recycle.refill(S, 300, 200, None, DType.float64) is None               # no identity: no fill
 
 
 @pytest.mark.filterwarnings("ignore::dspla.LoopBoundWarning")   # (it runs to its bound on purpose)
