@@ -22,13 +22,27 @@ from .buffers import from_values
 from .values import concrete
 
 EVAL: dict[Op, Callable] = {}
+# ops whose rule takes ``into=``: a free matrix (exec/recycle.py: nothing else holds it) that it
+# may write its result into instead of allocating one; a loop's element-wise steps then reuse
+# last iteration's memory (a new 82k-row vector per step cost 2-3x the step's arithmetic)
+INTO: set[Op] = set()
 
 
-def eval_rule(op: Op):
+def eval_rule(op: Op, into: bool = False):
     def register(fn):
         EVAL[op] = fn
+        if into:
+            INTO.add(op)
         return fn
     return register
+
+
+def _new(expr, dtype: DType, into=None):
+    """expr's value as a matrix of ``dtype``: written into ``into`` when it fits, else new."""
+    if into is not None and into.dtype == dtype.gb and into.shape == expr.shape:
+        into << expr
+        return into
+    return expr.new(dtype=dtype.gb)
 
 
 class Env:
@@ -116,7 +130,7 @@ def _item(node, args, env):
     return args[0][node.attr("index")]
 
 
-def _ewise(node, args, union: bool, cast_to=None):
+def _ewise(node, args, union: bool, cast_to=None, into=None):
     """``cast_to``: the dtype a cast right after wants (the op's output typecast, one pass)."""
     a, b = args
     op = node.attr("op")
@@ -131,14 +145,14 @@ def _ewise(node, args, union: bool, cast_to=None):
         if value is None:   # a missing 1 x 1: a union leaves x, an intersection is empty
             res = x if union else gbops.empty(shape[0], shape[1], compute)
         else:
-            res = x.apply(gbops.binary(op, compute), **{side: value}).new()
+            res = _new(x.apply(gbops.binary(op, compute), **{side: value}), compute, into)
         return gbops.cast(res, out)
     if union:
         res = _scalar_union(a, b, shape, op, compute)
         if res is not None:
             return gbops.cast(res, out)
         a, b = gbops.expand(a, shape), gbops.expand(b, shape)
-        res = a.ewise_add(b, gbops.binary(op, compute)).new(dtype=out.gb)
+        res = _new(a.ewise_add(b, gbops.binary(op, compute)), out, into)
     else:  # an intersection only needs the broadcast operand on the other one's pattern
         if a.shape == shape:
             b = gbops.expand(b, shape, like=a)
@@ -146,7 +160,7 @@ def _ewise(node, args, union: bool, cast_to=None):
             a = gbops.expand(a, shape, like=b)
         else:
             a, b = gbops.expand(a, shape), gbops.expand(b, shape)
-        res = a.ewise_mult(b, gbops.binary(op, compute)).new(dtype=out.gb)
+        res = _new(a.ewise_mult(b, gbops.binary(op, compute)), out, into)
     return gbops.cast(res, out)
 
 
@@ -182,18 +196,18 @@ def _scalar_union(a, b, shape, op, compute):
     return None
 
 
-@eval_rule(Op.EWISE_ADD)
-def _ewise_add(node, args, env):
-    return _ewise(node, args, union=True)
+@eval_rule(Op.EWISE_ADD, into=True)
+def _ewise_add(node, args, env, into=None):
+    return _ewise(node, args, union=True, into=into)
 
 
-@eval_rule(Op.EWISE_MULT)
-def _ewise_mult(node, args, env):
-    return _ewise(node, args, union=False)
+@eval_rule(Op.EWISE_MULT, into=True)
+def _ewise_mult(node, args, env, into=None):
+    return _ewise(node, args, union=False, into=into)
 
 
-@eval_rule(Op.APPLY)
-def _apply(node, args, env):
+@eval_rule(Op.APPLY, into=True)
+def _apply(node, args, env, into=None):
     # a distributed piece of an index op passes its global row/column ids (None: its own)
     x, row_ids, col_ids = (list(args) + [None, None])[:3]
     op = node.attr("op")
@@ -203,11 +217,13 @@ def _apply(node, args, env):
         ids = (r if row_ids is None else row_ids[r]) if axis == "row" else (c if col_ids is None else col_ids[c])
         return gb.Matrix.from_coo(r, c, ids.astype(np.int64), nrows=x.shape[0], ncols=x.shape[1], dtype="INT64")
     compute, out = op.dtypes(gbops.dtype_of(x))
+    if into is not None and len(op.steps) == 1 and op.steps[0][0] == "unary" and compute is out:
+        return _new(gbops.cast(x, compute).apply(getattr(gb.unary, op.steps[0][1])[compute.gb]), out, into)
     return gbops.apply_unary(x, op, compute, out)
 
 
-@eval_rule(Op.APPLY_BIND)
-def _apply_bind(node, args, env):
+@eval_rule(Op.APPLY_BIND, into=True)
+def _apply_bind(node, args, env, into=None):
     (x,) = args
     op, scalar, side = node.attr("op"), node.attr("scalar"), node.attr("side")
     s = scalar_dtype(scalar, gbops.dtype_of(x))
@@ -215,7 +231,7 @@ def _apply_bind(node, args, env):
     x = gbops.cast(x, compute)
     value = compute.np.type(scalar)
     kw = {"left": value} if side == "left" else {"right": value}
-    return gbops.cast(x.apply(gbops.binary(op, compute), **kw).new(), out)
+    return gbops.cast(_new(x.apply(gbops.binary(op, compute), **kw), compute, into), out)
 
 
 @eval_rule(Op.SELECT)

@@ -19,7 +19,7 @@ import numpy as np
 from ..algebra import REDUCTIONS
 from ..exec import buffers as local
 from ..exec import gbops, recycle
-from ..exec.reference import EVAL, Env, truth
+from ..exec.reference import EVAL, INTO, Env, truth
 from ..ir.types import DType
 from ..plan.ir import (
     INSTRUCTIONS,
@@ -183,7 +183,15 @@ def _dt(M) -> DType:
 @handler(Local)
 def _local(rt: Runtime, i: Local):
     t0 = time.perf_counter()
-    rt.slots[i.out] = EVAL[i.node.op](i.node, [rt.slots[a] for a in i.args], rt.env)
+    args = [rt.slots[a] for a in i.args]
+    if i.node.op in INTO:   # last run's (or iteration's) result, written into once nothing holds it
+        rt.slots[i.out] = None
+        M = EVAL[i.node.op](i.node, args, rt.env, into=rt.pool.take(id(i)))
+        if all(M is not a for a in args):   # (an operand passed through is not ours to reuse)
+            rt.pool.keep(id(i), M)
+        rt.slots[i.out] = M
+    else:
+        rt.slots[i.out] = EVAL[i.node.op](i.node, args, rt.env)
     rt.timed("compute_s", t0)
 
 

@@ -135,3 +135,42 @@ def test_distributed_reuse_matches_numpy():
     for P in (2, 3):
         hits = run_simulated(P, body)
         assert all(h >= 1 for h in hits), hits
+
+
+def test_element_wise_results_kept_by_the_caller_are_not_overwritten():
+    x = dp.dense("x", ("n", 1))
+    f = dp.function({"y": dp.abs(x * 2.0 - 1.0), "z": x / 4.0})
+    xs = [np.random.default_rng(s).random((30, 1)) for s in range(4)]
+    kept = [f(x=v) for v in xs]
+    for out, v in zip(kept, xs):
+        np.testing.assert_allclose(out["y"].to_numpy(), np.abs(v * 2.0 - 1.0), rtol=1e-15)
+        np.testing.assert_allclose(out["z"].to_numpy(), v / 4.0, rtol=1e-15)
+    for v in xs:                      # dropped at once: written into again, still right
+        np.testing.assert_allclose(f(x=v)["z"].to_numpy(), v / 4.0, rtol=1e-15)
+    assert f.session().runtime.pool.hits > 0
+
+
+@pytest.mark.filterwarnings("ignore::dspla.LoopBoundWarning")
+@pytest.mark.parametrize("P", [1, 2, 3])
+def test_a_carried_value_is_never_reused_while_carried(P):
+    # (x, p) -> (x * 2 + 1, x): p holds last iteration's x while x's step writes a new one; with
+    # reuse by reference count, the step's old output (now p) must not be written into
+    x0 = dp.dense("x", ("n", 1))
+
+    def body(x, p):
+        return x * 2.0 + 1.0, x
+
+    (x, p) = dp.while_loop(lambda x, p: dp.reduce_all(x) > -1.0, body, (x0, x0 * 1.0), 6)
+    f = dp.function({"x": x, "p": p})
+    v = np.arange(8.0).reshape(8, 1)
+    want_x, want_p = v.copy(), v.copy()
+    for _ in range(6):
+        want_x, want_p = want_x * 2 + 1, want_x
+
+    def run(comm):
+        out = f.run({"x": v} if comm.rank == 0 else None, comm=comm)
+        return out["x"].to_numpy(), out["p"].to_numpy()
+
+    for got_x, got_p in run_simulated(P, run):
+        np.testing.assert_array_equal(got_x, want_x)
+        np.testing.assert_array_equal(got_p, want_p)
