@@ -274,8 +274,8 @@ def _transpose(node, args, env):
     return args[0].T.new()
 
 
-@eval_rule(Op.REDUCE)
-def _reduce(node, args, env):
+@eval_rule(Op.REDUCE, into=True)
+def _reduce(node, args, env, into=None):
     (x,) = args
     m, axis = node.attr("monoid"), node.attr("axis")
     dt = node.type.dtype
@@ -285,6 +285,9 @@ def _reduce(node, args, env):
         return gbops.column(x.reduce_rowwise(mon).new(), x.shape[0])
     if axis == "cols":
         return gbops.row(x.reduce_columnwise(mon).new(), x.shape[1])
+    if into is not None and into.shape == (1, 1) and into.dtype == dt.gb:
+        into[0, 0] << x.reduce_scalar(mon)   # (an empty reduction leaves it missing)
+        return into
     s = x.reduce_scalar(mon).new()
     if s.is_empty:
         return gbops.empty(1, 1, dt)

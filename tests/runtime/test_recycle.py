@@ -174,3 +174,20 @@ def test_a_carried_value_is_never_reused_while_carried(P):
     for got_x, got_p in run_simulated(P, run):
         np.testing.assert_array_equal(got_x, want_x)
         np.testing.assert_array_equal(got_p, want_p)
+
+
+def test_a_reused_reduction_goes_missing_when_there_is_nothing_to_reduce():
+    x = dp.sparse("x", ("n", 1))
+    f = dp.function({"s": dp.reduce_all(x), "t": dp.reduce_all(x, "max")})
+    cols = [[1.0, 0.0, 2.5], [0.0, 0.0, 0.0], [4.0, 0.0, 0.0]]
+    wants = [(3.5, 2.5), (None, None), (4.0, 4.0)]   # by hand: (sum, max) of the present entries
+    for col, want in zip(cols * 2, wants * 2):
+        out = f(x=sp.csr_array(np.array(col).reshape(3, 1)))
+        for name, w in zip(("s", "t"), want):
+            got = out[name]
+            if w is None:
+                assert not got.present().any()
+            else:
+                assert got.present().all() and got.to_numpy()[0, 0] == w
+        del out
+    assert f.session().runtime.pool.hits > 0
