@@ -20,9 +20,7 @@ import gc
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 import graphblas as gb
@@ -30,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from graphblas import binary, monoid, semiring, unary
 
-from .common import git_commit
+from .common import git_commit, mpi_worker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRAPH = os.path.join(ROOT, "..", "shared", "datasets", "snap", "soc-Slashdot0902.txt.gz")
@@ -210,19 +208,10 @@ def worker(graph: str, out: str, rounds: int):
 def processes(graph: str, Ps, rounds: int, trials: int = 3) -> dict:
     """One mpiexec job per (trial, P), the process counts alternating within each trial so that
     every P sees the same machine; PageRank's time per iteration is the median over all runs."""
-    from dspla.runtime.launch import YIELD_ENV, find_mpiexec
     got: dict = {}
     for _ in range(trials):
         for P in Ps:
-            with tempfile.TemporaryDirectory() as d:
-                out = os.path.join(d, "r.json")
-                env = {**os.environ, **YIELD_ENV, "DSPLA_THREADS": "1"}
-                cmd = [find_mpiexec(), "-n", str(P), sys.executable, "-m", "bench.algorithms", "--worker", graph, out,
-                       "--rounds", str(rounds)]
-                r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
-                if r.returncode != 0:
-                    raise SystemExit(f"P={P} failed:\n{r.stderr[-3000:]}")
-                res = json.load(open(out))
+            res = mpi_worker("bench.algorithms", P, lambda out: ["--worker", graph, out, "--rounds", rounds])
             if P in got:
                 got[P]["pagerank"]["runs_s_per_iteration"] += res["pagerank"]["s_per_iteration"]
             else:

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 import dspla as dp
 
-from .common import git_commit
+from .common import git_commit, mpi_worker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SLASHDOT = os.path.join(ROOT, "..", "shared", "datasets", "snap", "soc-Slashdot0902.txt.gz")
@@ -103,8 +103,7 @@ def worker(graph: str, K: int, rounds: int, out: str):
     own rows (its block of A times the whole X, accumulated into a full output made once), and
     dspla's local compute inside the call. Rank 0 writes the slowest rank's figures per round."""
     comm = dp.world()
-    A = _graphs([graph])
-    A = next(iter(A.values())) if comm.rank == 0 else None
+    A = next(iter(_graphs([graph]).values())) if comm.rank == 0 else None   # (read on rank 0 only)
     n = comm.bcast(A.shape[0] if comm.rank == 0 else None, 0)
     X = np.random.default_rng(K).random((n, K)) if comm.rank == 0 else None
     f = dp.function(outputs={"C": dp.sparse("A", ("n", "n")) @ dp.dense("X", ("n", "k"))})
@@ -112,16 +111,14 @@ def worker(graph: str, K: int, rounds: int, out: str):
     inputs = {"A": A, "X": X} if comm.rank == 0 else None
     f.run(inputs, **opts)   # plans; the pieces stay on their ranks
     sess = f.session(comm, **opts)
-    if comm.rank == 0:   # block rows: each rank's are one contiguous range
-        parts = sess.plan.dims["n"].parts
-        ranges = [(int(np.flatnonzero(parts == q).min()), int(np.flatnonzero(parts == q).max()) + 1)
-                  for q in range(comm.size)]
-    lo, hi = comm.bcast(ranges if comm.rank == 0 else None, 0)[comm.rank]
-    Aw = comm.bcast(A if comm.rank == 0 else None, 0)   # (the bench's own copy of the rows: not dspla's)
-    Aloc = gb.io.from_scipy_sparse(Aw[lo:hi])
+    # the full-C route's operands, the bench's own (not dspla's pieces): each rank's block of rows
+    # (contiguous: block partition) and the whole X
+    if comm.rank == 0:
+        starts = np.searchsorted(sess.plan.dims["n"].parts, np.arange(comm.size + 1))
+        blocks = [A[starts[q]:starts[q + 1]] for q in range(comm.size)]
+    Aloc = gb.io.from_scipy_sparse(comm.scatter(blocks if comm.rank == 0 else None, 0))
     Xgb = gb.Matrix.from_dense(comm.bcast(X, 0))
-    del Aw
-    C = gb.Matrix.from_dense(np.zeros((hi - lo, K)))
+    C = gb.Matrix.from_dense(np.zeros((Aloc.nrows, K)))
 
     def full_c():
         C(gb.binary.plus) << Aloc.mxm(Xgb, gb.semiring.plus_times)
@@ -145,21 +142,7 @@ def worker(graph: str, K: int, rounds: int, out: str):
 
 
 def per_rank(graph: str, K: int, rounds: int, P: int = 2) -> dict:
-    import subprocess
-    import sys
-    import tempfile
-
-    from dspla.runtime.launch import YIELD_ENV, find_mpiexec
-    with tempfile.TemporaryDirectory() as d:
-        out = os.path.join(d, "r.json")
-        env = {**os.environ, **YIELD_ENV, "DSPLA_THREADS": "1"}
-        cmd = [find_mpiexec(), "-n", str(P), sys.executable, "-m", "bench.local", "--worker", graph, str(K),
-               str(rounds), out]
-        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
-        if r.returncode != 0:
-            raise SystemExit(f"P={P} failed:\n{r.stderr[-3000:]}")
-        with open(out) as fh:
-            t = json.load(fh)
+    t = mpi_worker("bench.local", P, lambda out: ["--worker", graph, K, rounds, out])
     return {k: {"min_s": min(v), "median_s": statistics.median(v)} for k, v in t.items()}
 
 

@@ -42,14 +42,13 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
 import numpy as np
 import scipy.sparse as sp
 
-from .common import git_commit
+from .common import git_commit, mpi_worker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SLASHDOT = os.path.join(ROOT, "..", "shared", "datasets", "snap", "soc-Slashdot0902.txt.gz")
@@ -227,16 +226,8 @@ def dspla_rounds(data: str, rounds: int, threads: list | None = None) -> dict | 
     return res
 
 
-def dspla_job(P: int, data: str, rounds: int, tmp: str) -> dict:
-    from dspla.runtime.launch import YIELD_ENV, find_mpiexec
-    out = os.path.join(tmp, f"dspla{P}.json")
-    env = _child_env({**YIELD_ENV, "DSPLA_THREADS": "1"})
-    cmd = [find_mpiexec(), "-n", str(P), sys.executable, "-m", "bench.peers", "--worker", data, out,
-           "--rounds", str(rounds)]
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=3600)
-    if r.returncode != 0:
-        raise SystemExit(f"dspla P={P} failed: {' '.join(cmd)}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
-    return json.load(open(out))
+def dspla_job(P: int, data: str, rounds: int) -> dict:
+    return mpi_worker("bench.peers", P, lambda out: ["--worker", data, out, "--rounds", rounds], env=_child_env({}))
 
 
 # ------------------------------------------------------------------------------ report
@@ -307,7 +298,7 @@ def main(argv=None) -> int:
                         add("dspla1" if t == 1 else "dspla1*",
                             {**res, "seconds": {K: res["seconds"][f"{t}:{K}"] for K in map(str, args.Ks)}})
                 else:
-                    res = dspla_job(P, data, n_rounds, tmp)
+                    res = dspla_job(P, data, n_rounds)
                     add(f"dspla{P}", {**res, "seconds": {K: res["seconds"][f"1:{K}"] for K in map(str, args.Ks)}})
     for res in runs.values():   # dspla's results sit under "results"; PETSc's at the top
         if "results" in res:

@@ -51,17 +51,29 @@ def cast(M, dtype: DType):
     return M if dtype_of(M) is dtype else M.dup(dtype=dtype.gb)
 
 
-def apply_unary(M, op: UnaryOp, compute: DType, out: DType):
+def apply_unary(M, op: UnaryOp, compute: DType, out: DType, into=None):
+    """``into``: a free matrix (exec/recycle.py) the last step may write into instead of a new one."""
     M = cast(M, compute)
-    for step in op.steps:
+    last = len(op.steps) - 1
+    for k, step in enumerate(op.steps):
         if step[0] == "unary":
-            M = M.apply(getattr(gb.unary, step[1])[compute.gb]).new()
+            expr = M.apply(getattr(gb.unary, step[1])[compute.gb])
         elif step[0] == "udf":
-            M = M.apply(gbudf.unary(op, compute)).new()
+            expr = M.apply(gbudf.unary(op, compute))
         else:
             _, name, value = step
-            M = M.apply(getattr(gb.binary, name)[compute.gb], right=value).new()
+            expr = M.apply(getattr(gb.binary, name)[compute.gb], right=value)
+        M = new(expr, compute, into if k == last else None)
     return cast(M, out)
+
+
+def new(expr, dtype: DType, into=None):
+    """expr's value as a matrix of ``dtype``: written into ``into`` (a free matrix, exec/recycle.py)
+    when it has that dtype and shape, else a new one."""
+    if into is not None and into.dtype == dtype.gb and into.shape == expr.shape:
+        into << expr
+        return into
+    return expr.new(dtype=dtype.gb)
 
 
 def empty(nrows: int, ncols: int, dtype: DType):
@@ -119,9 +131,13 @@ def is_full(M) -> bool:
     return M.nvals == M.shape[0] * M.shape[1]
 
 
-def identity_full(nrows: int, ncols: int, m: Monoid, dtype: DType):
-    """A full matrix holding the monoid's identity (zeros come from calloc: nearly free)."""
+def identity_full(nrows: int, ncols: int, m: Monoid, dtype: DType, into=None):
+    """A full matrix holding the monoid's identity: ``into`` refilled when it fits (a free matrix,
+    exec/recycle.py), else new (zeros come from calloc: nearly free)."""
     ident = m.identity(dtype)
+    C = recycle.refill(into, nrows, ncols, ident, dtype)
+    if C is not None:
+        return C
     vals = np.zeros((nrows, ncols), dtype=dtype.np) if not ident else np.full((nrows, ncols), ident, dtype=dtype.np)
     return from_values(vals, dtype)
 
@@ -179,13 +195,13 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=N
     ``a_empty_rows``: a's empty rows when the caller knows them (planning-time matrices).
     ``mask`` (a mask_of object): SuiteSparse's masked product, computing only entries inside it.
     ``into``: a free matrix (exec/recycle.py) whose memory a full route may write into.
-    ``taken``: route name -> count, incremented (the run stats)."""
+    ``taken``: a Counter of route names, counted in (the run stats)."""
     (ar, ac), (br, bc) = a.shape, b.shape
     a_nv, b_nv = a.nvals, b.nvals
     route = routes.choose(sr, compute, a_full=a_nv == ar * ac, b_full=b_nv == br * bc, masked=mask is not None,
                           a_any=a_nv > 0, b_any=b_nv > 0)
-    if taken is not None:
-        taken[route.name] = taken.get(route.name, 0) + 1
+    if taken is not None:   # (a Counter)
+        taken[route.name] += 1
     return _RUN[route.name](a, b, sr, compute, a_empty_rows, mask, into)
 
 
@@ -207,9 +223,7 @@ def _blas(a, b, sr, compute, a_empty_rows, mask, into):
 def _full_c(a, b, sr, compute, a_empty_rows, mask, into):
     # identity ⊕ x = x: starting C full at the identity changes nothing but speed; A's empty rows
     # are then made missing again
-    C = recycle.refill(into, a.shape[0], b.shape[1], sr.monoid.identity(compute), compute)
-    if C is None:
-        C = identity_full(a.shape[0], b.shape[1], sr.monoid, compute)
+    C = identity_full(a.shape[0], b.shape[1], sr.monoid, compute, into=into)
     if not (udfmxm.applies(sr) and accumulate_full(C, a, b, sr)):
         C(accum=binary(sr.monoid.op, compute)) << a.mxm(b, semiring(sr, compute))
     return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows)

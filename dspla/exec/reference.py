@@ -37,14 +37,6 @@ def eval_rule(op: Op, into: bool = False):
     return register
 
 
-def _new(expr, dtype: DType, into=None):
-    """expr's value as a matrix of ``dtype``: written into ``into`` when it fits, else new."""
-    if into is not None and into.dtype == dtype.gb and into.shape == expr.shape:
-        into << expr
-        return into
-    return expr.new(dtype=dtype.gb)
-
-
 class Env:
     """What evaluation rules may look at besides their operands: bound inputs and dims."""
 
@@ -139,20 +131,22 @@ def _ewise(node, args, union: bool, cast_to=None, into=None):
     a, b = gbops.cast(a, compute), gbops.cast(b, compute)
     (ar, ac), (br, bc) = a.shape, b.shape
     shape = (max(ar, br) if 1 in (ar, br) else ar, max(ac, bc) if 1 in (ac, bc) else ac)
-    scalar = _scalar_operand(a, b, shape, union)
-    if scalar is not None:   # a 1 x 1 operand over a whole-shape one: one apply, no broadcast copy
+    scalar = _scalar_operand(a, b, shape)
+    if scalar is not None:   # a 1 x 1 operand over a whole-shape one: no broadcast copy
         x, value, side = scalar
         if value is None:   # a missing 1 x 1: a union leaves x, an intersection is empty
-            res = x if union else gbops.empty(shape[0], shape[1], compute)
-        else:
-            res = _new(x.apply(gbops.binary(op, compute), **{side: value}), compute, into)
-        return gbops.cast(res, out)
-    if union:
-        res = _scalar_union(a, b, shape, op, compute)
-        if res is not None:
+            return gbops.cast(x if union else gbops.empty(shape[0], shape[1], compute), out)
+        if not union or gbops.is_full(x):   # every position is op(x, s), as the broadcast gives: one apply
+            return gbops.cast(gbops.new(x.apply(gbops.binary(op, compute), **{side: value}), compute, into), out)
+        if op.commutative:
+            # x's missing positions get s alone: a full matrix of s with x accumulated into it,
+            # one pass (PageRank's teleport term; broadcasting s took a product and a union)
+            res = gbops.full(shape[0], shape[1], value, compute)
+            res(accum=gbops.binary(op, compute)) << x
             return gbops.cast(res, out)
+    if union:
         a, b = gbops.expand(a, shape), gbops.expand(b, shape)
-        res = _new(a.ewise_add(b, gbops.binary(op, compute)), out, into)
+        res = gbops.new(a.ewise_add(b, gbops.binary(op, compute)), out, into)
     else:  # an intersection only needs the broadcast operand on the other one's pattern
         if a.shape == shape:
             b = gbops.expand(b, shape, like=a)
@@ -160,7 +154,7 @@ def _ewise(node, args, union: bool, cast_to=None, into=None):
             a = gbops.expand(a, shape, like=b)
         else:
             a, b = gbops.expand(a, shape), gbops.expand(b, shape)
-        res = _new(a.ewise_mult(b, gbops.binary(op, compute)), out, into)
+        res = gbops.new(a.ewise_mult(b, gbops.binary(op, compute)), out, into)
     return gbops.cast(res, out)
 
 
@@ -169,30 +163,12 @@ def ewise_cast(node, args, dtype):
     return _ewise(node, args, node.op is Op.EWISE_ADD, cast_to=dtype)
 
 
-def _scalar_operand(a, b, shape, union: bool):
-    """(the whole-shape operand, the 1 x 1 one's value or None, the side it binds on) when one
-    operand is 1 x 1 and the other holds the shape (full, for a union: every position is then
-    op(x, s), as the broadcast would give); else None."""
+def _scalar_operand(a, b, shape):
+    """(the whole-shape operand, the 1 x 1 one's value or None when missing, the side it binds
+    on) when one operand is 1 x 1 and the other holds the shape; else None."""
     for x, s, side in ((a, b, "right"), (b, a, "left")):
         if s.shape == (1, 1) and x.shape == shape and shape != (1, 1):
-            if union and x.nvals != x.shape[0] * x.shape[1] and s.nvals:
-                return None   # missing positions of x get s alone: the general broadcast
             return x, (s[0, 0].new().value if s.nvals else None), side
-    return None
-
-
-def _scalar_union(a, b, shape, op, compute):
-    """x ∪ s, s a present 1 x 1 and x of the whole shape with missing entries: every position
-    gets s and x's present ones op(x, s). For a commutative op that is a full matrix of s with
-    x accumulated into it in place (PageRank's teleport term: one pass, where broadcasting s
-    first took a product and a second element-wise pass)."""
-    if not op.commutative:
-        return None
-    for x, s in ((a, b), (b, a)):
-        if s.shape == (1, 1) and x.shape == shape and shape != (1, 1) and s.nvals:
-            C = from_values(np.full(shape, s[0, 0].new().value, dtype=compute.np), compute)
-            C(accum=gbops.binary(op, compute)) << x
-            return C
     return None
 
 
@@ -217,9 +193,7 @@ def _apply(node, args, env, into=None):
         ids = (r if row_ids is None else row_ids[r]) if axis == "row" else (c if col_ids is None else col_ids[c])
         return gb.Matrix.from_coo(r, c, ids.astype(np.int64), nrows=x.shape[0], ncols=x.shape[1], dtype="INT64")
     compute, out = op.dtypes(gbops.dtype_of(x))
-    if into is not None and len(op.steps) == 1 and op.steps[0][0] == "unary" and compute is out:
-        return _new(gbops.cast(x, compute).apply(getattr(gb.unary, op.steps[0][1])[compute.gb]), out, into)
-    return gbops.apply_unary(x, op, compute, out)
+    return gbops.apply_unary(x, op, compute, out, into=into)
 
 
 @eval_rule(Op.APPLY_BIND, into=True)
@@ -231,7 +205,7 @@ def _apply_bind(node, args, env, into=None):
     x = gbops.cast(x, compute)
     value = compute.np.type(scalar)
     kw = {"left": value} if side == "left" else {"right": value}
-    return gbops.cast(_new(x.apply(gbops.binary(op, compute), **kw), compute, into), out)
+    return gbops.cast(gbops.new(x.apply(gbops.binary(op, compute), **kw), compute, into), out)
 
 
 @eval_rule(Op.SELECT)

@@ -11,47 +11,56 @@ are a dense matmul (BLAS); a masked product must never be computed unmasked firs
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from ..algebra import Semiring
 from ..ir.types import DType
 from . import udfmxm
 
 
+class Case(NamedTuple):
+    """What the choice reads of one product."""
+    sr: Semiring
+    dtype: DType      # the compute dtype
+    a_full: bool
+    b_full: bool
+    masked: bool
+    a_any: bool       # a has entries
+    b_any: bool
+
+
 @dataclass(frozen=True)
 class Route:
     name: str
     says: str
-    # (semiring, compute dtype, a full, b full, masked, a has entries, b has entries)
-    applies: Callable[[Semiring, DType, bool, bool, bool, bool, bool], bool]
+    applies: Callable[[Case], bool]
     fills: bool = False   # the output starts full at the monoid's identity (a memset of rows x K)
 
 
-def _blas(sr, dt, af, bf, masked, a_any, b_any):
-    return sr.monoid.name == "plus" and sr.mult.name == "times" and dt.is_float and af and bf and a_any and b_any
+def _blas(c: Case) -> bool:
+    return c.sr.monoid.name == "plus" and c.sr.mult.name == "times" and c.dtype.is_float and c.a_full and \
+        c.b_full and c.a_any and c.b_any
 
 
-def _full_c(sr, dt, af, bf, masked, a_any, b_any):
-    return sr.monoid.identity(dt) is not None and bf and a_any and b_any
+def _full_c(c: Case) -> bool:
+    return c.sr.monoid.identity(c.dtype) is not None and c.b_full and c.a_any and c.b_any
 
 
 ROUTES = (
     Route("masked", "SuiteSparse's masked product: only the entries inside the mask are computed",
-          lambda sr, dt, af, bf, masked, a_any, b_any: masked),
+          lambda c: c.masked),
     Route("blas", "both operands full, plus_times over floats: a dense matmul (BLAS) on the values arrays",
           _blas),
     Route("udf-full", "a user's semiring with B full: the compiled kernel accumulates into a full C in place",
-          lambda sr, dt, af, bf, masked, a_any, b_any: udfmxm.applies(sr) and _full_c(sr, dt, af, bf, masked,
-                                                                                     a_any, b_any),
-          fills=True),
+          lambda c: udfmxm.applies(c.sr) and _full_c(c), fills=True),
     Route("full-c", "B full: C starts full at the monoid's identity and SuiteSparse accumulates C ⊕= A ⊗ B in "
           "place (then A's empty rows are made missing)", _full_c, fills=True),
     # chosen by the plan, not here: products whose output the plan made full beforehand (a Fill),
     # as p2p1d's blocks of local and received rows; listed so the stats name every route one way
     Route("accumulate", "into the plan's full output (a Fill): SuiteSparse's C ⊕= A ⊗ B in place",
-          lambda *_: False, fills=True),
+          lambda c: False, fills=True),
     Route("new", "GraphBLAS's own C = A ⊕.⊗ B into a new matrix (B has missing entries, or the monoid has "
-          "no identity)", lambda *_: True),
+          "no identity)", lambda c: True),
 )
 BY_NAME = {r.name: r for r in ROUTES}
 
@@ -59,8 +68,9 @@ BY_NAME = {r.name: r for r in ROUTES}
 def choose(sr: Semiring, compute: DType, *, a_full: bool, b_full: bool, masked: bool = False,
            a_any: bool = True, b_any: bool = True) -> Route:
     """The first route of the table that applies."""
+    case = Case(sr, compute, a_full, b_full, masked, a_any, b_any)
     for r in ROUTES:
-        if r.applies(sr, compute, a_full, b_full, masked, a_any, b_any):
+        if r.applies(case):
             return r
     raise AssertionError("the last route applies to every product")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import time
+from collections import Counter
 from typing import Callable
 
 import graphblas as gb
@@ -129,10 +130,16 @@ class Runtime:
         self.at_bound: dict = {}     # loop -> (source position, bound), when it stopped at its bound
         self.loop_s: dict = {}       # loop -> seconds in it
         self.loop_words: dict = {}   # loop -> words this rank sent in each iteration (the dynamic ones' too)
-        self.routes: dict = {}       # local product route (exec/routes.py) -> times taken
+        self.routes: Counter = Counter()   # local product route (exec/routes.py) -> times taken
 
     def took(self, route: str):
-        self.routes[route] = self.routes.get(route, 0) + 1
+        self.routes[route] += 1
+
+    def reusable(self, i):
+        """Instruction i's result of the last run or iteration, to be written into, when nothing
+        else holds it any more (exec/recycle.py); its slot lets go of it first."""
+        self.slots[i.out] = None
+        return self.pool.take(id(i))
 
     def count(self, product, t: Traffic):
         self.counters[product] = self.counters.get(product, Traffic()) + t
@@ -184,9 +191,8 @@ def _dt(M) -> DType:
 def _local(rt: Runtime, i: Local):
     t0 = time.perf_counter()
     args = [rt.slots[a] for a in i.args]
-    if i.node.op in INTO:   # last run's (or iteration's) result, written into once nothing holds it
-        rt.slots[i.out] = None
-        M = EVAL[i.node.op](i.node, args, rt.env, into=rt.pool.take(id(i)))
+    if i.node.op in INTO:
+        M = EVAL[i.node.op](i.node, args, rt.env, into=rt.reusable(i))
         if all(M is not a for a in args):   # (an operand passed through is not ours to reuse)
             rt.pool.keep(id(i), M)
         rt.slots[i.out] = M
@@ -219,8 +225,7 @@ def _mxm(rt: Runtime, i: MxM):
             C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(b, op)
             rt.took("accumulate")
     else:
-        rt.slots[i.out] = None   # the last run's output, free unless someone else holds it
-        C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.pool.take(id(i)),
+        C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.reusable(i),
                       taken=rt.routes)
         rt.pool.keep(id(i), C)
         rt.slots[i.out] = gbops.cast(C, out)
@@ -230,11 +235,7 @@ def _mxm(rt: Runtime, i: MxM):
 @handler(Fill)
 def _fill(rt: Runtime, i: Fill):
     t0 = time.perf_counter()
-    rt.slots[i.out] = None   # the last run's output, free unless someone else holds it
-    dt = DType(i.dtype)
-    C = recycle.refill(rt.pool.take(id(i)), i.nrows, i.k, i.monoid.identity(dt), dt)
-    if C is None:
-        C = gbops.identity_full(i.nrows, i.k, i.monoid, dt)
+    C = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype), into=rt.reusable(i))
     rt.pool.keep(id(i), C)
     rt.slots[i.out] = C
     rt.timed("compute_s", t0)

@@ -27,6 +27,7 @@ import resource
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -78,7 +79,8 @@ def describe(value) -> tuple:
 _BIG = 1 << 24   # entries on this rank above which planning's garbage is collected at once
 
 
-def _entries(mats: dict, dist: dict) -> int:
+def _entries(mats: dict | None, dist: dict | None) -> int:
+    """Entries of the inputs this rank holds (``mats``: rank 0's host inputs, else None)."""
     return sum(m.nvals for m in (mats or {}).values() if hasattr(m, "nvals")) + \
         sum(v._piece.nvals for v in (dist or {}).values() if hasattr(v._piece, "nvals"))
 
@@ -97,7 +99,6 @@ class DistSession:
         self._held: dict = {}     # every rank: name -> its piece of a host input
         self._given: dict = {}    # rank 0: how the distributed inputs were laid out when planned
         self.last_stats: Stats | None = None
-        self.last_local: dict | None = None
 
     # -- rank 0: checking the inputs and deciding what to do
     def _decide(self, inputs: dict, descs: list) -> tuple[dict, dict, dict]:
@@ -300,7 +301,7 @@ class DistSession:
         if header["replan"]:
             self._plan(header, mats, dims, inputs, dist)
         planning_s = time.perf_counter() - t_plan
-        if header["replan"] and _entries(mats or {}, dist) > _BIG:   # (mats: rank 0 only)
+        if header["replan"] and _entries(mats, dist) > _BIG:
             # planning's temporaries (matrices in reference cycles) freed before the run reuses the
             # room; a full collection costs tens of ms, worth it only when they are large
             gc.collect()
@@ -321,7 +322,6 @@ class DistSession:
             self._held.update({k: from_wire(v) if P > 1 else v for k, v in mine.items()})
         held = {**self._held, **{k: v._piece for k, v in dist.items()}}
         rt = self.runtime
-        self.last_local = None   # (it would keep the last outputs from being reused: exec/recycle.py)
         times = []
         for _ in range(max(1, repeat)):
             if self._runs == 1:
@@ -337,7 +337,6 @@ class DistSession:
                 gc.collect()   # only this run's objects are scanned (see settle_garbage)
             self._runs += 1
             times.append(time.perf_counter() - t0)
-        self.last_local = out
         mine = {**self._rank_stats(rt), "planning_s": planning_s if header["replan"] else 0.0,
                 "first_iteration_s": times[0] if header["replan"] else 0.0, "peak_rss_bytes": peak_rss_bytes()}
         stats = [mine] if P == 1 else comm.gather(mine, 0)
@@ -421,11 +420,7 @@ class DistSession:
             products.append(rec)
         out["products"] = products
         # the local products' routes (exec/routes.py), summed over ranks: which kernel ran how often
-        routes: dict = {}
-        for r in per_rank:
-            for k, v in r.get("routes", {}).items():
-                routes[k] = routes.get(k, 0) + v
-        out["routes"] = routes
+        out["routes"] = dict(sum((Counter(r.get("routes", {})) for r in per_rank), Counter()))
         out["planning_s"] = planning_s
         part_s = sum(info.get("seconds", 0.0) for info in self.plan.partition.values()) if planning_s else 0.0
         out["partition_s"] = part_s
