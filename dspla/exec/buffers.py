@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..ir.types import DType
+from . import item
 
 
 # An n x 1 value is held by column, as SuiteSparse holds the results of operations on one: held
@@ -69,6 +70,8 @@ def from_values(values: np.ndarray, dtype: DType):
 
 def from_values_presence(values: np.ndarray, present: np.ndarray, dtype: DType):
     nrows, ncols = values.shape
+    if nrows == ncols == 1:   # a reduced scalar (every loop iteration has some): the typed C call
+        return item.scalar(values[0, 0] if present[0, 0] else None, dtype)
     if present.all():
         return from_values(values, dtype)
     M = gb.Matrix(dtype.gb, nrows, ncols)
@@ -80,6 +83,9 @@ def from_values_presence(values: np.ndarray, present: np.ndarray, dtype: DType):
 def dense_parts(M, fill=0):
     """(values, present) dense arrays of any matrix (copies; no coordinate lists)."""
     shape = M.shape
+    if shape == (1, 1):
+        v = item.item(M)
+        return np.array([[fill if v is None else v]], dtype=M.dtype.np_type), np.array([[v is not None]])
     if M.nvals == M.shape[0] * M.shape[1]:
         return (M.to_dense() if M.nvals else np.full(shape, fill, dtype=M.dtype.np_type)), np.ones(shape, dtype=bool)
     if not M.nvals:

@@ -17,8 +17,8 @@ from ..io.limits import check_memory
 from ..ir import Node, Op, Program
 from ..ir.types import DType, promote
 from ..ir.typing import scalar_dtype
-from . import gbops, winners
-from .buffers import from_values
+from . import gbops, udfmxm, winners
+from .item import item, scalar, set_item
 from .values import concrete
 
 EVAL: dict[Op, Callable] = {}
@@ -114,12 +114,43 @@ def _while(node, args, env):
 
 def truth(c) -> bool:
     """A 1 x 1 condition: true when its entry is present and true (a missing entry is false)."""
-    return bool(c.nvals and c[0, 0].new().value)
+    v = item(c)
+    return v is not None and bool(v)
 
 
 @eval_rule(Op.ITEM)
 def _item(node, args, env):
     return args[0][node.attr("index")]
+
+
+# Built-in operators on two floats as numpy computes them, which is what SuiteSparse computes
+# (IEEE arithmetic; min and max as udfmxm's, which follow SuiteSparse's). A loop's 1 x 1 values (a
+# dangling sum, a step size, a convergence test) go through these: a GraphBLAS call on a 1 x 1
+# matrix costs 40-90 us of Python, the numpy scalar operation about 1.
+_FLOAT_OPS = {"plus": np.add, "minus": np.subtract, "rminus": lambda x, y: y - x, "times": np.multiply,
+              "div": np.true_divide, "rdiv": lambda x, y: y / x, "min": udfmxm.fmin, "max": udfmxm.fmax,
+              "first": lambda x, y: x, "second": lambda x, y: y, "eq": np.equal, "ne": np.not_equal,
+              "gt": np.greater, "ge": np.greater_equal, "lt": np.less, "le": np.less_equal}
+
+
+def _scalar_binary(op, compute: DType, out: DType, x, y, union: bool, into):
+    """op on two 1 x 1 values given as Python values (None: missing), a 1 x 1 matrix of ``out``
+    (``into`` written when it fits); None when the operator or dtype is not in _FLOAT_OPS."""
+    f = _FLOAT_OPS.get(op.name) if op.func is None and compute.is_float else None
+    if f is None:
+        return None
+    t = compute.np.type
+    if x is not None and y is not None:
+        with np.errstate(all="ignore"):
+            v = f(t(x), t(y))
+    elif union:   # the present one alone, as GraphBLAS's union keeps it
+        v = t(x) if x is not None else (t(y) if y is not None else None)
+    else:
+        v = None
+    v = None if v is None else out.np.type(v).item()
+    if into is not None and into.shape == (1, 1) and into.dtype == out.gb:
+        return set_item(into, v)
+    return scalar(v, out)
 
 
 def _ewise(node, args, union: bool, cast_to=None, into=None):
@@ -128,6 +159,10 @@ def _ewise(node, args, union: bool, cast_to=None, into=None):
     op = node.attr("op")
     compute, out = op.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
     out = cast_to or out
+    if a.shape == b.shape == (1, 1):
+        res = _scalar_binary(op, compute, out, item(a), item(b), union, into)
+        if res is not None:
+            return res
     a, b = gbops.cast(a, compute), gbops.cast(b, compute)
     (ar, ac), (br, bc) = a.shape, b.shape
     shape = (max(ar, br) if 1 in (ar, br) else ar, max(ac, bc) if 1 in (ac, bc) else ac)
@@ -168,7 +203,7 @@ def _scalar_operand(a, b, shape):
     on) when one operand is 1 x 1 and the other holds the shape; else None."""
     for x, s, side in ((a, b, "right"), (b, a, "left")):
         if s.shape == (1, 1) and x.shape == shape and shape != (1, 1):
-            return x, (s[0, 0].new().value if s.nvals else None), side
+            return x, item(s), side
     return None
 
 
@@ -202,6 +237,11 @@ def _apply_bind(node, args, env, into=None):
     op, scalar, side = node.attr("op"), node.attr("scalar"), node.attr("side")
     s = scalar_dtype(scalar, gbops.dtype_of(x))
     compute, out = op.dtypes(*((s, gbops.dtype_of(x)) if side == "left" else (gbops.dtype_of(x), s)))
+    if x.shape == (1, 1):   # (missing stays missing: an apply keeps the pattern)
+        v = item(x)
+        res = _scalar_binary(op, compute, out, *((scalar, v) if side == "left" else (v, scalar)), False, into)
+        if res is not None:
+            return res
     x = gbops.cast(x, compute)
     value = compute.np.type(scalar)
     kw = {"left": value} if side == "left" else {"right": value}
@@ -259,13 +299,11 @@ def _reduce(node, args, env, into=None):
         return gbops.column(x.reduce_rowwise(mon).new(), x.shape[0])
     if axis == "cols":
         return gbops.row(x.reduce_columnwise(mon).new(), x.shape[1])
-    if into is not None and into.shape == (1, 1) and into.dtype == dt.gb:
-        into[0, 0] << x.reduce_scalar(mon)   # (an empty reduction leaves it missing)
-        return into
     s = x.reduce_scalar(mon).new()
-    if s.is_empty:
-        return gbops.empty(1, 1, dt)
-    return from_values(np.array([[s.value]], dtype=dt.np), dt)   # (a setitem costs 3x more)
+    value = None if s.is_empty else s.value   # (an empty reduction leaves it missing)
+    if into is not None and into.shape == (1, 1) and into.dtype == dt.gb:
+        return set_item(into, value)
+    return scalar(value, dt)
 
 
 @eval_rule(Op.CAST)
@@ -326,7 +364,7 @@ def _dropout_mask(node, args, env):
     x, seed, row_ids, col_ids = (list(args) + [None, None])[:4]
     p = node.attr("p")
     dt = node.type.dtype
-    s = int(seed[0, 0].new().value) if seed.nvals else 0
+    s = int(item(seed) or 0)
     scale = dt.np.type(1.0 / (1.0 - p))
     if x.nvals == x.shape[0] * x.shape[1] and x.nvals:   # full (dense features): a bitmap, no coordinates
         gr = np.arange(x.shape[0]) if row_ids is None else np.asarray(row_ids)

@@ -18,7 +18,7 @@ from .. import udf
 from ..algebra import BinaryOp, Semiring
 
 
-def _fmin(x, y):   # SuiteSparse's min and max on floats ignore a NaN (fmin/fmax)
+def fmin(x, y):   # SuiteSparse's min and max on floats: a NaN is ignored; of two equal values (0 and -0) the second
     if x != x:
         return y
     if y != y:
@@ -26,7 +26,7 @@ def _fmin(x, y):   # SuiteSparse's min and max on floats ignore a NaN (fmin/fmax
     return x if x < y else y
 
 
-def _fmax(x, y):
+def fmax(x, y):
     if x != x:
         return y
     if y != y:
@@ -37,7 +37,7 @@ def _fmax(x, y):
 # the built-in operators a user semiring may pair with its own, as the functions GraphBLAS computes
 _BUILTIN = {"plus": lambda x, y: x + y, "times": lambda x, y: x * y, "minus": lambda x, y: x - y,
             "rminus": lambda x, y: y - x, "first": lambda x, y: x, "second": lambda x, y: y,
-            "min": _fmin, "max": _fmax}
+            "min": fmin, "max": fmax}
 
 
 def _func(op: BinaryOp):

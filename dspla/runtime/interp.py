@@ -83,6 +83,7 @@ class Runtime:
         self.parity = [1] * len(self.windows)
         self.slots: list = [None] * program.n_slots
         self.pool = recycle.Pool()   # outputs of earlier runs and iterations, reused once free
+        self.bitmaps: dict = {}      # slot -> a presence bitmap its Fill took back (gbops.take_bitmap)
         for slot, value in program.consts.items():
             self.slots[slot] = value
         self.extra = extra or {}
@@ -235,7 +236,10 @@ def _mxm(rt: Runtime, i: MxM):
 @handler(Fill)
 def _fill(rt: Runtime, i: Fill):
     t0 = time.perf_counter()
-    C = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype), into=rt.reusable(i))
+    into = rt.reusable(i)
+    # the slot's last DropRows left a presence bitmap that the next one can use again
+    rt.bitmaps[i.out] = gbops.take_bitmap(into)
+    C = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype), into=into)
     rt.pool.keep(id(i), C)
     rt.slots[i.out] = C
     rt.timed("compute_s", t0)
@@ -244,7 +248,7 @@ def _fill(rt: Runtime, i: Fill):
 @handler(DropRows)
 def _drop_rows(rt: Runtime, i: DropRows):
     t0 = time.perf_counter()
-    rt.slots[i.out] = gbops.drop_rows(rt.slots[i.out], i.rows)
+    rt.slots[i.out] = gbops.drop_rows(rt.slots[i.out], i.rows, rt.bitmaps.pop(i.out, None))
     rt.timed("compute_s", t0)
 
 

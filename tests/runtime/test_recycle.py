@@ -64,6 +64,36 @@ def test_a_dropped_result_is_written_into_and_stays_correct():
     assert f.session().runtime.pool.hits >= len(xs) * 2 - 1
 
 
+def test_a_reused_bitmap_is_taken_only_when_it_is_that_pattern():
+    """drop_rows uses the presence bitmap of the output it writes into again only when it is
+    exactly 'every row but these': the count matches and nothing is present in those rows."""
+    from dspla.exec import gbops
+    vals = np.arange(12.0).reshape(4, 3)
+
+    def dropped(rows):
+        return gbops.drop_rows(gb.Matrix.from_dense(vals), np.array(rows))
+
+    def want(rows):
+        w = vals.copy()
+        w[rows] = np.nan
+        return w
+
+    for spare_rows, rows in (([1], [1]), ([1], [2]), ([0, 3], [1]), ([2], [0, 3])):
+        spare = gbops.take_bitmap(dropped(spare_rows))
+        assert spare is not None and spare[1] == (4 - len(spare_rows)) * 3
+        got = gbops.drop_rows(gb.Matrix.from_dense(vals), np.array(rows), spare)
+        np.testing.assert_array_equal(got.to_dense(fill_value=np.nan), want(rows))
+    # a user changed the pattern of a result (an entry in a dropped row, one removed elsewhere)
+    M = dropped([1])
+    M[1, 0] = 5.0
+    del M[2, 2]
+    M.wait()
+    spare = gbops.take_bitmap(M)
+    got = gbops.drop_rows(gb.Matrix.from_dense(vals), np.array([1]), spare)
+    np.testing.assert_array_equal(got.to_dense(fill_value=np.nan), want([1]))
+    assert gbops.take_bitmap(gb.Matrix.from_dense(vals)) is None   # held full: nothing to take
+
+
 def test_a_matrix_someone_else_holds_is_not_free():
     pool = recycle.Pool()
     M = gb.Matrix(float, 3, 3)

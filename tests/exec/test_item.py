@@ -1,0 +1,89 @@
+"""1 x 1 values through SuiteSparse's typed element calls (exec/item.py) and the numpy route of
+built-in operators on two 1 x 1 floats (reference._scalar_binary). The oracle is
+python-graphblas itself: its indexing for single entries, its element-wise kernels for the
+operators, on 1 x 1 matrices with and without an entry."""
+import itertools
+import math
+
+import graphblas as gb
+import numpy as np
+import pytest
+
+from dspla.algebra import BINARY
+from dspla.exec import gbops
+from dspla.exec.item import empty, item, scalar, set_item
+from dspla.exec.reference import _FLOAT_OPS, _scalar_binary
+from dspla.ir.types import DType
+
+
+@pytest.mark.parametrize("dt", list(DType))
+def test_item_set_item_and_scalar_agree_with_graphblas_indexing(dt):
+    M = empty(dt)
+    assert M.shape == (1, 1) and M.nvals == 0 and M.dtype == dt.gb
+    assert item(M) is None
+    v = dt.np.type(3)
+    set_item(M, v.item())
+    assert M.nvals == 1 and M[0, 0].new().value == v
+    assert item(M) == M[0, 0].new().value
+    assert type(item(M)) is type(M[0, 0].new().value)
+    set_item(M, None)
+    assert M.nvals == 0
+    S = scalar(2, dt)
+    assert S.dtype == dt.gb and S[0, 0].new().value == dt.np.type(2)
+    assert scalar(None, dt).nvals == 0
+
+
+def test_item_reads_any_position_and_nan():
+    M = gb.Matrix.from_coo([1], [2], [np.nan], nrows=3, ncols=4)
+    assert math.isnan(item(M, 1, 2)) and item(M, 0, 0) is None
+
+
+_VALUES = [None, 0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 3.0]
+
+
+def _gb_binary(name, compute, x, y, union):
+    """The oracle: python-graphblas's union or intersection of two 1 x 1 matrices."""
+    a, b = scalar(x, compute), scalar(y, compute)
+    op = gbops.binary(BINARY[name], compute)
+    expr = a.ewise_add(b, op) if union else a.ewise_mult(b, op)
+    return expr.new()
+
+
+@pytest.mark.parametrize("name", sorted(_FLOAT_OPS))
+@pytest.mark.parametrize("compute", [DType.float64, DType.float32])
+def test_scalar_operators_equal_graphblas_on_every_pair(name, compute):
+    op = BINARY[name]
+    _, out = op.dtypes(compute, compute)
+    for x, y in itertools.product(_VALUES, repeat=2):
+        for union in (True, False):
+            got = _scalar_binary(op, compute, out, x, y, union, None)
+            want = gbops.cast(_gb_binary(name, compute, x, y, union), out)
+            assert got.dtype == want.dtype, (name, x, y, union)
+            assert got.nvals == want.nvals, (name, x, y, union)
+            if want.nvals:
+                g, w = item(got), want[0, 0].new().value
+                assert (g == w and math.copysign(1, g) == math.copysign(1, w)) if not (
+                    isinstance(w, float) and math.isnan(w)) else math.isnan(g), (name, x, y, union, g, w)
+
+
+def test_scalar_operators_write_into_a_free_result_of_their_type_only():
+    op = BINARY["plus"]
+    into = scalar(9.0, DType.float64)
+    got = _scalar_binary(op, DType.float64, DType.float64, 1.0, 2.0, True, into)
+    assert got is into and item(into) == 3.0
+    other = scalar(9, DType.int64)   # another dtype: a new result, the other untouched
+    got = _scalar_binary(op, DType.float64, DType.float64, 1.0, 2.0, True, other)
+    assert got is not other and item(other) == 9 and item(got) == 3.0
+    # a missing result clears what the reused one held
+    assert _scalar_binary(op, DType.float64, DType.float64, None, None, True, into).nvals == 0
+
+
+def test_integer_and_user_operators_are_left_to_graphblas():
+    """None: the caller takes GraphBLAS's route (integer division, pow and user functions have
+    semantics of their own there)."""
+    from dataclasses import replace
+    assert _scalar_binary(BINARY["plus"], DType.int64, DType.int64, 1, 2, True, None) is None
+    assert _scalar_binary(BINARY["minus"], DType.bool, DType.bool, True, False, True, None) is None
+    assert _scalar_binary(BINARY["pow"], DType.float64, DType.float64, 2.0, 3.0, True, None) is None
+    user = replace(BINARY["plus"], func=lambda x, y: x - y)
+    assert _scalar_binary(user, DType.float64, DType.float64, 1.0, 2.0, True, None) is None
