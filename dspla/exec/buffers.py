@@ -121,10 +121,36 @@ def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool) -> np.ndar
             # take(..., out=) twice as slow
             return np.take(v, rows, axis=0, mode="clip").astype(dtype.np, copy=False)
     buf = np.empty(packed_nbytes(n, k, dtype, True), dtype=np.uint8)
-    vals, pres = dense_parts(M)
-    buf[: n * k * dtype.np.itemsize].view(dtype.np)[:] = vals[rows].reshape(-1)
-    buf[n * k * dtype.np.itemsize:] = pres[rows].reshape(-1)
+    nb = n * k * dtype.np.itemsize
+    with bitmap_of(M) as held:
+        if held is not None:   # lent, not copied: only the rows sent are read
+            vals, pres = held
+            pres = np.take(pres, rows, axis=0, mode="clip").view(bool)
+            vals = np.take(vals, rows, axis=0, mode="clip")
+            vals[~pres] = 0   # (a missing entry's slot holds whatever was there)
+        else:
+            vals, pres = dense_parts(M)
+            vals, pres = vals[rows], pres[rows]
+        buf[:nb].view(dtype.np)[:] = vals.reshape(-1)
+        buf[nb:] = pres.reshape(-1)
     return buf
+
+
+@contextmanager
+def bitmap_of(M):
+    """(values, presence as int8) of a matrix SuiteSparse holds as a bitmap, lent for the block
+    (nothing is copied); None for other formats and iso-valued bitmaps."""
+    fmt = M.ss.format
+    if fmt not in ("bitmapr", "bitmapc") or M.ss.is_iso:
+        yield None
+        return
+    nvals = M.nvals
+    d = M.ss.unpack(fmt)
+    try:
+        yield d["values"], d["bitmap"]
+    finally:
+        (M.ss.pack_bitmapr if fmt == "bitmapr" else M.ss.pack_bitmapc)(
+            bitmap=d["bitmap"], values=d["values"], nvals=nvals, take_ownership=True)
 
 
 def recv_buffer(nrows: int, k: int, dtype: DType, with_presence: bool) -> np.ndarray:
