@@ -35,7 +35,16 @@ class Program:
         return tuple(seen.values())
 
     def toposort(self) -> list[Node]:
-        """Nodes reachable from the outputs, every node after its arguments (iterative DFS)."""
+        """Nodes reachable from the outputs, every node after its arguments (iterative DFS).
+        Computed once per program (nodes are immutable; a compilation asks ~80 times); each
+        caller gets its own list."""
+        order = self.__dict__.get("_order")
+        if order is None:
+            order = self._toposort()
+            object.__setattr__(self, "_order", tuple(order))
+        return list(order)
+
+    def _toposort(self) -> list[Node]:
         order, done = [], set()
         for _, root in self.outputs:
             stack = [(root, False)]

@@ -32,6 +32,16 @@ class DimPart:
         parts = np.asarray(parts, dtype=np.int64)
         self.dim, self.parts, self.P, self.method = dim, parts, P, method
         self.size = parts.size
+        if P == 1:   # one process owns everything in order: no sorts (they cost ~2 ms at 82K rows per plan)
+            ids = np.arange(self.size, dtype=np.int64)
+            ids.flags.writeable = False   # (shared by the three maps below)
+            self.order = self.permpos = self.pos = ids
+            self.counts = np.array([self.size], dtype=np.int64)
+            self.offsets = np.array([0, self.size], dtype=np.int64)
+            self.owned = [ids]
+            self.is_block = True
+            self.key = (self.size, 1, "all")   # (the only distribution over one process)
+            return
         self.order = np.argsort(parts, kind="stable")              # rank order -> original id
         self.counts = np.bincount(parts, minlength=P).astype(np.int64)
         self.offsets = np.r_[0, np.cumsum(self.counts)]
