@@ -109,6 +109,15 @@ def _recv_mxm(i, v, c, t):
         c["calls"] += 1
 
 
+@count_rule(ir.StackMxM)
+def _stack_mxm(i, v, c, t):
+    # one product after every receive completed (nothing overlaps it); stacking copies the rows
+    c["remote_nnzk"] += v.nnz(i.a) * v.K
+    c["remote_out"] += v.rows(i.a) * v.K
+    c["pack_words"] += (v.consts[i.a].shape[1] if i.a in v.consts else 0) * v.K
+    c["calls"] += 1
+
+
 @count_rule(ir.SampledMxM)
 def _sampled_mxm(i, v, c, t):
     # one dot product of length K per mask entry: with b's own rows (local), with received rows

@@ -289,6 +289,26 @@ class RecvMxM(Instr):
 
 
 @dataclass(frozen=True, eq=False)
+class StackMxM(Instr):
+    """out = a ⊕.⊗ [own; the rows of each posted receive, in posting order], once all have
+    arrived: one product where p2p1d would make two (own rows while messages fly, then the
+    arrived ones accumulated into the result). Chosen when b has missing entries, so the
+    output cannot start full for the arrived rows to accumulate into in place: there the
+    second product's accumulation into a bitmap costs more than the overlap saves. ``a`` is
+    the rank's row block with its columns in the same order (own, then each receive's)."""
+    out: int
+    a: int
+    own: int
+    recvs: tuple
+    semiring: Any
+    mask: int | None = None
+    mask_kind: str | None = None
+    complement: bool = False
+    a_empty_rows: Any = None   # a's empty rows (a full operand's route makes them missing afterwards)
+    READS, WRITES = ("a", "own", "recvs", "mask"), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
 class SampledMxM(Instr):
     """out = (a ⊕.⊗ bᵀ) computed only at the entries of ``mask`` (its structure): the sampled
     dense-dense product (SDDMM) of row pieces, out and mask laid out like a (rows), columns
@@ -661,8 +681,8 @@ class Choice(Instr):
 
 # every instruction class, for coverage checks of the tables keyed by instruction type
 INSTRUCTIONS = (Local, MxM, Fill, DropRows, Pack, PackSparse, Unpermute, TakeRows, TakeCols, CastTo, Empty, Free,
-                Send, Recv, RecvMxM, SampledMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse, Allreduce,
-                SmallAllreduce, Bcast, IBcast, BcastSparse, Alltoall, WinExpose, Get, Loop, Redistribute,
+                Send, Recv, RecvMxM, StackMxM, SampledMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse,
+                Allreduce, SmallAllreduce, Bcast, IBcast, BcastSparse, Alltoall, WinExpose, Get, Loop, Redistribute,
                 TransposeRows)
 # the instructions that meet other ranks' (the group must call them together, in the same order)
 COLLECTIVES = (AllgatherRows, AllgatherSparse, Allreduce, SmallAllreduce, Bcast, IBcast, BcastSparse, Alltoall,

@@ -19,7 +19,7 @@ from . import ir
 VALUE, POSTED, DEAD = "value", "posted", "dead"
 _POSTS = (ir.Recv, ir.Get, ir.IBcast)
 # the instructions that complete posted receives (their ``recvs``) and compute on what arrives
-_COMPLETES = (ir.RecvMxM, ir.SampledMxM)
+_COMPLETES = (ir.RecvMxM, ir.StackMxM, ir.SampledMxM)
 
 
 def _fail(rank: int, k: int | None, instr, why: str):

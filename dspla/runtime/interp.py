@@ -16,6 +16,7 @@ from typing import Callable
 
 import graphblas as gb
 import numpy as np
+from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
 
 from ..algebra import REDUCTIONS
 from ..exec import buffers as local
@@ -50,6 +51,7 @@ from ..plan.ir import (
     Send,
     SendRecvRows,
     SmallAllreduce,
+    StackMxM,
     TakeCols,
     TakeRows,
     Traffic,
@@ -417,6 +419,26 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         rt.timed("compute_s", t0)
     for r in i.recvs:
         rt.slots[r] = None
+
+
+@handler(StackMxM)
+def _stack_mxm(rt: Runtime, i: StackMxM):
+    posted = [rt.slots[r] for r in i.recvs]
+    t0 = time.perf_counter()
+    rt.comm.waitall([p.req for p in posted])
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    own = rt.slots[i.own]
+    parts = [own] + [gbops.cast(_arrived(rt, p), gbops.dtype_of(own)) for p in posted]
+    B = concat([[m] for m in parts]) if len(parts) > 1 else own   # (SuiteSparse stacks them)
+    for r in i.recvs:
+        rt.slots[r] = None
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
+    C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i), taken=rt.routes)
+    rt.slots[i.out] = gbops.cast(C, out)
+    rt.timed("compute_s", t0)
 
 
 @handler(SampledMxM)
