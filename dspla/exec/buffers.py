@@ -136,21 +136,31 @@ def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool) -> np.ndar
     return buf
 
 
+def unpack_bitmap(M):
+    """(values, presence as int8, entry count, format) of a matrix SuiteSparse holds as a bitmap,
+    M left empty (nothing is copied); None, M untouched, for other formats."""
+    fmt = M.ss.format
+    if fmt not in ("bitmapr", "bitmapc"):
+        return None
+    nvals = M.nvals
+    d = M.ss.unpack(fmt)
+    return d["values"], d["bitmap"], nvals, fmt
+
+
 @contextmanager
 def bitmap_of(M):
     """(values, presence as int8) of a matrix SuiteSparse holds as a bitmap, lent for the block
     (nothing is copied); None for other formats and iso-valued bitmaps."""
-    fmt = M.ss.format
-    if fmt not in ("bitmapr", "bitmapc") or M.ss.is_iso:
+    held = None if M.ss.is_iso else unpack_bitmap(M)
+    if held is None:
         yield None
         return
-    nvals = M.nvals
-    d = M.ss.unpack(fmt)
+    values, bitmap, nvals, fmt = held
     try:
-        yield d["values"], d["bitmap"]
+        yield values, bitmap
     finally:
         (M.ss.pack_bitmapr if fmt == "bitmapr" else M.ss.pack_bitmapc)(
-            bitmap=d["bitmap"], values=d["values"], nvals=nvals, take_ownership=True)
+            bitmap=bitmap, values=values, nvals=nvals, take_ownership=True)
 
 
 def recv_buffer(nrows: int, k: int, dtype: DType, with_presence: bool) -> np.ndarray:

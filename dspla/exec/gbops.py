@@ -11,7 +11,7 @@ from graphblas.core import operator as _Op
 from ..algebra import BinaryOp, Monoid, Semiring, UnaryOp
 from ..ir.types import DType
 from . import gbudf, recycle, routes, udfmxm
-from .buffers import from_values, pack_bitmap, unpack_full, values_of
+from .buffers import from_values, pack_bitmap, unpack_bitmap, unpack_full, values_of
 from .item import item
 
 
@@ -165,11 +165,8 @@ def take_bitmap(M):
     output, M left empty (a refill makes it full again); else None and M untouched. The bitmap
     goes back to drop_rows, which uses it again instead of building one per call (at K = 256 on
     soc-Slashdot0902, a fresh 21 MB bitmap)."""
-    if M is None or M.ss.format not in ("bitmapr", "bitmapc"):
-        return None
-    nvals = M.nvals
-    d = M.ss.unpack(M.ss.format)
-    return d["bitmap"], nvals
+    held = None if M is None else unpack_bitmap(M)
+    return None if held is None else (held[1], held[2])
 
 
 def drop_rows(C, rows: np.ndarray, spare=None):

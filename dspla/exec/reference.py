@@ -123,14 +123,12 @@ def _item(node, args, env):
     return args[0][node.attr("index")]
 
 
-# Built-in operators on two floats as numpy computes them, which is what SuiteSparse computes
-# (IEEE arithmetic; min and max as udfmxm's, which follow SuiteSparse's). A loop's 1 x 1 values (a
-# dangling sum, a step size, a convergence test) go through these: a GraphBLAS call on a 1 x 1
-# matrix costs 40-90 us of Python, the numpy scalar operation about 1.
-_FLOAT_OPS = {"plus": np.add, "minus": np.subtract, "rminus": lambda x, y: y - x, "times": np.multiply,
-              "div": np.true_divide, "rdiv": lambda x, y: y / x, "min": udfmxm.fmin, "max": udfmxm.fmax,
-              "first": lambda x, y: x, "second": lambda x, y: y, "eq": np.equal, "ne": np.not_equal,
-              "gt": np.greater, "ge": np.greater_equal, "lt": np.less, "le": np.less_equal}
+# Built-in operators on two floats as numpy scalars compute them, which is what SuiteSparse
+# computes (IEEE arithmetic; udfmxm's table, whose min and max follow SuiteSparse's, plus
+# division and comparisons). A loop's 1 x 1 values (a dangling sum, a step size, a convergence
+# test) go through these: a GraphBLAS call on a 1 x 1 matrix costs 40-90 us of Python, this about 1.
+_FLOAT_OPS = {**udfmxm.BUILTIN, "div": np.true_divide, "rdiv": lambda x, y: y / x, "eq": np.equal,
+              "ne": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less, "le": np.less_equal}
 
 
 def _scalar_binary(op, compute: DType, out: DType, x, y, union: bool, into):

@@ -35,13 +35,14 @@ def fmax(x, y):
 
 
 # the built-in operators a user semiring may pair with its own, as the functions GraphBLAS computes
-_BUILTIN = {"plus": lambda x, y: x + y, "times": lambda x, y: x * y, "minus": lambda x, y: x - y,
+# (also reference.py's for two 1 x 1 floats)
+BUILTIN = {"plus": lambda x, y: x + y, "times": lambda x, y: x * y, "minus": lambda x, y: x - y,
             "rminus": lambda x, y: y - x, "first": lambda x, y: x, "second": lambda x, y: y,
             "min": fmin, "max": fmax}
 
 
 def _func(op: BinaryOp):
-    return op.func if op.func is not None else _BUILTIN.get(op.name)
+    return op.func if op.func is not None else BUILTIN.get(op.name)
 
 
 def applies(sr: Semiring) -> bool:
