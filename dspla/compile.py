@@ -199,8 +199,11 @@ def run(c: Compilation, start: str | None = None, stop: str | None = None, dump_
         if step.needs == "sizes" and c.sizes is None or step.needs == "P" and c.P is None:
             raise DsplaError(f"compiler step {step.name!r} needs the {step.needs} of a run")
         t0 = time.perf_counter()
+        before = c.program
         c = step.run(c)
-        if step.needs != "P":   # a step on the expression IR: verified after it
+        if step.needs != "P" and (c.program is not before or step.name == "verify"):
+            # a step on the expression IR: verified after it (a step that changed nothing leaves
+            # the program it was given, verified already)
             c = replace(c, program=verify(c.program, after=step.name))
         timings[step.name] = time.perf_counter() - t0
         if dump_after == step.name and dump is not None:

@@ -13,7 +13,7 @@ import dspla as dp
 
 def cc_function() -> dp.Function:
     A = dp.sparse("A", ("n", "n"))
-    S = dp.cast(A + A.T, "bool")                            # an edge either way
+    S = dp.cast(dp.ewise_add(A, A.T, "pair"), "bool")      # an edge either way (pair: the pattern only)
     labels = dp.apply(dp.reduce_rows(dp.eye("n")), "rowindex")   # node i: label i
 
     def propagate(labels, changed):

@@ -16,16 +16,14 @@ def sssp_function() -> dp.Function:
     s = dp.sparse("s", ("n", 1))
     AT = A.T
     d = s * 0
-    count = lambda x: dp.reduce_all(dp.apply(x, "one"))   # noqa: E731 - entries present, as 1 x 1
-
     def relax(d, reached, changed):
         new = dp.ewise_add(d, dp.mxm(AT, d, "min_plus"), "min")
         # a change: a node reached for the first time, or a shorter path to one reached before
-        now = count(new)
+        now = dp.nvals(new)               # entries present, as 1 x 1
         changed = dp.ewise_add(now > reached, dp.reduce_all(new < d, "lor"), "lor")
         return new, now, changed
 
-    (d, _, _), its = dp.while_loop(lambda d, reached, changed: changed, relax, (d, count(d), count(d) > 0), "n",
+    (d, _, _), its = dp.while_loop(lambda d, reached, changed: changed, relax, (d, dp.nvals(d), dp.nvals(d) > 0), "n",
                                    count=True)
     return dp.function({"d": d, "iterations": its}, inputs=[A, s])
 

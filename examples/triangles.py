@@ -12,7 +12,7 @@ import dspla as dp
 
 def triangles_function() -> dp.Function:
     A = dp.sparse("A", ("n", "n"))
-    L = dp.cast(dp.select(A + A.T, "tril", -1), "int64")
+    L = dp.cast(dp.select(dp.ewise_add(A, A.T, "pair"), "tril", -1), "int64")
     T = dp.mxm(L, L, "plus_pair", mask=L, structure=True)
     return dp.function({"triangles": dp.reduce_all(T)}, inputs=[A])
 

@@ -63,9 +63,10 @@ def _leaf(n, g, needs, b):
     return ()
 
 
-@vjp_rule(Op.DROPOUT_MASK, linked=_none)
+@vjp_rule(Op.DROPOUT_MASK, Op.NVALS, linked=_none)
 def _constant(n, g, needs, b):
-    """A dropout mask is 1/(1-p) on the kept entries: a constant of the step."""
+    """A dropout mask is 1/(1-p) on the kept entries, and a count of entries does not depend on
+    their values: constants of the step."""
     return (None,) * len(n.args)
 
 

@@ -82,14 +82,16 @@ def empty(nrows: int, ncols: int, dtype: DType):
 
 
 def identity(n: int, dtype: DType):
-    idx = np.arange(n, dtype=np.uint64)
-    return gb.Matrix.from_coo(idx, idx, dtype.np.type(1), nrows=n, ncols=n, dtype=dtype.gb)
+    ones = gb.Vector(dtype.gb, n)
+    ones << 1   # iso and full: O(1)
+    return ones.diag()
 
 
 def column(v, n: int):
-    """A graphblas Vector as an n x 1 matrix."""
-    idx, vals = v.to_coo()
-    return gb.Matrix.from_coo(idx, np.zeros(len(idx), np.uint64), vals, nrows=n, ncols=1, dtype=v.dtype)
+    """A graphblas Vector as an n x 1 matrix: SuiteSparse's vector is one (a view that keeps the
+    vector alive; rebuilding it from coordinates took 1 ms at 82K rows)."""
+    assert v.size == n
+    return v._as_matrix()
 
 
 def row(v, n: int):

@@ -123,18 +123,25 @@ def _item(node, args, env):
     return args[0][node.attr("index")]
 
 
-# Built-in operators on two floats as numpy scalars compute them, which is what SuiteSparse
-# computes (IEEE arithmetic; udfmxm's table, whose min and max follow SuiteSparse's, plus
-# division and comparisons). A loop's 1 x 1 values (a dangling sum, a step size, a convergence
-# test) go through these: a GraphBLAS call on a 1 x 1 matrix costs 40-90 us of Python, this about 1.
-_FLOAT_OPS = {**udfmxm.BUILTIN, "div": np.true_divide, "rdiv": lambda x, y: y / x, "eq": np.equal,
-              "ne": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less, "le": np.less_equal}
+# Built-in operators on two 1 x 1 values as numpy scalars compute them, which is what SuiteSparse
+# computes: on floats IEEE arithmetic (udfmxm's table, whose min and max follow SuiteSparse's,
+# plus division and comparisons); on int64 wrapping arithmetic and comparisons (not division,
+# whose x / 0 is GraphBLAS's own); on bool the logical operators and comparisons. A loop's 1 x 1
+# values (a dangling sum, a count, a convergence test) go through these: a GraphBLAS call on a
+# 1 x 1 matrix costs 40-130 us of Python, this about 1.
+_COMPARE = {"eq": np.equal, "ne": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less,
+            "le": np.less_equal}
+_FLOAT_OPS = {**udfmxm.BUILTIN, "div": np.true_divide, "rdiv": lambda x, y: y / x, **_COMPARE}
+_INT_OPS = {**udfmxm.BUILTIN, **_COMPARE}
+_BOOL_OPS = {"first": udfmxm.BUILTIN["first"], "second": udfmxm.BUILTIN["second"], "lor": np.logical_or,
+             "land": np.logical_and, "lxor": np.logical_xor, **_COMPARE}
+_SCALAR_OPS = {DType.float64: _FLOAT_OPS, DType.float32: _FLOAT_OPS, DType.int64: _INT_OPS, DType.bool: _BOOL_OPS}
 
 
 def _scalar_binary(op, compute: DType, out: DType, x, y, union: bool, into):
     """op on two 1 x 1 values given as Python values (None: missing), a 1 x 1 matrix of ``out``
-    (``into`` written when it fits); None when the operator or dtype is not in _FLOAT_OPS."""
-    f = _FLOAT_OPS.get(op.name) if op.func is None and compute.is_float else None
+    (``into`` written when it fits); None when the operator is not in the table for ``compute``."""
+    f = _SCALAR_OPS[compute].get(op.name) if op.func is None else None
     if f is None:
         return None
     t = compute.np.type
@@ -221,8 +228,10 @@ def _apply(node, args, env, into=None):
     x, row_ids, col_ids = (list(args) + [None, None])[:3]
     op = node.attr("op")
     if op.result == "index":
-        r, c, _ = x.to_coo(values=False)
         axis = op.steps[0][1]
+        if (row_ids if axis == "row" else col_ids) is None:   # its own positions: GraphBLAS's index op
+            return x.apply(gb.indexunary.rowindex if axis == "row" else gb.indexunary.colindex, 0).new(dtype="INT64")
+        r, c, _ = x.to_coo(values=False)
         ids = (r if row_ids is None else row_ids[r]) if axis == "row" else (c if col_ids is None else col_ids[c])
         return gb.Matrix.from_coo(r, c, ids.astype(np.int64), nrows=x.shape[0], ncols=x.shape[1], dtype="INT64")
     compute, out = op.dtypes(gbops.dtype_of(x))
@@ -302,6 +311,14 @@ def _reduce(node, args, env, into=None):
     if into is not None and into.shape == (1, 1) and into.dtype == dt.gb:
         return set_item(into, value)
     return scalar(value, dt)
+
+
+@eval_rule(Op.NVALS, into=True)
+def _nvals(node, args, env, into=None):
+    count = args[0].nvals   # (GraphBLAS keeps the count: O(1))
+    if into is not None and into.shape == (1, 1) and into.dtype == DType.int64.gb:
+        return set_item(into, count)
+    return scalar(count, DType.int64)
 
 
 @eval_rule(Op.CAST)

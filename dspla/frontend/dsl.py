@@ -372,6 +372,14 @@ def reduce_all(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None
     return reduce(x, monoid, "all", span=_span(span))
 
 
+def nvals(x: Expr, *, span: Span | None = None) -> Expr:
+    """The number of entries present in x, as a 1 x 1 int64 that is always present (0 for an
+    empty x; ``reduce_all(apply(x, one))`` is missing there). GraphBLAS keeps the count, so
+    it costs nothing locally and one summed word across processes: a loop's test for growth
+    (``nvals(new) > nvals(old)``) or for an empty frontier."""
+    return Expr(make(Op.NVALS, (_node(x),), (), span=_span(span)))
+
+
 def select(x: Expr, op: SelectLike, thunk: Scalar = 0, *, span: Span | None = None) -> Expr:
     """Keep entries where a predicate holds: ``select(X, ">", 0)``, ``select(A, "tril")``."""
     return Expr(make(Op.SELECT, (_node(x),), (("op", algebra.get_select(op)), ("thunk", _scalar(thunk))),

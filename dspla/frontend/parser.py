@@ -49,6 +49,7 @@ FUNCTIONS = {
     "reduce_rows": (dsl.reduce_rows, [("x", E, _REQ), ("monoid", MON, "plus")]),
     "reduce_cols": (dsl.reduce_cols, [("x", E, _REQ), ("monoid", MON, "plus")]),
     "reduce_all": (dsl.reduce_all, [("x", E, _REQ), ("monoid", MON, "plus")]),
+    "nvals": (dsl.nvals, [("x", E, _REQ)]),
     "select": (dsl.select, [("x", E, _REQ), ("op", SEL, _REQ), ("thunk", SCAL, 0)]),
     "mask": (dsl.mask, [("x", E, _REQ), ("m", E, _REQ), ("complement", BOOL, False), ("structure", BOOL, False)]),
     "cast": (dsl.cast, [("x", E, _REQ), ("dtype", DT, _REQ)]),

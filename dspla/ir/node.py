@@ -29,6 +29,7 @@ class Op(enum.Enum):
     TRANSPOSE = "transpose"
     REDUCE = "reduce"          # monoid, axis ('rows' -> n x 1, 'cols' -> 1 x m, 'all' -> 1 x 1)
     CAST = "cast"              # dtype
+    NVALS = "nvals"            # the number of entries present, as a 1 x 1 int64 (always present; 0 when empty)
     DROPOUT_MASK = "dropout_mask"  # p: args (x, seed 1x1 int64): 1/(1-p) on kept entries of x's pattern
     UPDATE = "update"          # accum, mask, complement, replace: args (c, t[, m]): GraphBLAS C<M, replace> accum= T
     WHILE = "while"            # cond, body (sub-Programs), max_iter, carried: args (init..., captured...) -> a tuple

@@ -28,11 +28,15 @@ class Program:
     @property
     def inputs(self) -> tuple[Node, ...]:
         """Every input the program takes: declared ones first, then any others reached."""
-        seen = {n.attr("name"): n for n in self.declared}
-        for n in self.toposort():
-            if n.op is Op.INPUT:
-                seen.setdefault(n.attr("name"), n)
-        return tuple(seen.values())
+        got = self.__dict__.get("_inputs")
+        if got is None:
+            seen = {n.attr("name"): n for n in self.declared}
+            for n in self.toposort():
+                if n.op is Op.INPUT:
+                    seen.setdefault(n.attr("name"), n)
+            got = tuple(seen.values())
+            object.__setattr__(self, "_inputs", got)
+        return got
 
     def toposort(self) -> list[Node]:
         """Nodes reachable from the outputs, every node after its arguments (iterative DFS).
@@ -74,7 +78,15 @@ class Program:
         return Program(tuple((k, fn(v)) for k, v in self.outputs), self.declared, self.source)
 
     def names(self) -> dict[int, str]:
-        """An SSA name for every node: inputs by name, named values by name (made unique), else %i."""
+        """An SSA name for every node: inputs by name, named values by name (made unique), else %i.
+        Computed once per program; each caller gets its own dict."""
+        got = self.__dict__.get("_names")
+        if got is None:
+            got = self._names()
+            object.__setattr__(self, "_names", got)
+        return dict(got)
+
+    def _names(self) -> dict[int, str]:
         names, used, tmp = {}, set(), 0
         for n in self.inputs:
             names[id(n)] = n.attr("name")

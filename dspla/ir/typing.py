@@ -199,6 +199,11 @@ def _reduce(args, attrs, given, where, span):
     return Type(Kind.dense, shape, out)
 
 
+@type_rule(Op.NVALS)
+def _nvals(args, attrs, given, where, span):
+    return Type(Kind.dense, (1, 1), DType.int64)
+
+
 @type_rule(Op.CAST, attrs=("dtype",))
 def _cast(args, attrs, given, where, span):
     (x,) = args

@@ -12,11 +12,12 @@ from .typing import ATTRS, TYPE_RULES, _where
 
 
 def verify(program: Program, after: str = "") -> Program:
-    names = program.names()
-    users = program.users()
     inputs: dict[str, Node] = {}
+    names: dict[int, str] = {}
 
     def fail(node: Node, why: str):
+        names.update(program.names())   # (only a failure needs names and users)
+        users = program.users()
         ctx = [f"after pass {after!r}: " if after else "", f"{names.get(id(node), '?')} = {node!r}: {why}"]
         for a in node.args:
             ctx.append(f"\n    argument {names.get(id(a), '?')} = {a!r}")
@@ -42,7 +43,7 @@ def verify(program: Program, after: str = "") -> Program:
             fail(node, f"type is {node.type} but its rule gives {want}")
         for k, v in node.attrs:   # sub-programs (a loop's condition and body) are verified too
             if isinstance(v, Program):
-                verify(v, after=f"{after} (in the {k} of {names.get(id(node), '?')})" if after else "")
+                verify(v, after=f"{after} (in the {k} of {program.names().get(id(node), '?')})" if after else "")
     for name, _ in program.outputs:
         if not name.isidentifier():
             raise VerificationError(f"output name {name!r} is not an identifier")

@@ -17,7 +17,8 @@ def rewrite(program: Program, rule: Callable[[Node], Optional[Node]],
         cur = node if all(x is y for x, y in zip(args, node.args)) else node.replace(args=args)
         if sub is not None and any(isinstance(v, Program) for _, v in cur.attrs):
             attrs = tuple((k, sub(v) if isinstance(v, Program) else v) for k, v in cur.attrs)
-            cur = cur.replace(attrs=attrs)
+            if any(x is not y for (_, x), (_, y) in zip(attrs, cur.attrs)):
+                cur = cur.replace(attrs=attrs)
         new = rule(cur)
         if new is not None and new is not cur:
             if new.name is None and cur.name is not None:
@@ -25,4 +26,6 @@ def rewrite(program: Program, rule: Callable[[Node], Optional[Node]],
             cur = new
         memo[id(node)] = cur
     declared = tuple(memo.get(id(d), d) for d in program.declared)
+    if all(memo[id(v)] is v for _, v in program.outputs) and all(x is y for x, y in zip(declared, program.declared)):
+        return program   # nothing replaced: the same program (its verification and caches stand)
     return Program(tuple((k, memo[id(v)]) for k, v in program.outputs), declared, program.source)

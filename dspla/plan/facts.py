@@ -77,6 +77,11 @@ def _same_pattern(n, a):
     return a[0]
 
 
+@fact_rule(Op.NVALS)
+def _nvals(n, a):
+    return Facts(True)   # a count is always present (0 for an empty value)
+
+
 @fact_rule(Op.TRANSPOSE)
 def _transpose(n, a):
     return Facts(a[0].full, a[0].cols, a[0].rows)

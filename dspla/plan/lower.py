@@ -415,6 +415,16 @@ def _reduce(pl: Lowering, n: Node):
     _reduced(pl, n, part, n.attr("monoid"))
 
 
+@lower_rule(Op.NVALS)
+def _nvals(pl: Lowering, n: Node):
+    (x,) = n.args
+    if canonical(x.type, pl.dims) == REP:
+        return _local(pl, n)
+    part = pl.slot()
+    pl.emit(Local(part, n, (pl.value(x),)))   # this rank's count, summed over the ranks
+    _reduced(pl, n, part, _PLUS)
+
+
 def _accumulated(pl: Lowering, n: Node, layout: Layout) -> bool:
     """``ewise_add(X, A ⊕.⊗ B, ⊕)``, the product used nowhere else, as GraphBLAS's own
     ``C ⊕= A ⊕.⊗ B`` on a copy of X (an accumulator is exactly an eWiseAdd with it): the

@@ -414,6 +414,11 @@ def reduce(X: Mat, monoid: str, axis: str) -> Mat:
     return Mat(vals.reshape(1, 1), present.reshape(1, 1), None if ch is None else ch.reshape(1, 1))
 
 
+def nvals(X: Mat) -> Mat:
+    """The number of present entries: a present 1 x 1 int64 (0 when X is empty)."""
+    return mat(np.array([[int(X.present.sum())]], dtype=np.int64))
+
+
 def mask(X: Mat, M: Mat, complement=False, structure=False) -> Mat:
     """Keep X where M holds: M present and (structure or M's value is nonzero)."""
     assert X.shape == M.shape

@@ -351,6 +351,14 @@ def test_reduce(monoid, dt, axis, variant):
     run({"r": build()}, {"X": to_input(X, kind)}, {"r": expected})
 
 
+@pytest.mark.parametrize("dt", MAIN_DTYPES + ("float32",))
+@pytest.mark.parametrize("variant", list(REDUCE_VARIANTS))
+def test_nvals(dt, variant):
+    decl, shape, dens, kind = REDUCE_VARIANTS[variant]
+    X = random_mat(np.random.default_rng(seed_of(f"nvals-{dt}-{variant}")), shape, dt, dens)
+    run({"c": dp.nvals(declare("X", kind, decl, dt))}, {"X": to_input(X, kind)}, {"c": oracle.nvals(X)})
+
+
 # ------------------------------------------------------------------------------ select
 SELECT_CASES = [(op, t) for op in (">", ">=", "<", "<=", "==", "!=") for t in (0, 1, 0.5, -1.5)]
 SELECT_CASES += [("nonzero", 0)] + [(op, k) for op in ("tril", "triu", "diag", "offdiag") for k in (0, 1, -2)]
