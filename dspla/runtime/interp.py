@@ -86,6 +86,7 @@ class Runtime:
         self.slots: list = [None] * program.n_slots
         self.pool = recycle.Pool()   # outputs of earlier runs and iterations, reused once free
         self.bitmaps: dict = {}      # slot -> a presence bitmap its Fill took back (gbops.take_bitmap)
+        self.stacks: dict = {}       # StackMxM -> the (values, bitmap) arrays its last stack gave back
         for slot, value in program.consts.items():
             self.slots[slot] = value
         self.extra = extra or {}
@@ -429,8 +430,13 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
     rt.timed("wait_s", t0)
     t0 = time.perf_counter()
     own = rt.slots[i.own]
-    parts = [own] + [gbops.cast(_arrived(rt, p), gbops.dtype_of(own)) for p in posted]
-    B = concat([[m] for m in parts]) if len(parts) > 1 else own   # (SuiteSparse stacks them)
+    B = own
+    if posted:
+        plain = all(type(p.instr) is Recv and not p.instr.sparse and DType(p.instr.dtype) is _dt(own) for p in posted)
+        B = local.stack_column(own, [(p.buf, p.instr.nrows, p.instr.presence) for p in posted], _dt(own),
+                               rt.stacks.pop(id(i), None)) if plain else None
+        if B is None:   # (other formats or messages: SuiteSparse stacks them)
+            B = concat([[m] for m in [own] + [gbops.cast(_arrived(rt, p), _dt(own)) for p in posted]])
     for r in i.recvs:
         rt.slots[r] = None
     rt.timed("pack_s", t0)
@@ -438,6 +444,10 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
     C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i), taken=rt.routes)
     rt.slots[i.out] = gbops.cast(C, out)
+    if B is not own:   # its arrays, for the next stack to write into
+        held = local.unpack_bitmap(B)
+        if held is not None:
+            rt.stacks[id(i)] = held[:2]
     rt.timed("compute_s", t0)
 
 

@@ -81,3 +81,63 @@ def test_only_vectors_with_missing_entries_are_stacked():
     full = dp.function({"y": A_ @ x_})   # a full vector: accumulated in place as before
     res = _run(full, A, np.ones((70, 1)), 2)
     assert all(ir.StackMxM not in _kinds(prog) for _, prog in res)
+
+
+def _column(values, present):
+    """An n x 1 matrix with values where present (SuiteSparse holds it as a bitmap or full)."""
+    import graphblas as gb
+    idx = np.nonzero(present)[0]
+    M = gb.Vector.from_coo(idx, values[idx], size=len(values))._as_matrix().dup()
+    M << M.apply(gb.unary.identity)
+    return M
+
+
+def _wire(values, present, with_presence):
+    from dspla.exec import buffers
+    from dspla.ir.types import DType
+    buf = buffers.recv_buffer(len(values), 1, DType.float64, with_presence)
+    if with_presence:
+        nb = len(values) * 8
+        buf[:nb].view(np.float64)[:] = np.where(present, values, 0.0)
+        buf[nb:] = present
+    else:
+        buf[:, 0] = values
+    return buf
+
+
+def test_stack_column_writes_own_then_arrived_rows_into_reused_arrays():
+    """The stacked column equals own's rows then each message's (values where present),
+    also when a second stack writes into the arrays the first gave back (nothing stale stays)."""
+    from dspla.exec import buffers
+    from dspla.ir.types import DType
+    rng = np.random.default_rng(3)
+    spare = None
+    for round_ in range(3):
+        own_v, own_p = rng.random(9), rng.random(9) < (0.6 if round_ != 1 else 1.1)   # round 1: own full
+        m1_v, m1_p = rng.random(4), rng.random(4) < 0.5
+        m2_v = rng.random(3)                                   # a message without presence: all present
+        own = _column(own_v, own_p)
+        B = buffers.stack_column(own, [(_wire(m1_v, m1_p, True), 4, True), (_wire(m2_v, None, False), 3, False)],
+                                 DType.float64, spare)
+        want_p = np.concatenate([own_p, m1_p, np.ones(3, bool)])
+        want_v = np.concatenate([own_v, m1_v, m2_v])
+        idx, vals = B[:, 0].new().to_coo()
+        assert B.shape == (16, 1) and np.array_equal(idx, np.nonzero(want_p)[0])
+        assert np.array_equal(vals, want_v[want_p])
+        assert np.array_equal(own[:, 0].new().to_coo()[0], np.nonzero(own_p)[0])   # own is left as it was
+        held = buffers.unpack_bitmap(B)
+        assert held is not None
+        spare = held[:2]
+
+
+def test_stack_column_declines_what_it_cannot_stack():
+    import graphblas as gb
+
+    from dspla.exec import buffers
+    from dspla.ir.types import DType
+    iso = gb.Matrix.from_coo([0, 2], [0, 0], 1.0, nrows=5, ncols=1)   # an iso-valued column
+    assert buffers.stack_column(iso, [], DType.float64) is None
+    wide = gb.Matrix.from_dense(np.ones((3, 2)))
+    assert buffers.stack_column(wide, [], DType.float64) is None
+    ints = _column(np.arange(5), np.ones(5, bool))
+    assert buffers.stack_column(ints, [], DType.float64) is None   # another dtype
