@@ -5,8 +5,12 @@ K = 16 on soc-Slashdot0902 that was a third of the call. Writing into the previo
 instead is safe only when no one holds it any more: not the user (an ``Array`` of an earlier
 result), not a carried loop value, not another slot. CPython's reference count says so exactly:
 a matrix that only the pool holds has a fixed count (python-graphblas's own back-references
-from ``M.ss`` included), measured once below. Anything else keeps it: the pool then drops it
-and the caller allocates as before.
+from ``M.ss`` included), measured once below. Anything else keeps it: the caller allocates as before.
+
+A loop-carried value is still held when its instruction runs again (the next iteration reads
+it), so an instruction keeps its last two outputs: values alternate between two buffers. Only
+small ones (up to ``SECOND`` entries, vectors and 1 x 1 values) get the second: keeping a
+second n x K output the user may still hold would double what a large product retains.
 """
 from __future__ import annotations
 
@@ -17,8 +21,12 @@ import graphblas as gb
 from ..ir.types import DType
 
 
+SECOND = 1 << 20
+
+
 class Pool:
-    """key (an instruction) -> the matrix it produced last; ``take`` returns it when it is free."""
+    """key (an instruction) -> the matrices it produced last (the latest first); ``take``
+    returns one that is free."""
 
     __slots__ = ("_held", "hits")
 
@@ -27,13 +35,26 @@ class Pool:
         self.hits = 0   # matrices handed back (what the tests and the stats see)
 
     def keep(self, key, M):
-        self._held[key] = M
+        held = self._held.get(key)
+        if held and held[0] is not M and M.nrows * M.ncols <= SECOND and held[0].nrows * held[0].ncols <= SECOND:
+            self._held[key] = (M, held[0])
+        else:
+            self._held[key] = (M,)
 
     def take(self, key):
-        M = self._held.pop(key, None)
-        if M is not None and sys.getrefcount(M) == _ALONE:
-            self.hits += 1
-            return M
+        held = self._held.pop(key, None)
+        if not held:
+            return None
+        for k in range(len(held)):   # (not enumerate: its reused result tuple would hold M too)
+            M = held[k]
+            if sys.getrefcount(M) == _ALONE + 1:   # (+1: the tuple holds it too)
+                rest = held[:k] + held[k + 1:]
+                if rest:
+                    self._held[key] = rest
+                self.hits += 1
+                return M
+        if held[0].nrows * held[0].ncols <= SECOND:
+            self._held[key] = held[:1]   # still in use (a carried value): a candidate next time
         return None
 
     def clear(self):
@@ -41,9 +62,8 @@ class Pool:
 
 
 def _alone() -> int:
-    p = Pool()
-    p.keep(0, gb.Matrix(float, 2, 2))
-    M = p._held.pop(0)
+    held = {0: gb.Matrix(float, 2, 2)}
+    M = held.pop(0)
     return sys.getrefcount(M)
 
 
