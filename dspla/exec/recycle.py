@@ -20,7 +20,6 @@ import graphblas as gb
 
 from ..ir.types import DType
 
-
 SECOND = 1 << 20
 
 
