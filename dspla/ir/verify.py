@@ -13,11 +13,9 @@ from .typing import ATTRS, TYPE_RULES, _where
 
 def verify(program: Program, after: str = "") -> Program:
     inputs: dict[str, Node] = {}
-    names: dict[int, str] = {}
 
     def fail(node: Node, why: str):
-        names.update(program.names())   # (only a failure needs names and users)
-        users = program.users()
+        names, users = program.names(), program.users()   # (only a failure needs them)
         ctx = [f"after pass {after!r}: " if after else "", f"{names.get(id(node), '?')} = {node!r}: {why}"]
         for a in node.args:
             ctx.append(f"\n    argument {names.get(id(a), '?')} = {a!r}")
