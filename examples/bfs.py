@@ -26,7 +26,7 @@ def bfs_function() -> dp.Function:
         levels = levels + dp.ewise_mult(dp.cast(frontier, "int64"), depth, "second")
         return frontier, visited, levels, depth
 
-    (_, _, levels, depth), its = dp.while_loop(lambda f, v, lv, d: dp.reduce_all(f, "lor"), level,
+    (_, _, levels, depth), its = dp.while_loop(lambda f, v, lv, d: dp.nvals(f) > 0, level,
                                                (s, s, levels, depth), "n", count=True)
     return dp.function({"levels": levels, "iterations": its}, inputs=[A, s])
 
