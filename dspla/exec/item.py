@@ -69,7 +69,10 @@ def empty(dtype: DType):
     return gb.Matrix._from_obj(obj, gdt, 1, 1)
 
 
-def scalar(value, dtype: DType):
-    """A 1 x 1 matrix of ``dtype`` holding ``value`` (None: missing)."""
+def scalar(value, dtype: DType, into=None):
+    """A 1 x 1 matrix of ``dtype`` holding ``value`` (None: missing): ``into`` (a free earlier
+    result) written when it is one of that dtype, else a new one."""
+    if into is not None and into.shape == (1, 1) and into.dtype == dtype.gb:
+        return set_item(into, None if value is None else dtype.np.type(value).item())
     M = empty(dtype)
     return M if value is None else set_item(M, dtype.np.type(value).item())

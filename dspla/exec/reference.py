@@ -18,7 +18,7 @@ from ..ir import Node, Op, Program
 from ..ir.types import DType, promote
 from ..ir.typing import scalar_dtype
 from . import gbops, udfmxm, winners
-from .item import item, scalar, set_item
+from .item import item, scalar
 from .values import concrete
 
 EVAL: dict[Op, Callable] = {}
@@ -152,10 +152,7 @@ def _scalar_binary(op, compute: DType, out: DType, x, y, union: bool, into):
         v = t(x) if x is not None else (t(y) if y is not None else None)
     else:
         v = None
-    v = None if v is None else out.np.type(v).item()
-    if into is not None and into.shape == (1, 1) and into.dtype == out.gb:
-        return set_item(into, v)
-    return scalar(v, out)
+    return scalar(v, out, into)
 
 
 def _ewise(node, args, union: bool, cast_to=None, into=None):
@@ -307,18 +304,12 @@ def _reduce(node, args, env, into=None):
     if axis == "cols":
         return gbops.row(x.reduce_columnwise(mon).new(), x.shape[1])
     s = x.reduce_scalar(mon).new()
-    value = None if s.is_empty else s.value   # (an empty reduction leaves it missing)
-    if into is not None and into.shape == (1, 1) and into.dtype == dt.gb:
-        return set_item(into, value)
-    return scalar(value, dt)
+    return scalar(None if s.is_empty else s.value, dt, into)   # (an empty reduction leaves it missing)
 
 
 @eval_rule(Op.NVALS, into=True)
 def _nvals(node, args, env, into=None):
-    count = args[0].nvals   # (GraphBLAS keeps the count: O(1))
-    if into is not None and into.shape == (1, 1) and into.dtype == DType.int64.gb:
-        return set_item(into, count)
-    return scalar(count, DType.int64)
+    return scalar(args[0].nvals, DType.int64, into)   # (GraphBLAS keeps the count: O(1))
 
 
 @eval_rule(Op.CAST)

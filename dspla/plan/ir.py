@@ -295,7 +295,8 @@ class StackMxM(Instr):
     arrived ones accumulated into the result). Chosen when b has missing entries, so the
     output cannot start full for the arrived rows to accumulate into in place: there the
     second product's accumulation into a bitmap costs more than the overlap saves. ``a`` is
-    the rank's row block with its columns in the same order (own, then each receive's)."""
+    the rank's row block with its columns in the same order (own, then each receive's); the
+    receives are dense ``Recv``s (not sparse) of own's dtype."""
     out: int
     a: int
     own: int

@@ -403,26 +403,17 @@ def _transpose(pl: Lowering, n: Node):
         _via_rep(pl, n)
 
 
-@lower_rule(Op.REDUCE)
+@lower_rule(Op.REDUCE, Op.NVALS)
 def _reduce(pl: Lowering, n: Node):
+    """A reduction, or a count (nvals: a sum of the pieces' counts, over everything)."""
     (x,) = n.args
     xl = canonical(x.type, pl.dims)
-    axis = n.attr("axis")
+    axis, monoid = (n.attr("axis"), n.attr("monoid")) if n.op is Op.REDUCE else ("all", _PLUS)
     if xl == REP or (xl.kind == "row" and axis == "rows") or (xl.kind == "col" and axis == "cols"):
         return _local(pl, n)
     part = pl.slot()
     pl.emit(Local(part, n, (pl.value(x),)))   # this rank's partial reduction
-    _reduced(pl, n, part, n.attr("monoid"))
-
-
-@lower_rule(Op.NVALS)
-def _nvals(pl: Lowering, n: Node):
-    (x,) = n.args
-    if canonical(x.type, pl.dims) == REP:
-        return _local(pl, n)
-    part = pl.slot()
-    pl.emit(Local(part, n, (pl.value(x),)))   # this rank's count, summed over the ranks
-    _reduced(pl, n, part, _PLUS)
+    _reduced(pl, n, part, monoid)
 
 
 def _accumulated(pl: Lowering, n: Node, layout: Layout) -> bool:

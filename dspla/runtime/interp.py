@@ -431,11 +431,10 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
     t0 = time.perf_counter()
     own = rt.slots[i.own]
     B = own
-    if posted:
-        plain = all(type(p.instr) is Recv and not p.instr.sparse and DType(p.instr.dtype) is _dt(own) for p in posted)
+    if posted:   # (p2p1d posts them as dense Recvs of own's dtype)
         B = local.stack_column(own, [(p.buf, p.instr.nrows, p.instr.presence) for p in posted], _dt(own),
-                               rt.stacks.pop(id(i), None)) if plain else None
-        if B is None:   # (other formats or messages: SuiteSparse stacks them)
+                               rt.stacks.pop(id(i), None))
+        if B is None:   # (own neither full nor a bitmap of its dtype: SuiteSparse stacks them)
             B = concat([[m] for m in [own] + [gbops.cast(_arrived(rt, p), _dt(own)) for p in posted]])
     for r in i.recvs:
         rt.slots[r] = None

@@ -165,3 +165,20 @@ def test_a_placeholder_left_unchosen():
     programs[0].instrs.append(ir.Choice(product=0))
     with pytest.raises(VerificationError, match="placeholder"):
         verify_plan(programs)
+
+
+def test_stacked_rows_must_arrive_as_dense_receives():
+    """StackMxM copies the arrived rows straight from dense receive buffers: a sparse receive
+    feeding it is a broken plan."""
+    A_, x_ = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", 1))
+    f = dp.function({"y": dp.mxm(A_, dp.select(x_, ">", 0.5))})   # a vector with missing entries
+    rng = np.random.default_rng(5)
+    A = sp.random_array((40, 40), density=0.15, random_state=rng, format="csr")
+    x = rng.random((40, 1))
+    programs = f.plan(2, {"A": A, "x": x}, Options(plan="p2p1d", partition="random")).plan.programs
+    assert verify_plan(programs) is programs
+    p, k, i = _first(programs, ir.StackMxM)
+    j = next(j for j, r in enumerate(p.instrs[:k]) if type(r) is ir.Recv and r.out in i.recvs)
+    p.instrs[j] = dataclasses.replace(p.instrs[j], sparse=True)
+    with pytest.raises(VerificationError, match=rf"rank {p.rank}, instruction {k} \(StackMxM.*not a dense Recv's"):
+        verify_plan(programs)
