@@ -76,3 +76,42 @@ def scalar(value, dtype: DType, into=None):
         return set_item(into, None if value is None else dtype.np.type(value).item())
     M = empty(dtype)
     return M if value is None else set_item(M, dtype.np.type(value).item())
+
+
+class Packed:
+    """Several 1 x 1 values in one byte buffer for one collective (a loop's SmallAllreduce):
+    each a value (its dtype's bytes) then a presence byte. The buffers and every view into them
+    are made once per dtype signature; packing is then one typed read per value, and combining
+    the ranks' copies one ufunc reduction per value, in rank order (as the general path does)."""
+
+    __slots__ = ("dtypes", "send", "recv", "_sv", "_sp", "_rv", "_rp")
+
+    def __init__(self, dtypes: tuple, ranks: int):
+        import numpy as np
+        self.dtypes = dtypes
+        sizes = [dt.np.itemsize + 1 for dt in dtypes]
+        size = sum(sizes)
+        self.send = np.zeros(size, dtype=np.uint8)
+        self.recv = np.zeros(size * ranks, dtype=np.uint8)
+        every = self.recv.reshape(ranks, size)
+        self._sv, self._sp, self._rv, self._rp = [], [], [], []
+        at = 0
+        for dt in dtypes:
+            nb = dt.np.itemsize
+            self._sv.append(self.send[at:at + nb].view(dt.np))
+            self._sp.append(self.send[at + nb:at + nb + 1].view(bool))
+            self._rv.append(every[:, at:at + nb].view(dt.np))          # (ranks, 1)
+            self._rp.append(every[:, at + nb:at + nb + 1].view(bool))  # (ranks, 1)
+            at += nb + 1
+
+    def pack(self, values: list, fills: list):
+        for k, M in enumerate(values):
+            v = item(M)
+            self._sv[k][0] = fills[k] if v is None else v
+            self._sp[k][0] = v is not None
+
+    def combined(self, k: int, ufunc, into=None):
+        """Value k combined over the ranks, as a 1 x 1 matrix (missing when no rank had it)."""
+        if not self._rp[k].any():
+            return scalar(None, self.dtypes[k], into)
+        return scalar(ufunc.reduce(self._rv[k], axis=0)[0], self.dtypes[k], into)

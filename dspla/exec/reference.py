@@ -131,17 +131,28 @@ def _item(node, args, env):
 # 1 x 1 matrix costs 40-130 us of Python, this about 1.
 _COMPARE = {"eq": np.equal, "ne": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less,
             "le": np.less_equal}
-_FLOAT_OPS = {**udfmxm.BUILTIN, "div": np.true_divide, "rdiv": lambda x, y: y / x, **_COMPARE}
-_INT_OPS = {**udfmxm.BUILTIN, **_COMPARE}
+def _pair(x, y):
+    return type(x)(1)
+
+
+_FLOAT_OPS = {**udfmxm.BUILTIN, "div": np.true_divide, "rdiv": lambda x, y: y / x, "pair": _pair, **_COMPARE}
+_INT_OPS = {**udfmxm.BUILTIN, "pair": _pair, **_COMPARE}
 _BOOL_OPS = {"first": udfmxm.BUILTIN["first"], "second": udfmxm.BUILTIN["second"], "lor": np.logical_or,
-             "land": np.logical_and, "lxor": np.logical_xor, **_COMPARE}
+             "land": np.logical_and, "lxor": np.logical_xor, "min": np.logical_and, "max": np.logical_or,
+             "pair": _pair, **_COMPARE}
 _SCALAR_OPS = {DType.float64: _FLOAT_OPS, DType.float32: _FLOAT_OPS, DType.int64: _INT_OPS, DType.bool: _BOOL_OPS}
+
+
+def scalar_function(op, compute: DType):
+    """The numpy function computing built-in ``op`` on two scalars of ``compute``; None when the
+    table has none."""
+    return _SCALAR_OPS.get(compute, {}).get(op.name) if op.func is None else None
 
 
 def _scalar_binary(op, compute: DType, out: DType, x, y, union: bool, into):
     """op on two 1 x 1 values given as Python values (None: missing), a 1 x 1 matrix of ``out``
     (``into`` written when it fits); None when the operator is not in the table for ``compute``."""
-    f = _SCALAR_OPS[compute].get(op.name) if op.func is None else None
+    f = scalar_function(op, compute)
     if f is None:
         return None
     t = compute.np.type

@@ -20,7 +20,7 @@ from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss 
 
 from ..algebra import REDUCTIONS
 from ..exec import buffers as local
-from ..exec import gbops, recycle
+from ..exec import gbops, item, prepared, recycle
 from ..exec.reference import EVAL, INTO, Env, truth
 from ..ir.types import DType
 from ..plan.ir import (
@@ -85,8 +85,10 @@ class Runtime:
         self.parity = [1] * len(self.windows)
         self.slots: list = [None] * program.n_slots
         self.pool = recycle.Pool()   # outputs of earlier runs and iterations, reused once free
+        self.steps = prepared.Steps()   # local steps resolved to their C call once (exec/prepared.py)
         self.bitmaps: dict = {}      # slot -> a presence bitmap its Fill took back (gbops.take_bitmap)
         self.stacks: dict = {}       # StackMxM -> the (values, bitmap) arrays its last stack gave back
+        self.small: dict = {}        # SmallAllreduce of scalars -> (item.Packed, fills, ufuncs)
         for slot, value in program.consts.items():
             self.slots[slot] = value
         self.extra = extra or {}
@@ -196,7 +198,10 @@ def _local(rt: Runtime, i: Local):
     t0 = time.perf_counter()
     args = [rt.slots[a] for a in i.args]
     if i.node.op in INTO:
-        M = EVAL[i.node.op](i.node, args, rt.env, into=rt.reusable(i))
+        into = rt.reusable(i)
+        M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (exec/prepared.py), if one applies
+        if M is None:
+            M = EVAL[i.node.op](i.node, args, rt.env, into=into)
         if all(M is not a for a in args):   # (an operand passed through is not ours to reuse)
             rt.pool.keep(id(i), M)
         rt.slots[i.out] = M
@@ -579,6 +584,9 @@ def _allreduce(rt: Runtime, i: Allreduce):
 def _small_allreduce(rt: Runtime, i: SmallAllreduce):
     g = rt.groups[i.group]
     t0 = time.perf_counter()
+    if all(e == 1 for e in i.entries):   # scalars (every loop has some): buffers and views made once
+        _small_scalars(rt, i, g, t0)
+        return
     chunks, parts = [], []
     for src, monoid in zip(i.srcs, i.monoids):
         M = rt.slots[src]
@@ -604,6 +612,31 @@ def _small_allreduce(rt: Runtime, i: SmallAllreduce):
         at += nb + n
         rt.slots[out] = local.from_values_presence(red.ufunc.reduce(vals, axis=0).astype(dt.np, copy=False)
                                                    .reshape(shape), pres.any(axis=0).reshape(shape), dt)
+    rt.timed("pack_s", t0)
+
+
+def _small_scalars(rt: Runtime, i: SmallAllreduce, g, t0: float):
+    s = rt.slots
+    values = [s[src] for src in i.srcs]
+    dts = tuple(_dt(M) for M in values)
+    got = rt.small.get(id(i))
+    if got is None or got[0].dtypes != dts:
+        reds = [m.reduction(dt) for m, dt in zip(i.monoids, dts)]
+        got = rt.small[id(i)] = (item.Packed(dts, g.size), [r.fill(dt) for r, dt in zip(reds, dts)],
+                                 [r.ufunc for r in reds])
+    packed, fills, ufuncs = got
+    packed.pack(values, fills)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.allgatherv(packed.send, packed.recv, [packed.send.size] * g.size)
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    for k, out in enumerate(i.outs):
+        s[out] = None
+        key = (id(i), k)
+        M = packed.combined(k, ufuncs[k], rt.pool.take(key))
+        rt.pool.keep(key, M)
+        s[out] = M
     rt.timed("pack_s", t0)
 
 

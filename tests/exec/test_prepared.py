@@ -1,0 +1,144 @@
+"""Prepared local steps (exec/prepared.py): the element-wise ops, reductions and 1 x 1 arithmetic
+a loop repeats run as one GraphBLAS C call, writing into the previous call's result once it is
+free. Each case is called twice with fresh operands (the second writes into the first's memory)
+and checked against the dense-numpy oracle of the golden tests; the runtime must have used the
+prepared step, or, for the cases the table leaves to the evaluation rules, must still be right."""
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import dspla as dp
+from tests.exec.golden import oracle
+from tests.exec.golden.gen import check, random_mat, to_input
+
+SHAPES = {"1x1": (1, 1), "col": (7, 1), "mat": (5, 4)}
+
+
+def operand(name: str, shape, dt: str):
+    """A value the runtime computes (not one planning evaluates once: that takes only sparse
+    inputs): a dense input's values on a sparse input's pattern, so it may have missing entries."""
+    decl = tuple(("n", "m")[k] if d > 1 else 1 for k, d in enumerate(shape))
+    return dp.mask(dp.dense(name + "_v", decl, dt), dp.sparse(name + "_p", decl, "bool"), structure=True)
+
+
+def feed(name: str, M) -> dict:
+    """The inputs ``operand`` reads for the oracle matrix M."""
+    vals = np.where(M.present, M.values, np.zeros((), M.values.dtype))
+    return {name + "_v": vals, name + "_p": to_input(oracle.Mat(M.present.copy(), M.present.copy()), "sparse")}
+
+
+def _twice(outputs: dict, draw, expect, prepared: bool = True):
+    f = dp.function(outputs=outputs)
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        mats = draw(rng)
+        inputs = {k: v for name, M in mats.items() for k, v in feed(name, M).items()}
+        out = f(**inputs)
+        for k, e in expect(*mats.values()).items():
+            check(out[k], e, k)
+        del out
+        gc.collect()
+    taken = f.session().runtime.steps.taken
+    assert (taken > 0) == prepared, f"prepared steps taken: {taken}"
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("dt", ("float64", "int64", "float32"))
+@pytest.mark.parametrize("how", [("times", 2.5, "left"), ("minus", 1, "right"), ("minus", 1, "left"),
+                                 ("max", 0, "right"), ("plus", 0.5, "right"), ("gt", 0, "right")], ids=str)
+def test_apply_bind(how, dt, shape):
+    op, s, side = how
+    _twice({"Y": dp.apply(operand("X", SHAPES[shape], dt), op, **{side: s})},
+           lambda rng: {"X": random_mat(rng, SHAPES[shape], dt, "half")},
+           lambda M: {"Y": oracle.apply_bind(M, op, s, side)})
+
+
+@pytest.mark.parametrize("dt", ("float64", "int64"))
+@pytest.mark.parametrize("op", ("abs", "neg"))
+def test_apply(op, dt):
+    _twice({"Y": dp.apply(operand("X", (5, 4), dt), op)},
+           lambda rng: {"X": random_mat(rng, (5, 4), dt, "half")}, lambda M: {"Y": oracle.apply(M, op)})
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("dt", ("float64", "int64", "bool"))
+@pytest.mark.parametrize("union", (True, False), ids=("add", "mult"))
+@pytest.mark.parametrize("op", ("plus", "minus", "times", "min", "lor", "gt", "second"))
+def test_ewise_same_shape(op, union, dt, shape):
+    try:
+        oracle.binop_types(op, np.dtype(dt), np.dtype(dt))
+    except oracle.OracleDomainError:
+        pytest.skip(f"{op} does not apply to {dt} (the golden tests check the refusal)")
+    sh = SHAPES[shape]
+    fn = dp.ewise_add if union else dp.ewise_mult
+    # lor computes in bool: a union of cast operands is left to the rule (a lone entry is cast
+    # straight into the result's dtype by GraphBLAS, not through the compute dtype)
+    by_rule = union and op == "lor" and dt != "bool" and shape != "1x1"
+    _twice({"C": fn(operand("A", sh, dt), operand("B", sh, dt), op)},
+           lambda rng: {"A": random_mat(rng, sh, dt, "half"), "B": random_mat(rng, sh, dt, "half")},
+           lambda a, b: {"C": oracle.ewise(a, b, op, union)}, prepared=not by_rule)
+
+
+@pytest.mark.parametrize("side", ("left", "right"))
+@pytest.mark.parametrize("dens", ("full", "half"))
+@pytest.mark.parametrize("s_present", (True, False), ids=("s", "no-s"))
+@pytest.mark.parametrize("union", (True, False), ids=("add", "mult"))
+def test_ewise_with_a_1x1(union, s_present, dens, side):
+    """x ⊕ s with s 1 x 1: one bound apply, except a union over a non-full x (the rule's way)."""
+    X, S = operand("X", (5, 4), "float64"), operand("S", (1, 1), "float64")
+    fn = dp.ewise_add if union else dp.ewise_mult
+    expr = fn(S, X, "minus") if side == "left" else fn(X, S, "minus")
+
+    def expect(x, s):
+        a, b = (s, x) if side == "left" else (x, s)
+        return {"C": oracle.ewise(a, b, "minus", union)}
+    by_rule = union and dens == "half" and s_present
+    _twice({"C": expr}, lambda rng: {"X": random_mat(rng, (5, 4), "float64", dens),
+                                     "S": random_mat(rng, (1, 1), "float64", "full" if s_present else "empty")},
+           expect, prepared=not by_rule)
+
+
+@pytest.mark.parametrize("dens", ("half", "empty", "full"))
+@pytest.mark.parametrize("dt,monoid", [("float64", "plus"), ("float64", "max"), ("int64", "plus"), ("int64", "min"),
+                                       ("bool", "lor"), ("bool", "land"), ("float32", "times")])
+def test_reduce_all(dt, monoid, dens):
+    _twice({"r": dp.reduce_all(operand("X", (5, 4), dt), monoid)},
+           lambda rng: {"X": random_mat(rng, (5, 4), dt, dens)}, lambda M: {"r": oracle.reduce(M, monoid, "all")})
+
+
+@pytest.mark.parametrize("dens", ("half", "empty"))
+def test_nvals(dens):
+    _twice({"c": dp.nvals(operand("X", (5, 4), "float64"))},
+           lambda rng: {"X": random_mat(rng, (5, 4), "float64", dens)}, lambda M: {"c": oracle.nvals(M)})
+
+
+def test_a_loop_runs_on_prepared_steps_and_matches_numpy():
+    """PageRank's element-wise chain in a loop: every iteration reuses the previous buffers."""
+    rng = np.random.default_rng(3)
+    n = 40
+    a = (rng.random((n, n)) < 0.1).astype(float)
+    a[5] = 0   # a dangling node
+    A = dp.sparse("A", ("n", "n"))
+    r0 = dp.dense("r0", ("n", 1))
+    outdeg = dp.reduce_rows(A)
+
+    def step(r, delta):
+        w = r / outdeg
+        dangling = dp.reduce_all(r) - dp.reduce_all(w * outdeg)
+        new = 0.85 * (A.T @ w) + (0.85 * dangling + 0.15) / n
+        return new, dp.reduce_all(dp.abs(new - r))
+    (r, _), its = dp.while_loop(lambda r, d: d > 1e-12, step, (r0 / n, dp.reduce_all(r0)), 300, count=True)
+    f = dp.function({"r": r, "its": its})
+    import scipy.sparse as sp
+    out = f(A=sp.csr_array(a), r0=np.ones((n, 1)))
+    deg = a.sum(1)
+    want = np.full(n, 1.0 / n)
+    for _ in range(int(out["its"].to_numpy()[0, 0])):
+        w = np.where(deg > 0, want / np.where(deg > 0, deg, 1), 0)
+        dangling = want[deg == 0].sum()
+        want = 0.85 * (a.T @ w) + (0.85 * dangling + 0.15) / n
+    np.testing.assert_allclose(out["r"].to_numpy()[:, 0], want, rtol=1e-10)
+    assert f.session().runtime.steps.taken > 5 * int(out["its"].to_numpy()[0, 0])
