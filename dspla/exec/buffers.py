@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..ir.types import DType
-from . import item
+from . import item, lend
 
 
 # An n x 1 value is held by column, as SuiteSparse holds the results of operations on one: held
@@ -52,6 +52,10 @@ def unpack_full(M) -> np.ndarray:
 @contextmanager
 def values_of(M):
     """The C-ordered values array of a full matrix, lent for the duration of the block."""
+    with lend.full(M) as values:
+        if values is not None:   # its own array, by the C calls (exec/lend.py)
+            yield values
+            return
     values = unpack_full(M)
     try:
         yield values
@@ -109,9 +113,10 @@ def packed_nbytes(nrows: int, k: int, dtype: DType, with_presence: bool) -> int:
     return nrows * k * (dtype.np.itemsize + (1 if with_presence else 0))
 
 
-def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool) -> np.ndarray:
+def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool, out: np.ndarray | None = None) -> np.ndarray:
     """Rows ``rows`` of M in one contiguous buffer: values (nrows x k), then, with_presence,
-    one byte per entry. Without presence, M must be full (the planner proved it)."""
+    one byte per entry. Without presence, M must be full (the planner proved it). ``out``: a
+    free buffer of an earlier pack, written into when it has the size."""
     n, k = len(rows), M.shape[1]
     if not with_presence:
         if not (n and k):
@@ -120,19 +125,20 @@ def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool) -> np.ndar
             # the rows were planned in range; mode="clip" skips the bounds pass that made
             # take(..., out=) twice as slow
             return np.take(v, rows, axis=0, mode="clip").astype(dtype.np, copy=False)
-    buf = np.empty(packed_nbytes(n, k, dtype, True), dtype=np.uint8)
+    size = packed_nbytes(n, k, dtype, True)
+    buf = out if out is not None and out.size == size and out.dtype == np.uint8 else np.empty(size, dtype=np.uint8)
     nb = n * k * dtype.np.itemsize
+    bv, bp = buf[:nb].view(dtype.np).reshape(n, k), buf[nb:].view(np.int8).reshape(n, k)
     with bitmap_of(M) as held:
-        if held is not None:   # lent, not copied: only the rows sent are read
+        if held is not None and held[0].dtype == dtype.np:   # lent, not copied: only the rows sent are read
             vals, pres = held
-            pres = np.take(pres, rows, axis=0, mode="clip").view(bool)
-            vals = np.take(vals, rows, axis=0, mode="clip")
-            vals[~pres] = 0   # (a missing entry's slot holds whatever was there)
-        else:
-            vals, pres = dense_parts(M)
-            vals, pres = vals[rows], pres[rows]
-        buf[:nb].view(dtype.np)[:] = vals.reshape(-1)
-        buf[nb:] = pres.reshape(-1)
+            np.take(pres, rows, axis=0, mode="clip", out=bp)
+            np.take(vals, rows, axis=0, mode="clip", out=bv)
+            np.copyto(bv, 0, where=bp == 0)   # (a missing entry's slot holds whatever was there)
+            return buf
+    vals, pres = dense_parts(M)
+    bv[:] = vals[rows]
+    bp[:] = pres[rows]
     return buf
 
 
@@ -151,6 +157,10 @@ def unpack_bitmap(M):
 def bitmap_of(M):
     """(values, presence as int8) of a matrix SuiteSparse holds as a bitmap, lent for the block
     (nothing is copied); None for other formats and iso-valued bitmaps."""
+    with lend.bitmap(M) as lent:
+        if lent is not None:   # its own arrays, by the C calls (exec/lend.py)
+            yield lent.values, lent.present
+            return
     held = None if M.ss.is_iso else unpack_bitmap(M)
     if held is None:
         yield None
@@ -163,31 +173,47 @@ def bitmap_of(M):
             bitmap=bitmap, values=values, nvals=nvals, take_ownership=True)
 
 
-def stack_column(own, bufs: list, dtype: DType, spare=None):
+def stack_column(own, bufs: list, dtype: DType, into=None):
     """An n x 1 matrix of ``dtype``: own's rows, then the rows each received buffer carries
     (``bufs``: (buffer, nrows, with presence)), written into one bitmap: one copy of each part
-    (SuiteSparse's concat of the unpacked arrivals took 3-4x as long). ``spare``: (values,
-    bitmap) a previous stack gave back (unpack_bitmap), written into again: handing SuiteSparse
-    fresh arrays cost 5x more than the copies. None when own is neither a full nor a bitmap
+    (SuiteSparse's concat of the unpacked arrivals took 3-4x as long). ``into``: the matrix the
+    last stack returned, whose arrays are written again where they lie (handing SuiteSparse
+    fresh arrays cost 5x more than the copies). None when own is neither a full nor a bitmap
     column of ``dtype`` (the caller stacks by concat)."""
     n_own = own.shape[0]
-    if own.shape[1] != 1 or own.dtype != gb.dtypes.lookup_dtype(dtype.gb) or own.ss.is_iso:
+    gdt = gb.dtypes.lookup_dtype(dtype.gb)
+    if own.shape[1] != 1 or own.dtype != gdt:
         return None
     total = n_own + sum(m for _, m, _ in bufs)
-    if spare is not None and spare[0].shape == (total, 1) and spare[0].dtype == dtype.np \
-            and spare[1].shape == (total, 1):
-        vals, bits = spare
-    else:
-        vals, bits = np.empty((total, 1), dtype=dtype.np), np.empty((total, 1), dtype=np.int8)
-    if own.nvals == n_own:
-        with values_of(own) as v:
-            vals[:n_own] = v
-        bits[:n_own] = 1
-    else:
-        with bitmap_of(own) as held:
-            if held is None:
-                return None
+    if into is not None and into._nrows == total and into._ncols == 1 and into.dtype == gdt:
+        with lend.bitmap(into) as lent:
+            if lent is not None:
+                n = _stack(own, bufs, dtype, lent.values, lent.present)
+                if n is not None:
+                    lent.nvals = n
+                    return into
+    vals, bits = np.empty((total, 1), dtype=dtype.np), np.empty((total, 1), dtype=np.int8)
+    n = _stack(own, bufs, dtype, vals, bits)
+    if n is None:
+        return None
+    M = gb.Matrix(dtype.gb, total, 1)
+    if total:
+        pack_bitmap(M, bits, vals, n)
+    return M
+
+
+def _stack(own, bufs: list, dtype: DType, vals: np.ndarray, bits: np.ndarray) -> int | None:
+    """stack_column's copies into (vals, bits); the number of entries, None when own is not
+    readable as a full or bitmap column."""
+    n_own = own.shape[0]
+    with values_of(own) if own.nvals == n_own else bitmap_of(own) as held:
+        if held is None:
+            return None
+        if isinstance(held, tuple):
             vals[:n_own], bits[:n_own] = held
+        else:
+            vals[:n_own] = held
+            bits[:n_own] = 1
     off = n_own
     for buf, m, presence in bufs:
         nb = m * dtype.np.itemsize
@@ -198,10 +224,7 @@ def stack_column(own, bufs: list, dtype: DType, spare=None):
             vals[off:off + m] = buf.reshape(m, 1)
             bits[off:off + m] = 1
         off += m
-    M = gb.Matrix(dtype.gb, total, 1)
-    if total:
-        pack_bitmap(M, bits, vals, int(np.count_nonzero(bits)))
-    return M
+    return int(np.count_nonzero(bits))
 
 
 def recv_buffer(nrows: int, k: int, dtype: DType, with_presence: bool) -> np.ndarray:

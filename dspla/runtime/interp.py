@@ -10,6 +10,7 @@ into buffers and back) and wait (blocked in communication).
 from __future__ import annotations
 
 import gc
+import sys
 import time
 from collections import Counter
 from typing import Callable
@@ -87,8 +88,9 @@ class Runtime:
         self.pool = recycle.Pool()   # outputs of earlier runs and iterations, reused once free
         self.steps = prepared.Steps()   # local steps resolved to their C call once (exec/prepared.py)
         self.bitmaps: dict = {}      # slot -> a presence bitmap its Fill took back (gbops.take_bitmap)
-        self.stacks: dict = {}       # StackMxM -> the (values, bitmap) arrays its last stack gave back
+        self.stacks: dict = {}       # StackMxM -> its last stacked operand, written into again
         self.small: dict = {}        # SmallAllreduce of scalars -> (item.Packed, fills, ufuncs)
+        self.sendbufs: dict = {}     # Pack -> its last buffer (written into again once its send is done)
         for slot, value in program.consts.items():
             self.slots[slot] = value
         self.extra = extra or {}
@@ -264,7 +266,12 @@ def _drop_rows(rt: Runtime, i: DropRows):
 def _pack(rt: Runtime, i: Pack):
     t0 = time.perf_counter()
     M = rt.slots[i.src]
-    rt.slots[i.out] = local.pack_rows(M, i.rows, _dt(M), i.presence)
+    rt.slots[i.out] = None
+    last = rt.sendbufs.get(id(i))   # the last iteration's buffer, once its send is done and dropped
+    free = last if last is not None and sys.getrefcount(last) == 3 else None   # (the dict, last, the call)
+    buf = rt.slots[i.out] = local.pack_rows(M, i.rows, _dt(M), i.presence, out=free)
+    if i.presence:
+        rt.sendbufs[id(i)] = buf
     rt.timed("pack_s", t0)
 
 
@@ -448,10 +455,8 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
     C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i), taken=rt.routes)
     rt.slots[i.out] = gbops.cast(C, out)
-    if B is not own:   # its arrays, for the next stack to write into
-        held = local.unpack_bitmap(B)
-        if held is not None:
-            rt.stacks[id(i)] = held[:2]
+    if B is not own:   # for the next stack to write into (nothing else holds it)
+        rt.stacks[id(i)] = B
     rt.timed("compute_s", t0)
 
 

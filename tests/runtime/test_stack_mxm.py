@@ -105,29 +105,28 @@ def _wire(values, present, with_presence):
     return buf
 
 
-def test_stack_column_writes_own_then_arrived_rows_into_reused_arrays():
-    """The stacked column equals own's rows then each message's (values where present),
-    also when a second stack writes into the arrays the first gave back (nothing stale stays)."""
+def test_stack_column_writes_own_then_arrived_rows_into_the_last_stack():
+    """The stacked column equals own's rows then each message's (values where present), also
+    when a later stack writes into the matrix the previous one returned (nothing stale stays)."""
     from dspla.exec import buffers
     from dspla.ir.types import DType
     rng = np.random.default_rng(3)
-    spare = None
-    for round_ in range(3):
+    last = None
+    for round_ in range(4):
         own_v, own_p = rng.random(9), rng.random(9) < (0.6 if round_ != 1 else 1.1)   # round 1: own full
-        m1_v, m1_p = rng.random(4), rng.random(4) < 0.5
+        m1_v, m1_p = rng.random(4), rng.random(4) < (0.5 if round_ != 2 else 1.1)     # round 2: m1 full
         m2_v = rng.random(3)                                   # a message without presence: all present
         own = _column(own_v, own_p)
         B = buffers.stack_column(own, [(_wire(m1_v, m1_p, True), 4, True), (_wire(m2_v, None, False), 3, False)],
-                                 DType.float64, spare)
+                                 DType.float64, last)
+        assert last is None or B is last   # written where it lies
         want_p = np.concatenate([own_p, m1_p, np.ones(3, bool)])
         want_v = np.concatenate([own_v, m1_v, m2_v])
         idx, vals = B[:, 0].new().to_coo()
-        assert B.shape == (16, 1) and np.array_equal(idx, np.nonzero(want_p)[0])
+        assert B.shape == (16, 1) and B.nvals == want_p.sum() and np.array_equal(idx, np.nonzero(want_p)[0])
         assert np.array_equal(vals, want_v[want_p])
         assert np.array_equal(own[:, 0].new().to_coo()[0], np.nonzero(own_p)[0])   # own is left as it was
-        held = buffers.unpack_bitmap(B)
-        assert held is not None
-        spare = held[:2]
+        last = B
 
 
 def test_stack_column_declines_what_it_cannot_stack():

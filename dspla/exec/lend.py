@@ -1,0 +1,100 @@
+"""A matrix's own arrays lent to numpy for a block, by SuiteSparse's unpack and pack calls.
+
+Packing rows to send, stacking a product's operand and reading a full result all need a dense
+piece's values (and presence bitmap) as numpy arrays. python-graphblas's ``ss.unpack`` /
+``ss.pack_*`` do this without copying but cost 20-40 us of Python each way, several times per
+loop iteration. Here the typed C calls are made directly (about 2 us): the arrays are unpacked,
+viewed by numpy where they lie, and packed back unchanged when the block ends, so ownership never
+moves and nothing is copied. Views must not outlive the block (callers copy what they keep).
+
+Only layouts whose arrays are the C-ordered (nrows x ncols) values are lent: held by row, or one
+column; anything else (and iso-valued matrices) yields None and the caller takes
+python-graphblas's route.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import numpy as np
+from suitesparse_graphblas import ffi, lib
+
+_NULL = ffi.NULL
+
+
+def _check(info: int, what: str):
+    if info != lib.GrB_SUCCESS:
+        raise RuntimeError(f"GraphBLAS {what} failed with code {info}")
+
+
+def layout(M) -> tuple[int, bool]:
+    """(sparsity status, held by row) of M."""
+    out = ffi.new("int32_t[2]")
+    obj = M.gb_obj[0]
+    _check(lib.GxB_Matrix_Option_get_INT32(obj, lib.GxB_SPARSITY_STATUS, out), "Option_get")
+    _check(lib.GxB_Matrix_Option_get_INT32(obj, lib.GxB_FORMAT, out + 1), "Option_get")
+    return out[0], out[1] == lib.GxB_BY_ROW
+
+
+def _view(ptr, nbytes: int, dtype, shape: tuple[int, int]) -> np.ndarray:
+    return np.frombuffer(ffi.buffer(ffi.cast("char*", ptr), nbytes), dtype=dtype,
+                         count=shape[0] * shape[1]).reshape(shape)
+
+
+class Held:
+    """A bitmap's arrays while lent: ``values`` and ``present`` (int8), both (nrows, ncols) and
+    C-ordered, and ``nvals``, the count packed back with them (set it when the bitmap changes)."""
+
+    __slots__ = ("values", "present", "nvals")
+
+    def __init__(self, values: np.ndarray, present: np.ndarray, nvals: int):
+        self.values, self.present, self.nvals = values, present, nvals
+
+
+@contextmanager
+def bitmap(M) -> Iterator[Held | None]:
+    """A bitmap M's arrays (Held); None when M is not such a bitmap. M reads as empty inside the
+    block and gets the arrays back, with ``Held.nvals``, at its end."""
+    status, by_row = layout(M)
+    nrows, ncols = M._nrows, M._ncols
+    if status != lib.GxB_BITMAP or not (by_row or ncols == 1) or not nrows * ncols:
+        yield None
+        return
+    unpack, pack = ((lib.GxB_Matrix_unpack_BitmapR, lib.GxB_Matrix_pack_BitmapR) if by_row else
+                    (lib.GxB_Matrix_unpack_BitmapC, lib.GxB_Matrix_pack_BitmapC))
+    Ab, Ax = ffi.new("int8_t**"), ffi.new("void**")
+    sizes, iso, nvals = ffi.new("GrB_Index[2]"), ffi.new("bool*"), ffi.new("GrB_Index*")
+    obj = M.gb_obj[0]
+    _check(unpack(obj, Ab, Ax, sizes, sizes + 1, iso, nvals, _NULL), "unpack")
+    held = None
+    try:
+        if iso[0]:
+            yield None
+        else:
+            dt = M.dtype.np_type
+            held = Held(_view(Ax[0], sizes[1], dt, (nrows, ncols)), _view(Ab[0], sizes[0], np.int8, (nrows, ncols)),
+                        nvals[0])
+            yield held
+    finally:
+        n = nvals[0] if held is None else held.nvals
+        _check(pack(obj, Ab, Ax, sizes[0], sizes[1], iso[0], n, _NULL), "pack")
+
+
+@contextmanager
+def full(M) -> Iterator[np.ndarray | None]:
+    """The (nrows, ncols) C-ordered values of a full M; None when M is not such a full matrix
+    (or is iso-valued). M reads as empty inside the block."""
+    status, by_row = layout(M)
+    nrows, ncols = M._nrows, M._ncols
+    if status != lib.GxB_FULL or not (by_row or ncols == 1) or not nrows * ncols:
+        yield None
+        return
+    unpack, pack = ((lib.GxB_Matrix_unpack_FullR, lib.GxB_Matrix_pack_FullR) if by_row else
+                    (lib.GxB_Matrix_unpack_FullC, lib.GxB_Matrix_pack_FullC))
+    Ax, size, iso = ffi.new("void**"), ffi.new("GrB_Index*"), ffi.new("bool*")
+    obj = M.gb_obj[0]
+    _check(unpack(obj, Ax, size, iso, _NULL), "unpack")
+    try:
+        yield None if iso[0] else _view(Ax[0], size[0], M.dtype.np_type, (nrows, ncols))
+    finally:
+        _check(pack(obj, Ax, size[0], iso[0], _NULL), "pack")
