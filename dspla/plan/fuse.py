@@ -5,6 +5,11 @@
 2. A loop whose condition every rank computes from the same bits (results of collectives that
    give every rank identical values, and local work on them) needs no broadcast of rank 0's
    answer at each check.
+3. Local work that does not depend on a point-to-point wait (a product waiting for its rows,
+   the wait for sends to finish) moves above it: it then runs while the messages are in flight
+   (PageRank's dangling-mass reductions, while the rank waits for the rows of its product).
+   It moves past waits and other local work only, never above a send, a receive's posting or a
+   collective, so what every rank sends, and when, is unchanged.
 
 An iterative program reduces a few scalars per step (PageRank: the rank mass, the dangling
 mass, the change). Each Allreduce is two collectives (values, presence), and each collective
@@ -70,6 +75,43 @@ def fuse_list(instrs: list) -> list:
     return out
 
 
+# instructions that wait for point-to-point messages to arrive or leave
+_WAITS = (ir.StackMxM, ir.RecvMxM, ir.WaitSends)
+
+
+def _writes(i) -> set:
+    w = set(i.writes())
+    if type(i) is ir.Free:
+        w |= set(i.slots)
+    elif type(i) is ir.WaitSends:   # (it lets go of the buffers)
+        w |= set(i.bufs)
+    return w
+
+
+def hoist_list(instrs: list) -> list:
+    """Rewrite 3: each Local moves up past waits (and local work between them) it is independent
+    of, to just above the highest wait it can pass; one that passes no wait stays where it is."""
+    out: list = []
+    for i in instrs:
+        if type(i) is ir.Loop:
+            out.append(replace(i, cond=hoist_list(i.cond), body=hoist_list(i.body)))
+            continue
+        best = len(out)
+        if type(i) is ir.Local:
+            reads, writes = set(i.reads()), set(i.writes())
+            at = len(out)
+            while at > 0 and isinstance(out[at - 1], _WAITS + (ir.Local,)):
+                prev = out[at - 1]
+                pw = _writes(prev)
+                if reads & pw or writes & (pw | set(prev.reads())):
+                    break
+                at -= 1
+                if isinstance(prev, _WAITS):
+                    best = at
+        out.insert(best, i)
+    return out
+
+
 # collectives after which every member holds bitwise the same value
 _SAME_EVERYWHERE = (ir.SmallAllreduce, ir.AllgatherRows, ir.Bcast, ir.BcastSparse)
 
@@ -128,8 +170,8 @@ def fuse(programs: list, comm=None) -> list:
     shared = set() if comm is not None else \
         {s for s, v in first.items() if all(p.consts.get(s) is v for p in programs)}
     for p in programs:
-        p.instrs = fuse_list(p.instrs)
-        p.setup = fuse_list(p.setup)
+        p.instrs = hoist_list(fuse_list(p.instrs))
+        p.setup = hoist_list(fuse_list(p.setup))
         found: dict = {}
         _walk(p.instrs, _walk(p.setup, set(shared), found), found)
         verdicts.append(found)

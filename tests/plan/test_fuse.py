@@ -218,3 +218,31 @@ def test_ranks_planning_alone_compare_verdicts():
     shared = object()
     (p,) = fuse([_program_of([_loop(0, [_loc(11, 10)], 2, body)], {0: shared})], comm=SimComm.create(1)[0])
     assert not p.instrs[-1].agreed
+
+
+# --------------------------------------------------------------- local work above waits
+def _stack(out, a, own, *recvs):
+    return ir.StackMxM(out, a, own, recvs, None)
+
+
+def test_local_work_independent_of_a_wait_runs_before_it():
+    from dspla.plan.fuse import hoist_list
+    send = ir.Send(5, 1, 7, 3, "float64")
+    got = hoist_list([_loc(1, 0), ir.Recv(4, 1, 7, 3, 1, "float64"), send, _stack(6, 2, 1, 4),
+                      _loc(7, 6), _loc(8, 0), _loc(9, 8), ir.WaitSends((5,))])
+    # 8 and 9 read neither the product's result nor the receive: they move above the product,
+    # below the send; 7 reads the product and stays after it
+    assert _shape(got) == [("Local", 1), ("Recv", 4), ("Send", None), ("Local", 8), ("Local", 9),
+                           ("StackMxM", 6), ("Local", 7), ("WaitSends", None)]
+
+
+def test_local_work_stays_below_what_it_depends_on_or_overwrites():
+    from dspla.plan.fuse import hoist_list
+    rows = [_stack(6, 2, 1, 4), _loc(1, 0)]          # overwrites the product's operand: stays after
+    assert _shape(hoist_list(rows)) == [("StackMxM", 6), ("Local", 1)]
+    rows = [ir.WaitSends((5,)), _loc(5, 0)]          # reuses the slot the wait lets go of
+    assert _shape(hoist_list(rows)) == [("WaitSends", None), ("Local", 5)]
+    rows = [ir.Send(5, 1, 7, 3, "float64"), _loc(8, 0)]   # never above a send (or any posting)
+    assert _shape(hoist_list(rows)) == [("Send", None), ("Local", 8)]
+    rows = [ir.SmallAllreduce((3,), (2,), (PLUS,), (1,)), _loc(8, 0)]   # nor above a collective
+    assert _shape(hoist_list(rows)) == [("SmallAllreduce", (3,)), ("Local", 8)]
