@@ -213,7 +213,7 @@ def _allreduce(i, v, c, t):
         c["memory_bytes"] += 2 * i.entries * v.itemsize
 
 
-@count_rule(ir.SmallAllreduce)
+@count_rule(ir.SmallAllreduce, ir.ISmallAllreduce)
 def _small_allreduce(i, v, c, t):
     c["coll_steps"] += log2(v.group_size(i.group))
     if t.words_sent:
@@ -239,8 +239,8 @@ def _take_rows(i, v, c, t):
     c["pack_words"] += len(i.rows) * v.K
 
 
-@count_rule(ir.WaitSends, ir.Free, ir.DropRows, ir.CastTo, ir.Local, ir.TakeCols, ir.Unpermute, ir.AllgatherSparse,
-            ir.Loop, ir.Redistribute, ir.TransposeRows)
+@count_rule(ir.WaitSends, ir.WaitAllreduce, ir.Free, ir.DropRows, ir.CastTo, ir.Local, ir.TakeCols, ir.Unpermute,
+            ir.AllgatherSparse, ir.Loop, ir.Redistribute, ir.TransposeRows)
 def _nothing(i, v, c, t):
     pass   # (a product's candidates never hold loops: products sit inside loops, not around them)
 

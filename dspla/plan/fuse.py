@@ -112,8 +112,49 @@ def hoist_list(instrs: list) -> list:
     return out
 
 
-# collectives after which every member holds bitwise the same value
-_SAME_EVERYWHERE = (ir.SmallAllreduce, ir.AllgatherRows, ir.Bcast, ir.BcastSparse)
+def post_list(instrs: list, new_slot) -> list:
+    """Rewrite 4: a SmallAllreduce of scalars is posted (ISmallAllreduce) as soon as its sources
+    are computed and completed (WaitAllreduce) only where a result is needed: both move past
+    local work and point-to-point waits only (never past another collective, a send or a
+    posting), so every rank still initiates its collectives in the same order. ``new_slot()``
+    gives a slot for the posted request."""
+    out: list = []
+    for i in instrs:
+        if type(i) is ir.Loop:
+            out.append(replace(i, cond=post_list(i.cond, new_slot), body=post_list(i.body, new_slot)))
+        elif type(i) is ir.SmallAllreduce and all(e == 1 for e in i.entries):
+            srcs = set(i.srcs)
+            at = len(out)
+            while at > 0 and isinstance(out[at - 1], _WAITS + (ir.Local,)) and not (_writes(out[at - 1]) & srcs):
+                at -= 1
+            req = new_slot()
+            out.insert(at, ir.ISmallAllreduce(i.outs, i.srcs, i.monoids, i.entries, group=i.group, req=req))
+            out.append(ir.WaitAllreduce(i.outs, req))
+        else:
+            out.append(i)
+    return _sink_waits(out)
+
+
+def _sink_waits(instrs: list) -> list:
+    """Each WaitAllreduce moved down past local work and point-to-point waits that neither read
+    nor write its results."""
+    out = list(instrs)
+    k = len(out) - 1
+    while k >= 0:
+        w = out[k]
+        if type(w) is ir.WaitAllreduce:
+            mine = set(w.outs)
+            j = k
+            while j + 1 < len(out) and isinstance(out[j + 1], _WAITS + (ir.Local,)) and \
+                    not ((set(out[j + 1].reads()) | _writes(out[j + 1])) & mine):
+                j += 1
+            out.insert(j, out.pop(k))
+        k -= 1
+    return out
+
+
+# collectives after which every member holds bitwise the same value (a posted one: at its wait)
+_SAME_EVERYWHERE = (ir.SmallAllreduce, ir.WaitAllreduce, ir.AllgatherRows, ir.Bcast, ir.BcastSparse)
 
 
 def _walk(instrs: list, same: set, found: dict) -> set:
@@ -170,8 +211,11 @@ def fuse(programs: list, comm=None) -> list:
     shared = set() if comm is not None else \
         {s for s, v in first.items() if all(p.consts.get(s) is v for p in programs)}
     for p in programs:
-        p.instrs = hoist_list(fuse_list(p.instrs))
-        p.setup = hoist_list(fuse_list(p.setup))
+        def new_slot(p=p) -> int:
+            p.n_slots += 1
+            return p.n_slots - 1
+        p.instrs = post_list(hoist_list(fuse_list(p.instrs)), new_slot)
+        p.setup = post_list(hoist_list(fuse_list(p.setup)), new_slot)
         found: dict = {}
         _walk(p.instrs, _walk(p.setup, set(shared), found), found)
         verdicts.append(found)

@@ -452,6 +452,26 @@ class SmallAllreduce(Instr):
 
 
 @dataclass(frozen=True, eq=False)
+class ISmallAllreduce(SmallAllreduce):
+    """A SmallAllreduce of scalars posted without waiting (MPI_Iallgatherv) into ``req``; the
+    WaitAllreduce reading ``req`` completes it into ``outs``, placed where a result is first
+    needed, so that a rank does its local work while the others catch up (plan/fuse.py)."""
+    req: int = -1
+    READS, WRITES = ("srcs",), ("req",)
+
+    def __str__(self) -> str:
+        return f"s{self.req} = I" + super().__str__()
+
+
+@dataclass(frozen=True, eq=False)
+class WaitAllreduce(Instr):
+    """Complete the ISmallAllreduce posted into ``req``: its combined values into ``outs``."""
+    outs: tuple
+    req: int
+    READS, WRITES = ("req",), ("outs",)
+
+
+@dataclass(frozen=True, eq=False)
 class Bcast(Instr):
     """out = root's dense ``src`` on every member of ``group`` (src is None on the others)."""
     out: int
@@ -683,11 +703,11 @@ class Choice(Instr):
 # every instruction class, for coverage checks of the tables keyed by instruction type
 INSTRUCTIONS = (Local, MxM, Fill, DropRows, Pack, PackSparse, Unpermute, TakeRows, TakeCols, CastTo, Empty, Free,
                 Send, Recv, RecvMxM, StackMxM, SampledMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse,
-                Allreduce, SmallAllreduce, Bcast, IBcast, BcastSparse, Alltoall, WinExpose, Get, Loop, Redistribute,
-                TransposeRows)
+                Allreduce, SmallAllreduce, ISmallAllreduce, WaitAllreduce, Bcast, IBcast, BcastSparse, Alltoall,
+                WinExpose, Get, Loop, Redistribute, TransposeRows)
 # the instructions that meet other ranks' (the group must call them together, in the same order)
-COLLECTIVES = (AllgatherRows, AllgatherSparse, Allreduce, SmallAllreduce, Bcast, IBcast, BcastSparse, Alltoall,
-               WinExpose, Redistribute, TransposeRows)
+COLLECTIVES = (AllgatherRows, AllgatherSparse, Allreduce, SmallAllreduce, ISmallAllreduce, Bcast, IBcast, BcastSparse,
+               Alltoall, WinExpose, Redistribute, TransposeRows)
 
 
 @dataclass

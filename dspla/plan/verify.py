@@ -17,7 +17,7 @@ from ..errors import VerificationError
 from . import ir
 
 VALUE, POSTED, DEAD = "value", "posted", "dead"
-_POSTS = (ir.Recv, ir.Get, ir.IBcast)
+_POSTS = (ir.Recv, ir.Get, ir.IBcast, ir.ISmallAllreduce)
 # the instructions that complete posted receives (their ``recvs``) and compute on what arrives
 _COMPLETES = (ir.RecvMxM, ir.StackMxM, ir.SampledMxM)
 
@@ -88,6 +88,10 @@ def _block_slots(prog, instrs: list, state: dict):
                 if state.get(s) != POSTED:
                     _fail(prog.rank, k, i, f"slot s{s} is waited for here but no send posted it")
             reads = []
+        elif type(i) is ir.WaitAllreduce:
+            if state.get(i.req) != POSTED:
+                _fail(prog.rank, k, i, f"slot s{i.req} is waited for here but no ISmallAllreduce posted it")
+            reads = []
         else:
             reads = i.reads()
         for s in reads:
@@ -101,6 +105,8 @@ def _block_slots(prog, instrs: list, state: dict):
         elif type(i) is ir.WaitSends:
             for s in i.bufs:
                 state[s] = DEAD
+        elif type(i) is ir.WaitAllreduce:
+            state[i.req] = DEAD
         posted = type(i) in _POSTS or type(i) is ir.Send
         for s in i.writes():
             state[s] = POSTED if posted else VALUE
@@ -141,7 +147,7 @@ def _signature(i) -> tuple:
         return (t.__name__, tuple(int(x) for x in i.counts), i.k, i.dtype, i.presence)
     if t is ir.Allreduce:
         return (t.__name__, i.monoid.name, i.entries, i.presence)
-    if t is ir.SmallAllreduce:
+    if t in (ir.SmallAllreduce, ir.ISmallAllreduce):
         return (t.__name__, tuple(m.name for m in i.monoids), i.entries)
     if t in (ir.Bcast, ir.IBcast):
         return (t.__name__, i.root, i.nrows, i.k, i.dtype, i.presence)
@@ -242,7 +248,7 @@ def _no_cycle(blocks: list, member: dict):
             key = (g, member[(g, rank)][0])
             node = (*key, steps[key])
             steps[key] += 1
-            if type(i) is ir.IBcast:   # posted, not waited for here
+            if type(i) in (ir.IBcast, ir.ISmallAllreduce):   # posted, not waited for here
                 continue
             where.setdefault(node, (rank, k, i))
             if prev is not None:

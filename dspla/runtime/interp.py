@@ -39,6 +39,7 @@ from ..plan.ir import (
     Free,
     Get,
     IBcast,
+    ISmallAllreduce,
     Local,
     Loop,
     MxM,
@@ -58,6 +59,7 @@ from ..plan.ir import (
     Traffic,
     TransposeRows,
     Unpermute,
+    WaitAllreduce,
     WaitSends,
     Where,
     WinExpose,
@@ -620,28 +622,57 @@ def _small_allreduce(rt: Runtime, i: SmallAllreduce):
     rt.timed("pack_s", t0)
 
 
-def _small_scalars(rt: Runtime, i: SmallAllreduce, g, t0: float):
-    s = rt.slots
-    values = [s[src] for src in i.srcs]
+def _small_packed(rt: Runtime, i: SmallAllreduce, g) -> tuple:
+    """(item.Packed, fills, ufuncs) of a SmallAllreduce of scalars, its sources packed in."""
+    values = [rt.slots[src] for src in i.srcs]
     dts = tuple(_dt(M) for M in values)
     got = rt.small.get(id(i))
     if got is None or got[0].dtypes != dts:
         reds = [m.reduction(dt) for m, dt in zip(i.monoids, dts)]
         got = rt.small[id(i)] = (item.Packed(dts, g.size), [r.fill(dt) for r, dt in zip(reds, dts)],
                                  [r.ufunc for r in reds])
-    packed, fills, ufuncs = got
-    packed.pack(values, fills)
+    got[0].pack(values, got[1])
+    return got
+
+
+def _small_combine(rt: Runtime, key: int, outs: tuple, packed, ufuncs):
+    for k, out in enumerate(outs):
+        rt.slots[out] = None
+        M = packed.combined(k, ufuncs[k], rt.pool.take((key, k)))
+        rt.pool.keep((key, k), M)
+        rt.slots[out] = M
+
+
+def _small_scalars(rt: Runtime, i: SmallAllreduce, g, t0: float):
+    packed, _, ufuncs = _small_packed(rt, i, g)
     rt.timed("pack_s", t0)
     t0 = time.perf_counter()
     g.allgatherv(packed.send, packed.recv, [packed.send.size] * g.size)
     rt.timed("wait_s", t0)
     t0 = time.perf_counter()
-    for k, out in enumerate(i.outs):
-        s[out] = None
-        key = (id(i), k)
-        M = packed.combined(k, ufuncs[k], rt.pool.take(key))
-        rt.pool.keep(key, M)
-        s[out] = M
+    _small_combine(rt, id(i), i.outs, packed, ufuncs)
+    rt.timed("pack_s", t0)
+
+
+@handler(ISmallAllreduce)
+def _ismall_allreduce(rt: Runtime, i: ISmallAllreduce):
+    g = rt.groups[i.group]
+    t0 = time.perf_counter()
+    packed, _, ufuncs = _small_packed(rt, i, g)
+    req = g.iallgatherv(packed.send, packed.recv, [packed.send.size] * g.size)
+    rt.slots[i.req] = _Posted(req, (packed, ufuncs), i)
+    rt.timed("pack_s", t0)
+
+
+@handler(WaitAllreduce)
+def _wait_allreduce(rt: Runtime, i: WaitAllreduce):
+    p = rt.slots[i.req]
+    t0 = time.perf_counter()
+    rt.groups[p.instr.group].waitall([p.req])
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    _small_combine(rt, id(p.instr), i.outs, *p.buf)
+    rt.slots[i.req] = None
     rt.timed("pack_s", t0)
 
 

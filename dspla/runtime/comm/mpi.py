@@ -83,6 +83,11 @@ class MPIComm:
         displs = np.r_[0, np.cumsum(counts)[:-1]]
         self.comm.Allgatherv(sendbuf, [recvbuf, (counts, displs)])
 
+    def iallgatherv(self, sendbuf: NDArray[Any], recvbuf: NDArray[Any], counts: ArrayLike) -> Request:
+        counts = np.asarray(counts, dtype=np.int64)
+        displs = np.r_[0, np.cumsum(counts)[:-1]]
+        return self.comm.Iallgatherv(sendbuf, [recvbuf, (counts, displs)])
+
     def bcast_buf(self, buf: NDArray[Any], root: int) -> None:
         self.comm.Bcast(buf, root)
 

@@ -132,6 +132,21 @@ class SimComm:
         parts = self._exchange(np.array(sendbuf, copy=True).reshape(-1))
         np.concatenate(parts, out=recvbuf.reshape(-1))
 
+    def iallgatherv(self, sendbuf, recvbuf, counts):
+        """Posted as messages to every other rank under a tag of its own (the ranks post their
+        non-blocking collectives in the same order, as MPI requires); complete when all arrived."""
+        self._posted_collectives = getattr(self, "_posted_collectives", 0) + 1
+        tag = -self._posted_collectives   # (user tags are not negative)
+        displs = np.r_[0, np.cumsum(counts)[:-1]]
+        flat = recvbuf.reshape(-1)
+        mine = slice(displs[self.rank], displs[self.rank] + counts[self.rank])
+        flat[mine] = np.asarray(sendbuf).reshape(-1)
+        for r in range(self.size):
+            if r != self.rank:
+                self.isend(sendbuf, r, tag)
+        reqs = [self.irecv(flat[displs[r]:displs[r] + counts[r]], r, tag) for r in range(self.size) if r != self.rank]
+        return _Req(lambda: all(q.test() for q in reqs))
+
     def bcast_buf(self, buf, root):
         parts = self._exchange(np.array(buf, copy=True) if self.rank == root else None)
         np.copyto(buf, parts[root])
