@@ -246,3 +246,18 @@ def test_local_work_stays_below_what_it_depends_on_or_overwrites():
     assert _shape(hoist_list(rows)) == [("Send", None), ("Local", 8)]
     rows = [ir.SmallAllreduce((3,), (2,), (PLUS,), (1,)), _loc(8, 0)]   # nor above a collective
     assert _shape(hoist_list(rows)) == [("SmallAllreduce", (3,)), ("Local", 8)]
+
+
+def test_scalar_allreduces_are_posted_early_and_completed_where_needed():
+    from dspla.plan.fuse import post_list
+    slots = iter(range(100, 110))
+    sa = ir.SmallAllreduce((3,), (2,), (PLUS,), (1,))
+    got = post_list([_loc(2, 0), ir.Recv(4, 1, 7, 3, 1, "float64"), _stack(6, 1, 0, 4), sa, _loc(7, 6),
+                     _loc(8, 3)], lambda: next(slots))
+    # posted right after its source (above the product's wait, below the receive's posting);
+    # completed before the first reader of its result, after local work that does not read it
+    assert _shape(got) == [("Local", 2), ("Recv", 4), ("ISmallAllreduce", (3,)), ("StackMxM", 6), ("Local", 7),
+                           ("WaitAllreduce", (3,)), ("Local", 8)]
+    assert got[2].req == got[5].req == 100
+    vector = ir.SmallAllreduce((3,), (2,), (PLUS,), (4,))   # not scalars: left blocking
+    assert _shape(post_list([_loc(2, 0), vector], lambda: next(slots)))[1] == ("SmallAllreduce", (3,))

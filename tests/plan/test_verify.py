@@ -182,3 +182,27 @@ def test_stacked_rows_must_arrive_as_dense_receives():
     p.instrs[j] = dataclasses.replace(p.instrs[j], sparse=True)
     with pytest.raises(VerificationError, match=rf"rank {p.rank}, instruction {k} \(StackMxM.*not a dense Recv's"):
         verify_plan(programs)
+
+
+def test_a_posted_allreduce_must_be_completed_once():
+    programs = _plan("p2p1d")
+    p, k, i = _first(programs, ir.WaitAllreduce)
+    del p.instrs[k]
+    with pytest.raises(VerificationError, match="is not computed"):   # (its result is an output here)
+        verify_plan(programs)
+    programs = _plan("p2p1d")
+    p, k, i = _first(programs, ir.WaitAllreduce)
+    p.instrs.insert(k + 1, i)
+    with pytest.raises(VerificationError, match="waited for here but no ISmallAllreduce posted it"):
+        verify_plan(programs)
+
+
+def test_a_posted_allreduce_meeting_a_blocking_one_is_refused():
+    """MPI matches a non-blocking collective only with the same non-blocking call."""
+    programs = _plan("p2p1d")
+    p, k, i = _first(programs, ir.ISmallAllreduce, rank=1)
+    w = next(j for j, x in enumerate(p.instrs) if type(x) is ir.WaitAllreduce and x.req == i.req)
+    del p.instrs[w]
+    p.instrs[k] = ir.SmallAllreduce(i.outs, i.srcs, i.monoids, i.entries, group=i.group)
+    with pytest.raises(VerificationError, match="collective .*SmallAllreduce.* meets .*ISmallAllreduce"):
+        verify_plan(programs)
