@@ -10,8 +10,12 @@
    time per iteration (the loop's own time over its iterations, the slowest rank), words per
    iteration of the product against the analysis layer's count of p2p1d on that partition; BFS
    per level: frontier size and words moved. Bar: P=2 per iteration <= 0.65 x P=1.
+3. The same PageRank comparison on the graph without the edges between its two halves of node
+   ids, partitioned in those halves (``block``): nothing crosses ranks but the loop's scalars,
+   so P=2 / P=1 there is what the machine gives when there is nothing to exchange, the floor
+   of item 2's ratio (``--no-floor`` skips it).
 
-    dspla bench algorithms [--graph PATH] [--rounds 5] [--P 2] [--json F]
+    dspla bench algorithms [--graph PATH] [--rounds 5] [--P 2] [--no-floor] [--json F]
 """
 from __future__ import annotations
 
@@ -161,8 +165,17 @@ def one_process(A, rounds: int) -> list:
 
 
 # --------------------------------------------------------------------------- P processes
-def worker(graph: str, out: str, rounds: int):
-    """Under mpiexec: PageRank and BFS on every rank, stats from rank 0."""
+def halves(A: sp.csr_array) -> sp.csr_array:
+    """A without the edges between node ids [0, n/2) and [n/2, n): two blocks on the diagonal."""
+    C = sp.coo_array(A)
+    h = A.shape[0] // 2
+    keep = (C.row < h) == (C.col < h)
+    return sp.csr_array((C.data[keep], (C.row[keep], C.col[keep])), shape=A.shape)
+
+
+def worker(graph: str, out: str, rounds: int, floor: bool = False):
+    """Under mpiexec: PageRank and BFS on every rank, stats from rank 0. ``floor``: PageRank
+    only, on the graph's two halves (halves()) partitioned as such: nothing to exchange."""
     from bfs import bfs_function
     from pagerank import pagerank_function
 
@@ -172,11 +185,14 @@ def worker(graph: str, out: str, rounds: int):
 
     comm = dp.world()
     A = sp.csr_array(load_graph(graph, quiet=True), dtype=np.float64) if comm.rank == 0 else None
+    if floor and comm.rank == 0:
+        A = halves(A)
+    part = "block" if floor else "hypergraph"
     n = comm.bcast(A.shape[0] if comm.rank == 0 else None, 0)
     pr = pagerank_function()
     runs = []
     for _ in range(rounds):
-        pr.run({"A": A, "r0": np.ones((n, 1))} if comm.rank == 0 else None, plan="p2p1d", partition="hypergraph")
+        pr.run({"A": A, "r0": np.ones((n, 1))} if comm.rank == 0 else None, plan="p2p1d", partition=part)
         if comm.rank == 0:
             runs.append(pr.last_stats)
     res = {}
@@ -184,12 +200,16 @@ def worker(graph: str, out: str, rounds: int):
         loops = [s["loops"][0] for s in runs[1:] or runs]      # the first run plans
         per_it = [lp["seconds"] / max(1, lp["iterations"]) for lp in loops]
         prod = (runs[-1]["products"] or [{}])[0]   # one process plans no distributed product
-        parts = pr.session(comm, plan="p2p1d", partition="hypergraph").plan.dims["n"].parts
+        parts = pr.session(comm, plan="p2p1d", partition=part).plan.dims["n"].parts
         want = comm_stats(sp.csr_array(A.T), parts, comm.size, b_parts=parts).volume_total   # K = 1
         res["pagerank"] = {"P": comm.size, "iterations": loops[-1]["iterations"], "s_per_iteration": per_it,
                            "product_words_per_iteration": prod.get("words_sent_per_iteration", 0),
                            "analysis_words_per_iteration": int(want),
                            "all_words_per_iteration": loops[-1]["words_per_iteration"][:3]}
+    if floor:
+        if comm.rank == 0:
+            json.dump(res, open(out, "w"))
+        return
     bfs = bfs_function()
     src = comm.bcast(int(np.argmax(np.diff(A.indptr))) if comm.rank == 0 else None, 0)
     s = sp.csr_array(([True], ([src], [0])), shape=(n, 1)) if comm.rank == 0 else None
@@ -205,13 +225,14 @@ def worker(graph: str, out: str, rounds: int):
         json.dump(res, open(out, "w"))
 
 
-def processes(graph: str, Ps, rounds: int, trials: int = 3) -> dict:
+def processes(graph: str, Ps, rounds: int, trials: int = 3, floor: bool = False) -> dict:
     """One mpiexec job per (trial, P), the process counts alternating within each trial so that
     every P sees the same machine; PageRank's time per iteration is the median over all runs."""
     got: dict = {}
     for _ in range(trials):
         for P in Ps:
-            res = mpi_worker("bench.algorithms", P, lambda out: ["--worker", graph, out, "--rounds", rounds])
+            res = mpi_worker("bench.algorithms", P, lambda out: ["--worker", graph, out, "--rounds", rounds]
+                             + (["--floor"] if floor else []))
             if P in got:
                 got[P]["pagerank"]["runs_s_per_iteration"] += res["pagerank"]["s_per_iteration"]
             else:
@@ -229,11 +250,13 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--P", default="2", help="process counts for the PageRank/BFS comparison with P = 1 ('' skips)")
     ap.add_argument("--skip-one", action="store_true", help="only the P-process part")
+    ap.add_argument("--no-floor", action="store_true", help="skip PageRank on the graph's two halves (item 3)")
     ap.add_argument("--json")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--floor", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        worker(args.worker[0], args.worker[1], args.rounds)
+        worker(args.worker[0], args.worker[1], args.rounds, args.floor)
         return 0
     from dspla.io.graph import load_graph
     A = sp.csr_array(load_graph(args.graph, quiet=True), dtype=np.float64)
@@ -256,6 +279,16 @@ def main(argv=None) -> int:
                   f"{pr['product_words_per_iteration']:.0f} vs analysis {pr['analysis_words_per_iteration']}")
             print(f"      BFS {bfs['levels']} levels in {bfs['seconds'] * 1e3:.1f} ms; per level "
                   + ", ".join(f"{f} nodes/{w} words" for f, w in zip(bfs['frontier'][1:], bfs['words_per_level'])))
+        if not args.no_floor:
+            low = processes(args.graph, Ps, 3, trials=max(2, args.rounds), floor=True)
+            report["floor"] = low
+            base = low[1]["pagerank"]["s_per_iteration"]
+            for P in Ps[1:]:
+                pr = low[P]["pagerank"]
+                print(f"floor (the graph's two halves, nothing to exchange): P={P} PageRank {pr['iterations']} "
+                      f"iterations, {pr['s_per_iteration'] * 1e3:.2f} ms/iteration against "
+                      f"{base * 1e3:.2f} at P=1 (x{pr['s_per_iteration'] / base:.2f}); all words/iteration "
+                      f"{pr['all_words_per_iteration']}")
     if args.json:
         json.dump(report, open(args.json, "w"), indent=1)
     return 0
