@@ -9,6 +9,7 @@ typed calls do not cover (user-defined ones) take python-graphblas's route.
 from __future__ import annotations
 
 import graphblas as gb
+import numpy as np
 from suitesparse_graphblas import ffi, lib
 
 from ..ir.types import DType
@@ -87,7 +88,6 @@ class Packed:
     __slots__ = ("dtypes", "send", "recv", "_sv", "_sp", "_rv", "_rp")
 
     def __init__(self, dtypes: tuple, ranks: int):
-        import numpy as np
         self.dtypes = dtypes
         sizes = [dt.np.itemsize + 1 for dt in dtypes]
         size = sum(sizes)

@@ -49,6 +49,7 @@ class SimComm:
 
     def __init__(self, world: _World, rank: int):
         self.world, self.rank, self.size = world, rank, world.size
+        self.posted_collectives = 0   # non-blocking collectives this rank started (their tags)
 
     @staticmethod
     def create(size: int, timeout: float = 60.0) -> list["SimComm"]:
@@ -135,8 +136,8 @@ class SimComm:
     def iallgatherv(self, sendbuf, recvbuf, counts):
         """Posted as messages to every other rank under a tag of its own (the ranks post their
         non-blocking collectives in the same order, as MPI requires); complete when all arrived."""
-        self._posted_collectives = getattr(self, "_posted_collectives", 0) + 1
-        tag = -self._posted_collectives   # (user tags are not negative)
+        self.posted_collectives += 1
+        tag = -self.posted_collectives   # (user tags are not negative)
         displs = np.r_[0, np.cumsum(counts)[:-1]]
         flat = recvbuf.reshape(-1)
         mine = slice(displs[self.rank], displs[self.rank] + counts[self.rank])
