@@ -29,7 +29,8 @@ for _name in ("FC32", "FC64"):
     _TYPED[_name] = (*_calls(_name, "GxB"), gb.dtypes.lookup_dtype(_name).c_type)
 
 
-def _check(info: int, what: str):
+def check(info: int, what: str):
+    """Raise for a GraphBLAS C call's error code (GrB_NO_VALUE, a missing entry, is none)."""
     if info not in (lib.GrB_SUCCESS, _NO_VALUE):
         raise RuntimeError(f"GraphBLAS {what} failed with code {info}")
 
@@ -43,7 +44,7 @@ def item(M, i: int = 0, j: int = 0):
     extract, _, ctype = typed
     out = ffi.new(f"{ctype}*")
     info = extract(out, M.gb_obj[0], i, j)
-    _check(info, "extractElement")
+    check(info, "extractElement")
     if info == _NO_VALUE:
         return None
     v = out[0]
@@ -54,20 +55,25 @@ def set_item(M, value, i: int = 0, j: int = 0):
     """M's entry (i, j) made ``value`` (None: made missing)."""
     typed = _TYPED.get(M.dtype.name)
     if value is None:
-        _check(lib.GrB_Matrix_removeElement(M.gb_obj[0], i, j), "removeElement")
+        check(lib.GrB_Matrix_removeElement(M.gb_obj[0], i, j), "removeElement")
     elif typed is None:
         M[i, j] = value
     else:
-        _check(typed[1](M.gb_obj[0], value, i, j), "setElement")
+        check(typed[1](M.gb_obj[0], value, i, j), "setElement")
     return M
 
 
-def empty(dtype: DType):
-    """A new 1 x 1 matrix with no entry (gb.Matrix() parses its arguments for 12 us; this, 3 us)."""
-    gdt = gb.dtypes.lookup_dtype(dtype.gb)
+def new_matrix(gdt, nrows: int, ncols: int):
+    """A new empty matrix of python-graphblas dtype ``gdt`` (gb.Matrix() parses its arguments for
+    12 us; this, 3 us)."""
     obj = ffi.new("GrB_Matrix*")
-    _check(lib.GrB_Matrix_new(obj, gdt.gb_obj, 1, 1), "Matrix_new")
-    return gb.Matrix._from_obj(obj, gdt, 1, 1)
+    check(lib.GrB_Matrix_new(obj, gdt.gb_obj, nrows, ncols), "Matrix_new")
+    return gb.Matrix._from_obj(obj, gdt, nrows, ncols)
+
+
+def empty(dtype: DType):
+    """A new 1 x 1 matrix with no entry."""
+    return new_matrix(gb.dtypes.lookup_dtype(dtype.gb), 1, 1)
 
 
 def scalar(value, dtype: DType, into=None):

@@ -19,20 +19,17 @@ from typing import Iterator
 import numpy as np
 from suitesparse_graphblas import ffi, lib
 
+from .item import check
+
 _NULL = ffi.NULL
-
-
-def _check(info: int, what: str):
-    if info != lib.GrB_SUCCESS:
-        raise RuntimeError(f"GraphBLAS {what} failed with code {info}")
 
 
 def layout(M) -> tuple[int, bool]:
     """(sparsity status, held by row) of M."""
     out = ffi.new("int32_t[2]")
     obj = M.gb_obj[0]
-    _check(lib.GxB_Matrix_Option_get_INT32(obj, lib.GxB_SPARSITY_STATUS, out), "Option_get")
-    _check(lib.GxB_Matrix_Option_get_INT32(obj, lib.GxB_FORMAT, out + 1), "Option_get")
+    check(lib.GxB_Matrix_Option_get_INT32(obj, lib.GxB_SPARSITY_STATUS, out), "Option_get")
+    check(lib.GxB_Matrix_Option_get_INT32(obj, lib.GxB_FORMAT, out + 1), "Option_get")
     return out[0], out[1] == lib.GxB_BY_ROW
 
 
@@ -65,7 +62,7 @@ def bitmap(M) -> Iterator[Held | None]:
     Ab, Ax = ffi.new("int8_t**"), ffi.new("void**")
     sizes, iso, nvals = ffi.new("GrB_Index[2]"), ffi.new("bool*"), ffi.new("GrB_Index*")
     obj = M.gb_obj[0]
-    _check(unpack(obj, Ab, Ax, sizes, sizes + 1, iso, nvals, _NULL), "unpack")
+    check(unpack(obj, Ab, Ax, sizes, sizes + 1, iso, nvals, _NULL), "unpack")
     held = None
     try:
         if iso[0]:
@@ -77,7 +74,7 @@ def bitmap(M) -> Iterator[Held | None]:
             yield held
     finally:
         n = nvals[0] if held is None else held.nvals
-        _check(pack(obj, Ab, Ax, sizes[0], sizes[1], iso[0], n, _NULL), "pack")
+        check(pack(obj, Ab, Ax, sizes[0], sizes[1], iso[0], n, _NULL), "pack")
 
 
 @contextmanager
@@ -93,8 +90,8 @@ def full(M) -> Iterator[np.ndarray | None]:
                     (lib.GxB_Matrix_unpack_FullC, lib.GxB_Matrix_pack_FullC))
     Ax, size, iso = ffi.new("void**"), ffi.new("GrB_Index*"), ffi.new("bool*")
     obj = M.gb_obj[0]
-    _check(unpack(obj, Ax, size, iso, _NULL), "unpack")
+    check(unpack(obj, Ax, size, iso, _NULL), "unpack")
     try:
         yield None if iso[0] else _view(Ax[0], size[0], M.dtype.np_type, (nrows, ncols))
     finally:
-        _check(pack(obj, Ax, size[0], iso[0], _NULL), "pack")
+        check(pack(obj, Ax, size[0], iso[0], _NULL), "pack")

@@ -25,7 +25,7 @@ from ..ir import Node, Op
 from ..ir.types import DType
 from ..ir.typing import scalar_dtype
 from . import gbops
-from .item import _TYPED, item, scalar
+from .item import _TYPED, check, item, new_matrix, scalar
 from .reference import scalar_function
 
 NULL = ffi.NULL
@@ -82,11 +82,6 @@ def _dtype(gdt) -> DType | None:
         return None
 
 
-def _check(info: int, what: str):
-    if info != lib.GrB_SUCCESS:
-        raise RuntimeError(f"GraphBLAS {what} failed with code {info}")
-
-
 def _typed_name(dt: DType) -> str | None:
     name = dt.gb
     return name if name in _TYPED and name not in ("FC32", "FC64") else None
@@ -97,14 +92,12 @@ def output(into, gdt, nrows: int, ncols: int):
     replaced by the call that writes it)."""
     if into is not None and into.dtype is gdt and into._nrows == nrows and into._ncols == ncols:
         return into
-    obj = ffi.new("GrB_Matrix*")
-    _check(lib.GrB_Matrix_new(obj, gdt.gb_obj, nrows, ncols), "Matrix_new")
-    return gb.Matrix._from_obj(obj, gdt, nrows, ncols)
+    return new_matrix(gdt, nrows, ncols)
 
 
 def _nvals(M) -> int:
     n = ffi.new("GrB_Index*")
-    _check(lib.GrB_Matrix_nvals(n, M.gb_obj[0]), "Matrix_nvals")
+    check(lib.GrB_Matrix_nvals(n, M.gb_obj[0]), "Matrix_nvals")
     return n[0]
 
 
@@ -142,9 +135,9 @@ def _reader(dt: DType):
 
     def read(M):
         info = extract(cell, M.gb_obj[0], 0, 0)
+        check(info, "extractElement")
         if info == lib.GrB_NO_VALUE:
             return None
-        _check(info, "extractElement")
         return bool(cell[0]) if as_bool else cell[0]
     return read
 
@@ -160,9 +153,9 @@ def _writer(dt: DType):
         M = into if into is not None and into.dtype is gdt and into._nrows == 1 and into._ncols == 1 \
             else output(None, gdt, 1, 1)
         if v is None:
-            _check(lib.GrB_Matrix_removeElement(M.gb_obj[0], 0, 0), "removeElement")
+            check(lib.GrB_Matrix_removeElement(M.gb_obj[0], 0, 0), "removeElement")
         else:
-            _check(put(M.gb_obj[0], conv(v).item(), 0, 0), "setElement")
+            check(put(M.gb_obj[0], conv(v).item(), 0, 0), "setElement")
         return M
     return write
 
@@ -214,7 +207,7 @@ def _apply_bind(node: Node, sig: tuple):
 
     def step(args, into):
         C = output(into, odt, nr, nc)
-        _check(call(C.gb_obj[0], args[0].gb_obj[0], value), "apply")
+        check(call(C.gb_obj[0], args[0].gb_obj[0], value), "apply")
         return C
     return step
 
@@ -240,13 +233,13 @@ def _apply(node: Node, sig: tuple):
 
         def bound_step(args, into):
             C = output(into, odt, nr, nc)
-            _check(call(C.gb_obj[0], args[0].gb_obj[0], value), "apply")
+            check(call(C.gb_obj[0], args[0].gb_obj[0], value), "apply")
             return C
         return bound_step
 
     def step(args, into):
         C = output(into, odt, nr, nc)
-        _check(lib.GrB_Matrix_apply(C.gb_obj[0], NULL, NULL, gop.gb_obj, args[0].gb_obj[0], NULL), "apply")
+        check(lib.GrB_Matrix_apply(C.gb_obj[0], NULL, NULL, gop.gb_obj, args[0].gb_obj[0], NULL), "apply")
         return C
     return step
 
@@ -271,7 +264,7 @@ def _ewise(node: Node, sig: tuple, union: bool):
 
         def step(args, into):
             C = output(into, odt, ar, ac)
-            _check(fn(C.gb_obj[0], NULL, NULL, gop.gb_obj, args[0].gb_obj[0], args[1].gb_obj[0], NULL), "eWise")
+            check(fn(C.gb_obj[0], NULL, NULL, gop.gb_obj, args[0].gb_obj[0], args[1].gb_obj[0], NULL), "eWise")
             return C
         return step
     # one operand 1 x 1 over the other's whole shape: an apply with its value bound
@@ -298,7 +291,7 @@ def _ewise(node: Node, sig: tuple, union: bool):
         if union and _nvals(x) != n:   # x's missing positions would take v alone: the rule's way
             return None
         C = output(into, odt, nr, nc)
-        _check(call(C.gb_obj[0], x.gb_obj[0], t(v).item()), "apply")
+        check(call(C.gb_obj[0], x.gb_obj[0], t(v).item()), "apply")
         return C
     return step
 
@@ -329,10 +322,10 @@ def _reduce(node: Node, sig: tuple):
 
     def step(args, into):
         A = args[0].gb_obj[0]
-        _check(lib.GrB_Matrix_nvals(n, A), "Matrix_nvals")
+        check(lib.GrB_Matrix_nvals(n, A), "Matrix_nvals")
         if not n[0]:   # an empty reduction leaves the result missing
             return write(None, into)
-        _check(fn(cell, NULL, mon.gb_obj, A, NULL), "reduce")
+        check(fn(cell, NULL, mon.gb_obj, A, NULL), "reduce")
         return write(cell[0], into)
     return step
 

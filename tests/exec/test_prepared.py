@@ -63,15 +63,19 @@ def test_apply(op, dt):
            lambda rng: {"X": random_mat(rng, (5, 4), dt, "half")}, lambda M: {"Y": oracle.apply(M, op)})
 
 
-@pytest.mark.parametrize("shape", list(SHAPES))
-@pytest.mark.parametrize("dt", ("float64", "int64", "bool"))
-@pytest.mark.parametrize("union", (True, False), ids=("add", "mult"))
-@pytest.mark.parametrize("op", ("plus", "minus", "times", "min", "lor", "gt", "second"))
-def test_ewise_same_shape(op, union, dt, shape):
+def _applies(op: str, dt: str) -> bool:
     try:
         oracle.binop_types(op, np.dtype(dt), np.dtype(dt))
-    except oracle.OracleDomainError:
-        pytest.skip(f"{op} does not apply to {dt} (the golden tests check the refusal)")
+        return True
+    except oracle.OracleDomainError:   # (the golden tests check the refusal)
+        return False
+
+
+@pytest.mark.parametrize("op,union,dt,shape", [
+    pytest.param(op, union, dt, shape, id=f"{op}-{'add' if union else 'mult'}-{dt}-{shape}")
+    for op in ("plus", "minus", "times", "min", "lor", "gt", "second") for union in (True, False)
+    for dt in ("float64", "int64", "bool") for shape in SHAPES if _applies(op, dt)])
+def test_ewise_same_shape(op, union, dt, shape):
     sh = SHAPES[shape]
     fn = dp.ewise_add if union else dp.ewise_mult
     # lor computes in bool: a union of cast operands is left to the rule (a lone entry is cast
