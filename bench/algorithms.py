@@ -15,6 +15,10 @@
    so P=2 / P=1 there is what the machine gives when there is nothing to exchange, the floor
    of item 2's ratio (``--no-floor`` skips it).
 
+   With it, the machine's own figure: python-graphblas's PageRank step (gb_pagerank's), no
+   dspla, on each process's half of the rows with the whole vector at hand, both processes at
+   once: the slowest rank's time per iteration against one process doing all rows.
+
     dspla bench algorithms [--graph PATH] [--rounds 5] [--P 2] [--no-floor] [--json F]
 """
 from __future__ import annotations
@@ -56,7 +60,7 @@ def gb_pagerank(A: sp.csr_array, alpha=0.85, tol=1e-10, max_iter=200):
         s << AT.mxv(w, semiring.plus_times)
         new = gb.Vector.from_dense(np.full(n, (alpha * dangling + 1 - alpha) / n))
         new(accum=binary.plus) << s.apply(binary.times, alpha)
-        delta = new.ewise_add(r, binary.minus).apply(unary.abs).reduce().value
+        new.ewise_add(r, binary.minus).apply(unary.abs).reduce().new()   # (the change, as the test reads it)
         r = new
         it += 1
     return r, it
@@ -225,6 +229,53 @@ def worker(graph: str, out: str, rounds: int, floor: bool = False):
         json.dump(res, open(out, "w"))
 
 
+def kernels_worker(graph: str, out: str, iterations: int = 60):
+    """Under mpiexec, no dspla: gb_pagerank's step on this rank's contiguous share of the rows (the
+    product with the whole w, as after an exchange, and the element-wise work on its own rows),
+    one GraphBLAS thread; each iteration's time is the slowest rank's. (w stays the same, so the
+    values stop changing; the work per iteration does not.)"""
+    from mpi4py import MPI
+
+    from dspla.io.graph import load_graph
+    comm = MPI.COMM_WORLD
+    gb.ss.config["nthreads"] = 1
+    A = sp.csr_array(load_graph(graph, quiet=True), dtype=np.float64)
+    n, P, rank = A.shape[0], comm.size, comm.rank
+    lo, hi = n * rank // P, n * (rank + 1) // P
+    AT = gb.io.from_scipy_sparse(sp.csr_array(sp.csr_array(A.T)[lo:hi]))
+    deg = np.diff(A.indptr).astype(np.float64)
+    has = np.flatnonzero(deg[lo:hi])
+    outdeg = gb.Vector.from_coo(has, deg[lo:hi][has], size=hi - lo)
+    full_has = np.flatnonzero(deg)
+    w_all = gb.Vector.from_coo(full_has, 1.0 / n / deg[full_has], size=n)
+    r = gb.Vector.from_dense(np.full(hi - lo, 1.0 / n))
+    w, s_ = gb.Vector(float, hi - lo), gb.Vector(float, hi - lo)
+    times = []
+    for _ in range(iterations):
+        comm.Barrier()
+        t0 = time.perf_counter()
+        w << r.ewise_mult(outdeg, binary.truediv)
+        dangling = r.reduce().value - w.ewise_mult(outdeg, binary.times).reduce().value
+        s_ << AT.mxv(w_all, semiring.plus_times)
+        new = gb.Vector.from_dense(np.full(hi - lo, (0.85 * dangling + 0.15) / n))
+        new(accum=binary.plus) << s_.apply(binary.times, 0.85)
+        new.ewise_add(r, binary.minus).apply(unary.abs).reduce().new()   # (the change, as the test reads it)
+        r = new
+        times.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
+    if rank == 0:
+        json.dump({"P": P, "s_per_iteration": statistics.median(times[5:])}, open(out, "w"))
+
+
+def machine(graph: str, Ps, trials: int) -> dict:
+    """kernels_worker's time per iteration for each P, jobs alternating; medians over trials."""
+    got: dict = {P: [] for P in Ps}
+    for _ in range(trials):
+        for P in Ps:
+            got[P].append(mpi_worker("bench.algorithms", P, lambda out: ["--worker", graph, out, "--kernels"])
+                          ["s_per_iteration"])
+    return {P: statistics.median(v) for P, v in got.items()}
+
+
 def processes(graph: str, Ps, rounds: int, trials: int = 3, floor: bool = False) -> dict:
     """One mpiexec job per (trial, P), the process counts alternating within each trial so that
     every P sees the same machine; PageRank's time per iteration is the median over all runs."""
@@ -254,7 +305,11 @@ def main(argv=None) -> int:
     ap.add_argument("--json")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--floor", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--kernels", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker and args.kernels:
+        kernels_worker(args.worker[0], args.worker[1])
+        return 0
     if args.worker:
         worker(args.worker[0], args.worker[1], args.rounds, args.floor)
         return 0
@@ -289,6 +344,12 @@ def main(argv=None) -> int:
                       f"iterations, {pr['s_per_iteration'] * 1e3:.2f} ms/iteration against "
                       f"{base * 1e3:.2f} at P=1 (x{pr['s_per_iteration'] / base:.2f}); all words/iteration "
                       f"{pr['all_words_per_iteration']}")
+            hw = machine(args.graph, Ps, max(2, args.rounds))
+            report["machine"] = hw
+            for P in Ps[1:]:
+                print(f"machine (python-graphblas's PageRank step, no dspla, each process on its 1/{P} of the rows at "
+                      f"once): P={P} {hw[P] * 1e3:.2f} ms/iteration (slowest rank) against {hw[1] * 1e3:.2f} at P=1 "
+                      f"(x{hw[P] / hw[1]:.2f})")
     if args.json:
         json.dump(report, open(args.json, "w"), indent=1)
     return 0
