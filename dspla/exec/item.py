@@ -63,6 +63,45 @@ def set_item(M, value, i: int = 0, j: int = 0):
     return M
 
 
+def reader(dtype: DType):
+    """M -> its (0, 0) entry as a Python value (None when missing), for matrices of ``dtype``: the
+    typed call and a cell of its own bound once (``item`` looks both up on every call). One
+    reader per user at a time: the cell is shared by its calls."""
+    typed = _TYPED.get(dtype.gb)
+    if typed is None:
+        return item
+    extract, _, ctype = typed
+    cell = ffi.new(f"{ctype}*")
+    as_bool = dtype.gb == "BOOL"
+
+    def read(M):
+        info = extract(cell, M.gb_obj[0], 0, 0)
+        check(info, "extractElement")
+        if info == _NO_VALUE:
+            return None
+        return bool(cell[0]) if as_bool else cell[0]
+    return read
+
+
+def writer(dtype: DType):
+    """(value or None, a free matrix or None) -> a 1 x 1 matrix of ``dtype`` holding it (None:
+    missing), ``into`` written when it is one: ``scalar`` with the typed call bound once."""
+    typed = _TYPED.get(dtype.gb)
+    if typed is None:
+        return lambda v, into: scalar(v, dtype, into)
+    put, gdt, conv = typed[1], gb.dtypes.lookup_dtype(dtype.gb), dtype.np.type
+
+    def write(v, into):
+        M = into if into is not None and into.dtype is gdt and into._nrows == 1 and into._ncols == 1 \
+            else new_matrix(gdt, 1, 1)
+        if v is None:
+            check(lib.GrB_Matrix_removeElement(M.gb_obj[0], 0, 0), "removeElement")
+        else:
+            check(put(M.gb_obj[0], conv(v).item(), 0, 0), "setElement")
+        return M
+    return write
+
+
 def new_matrix(gdt, nrows: int, ncols: int):
     """A new empty matrix of python-graphblas dtype ``gdt`` (gb.Matrix() parses its arguments for
     12 us; this, 3 us)."""
@@ -87,18 +126,21 @@ def scalar(value, dtype: DType, into=None):
 
 class Packed:
     """Several 1 x 1 values in one byte buffer for one collective (a loop's SmallAllreduce):
-    each a value (its dtype's bytes) then a presence byte. The buffers and every view into them
-    are made once per dtype signature; packing is then one typed read per value, and combining
-    the ranks' copies one ufunc reduction per value, in rank order (as the general path does)."""
+    each a value (its dtype's bytes) then a presence byte. The buffers, every view into them and
+    the typed readers and writers are made once per dtype signature (``gdts``, python-graphblas's
+    dtypes); packing is then one typed read per value, and combining the ranks' copies one ufunc
+    reduction per value, in rank order (as the general path does). ``counts``: every rank's
+    bytes, for the allgather."""
 
-    __slots__ = ("dtypes", "send", "recv", "_sv", "_sp", "_rv", "_rp")
+    __slots__ = ("dtypes", "gdts", "send", "recv", "counts", "_sv", "_sp", "_rv", "_rp", "_read", "_write")
 
     def __init__(self, dtypes: tuple, ranks: int):
         self.dtypes = dtypes
-        sizes = [dt.np.itemsize + 1 for dt in dtypes]
-        size = sum(sizes)
+        self.gdts = tuple(gb.dtypes.lookup_dtype(dt.gb) for dt in dtypes)
+        size = sum(dt.np.itemsize + 1 for dt in dtypes)
         self.send = np.zeros(size, dtype=np.uint8)
         self.recv = np.zeros(size * ranks, dtype=np.uint8)
+        self.counts = [size] * ranks
         every = self.recv.reshape(ranks, size)
         self._sv, self._sp, self._rv, self._rp = [], [], [], []
         at = 0
@@ -109,15 +151,17 @@ class Packed:
             self._rv.append(every[:, at:at + nb].view(dt.np))          # (ranks, 1)
             self._rp.append(every[:, at + nb:at + nb + 1].view(bool))  # (ranks, 1)
             at += nb + 1
+        self._read = [reader(dt) for dt in dtypes]
+        self._write = [writer(dt) for dt in dtypes]
 
     def pack(self, values: list, fills: list):
         for k, M in enumerate(values):
-            v = item(M)
+            v = self._read[k](M)
             self._sv[k][0] = fills[k] if v is None else v
             self._sp[k][0] = v is not None
 
     def combined(self, k: int, ufunc, into=None):
         """Value k combined over the ranks, as a 1 x 1 matrix (missing when no rank had it)."""
         if not self._rp[k].any():
-            return scalar(None, self.dtypes[k], into)
-        return scalar(ufunc.reduce(self._rv[k], axis=0)[0], self.dtypes[k], into)
+            return self._write[k](None, into)
+        return self._write[k](ufunc.reduce(self._rv[k], axis=0)[0], into)

@@ -48,30 +48,41 @@ class Held:
         self.values, self.present, self.nvals = values, present, nvals
 
 
+def _calls(M, status: int, by_row: tuple, by_col: tuple):
+    """The (unpack, pack) C calls that lend M's arrays when M has this sparsity ``status`` and
+    they are the C-ordered (nrows x ncols) values (held by row, or one column); None otherwise."""
+    st, row = layout(M)
+    if st != status or not (row or M._ncols == 1) or not M._nrows * M._ncols:
+        return None
+    return by_row if row else by_col
+
+
+_BITMAP = ((lib.GxB_Matrix_unpack_BitmapR, lib.GxB_Matrix_pack_BitmapR),
+           (lib.GxB_Matrix_unpack_BitmapC, lib.GxB_Matrix_pack_BitmapC))
+_FULL = ((lib.GxB_Matrix_unpack_FullR, lib.GxB_Matrix_pack_FullR),
+         (lib.GxB_Matrix_unpack_FullC, lib.GxB_Matrix_pack_FullC))
+
+
 @contextmanager
 def bitmap(M) -> Iterator[Held | None]:
     """A bitmap M's arrays (Held); None when M is not such a bitmap. M reads as empty inside the
     block and gets the arrays back, with ``Held.nvals``, at its end."""
-    status, by_row = layout(M)
-    nrows, ncols = M._nrows, M._ncols
-    if status != lib.GxB_BITMAP or not (by_row or ncols == 1) or not nrows * ncols:
+    calls = _calls(M, lib.GxB_BITMAP, *_BITMAP)
+    if calls is None:
         yield None
         return
-    unpack, pack = ((lib.GxB_Matrix_unpack_BitmapR, lib.GxB_Matrix_pack_BitmapR) if by_row else
-                    (lib.GxB_Matrix_unpack_BitmapC, lib.GxB_Matrix_pack_BitmapC))
+    unpack, pack = calls
+    shape = (M._nrows, M._ncols)
     Ab, Ax = ffi.new("int8_t**"), ffi.new("void**")
     sizes, iso, nvals = ffi.new("GrB_Index[2]"), ffi.new("bool*"), ffi.new("GrB_Index*")
     obj = M.gb_obj[0]
     check(unpack(obj, Ab, Ax, sizes, sizes + 1, iso, nvals, _NULL), "unpack")
     held = None
     try:
-        if iso[0]:
-            yield None
-        else:
-            dt = M.dtype.np_type
-            held = Held(_view(Ax[0], sizes[1], dt, (nrows, ncols)), _view(Ab[0], sizes[0], np.int8, (nrows, ncols)),
+        if not iso[0]:
+            held = Held(_view(Ax[0], sizes[1], M.dtype.np_type, shape), _view(Ab[0], sizes[0], np.int8, shape),
                         nvals[0])
-            yield held
+        yield held
     finally:
         n = nvals[0] if held is None else held.nvals
         check(pack(obj, Ab, Ax, sizes[0], sizes[1], iso[0], n, _NULL), "pack")
@@ -81,17 +92,15 @@ def bitmap(M) -> Iterator[Held | None]:
 def full(M) -> Iterator[np.ndarray | None]:
     """The (nrows, ncols) C-ordered values of a full M; None when M is not such a full matrix
     (or is iso-valued). M reads as empty inside the block."""
-    status, by_row = layout(M)
-    nrows, ncols = M._nrows, M._ncols
-    if status != lib.GxB_FULL or not (by_row or ncols == 1) or not nrows * ncols:
+    calls = _calls(M, lib.GxB_FULL, *_FULL)
+    if calls is None:
         yield None
         return
-    unpack, pack = ((lib.GxB_Matrix_unpack_FullR, lib.GxB_Matrix_pack_FullR) if by_row else
-                    (lib.GxB_Matrix_unpack_FullC, lib.GxB_Matrix_pack_FullC))
+    unpack, pack = calls
     Ax, size, iso = ffi.new("void**"), ffi.new("GrB_Index*"), ffi.new("bool*")
     obj = M.gb_obj[0]
     check(unpack(obj, Ax, size, iso, _NULL), "unpack")
     try:
-        yield None if iso[0] else _view(Ax[0], size[0], M.dtype.np_type, (nrows, ncols))
+        yield None if iso[0] else _view(Ax[0], size[0], M.dtype.np_type, (M._nrows, M._ncols))
     finally:
         check(pack(obj, Ax, size[0], iso[0], _NULL), "pack")

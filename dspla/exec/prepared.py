@@ -9,24 +9,23 @@ at every P, so it was most of what kept P = 2 from halving P = 1's iteration (is
 A prepared step resolves all of that the first time it sees its operands' dtypes and shapes (its
 signature): the typed ``GrB_*`` function, the operator object, the bound value as a C scalar.
 Later calls with the same signature make the one C call, writing into the free earlier result
-when the runtime has one. What the table does not cover (user operators, casts, broadcasts of
-vectors, a union with a 1 x 1 over a non-full matrix) returns None and takes the evaluation
-rule, which computes the same thing (tests compare both on every covered case).
+when the runtime has one. What the table does not cover (user operators, unions of operands that
+need a cast, broadcasts of vectors, a union with a 1 x 1 over a non-full matrix) returns None and
+takes the evaluation rule (tests check every covered case against the numpy oracle).
 """
 from __future__ import annotations
 
 from typing import Callable
 
 import graphblas as gb
-import numpy as np
 from suitesparse_graphblas import ffi, lib
 
 from ..ir import Node, Op
 from ..ir.types import DType
 from ..ir.typing import scalar_dtype
 from . import gbops
-from .item import _TYPED, check, item, new_matrix, scalar
-from .reference import scalar_function
+from .item import _TYPED, check, new_matrix, reader, writer
+from .reference import scalar_function, scalar_value
 
 NULL = ffi.NULL
 Step = Callable[[list, object], object]   # (operands, a free matrix or None) -> result, or None: not here
@@ -95,12 +94,6 @@ def output(into, gdt, nrows: int, ncols: int):
     return new_matrix(gdt, nrows, ncols)
 
 
-def _nvals(M) -> int:
-    n = ffi.new("GrB_Index*")
-    check(lib.GrB_Matrix_nvals(n, M.gb_obj[0]), "Matrix_nvals")
-    return n[0]
-
-
 def _binary_call(op, compute: DType):
     """The typed operator object of a built-in op computing in ``compute``; None for others."""
     if op.func is not None or getattr(op, "builtin", True) is False:
@@ -123,62 +116,33 @@ def _apply_bound(gop, compute: DType, side: str):
     return lambda C, A, v: fn(C, NULL, NULL, gop.gb_obj, A, v, NULL)
 
 
-def _reader(dt: DType):
-    """M -> its (0, 0) entry as a Python value (None when missing), by the typed C call with a
-    cell of its own (item.item looks both up on every call)."""
-    name = dt.gb
-    if name not in _TYPED:
-        return item
-    extract, _, ctype = _TYPED[name]
-    cell = ffi.new(f"{ctype}*")
-    as_bool = name == "BOOL"
-
-    def read(M):
-        info = extract(cell, M.gb_obj[0], 0, 0)
-        check(info, "extractElement")
-        if info == lib.GrB_NO_VALUE:
-            return None
-        return bool(cell[0]) if as_bool else cell[0]
-    return read
-
-
-def _writer(dt: DType):
-    """(value or None, a free matrix or None) -> a 1 x 1 matrix of dt holding it."""
-    name = dt.gb
-    if name not in _TYPED:
-        return lambda v, into: scalar(v, dt, into)
-    put, gdt, conv = _TYPED[name][1], gb.dtypes.lookup_dtype(name), dt.np.type
-
-    def write(v, into):
-        M = into if into is not None and into.dtype is gdt and into._nrows == 1 and into._ncols == 1 \
-            else output(None, gdt, 1, 1)
-        if v is None:
-            check(lib.GrB_Matrix_removeElement(M.gb_obj[0], 0, 0), "removeElement")
-        else:
-            check(put(M.gb_obj[0], conv(v).item(), 0, 0), "setElement")
-        return M
-    return write
-
-
 def _scalar_step(op, compute: DType, out: DType, union: bool, order: Callable):
     """Two 1 x 1 values by numpy's scalar arithmetic (``order(x, y)`` puts the operands' values
     in the operator's order); None when the operator is not in the scalar table."""
     f = scalar_function(op, compute)
     if f is None:
         return None
-    t, write = compute.np.type, _writer(out)
+    t, write = compute.np.type, writer(out)
+    return lambda x, y, into: write(scalar_value(f, t, *order(x, y), union), into)
 
-    def step(x, y, into):
-        x, y = order(x, y)
-        if x is not None and y is not None:
-            with np.errstate(all="ignore"):
-                v = f(t(x), t(y))
-        elif union:
-            v = t(x) if x is not None else (t(y) if y is not None else None)
-        else:
-            v = None
-        return write(v, into)
+
+def _bound_step(call, value, odt, nrows: int, ncols: int) -> Step:
+    """A step applying ``call`` (_apply_bound's) with ``value`` bound, into a matrix of ``odt``."""
+    def step(args, into):
+        C = output(into, odt, nrows, ncols)
+        check(call(C.gb_obj[0], args[0].gb_obj[0], value), "apply")
+        return C
     return step
+
+
+def _counter():
+    """M -> its number of entries, by the C call with a cell of its own."""
+    n = ffi.new("GrB_Index*")
+
+    def count(M) -> int:
+        check(lib.GrB_Matrix_nvals(n, M.gb_obj[0]), "Matrix_nvals")
+        return n[0]
+    return count
 
 
 # ------------------------------------------------------------------------------ the table
@@ -192,7 +156,7 @@ def _apply_bind(node: Node, sig: tuple):
     s = scalar_dtype(bound, x)
     compute, out = op.dtypes(*((s, x) if side == "left" else (x, s)))
     if (nr, nc) == (1, 1):
-        read = _reader(x)
+        read = reader(x)
         one = _scalar_step(op, compute, out, False, (lambda v, b: (b, v)) if side == "left" else (lambda v, b: (v, b)))
         if one is not None:
             return lambda args, into: one(read(args[0]), bound, into)
@@ -202,14 +166,7 @@ def _apply_bind(node: Node, sig: tuple):
     call = gop and _apply_bound(gop, compute, side)
     if call is None:
         return None
-    value = compute.np.type(bound).item()
-    odt = gb.dtypes.lookup_dtype(out.gb)
-
-    def step(args, into):
-        C = output(into, odt, nr, nc)
-        check(call(C.gb_obj[0], args[0].gb_obj[0], value), "apply")
-        return C
-    return step
+    return _bound_step(call, compute.np.type(bound).item(), gb.dtypes.lookup_dtype(out.gb), nr, nc)
 
 
 @rule(Op.APPLY)
@@ -227,15 +184,8 @@ def _apply(node: Node, sig: tuple):
     except (AttributeError, KeyError, TypeError):
         return None
     if kind == "bind":   # e.g. neg: times -1
-        call, value = _apply_bound(gop, compute, "right"), compute.np.type(bound[0]).item()
-        if call is None:
-            return None
-
-        def bound_step(args, into):
-            C = output(into, odt, nr, nc)
-            check(call(C.gb_obj[0], args[0].gb_obj[0], value), "apply")
-            return C
-        return bound_step
+        call = _apply_bound(gop, compute, "right")
+        return None if call is None else _bound_step(call, compute.np.type(bound[0]).item(), odt, nr, nc)
 
     def step(args, into):
         C = output(into, odt, nr, nc)
@@ -252,7 +202,7 @@ def _ewise(node: Node, sig: tuple, union: bool):
     op = node.attr("op")
     compute, out = op.dtypes(a, b)
     if (ar, ac) == (br, bc) == (1, 1):
-        read_a, read_b = _reader(a), _reader(b)
+        read_a, read_b = reader(a), reader(b)
         one = _scalar_step(op, compute, out, union, lambda x, y: (x, y))
         return None if one is None else lambda args, into: one(read_a(args[0]), read_b(args[1]), into)
     gop = _binary_call(op, compute)
@@ -277,7 +227,7 @@ def _ewise(node: Node, sig: tuple, union: bool):
     call = _apply_bound(gop, compute, side)
     if call is None:
         return None
-    t, read = compute.np.type, _reader(b if one == 1 else a)
+    t, read, count = compute.np.type, reader(b if one == 1 else a), _counter()
     n = nr * nc
 
     def step(args, into):
@@ -288,7 +238,7 @@ def _ewise(node: Node, sig: tuple, union: bool):
             C = output(into, odt, nr, nc)
             C.clear()
             return C
-        if union and _nvals(x) != n:   # x's missing positions would take v alone: the rule's way
+        if union and count(x) != n:   # x's missing positions would take v alone: the rule's way
             return None
         C = output(into, odt, nr, nc)
         check(call(C.gb_obj[0], x.gb_obj[0], t(v).item()), "apply")
@@ -316,21 +266,17 @@ def _reduce(node: Node, sig: tuple):
     mon = gbops.monoid(m, dt)
     fn = getattr(lib, f"GrB_Matrix_reduce_{name}")
     cell = ffi.new(f"{_TYPED[name][2]}*")
-    n = ffi.new("GrB_Index*")
-
-    write = _writer(dt)
+    count, write = _counter(), writer(dt)
 
     def step(args, into):
-        A = args[0].gb_obj[0]
-        check(lib.GrB_Matrix_nvals(n, A), "Matrix_nvals")
-        if not n[0]:   # an empty reduction leaves the result missing
+        if not count(args[0]):   # an empty reduction leaves the result missing
             return write(None, into)
-        check(fn(cell, NULL, mon.gb_obj, A, NULL), "reduce")
+        check(fn(cell, NULL, mon.gb_obj, args[0].gb_obj[0], NULL), "reduce")
         return write(cell[0], into)
     return step
 
 
 @rule(Op.NVALS)
 def _nvals_rule(node: Node, sig: tuple):
-    write = _writer(DType.int64)
-    return lambda args, into: write(_nvals(args[0]), into)
+    count, write = _counter(), writer(DType.int64)
+    return lambda args, into: write(count(args[0]), into)

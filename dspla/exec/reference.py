@@ -131,6 +131,8 @@ def _item(node, args, env):
 # 1 x 1 matrix costs 40-130 us of Python, this about 1.
 _COMPARE = {"eq": np.equal, "ne": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less,
             "le": np.less_equal}
+
+
 def _pair(x, y):
     return type(x)(1)
 
@@ -149,21 +151,25 @@ def scalar_function(op, compute: DType):
     return _SCALAR_OPS.get(compute, {}).get(op.name) if op.func is None else None
 
 
+def scalar_value(f, t, x, y, union: bool):
+    """f (a scalar_function) on two values given as Python values (None: missing), in the numpy
+    scalar type ``t``: None when missing (an intersection with a missing one; a union keeps the
+    present one alone, as GraphBLAS's does)."""
+    if x is not None and y is not None:
+        with np.errstate(all="ignore"):
+            return f(t(x), t(y))
+    if union:
+        return t(x) if x is not None else (t(y) if y is not None else None)
+    return None
+
+
 def _scalar_binary(op, compute: DType, out: DType, x, y, union: bool, into):
     """op on two 1 x 1 values given as Python values (None: missing), a 1 x 1 matrix of ``out``
     (``into`` written when it fits); None when the operator is not in the table for ``compute``."""
     f = scalar_function(op, compute)
     if f is None:
         return None
-    t = compute.np.type
-    if x is not None and y is not None:
-        with np.errstate(all="ignore"):
-            v = f(t(x), t(y))
-    elif union:   # the present one alone, as GraphBLAS's union keeps it
-        v = t(x) if x is not None else (t(y) if y is not None else None)
-    else:
-        v = None
-    return scalar(v, out, into)
+    return scalar(scalar_value(f, compute.np.type, x, y, union), out, into)
 
 
 def _ewise(node, args, union: bool, cast_to=None, into=None):

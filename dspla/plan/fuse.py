@@ -88,6 +88,16 @@ def _writes(i) -> set:
     return w
 
 
+def _passes(other, reads: set, writes: set) -> bool:
+    """Whether an instruction reading ``reads`` and writing ``writes`` may trade places with
+    ``other``: local work or a point-to-point wait that writes none of those slots and reads
+    none it writes."""
+    if not isinstance(other, _WAITS + (ir.Local,)):
+        return False
+    ow = _writes(other)
+    return not (reads & ow or writes & (ow | set(other.reads())))
+
+
 def hoist_list(instrs: list) -> list:
     """Rewrite 3: each Local moves up past waits (and local work between them) it is independent
     of, to just above the highest wait it can pass; one that passes no wait stays where it is."""
@@ -100,13 +110,9 @@ def hoist_list(instrs: list) -> list:
         if type(i) is ir.Local:
             reads, writes = set(i.reads()), set(i.writes())
             at = len(out)
-            while at > 0 and isinstance(out[at - 1], _WAITS + (ir.Local,)):
-                prev = out[at - 1]
-                pw = _writes(prev)
-                if reads & pw or writes & (pw | set(prev.reads())):
-                    break
+            while at > 0 and _passes(out[at - 1], reads, writes):
                 at -= 1
-                if isinstance(prev, _WAITS):
+                if isinstance(out[at], _WAITS):
                     best = at
         out.insert(best, i)
     return out
@@ -125,7 +131,7 @@ def post_list(instrs: list, new_slot) -> list:
         elif type(i) is ir.SmallAllreduce and all(e == 1 for e in i.entries):
             srcs = set(i.srcs)
             at = len(out)
-            while at > 0 and isinstance(out[at - 1], _WAITS + (ir.Local,)) and not (_writes(out[at - 1]) & srcs):
+            while at > 0 and _passes(out[at - 1], srcs, set()):   # (the request's slot is new)
                 at -= 1
             req = new_slot()
             out.insert(at, ir.ISmallAllreduce(i.outs, i.srcs, i.monoids, i.entries, group=i.group, req=req))
@@ -136,20 +142,17 @@ def post_list(instrs: list, new_slot) -> list:
 
 
 def _sink_waits(instrs: list) -> list:
-    """Each WaitAllreduce moved down past local work and point-to-point waits that neither read
-    nor write its results."""
+    """Each WaitAllreduce moved down past local work and point-to-point waits it can trade places
+    with (none reads or writes its results)."""
     out = list(instrs)
-    k = len(out) - 1
-    while k >= 0:
+    for k in range(len(out) - 1, -1, -1):
         w = out[k]
         if type(w) is ir.WaitAllreduce:
-            mine = set(w.outs)
+            reads, writes = {w.req}, set(w.outs)
             j = k
-            while j + 1 < len(out) and isinstance(out[j + 1], _WAITS + (ir.Local,)) and \
-                    not ((set(out[j + 1].reads()) | _writes(out[j + 1])) & mine):
+            while j + 1 < len(out) and _passes(out[j + 1], reads, writes):
                 j += 1
             out.insert(j, out.pop(k))
-        k -= 1
     return out
 
 

@@ -20,6 +20,8 @@ VALUE, POSTED, DEAD = "value", "posted", "dead"
 _POSTS = (ir.Recv, ir.Get, ir.IBcast, ir.ISmallAllreduce)
 # the instructions that complete posted receives (their ``recvs``) and compute on what arrives
 _COMPLETES = (ir.RecvMxM, ir.StackMxM, ir.SampledMxM)
+# the instructions that only wait for what others posted: (what posts it, the slots they complete)
+_WAITED = {ir.WaitSends: ("send", lambda i: i.bufs), ir.WaitAllreduce: ("ISmallAllreduce", lambda i: (i.req,))}
 
 
 def _fail(rank: int, k: int | None, instr, why: str):
@@ -83,14 +85,11 @@ def _block_slots(prog, instrs: list, state: dict):
                     if type(j) is not ir.Recv or j.sparse:
                         _fail(prog.rank, k, i, f"stacks slot s{s}, which is not a dense Recv's")
             reads = [s for s in i.reads() if s not in i.recvs]
-        elif type(i) is ir.WaitSends:
-            for s in i.bufs:
+        elif type(i) in _WAITED:
+            what, slots = _WAITED[type(i)]
+            for s in slots(i):
                 if state.get(s) != POSTED:
-                    _fail(prog.rank, k, i, f"slot s{s} is waited for here but no send posted it")
-            reads = []
-        elif type(i) is ir.WaitAllreduce:
-            if state.get(i.req) != POSTED:
-                _fail(prog.rank, k, i, f"slot s{i.req} is waited for here but no ISmallAllreduce posted it")
+                    _fail(prog.rank, k, i, f"slot s{s} is waited for here but no {what} posted it")
             reads = []
         else:
             reads = i.reads()
@@ -102,11 +101,9 @@ def _block_slots(prog, instrs: list, state: dict):
         if type(i) in _COMPLETES:
             for s in i.recvs:
                 state[s] = DEAD
-        elif type(i) is ir.WaitSends:
-            for s in i.bufs:
+        elif type(i) in _WAITED:
+            for s in _WAITED[type(i)][1](i):
                 state[s] = DEAD
-        elif type(i) is ir.WaitAllreduce:
-            state[i.req] = DEAD
         posted = type(i) in _POSTS or type(i) is ir.Send
         for s in i.writes():
             state[s] = POSTED if posted else VALUE

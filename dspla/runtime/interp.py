@@ -625,9 +625,9 @@ def _small_allreduce(rt: Runtime, i: SmallAllreduce):
 def _small_packed(rt: Runtime, i: SmallAllreduce, g) -> tuple:
     """(item.Packed, fills, ufuncs) of a SmallAllreduce of scalars, its sources packed in."""
     values = [rt.slots[src] for src in i.srcs]
-    dts = tuple(_dt(M) for M in values)
     got = rt.small.get(id(i))
-    if got is None or got[0].dtypes != dts:
+    if got is None or got[0].gdts != tuple(M.dtype for M in values):
+        dts = tuple(_dt(M) for M in values)
         reds = [m.reduction(dt) for m, dt in zip(i.monoids, dts)]
         got = rt.small[id(i)] = (item.Packed(dts, g.size), [r.fill(dt) for r, dt in zip(reds, dts)],
                                  [r.ufunc for r in reds])
@@ -647,7 +647,7 @@ def _small_scalars(rt: Runtime, i: SmallAllreduce, g, t0: float):
     packed, _, ufuncs = _small_packed(rt, i, g)
     rt.timed("pack_s", t0)
     t0 = time.perf_counter()
-    g.allgatherv(packed.send, packed.recv, [packed.send.size] * g.size)
+    g.allgatherv(packed.send, packed.recv, packed.counts)
     rt.timed("wait_s", t0)
     t0 = time.perf_counter()
     _small_combine(rt, id(i), i.outs, packed, ufuncs)
@@ -659,7 +659,7 @@ def _ismall_allreduce(rt: Runtime, i: ISmallAllreduce):
     g = rt.groups[i.group]
     t0 = time.perf_counter()
     packed, _, ufuncs = _small_packed(rt, i, g)
-    req = g.iallgatherv(packed.send, packed.recv, [packed.send.size] * g.size)
+    req = g.iallgatherv(packed.send, packed.recv, packed.counts)
     rt.slots[i.req] = _Posted(req, (packed, ufuncs), i)
     rt.timed("pack_s", t0)
 

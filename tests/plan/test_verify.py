@@ -190,6 +190,12 @@ def test_a_posted_allreduce_must_be_completed_once():
     del p.instrs[k]
     with pytest.raises(VerificationError, match="is not computed"):   # (its result is an output here)
         verify_plan(programs)
+    programs = _plan("p2p1d")   # one posted and never completed
+    p, k, i = _first(programs, ir.ISmallAllreduce)
+    p.instrs.insert(k + 1, dataclasses.replace(i, req=p.n_slots))
+    p.n_slots += 1
+    with pytest.raises(VerificationError, match="never completed"):
+        verify_plan(programs)
     programs = _plan("p2p1d")
     p, k, i = _first(programs, ir.WaitAllreduce)
     p.instrs.insert(k + 1, i)
