@@ -19,6 +19,7 @@ import sys
 import graphblas as gb
 
 from ..ir.types import DType
+from .item import fill
 
 SECOND = 1 << 20
 
@@ -77,5 +78,4 @@ def refill(M, nrows: int, ncols: int, value, dtype: DType):
     the values took 1.8 ms)."""
     if M is None or value is None or M.shape != (nrows, ncols) or M.dtype != dtype.gb or nrows * ncols == 0:
         return None
-    M[:, :] << dtype.np.type(value)
-    return M
+    return fill(M, dtype.np.type(value).item())

@@ -94,3 +94,25 @@ def test_integer_division_pow_and_user_operators_are_left_to_graphblas():
     assert _scalar_binary(BINARY["pow"], DType.float64, DType.float64, 2.0, 3.0, True, None) is None
     user = replace(BINARY["plus"], func=lambda x, y: x - y)
     assert _scalar_binary(user, DType.float64, DType.float64, 1.0, 2.0, True, None) is None
+
+
+@pytest.mark.parametrize("dt", list(DType))
+@pytest.mark.parametrize("start", ["empty", "sparse", "bitmap", "full"])
+def test_fill_makes_every_entry_the_value_whatever_the_format(dt, start):
+    # the identities the products start from include each dtype's extremes (min's identity is its max)
+    from dspla.exec.item import fill
+    info = np.iinfo(dt.np) if np.issubdtype(dt.np, np.integer) else None
+    values = [dt.np.type(0), dt.np.type(1)] + ([dt.np.type(info.min), dt.np.type(info.max)] if info else [])
+    if np.issubdtype(dt.np, np.floating):
+        values.append(dt.np.type(np.inf))
+    for v in values:
+        M = gb.Matrix(dt.gb, 5, 3)
+        if start != "empty":
+            M[1, 2] << dt.np.type(1).item()
+            if start != "sparse":
+                M[0, 0] << dt.np.type(1).item()
+                M.ss.config["sparsity_control"] = [start]
+        fill(M, v.item())
+        want = np.full((5, 3), v, dtype=dt.np)   # the oracle: numpy's full array
+        assert M.nvals == 15 and M.dtype == dt.gb
+        np.testing.assert_array_equal(M.to_dense(), want)
