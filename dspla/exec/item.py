@@ -8,6 +8,8 @@ typed calls do not cover (user-defined ones) take python-graphblas's route.
 """
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import graphblas as gb
 import numpy as np
 from suitesparse_graphblas import ffi, lib
@@ -18,19 +20,22 @@ _NO_VALUE = lib.GrB_NO_VALUE
 _NULL = ffi.NULL
 
 
-def _calls(name: str, prefix: str):
-    return (getattr(lib, f"{prefix}_Matrix_extractElement_{name}"), getattr(lib, f"{prefix}_Matrix_setElement_{name}"),
-            getattr(lib, f"{prefix}_Matrix_assign_{name}"))
+class _Typed(NamedTuple):
+    """SuiteSparse's calls for one built-in type, and its C type."""
+    extract: Any
+    set: Any
+    ctype: str
+    assign: Any   # a scalar to all of a matrix
 
 
-# python-graphblas dtype name -> (extract, set, C type, assign to all)
-_TYPED = {}
-for _name in ("BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FP32", "FP64"):
-    _extract, _set, _assign = _calls(_name, "GrB")
-    _TYPED[_name] = (_extract, _set, gb.dtypes.lookup_dtype(_name).c_type, _assign)
-for _name in ("FC32", "FC64"):
-    _extract, _set, _assign = _calls(_name, "GxB")
-    _TYPED[_name] = (_extract, _set, gb.dtypes.lookup_dtype(_name).c_type, _assign)
+# python-graphblas dtype name -> its typed calls
+_TYPED: dict[str, _Typed] = {}
+for _prefix, _names in (("GrB", ("BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64",
+                                 "FP32", "FP64")), ("GxB", ("FC32", "FC64"))):
+    for _name in _names:
+        _TYPED[_name] = _Typed(getattr(lib, f"{_prefix}_Matrix_extractElement_{_name}"),
+                               getattr(lib, f"{_prefix}_Matrix_setElement_{_name}"),
+                               gb.dtypes.lookup_dtype(_name).c_type, getattr(lib, f"{_prefix}_Matrix_assign_{_name}"))
 
 
 def check(info: int, what: str):
@@ -45,9 +50,8 @@ def item(M, i: int = 0, j: int = 0):
     if typed is None:
         s = M[i, j].new()
         return None if s.is_empty else s.value
-    extract, _, ctype, _ = typed
-    out = ffi.new(f"{ctype}*")
-    info = extract(out, M.gb_obj[0], i, j)
+    out = ffi.new(f"{typed.ctype}*")
+    info = typed.extract(out, M.gb_obj[0], i, j)
     check(info, "extractElement")
     if info == _NO_VALUE:
         return None
@@ -63,7 +67,7 @@ def set_item(M, value, i: int = 0, j: int = 0):
     elif typed is None:
         M[i, j] = value
     else:
-        check(typed[1](M.gb_obj[0], value, i, j), "setElement")
+        check(typed.set(M.gb_obj[0], value, i, j), "setElement")
     return M
 
 
@@ -74,8 +78,7 @@ def reader(dtype: DType):
     typed = _TYPED.get(dtype.gb)
     if typed is None:
         return item
-    extract, _, ctype, _ = typed
-    cell = ffi.new(f"{ctype}*")
+    extract, cell = typed.extract, ffi.new(f"{typed.ctype}*")
     as_bool = dtype.gb == "BOOL"
 
     def read(M):
@@ -93,7 +96,7 @@ def writer(dtype: DType):
     typed = _TYPED.get(dtype.gb)
     if typed is None:
         return lambda v, into: scalar(v, dtype, into)
-    put, gdt, conv = typed[1], gb.dtypes.lookup_dtype(dtype.gb), dtype.np.type
+    put, gdt, conv = typed.set, gb.dtypes.lookup_dtype(dtype.gb), dtype.np.type
 
     def write(v, into):
         M = into if into is not None and into.dtype is gdt and into._nrows == 1 and into._ncols == 1 \
@@ -114,7 +117,7 @@ def fill(M, value):
     if typed is None:
         M[:, :] << value
     else:
-        check(typed[3](M.gb_obj[0], _NULL, _NULL, value, lib.GrB_ALL, M._nrows, lib.GrB_ALL, M._ncols, _NULL),
+        check(typed.assign(M.gb_obj[0], _NULL, _NULL, value, lib.GrB_ALL, M._nrows, lib.GrB_ALL, M._ncols, _NULL),
               "assign")
     return M
 

@@ -265,7 +265,7 @@ def _reduce(node: Node, sig: tuple):
         return None
     mon = gbops.monoid(m, dt)
     fn = getattr(lib, f"GrB_Matrix_reduce_{name}")
-    cell = ffi.new(f"{_TYPED[name][2]}*")
+    cell = ffi.new(f"{_TYPED[name].ctype}*")
     count, write = _counter(), writer(dt)
 
     def step(args, into):

@@ -115,8 +115,9 @@ class DistSession:
         # An input passed again as the same object is unchanged (also what the re-send check
         # below relies on), so its GraphBLAS conversion is kept instead of redone every call.
         last = self._bound
-        if last is not None and not mine and inputs.keys() == last[0].keys() and \
-                all(v is last[0][k] for k, v in inputs.items()):
+        same = last is not None and not mine and inputs.keys() == last[0].keys() and \
+            all(v is last[0][k] for k, v in inputs.items())
+        if same:
             # every input the same object as last call: unchanged, so neither checked nor bound again
             # (a function whose sparse parameter's pattern is planned on never gets here: see below)
             mats, dims = last[1], last[2]
@@ -136,8 +137,8 @@ class DistSession:
         # a sparse parameter's pattern is planned on (plan/sampled.py): a new pattern, a new plan
         patterns = tuple((n.attr("name"), pattern_key(mats[n.attr("name")])) for n in self.f.inputs
                          if is_pattern_leaf(n))
-        # (its pattern is read on every call: a parameter updated in place may change it)
-        self._bound = (dict(inputs), mats, dims) if not mine and not patterns else None
+        if not same:   # (a pattern is read on every call: a parameter updated in place may change it)
+            self._bound = (dict(inputs), mats, dims) if not mine and not patterns else None
         key = (tuple((k, id(inputs[k])) for k in static), patterns, tuple(sorted(dims.items())), self.opt.key())
         laid_out = {k: v[:2] for k, v in mine.items()}
         if key != self._plan_key or self.plan is None or not self._still_laid_out(laid_out):

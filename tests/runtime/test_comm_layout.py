@@ -1,8 +1,8 @@
-"""The counts and displacements the real communicator hands a v-collective (runtime/comm/mpi.py),
+"""The counts and displacements both communicators hand a v-collective (runtime/comm/__init__.py),
 made once per counts; the oracle is the running sum written out by hand."""
 import numpy as np
 
-from dspla.runtime.comm.mpi import _layout
+from dspla.runtime.comm import layout as _layout
 
 
 def test_displacements_are_the_running_sum_of_the_counts_before():

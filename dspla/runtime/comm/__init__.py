@@ -11,6 +11,23 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import numpy as np
+
+_LAYOUTS: dict[tuple, tuple] = {}
+
+
+def layout(counts) -> tuple:
+    """(counts, displacements) of a v-collective, as tuples of ints, made once per counts: a
+    loop's scalar allreduces repeat theirs every iteration, and building them took 20 us of a
+    5 us call."""
+    key = tuple(int(c) for c in counts)
+    got = _LAYOUTS.get(key)
+    if got is None:
+        if len(_LAYOUTS) > 1024:   # (a bound: counts that change every call are not worth keeping)
+            _LAYOUTS.clear()
+        got = _LAYOUTS[key] = (key, tuple(int(d) for d in np.cumsum((0,) + key[:-1])))
+    return got
+
 
 class Window(Protocol):
     """One-sided access to an ``nrows x row_bytes`` byte buffer ``buf`` on every rank."""

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import layout
+
 if TYPE_CHECKING:
     from mpi4py.MPI import Comm as RawComm
     from mpi4py.MPI import Datatype, Op, Request
@@ -50,22 +52,6 @@ def _op(reduction: Reduction) -> Op:
     return op
 
 
-_LAYOUTS: dict[tuple, tuple] = {}
-
-
-def _layout(counts: ArrayLike) -> tuple:
-    """(counts, displacements) for a v-collective, made once per counts: a loop's scalar
-    allreduces repeat theirs every iteration, and building them took 20 us of a 5 us call."""
-    key = tuple(counts) if isinstance(counts, (list, tuple)) else tuple(np.asarray(counts).tolist())
-    got = _LAYOUTS.get(key)
-    if got is None:
-        if len(_LAYOUTS) > 1024:   # (a bound: counts that change every call are not worth keeping)
-            _LAYOUTS.clear()
-        displs = np.r_[0, np.cumsum(np.asarray(key, dtype=np.int64))[:-1]]
-        got = _LAYOUTS[key] = (key, tuple(int(d) for d in displs))
-    return got
-
-
 class MPIComm:
     """A communicator over real MPI (what ``dspla.world()`` returns under mpiexec/srun): ``rank``
     and ``size``, the object collectives (``bcast``, ``scatter``, ``gather``, ``allgather``:
@@ -95,10 +81,10 @@ class MPIComm:
         self.comm.Sendrecv(sendbuf, dest, tag, recvbuf, source, tag)
 
     def allgatherv(self, sendbuf: NDArray[Any], recvbuf: NDArray[Any], counts: ArrayLike) -> None:
-        self.comm.Allgatherv(sendbuf, [recvbuf, _layout(counts)])
+        self.comm.Allgatherv(sendbuf, [recvbuf, layout(counts)])
 
     def iallgatherv(self, sendbuf: NDArray[Any], recvbuf: NDArray[Any], counts: ArrayLike) -> Request:
-        return self.comm.Iallgatherv(sendbuf, [recvbuf, _layout(counts)])
+        return self.comm.Iallgatherv(sendbuf, [recvbuf, layout(counts)])
 
     def bcast_buf(self, buf: NDArray[Any], root: int) -> None:
         self.comm.Bcast(buf, root)

@@ -9,6 +9,8 @@ from collections import defaultdict, deque
 import graphblas as gb
 import numpy as np
 
+from . import layout
+
 
 class SimAbort(RuntimeError):
     pass
@@ -138,7 +140,7 @@ class SimComm:
         non-blocking collectives in the same order, as MPI requires); complete when all arrived."""
         self.posted_collectives += 1
         tag = -self.posted_collectives   # (user tags are not negative)
-        displs = np.r_[0, np.cumsum(counts)[:-1]]
+        counts, displs = layout(counts)
         flat = recvbuf.reshape(-1)
         mine = slice(displs[self.rank], displs[self.rank] + counts[self.rank])
         flat[mine] = np.asarray(sendbuf).reshape(-1)
