@@ -1,0 +1,142 @@
+"""Handlers of local work: element-wise steps, products, fills, rows dropped, packed for sending
+or taken, casts, frees."""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from ...exec import buffers as local
+from ...exec import gbops
+from ...exec.reference import EVAL, INTO
+from ...ir.types import DType
+from ...plan.ir import (
+    CastTo,
+    DropRows,
+    Fill,
+    Free,
+    Local,
+    MxM,
+    Pack,
+    TakeCols,
+    TakeRows,
+    Unpermute,
+)
+from .core import Runtime, _dt, handler
+
+
+@handler(Local)
+def _local(rt: Runtime, i: Local):
+    t0 = time.perf_counter()
+    args = [rt.slots[a] for a in i.args]
+    if i.node.op in INTO:
+        into = rt.reusable(i)
+        M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (exec/prepared.py), if one applies
+        if M is None:
+            M = EVAL[i.node.op](i.node, args, rt.env, into=into)
+        if all(M is not a for a in args):   # (an operand passed through is not ours to reuse)
+            rt.pool.keep(id(i), M)
+        rt.slots[i.out] = M
+    else:
+        rt.slots[i.out] = EVAL[i.node.op](i.node, args, rt.env)
+    rt.timed("compute_s", t0)
+
+
+def _multiply(a, b, sr):
+    da, db = _dt(a), _dt(b)
+    compute, out = sr.dtypes(da, db)
+    ca, cb = sr.operand_dtypes(da, db, compute)
+    return gbops.cast(a, ca), gbops.cast(b, cb), gbops.semiring(sr, compute), compute, out
+
+
+def _output_mask(rt: Runtime, i):
+    return gbops.mask_of(rt.slots[i.mask], i.mask_kind, i.complement) if i.mask is not None else None
+
+
+@handler(MxM)
+def _mxm(rt: Runtime, i: MxM):
+    t0 = time.perf_counter()
+    a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
+    mask = _output_mask(rt, i)
+    if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
+        C = rt.slots[i.out]
+        if mask is None and gbops.accumulate_full(C, a, b, i.semiring):
+            rt.took("udf-full")
+        else:
+            C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(b, op)
+            rt.took("accumulate")
+    else:
+        C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.reusable(i),
+                      taken=rt.routes)
+        rt.pool.keep(id(i), C)
+        rt.slots[i.out] = gbops.cast(C, out)
+    rt.timed("compute_s", t0)
+
+
+@handler(Fill)
+def _fill(rt: Runtime, i: Fill):
+    t0 = time.perf_counter()
+    into = rt.reusable(i)
+    # the slot's last DropRows left a presence bitmap that the next one can use again
+    rt.bitmaps[i.out] = gbops.take_bitmap(into)
+    C = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype), into=into)
+    rt.pool.keep(id(i), C)
+    rt.slots[i.out] = C
+    rt.timed("compute_s", t0)
+
+
+@handler(DropRows)
+def _drop_rows(rt: Runtime, i: DropRows):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = gbops.drop_rows(rt.slots[i.out], i.rows, rt.bitmaps.pop(i.out, None))
+    rt.timed("compute_s", t0)
+
+
+@handler(Pack)
+def _pack(rt: Runtime, i: Pack):
+    t0 = time.perf_counter()
+    M = rt.slots[i.src]
+    rt.slots[i.out] = None
+    last = rt.sendbufs.get(id(i))   # the last iteration's buffer, once its send is done and dropped
+    free = last if last is not None and sys.getrefcount(last) == 3 else None   # (the dict, last, the call)
+    buf = rt.slots[i.out] = local.pack_rows(M, i.rows, _dt(M), i.presence, out=free)
+    if i.presence:
+        rt.sendbufs[id(i)] = buf
+    rt.timed("pack_s", t0)
+
+
+@handler(Unpermute)
+def _unpermute(rt: Runtime, i: Unpermute):
+    t0 = time.perf_counter()
+    M = rt.slots[i.src]
+    # rows of the gathered matrix are in rank order; order[i] is the global row of stacked row i
+    inv = np.empty_like(i.order)
+    inv[i.order] = np.arange(i.order.size)
+    rt.slots[i.out] = M[inv, :].new()
+    rt.timed("pack_s", t0)
+
+
+@handler(TakeRows)
+def _take_rows(rt: Runtime, i: TakeRows):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = rt.slots[i.src][i.rows, :].new()
+    rt.timed("pack_s", t0)
+
+
+@handler(TakeCols)
+def _take_cols(rt: Runtime, i: TakeCols):
+    t0 = time.perf_counter()
+    rt.slots[i.out] = rt.slots[i.src][:, i.cols].new()
+    rt.timed("pack_s", t0)
+
+
+@handler(CastTo)
+def _cast_to(rt: Runtime, i: CastTo):
+    rt.slots[i.out] = gbops.cast(rt.slots[i.src], DType(i.dtype))
+
+
+@handler(Free)
+def _free(rt: Runtime, i: Free):
+    for s in i.slots:
+        rt.slots[s] = None

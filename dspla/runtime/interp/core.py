@@ -1,0 +1,142 @@
+"""The interpreter's core: the handler table (EXEC) and Runtime, one rank's program bound to a
+communicator. The handlers live beside it, one module per kind of instruction."""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Callable
+
+from ...exec import gbops, prepared, recycle
+from ...exec.reference import Env
+from ...ir.types import DType
+from ...plan.ir import Loop, RankProgram, Traffic, Where
+from .. import faults
+
+EXEC: dict[type, Callable] = {}
+
+
+def handler(cls):
+    def register(fn):
+        EXEC[cls] = fn
+        return fn
+    return register
+
+
+class Runtime:
+    """A rank's program bound to a communicator: sub-communicators and windows are set up once;
+    ``run`` executes one iteration."""
+
+    def __init__(self, program: RankProgram, comm, extra: dict | None = None):
+        self.program = program
+        self.comm = comm
+        self.groups = [comm] + [comm.split(color) for color in program.splits]
+        self.windows = [comm.window(2 * nrows, row_bytes) for nrows, row_bytes in program.windows]
+        self.parity = [1] * len(self.windows)
+        self.slots: list = [None] * program.n_slots
+        self.pool = recycle.Pool()   # outputs of earlier runs and iterations, reused once free
+        self.steps = prepared.Steps()   # local steps resolved to their C call once (exec/prepared.py)
+        self.bitmaps: dict = {}      # slot -> a presence bitmap its Fill took back (gbops.take_bitmap)
+        self.stacks: dict = {}       # StackMxM -> its last stacked operand, written into again
+        self.small: dict = {}        # SmallAllreduce of scalars -> (item.Packed, fills, ufuncs)
+        self.sendbufs: dict = {}     # Pack -> its last buffer (written into again once its send is done)
+        for slot, value in program.consts.items():
+            self.slots[slot] = value
+        self.extra = extra or {}
+        self.patterns: dict = {}   # (Get instruction, window half) -> the window's access pattern
+        self.env = Env({}, self.extra.get("dims", {}))
+        # what each block moves whatever the data, per product: summed once, added per run (the
+        # program) or per iteration (a loop's condition and body)
+        self.where = Where(comm.rank, tuple(g.size if g is not None else 0 for g in self.groups))
+        self.static_traffic = self.block_traffic(program.instrs)
+        self.setup_traffic = self.block_traffic(program.setup)
+        self.setup_done = False
+        self.reset_counters()
+        # DSPLA_FAULT=RANK:INSTRUCTION[:dspla]: that rank raises before that instruction (faults.py)
+        self.fault = faults.at_instruction(comm.rank)
+
+    def close(self):
+        """Free the windows (collective: every rank closes its runtime together)."""
+        for w in self.windows:
+            w.free()
+        self.windows = []
+
+    def block_traffic(self, instrs) -> dict:
+        """product -> what the block's instructions move whatever the data (each loop's own blocks
+        are summed apart, in loop_traffic, and counted per iteration)."""
+        out: dict = {}
+        for i in instrs:
+            if type(i) is Loop:
+                self.loop_traffic[id(i)] = (self.block_traffic(i.cond), self.block_traffic(i.body))
+            elif not i.dynamic:
+                out[i.product] = out.get(i.product, Traffic()) + i.traffic(self.where)
+        return out
+
+    @property
+    def loop_traffic(self) -> dict:
+        lt = self.__dict__.get("_loop_traffic")
+        if lt is None:
+            lt = self.__dict__["_loop_traffic"] = {}
+        return lt
+
+    def reset_counters(self):
+        self.counters: dict = {}   # product -> Traffic
+        self.product_times: dict = {}
+        self.times = {"compute_s": 0.0, "pack_s": 0.0, "wait_s": 0.0}
+        self.iterations: dict = {}   # loop -> iterations run
+        self.at_bound: dict = {}     # loop -> (source position, bound), when it stopped at its bound
+        self.loop_s: dict = {}       # loop -> seconds in it
+        self.loop_words: dict = {}   # loop -> words this rank sent in each iteration (the dynamic ones' too)
+        self.routes: Counter = Counter()   # local product route (exec/routes.py) -> times taken
+
+    def took(self, route: str):
+        self.routes[route] += 1
+
+    def reusable(self, i):
+        """Instruction i's result of the last run or iteration, to be written into, when nothing
+        else holds it any more (exec/recycle.py); its slot lets go of it first."""
+        self.slots[i.out] = None
+        return self.pool.take(id(i))
+
+    def count(self, product, t: Traffic):
+        self.counters[product] = self.counters.get(product, Traffic()) + t
+
+    def count_block(self, traffic: dict, times: int = 1):
+        for product, t in traffic.items():
+            self.count(product, Traffic(*(x * times for x in t)) if times != 1 else t)
+
+    def count_dynamic(self, instr, payload):
+        self.count(instr.product, instr.traffic(self.where, payload))
+
+    def run(self, inputs: dict) -> dict:
+        s = self.slots
+        for name, slot in self.program.inputs.items():
+            s[slot] = inputs[name]
+        if not self.setup_done:   # the plan's deferred static values, computed once
+            self.execute(self.program.setup)
+            self.count_block(self.setup_traffic)
+            self.setup_done = True
+        self.execute(self.program.instrs, self.fault)
+        self.count_block(self.static_traffic)
+        out = {name: s[slot] for name, (slot, _) in self.program.outputs.items()}
+        for slot in self.program.inputs.values():
+            s[slot] = None
+        return out
+
+    def execute(self, instrs, fault=None):
+        pt = self.product_times
+        clock = time.perf_counter
+        for k, instr in enumerate(instrs):
+            if fault is not None and k == fault[0]:
+                faults.raise_fault(fault[1], f"fault injected by DSPLA_FAULT before instruction {k} "
+                                             f"({type(instr).__name__})")
+            t0 = clock()
+            EXEC[type(instr)](self, instr)
+            if instr.product is not None:
+                pt[instr.product] = pt.get(instr.product, 0.0) + clock() - t0
+
+    def timed(self, phase: str, t0: float):
+        self.times[phase] += time.perf_counter() - t0
+
+
+def _dt(M) -> DType:
+    return gbops.dtype_of(M)

@@ -1,0 +1,72 @@
+"""The loop handler (a carried state, the condition agreed by every rank, what each iteration
+moved), and Empty, a typed matrix with no entries."""
+from __future__ import annotations
+
+import gc
+import time
+
+import graphblas as gb
+import numpy as np
+
+from ...exec.reference import truth
+from ...ir.types import DType
+from ...plan.ir import Empty, Loop
+from .core import Runtime, handler
+
+
+def _sent(rt: Runtime) -> int:
+    return sum(t.words_sent for t in rt.counters.values())
+
+
+@handler(Loop)
+def _loop(rt: Runtime, i: Loop):
+    s = rt.slots
+    for c, v in zip(i.carry, i.init):
+        s[c] = s[v]
+    t_loop = time.perf_counter()
+    cond_traffic, body_traffic = rt.loop_traffic[id(i)]
+    static_words = sum(t.words_sent for t in cond_traffic.values()) + sum(t.words_sent for t in body_traffic.values())
+    words = rt.loop_words.setdefault(i.loop, [])
+    it, checks = _iterate(rt, i, words, static_words)
+    rt.loop_s[i.loop] = rt.loop_s.get(i.loop, 0.0) + time.perf_counter() - t_loop
+    rt.count_block(cond_traffic, checks)
+    rt.count_block(body_traffic, it)
+    rt.count_dynamic(i, checks)
+    count = gb.Matrix(DType.int64.gb, 1, 1)
+    count[0, 0] = it
+    s[i.count] = count
+    rt.iterations[i.loop] = rt.iterations.get(i.loop, 0) + it
+    if it == i.max_iter and i.max_iter > 0:
+        rt.at_bound[i.loop] = (i.where, i.max_iter)
+
+
+def _iterate(rt: Runtime, i: Loop, words: list, static_words: int) -> tuple[int, int]:
+    s = rt.slots
+    it = checks = 0
+    while it < i.max_iter:
+        before = _sent(rt)
+        rt.execute(i.cond)
+        checks += 1
+        go = truth(s[i.cond_slot])
+        if rt.comm.size > 1 and not i.agreed:   # rank 0's answer: every rank takes the same branch
+            flag = np.array([go], dtype=np.uint8)
+            t0 = time.perf_counter()
+            rt.comm.bcast_buf(flag, 0)
+            rt.timed("wait_s", t0)
+            go = bool(flag[0])
+        if not go:
+            break
+        rt.execute(i.body)
+        # all at once: a result may be another carried value's slot (body(x, p) -> (x + 1, x))
+        new = [s[r] for r in i.results]
+        for c, v in zip(i.carry, new):
+            s[c] = v
+        it += 1
+        words.append(static_words + _sent(rt) - before)   # what moved in this iteration
+        gc.collect(0)   # the iteration's temporaries (python-graphblas matrices sit in reference cycles)
+    return it, checks
+
+
+@handler(Empty)
+def _empty(rt: Runtime, i: Empty):
+    rt.slots[i.out] = gb.Matrix(DType(i.dtype).gb, i.nrows, i.k)

@@ -1,0 +1,231 @@
+"""Handlers of point-to-point messages: receives posted, rows packed and sent, products of the
+rows as they arrive (p2p1d), stacked operands, sampled products."""
+from __future__ import annotations
+
+import time
+
+import graphblas as gb
+import numpy as np
+from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
+
+from ...exec import buffers as local
+from ...exec import gbops
+from ...ir.types import DType
+from ...plan.ir import (
+    Get,
+    PackSparse,
+    Recv,
+    RecvMxM,
+    SampledMxM,
+    Send,
+    SendRecvRows,
+    StackMxM,
+    WaitSends,
+)
+from .compute import _multiply, _output_mask
+from .core import Runtime, _dt, handler
+
+
+class _Posted:
+    __slots__ = ("req", "buf", "instr", "waiting")
+
+    def __init__(self, req, buf, instr, waiting=None):
+        self.req, self.buf, self.instr = req, buf, instr
+        self.waiting = waiting   # a sparse receive: its count has to arrive before its entries
+
+
+@handler(PackSparse)
+def _pack_sparse(rt: Runtime, i: PackSparse):
+    t0 = time.perf_counter()
+    M = rt.slots[i.src]
+    rt.slots[i.out] = local.pack_sparse_rows(M, i.rows, _dt(M))
+    rt.timed("pack_s", t0)
+
+
+@handler(Send)
+def _send(rt: Runtime, i: Send):
+    buf = rt.slots[i.buf]
+    t0 = time.perf_counter()
+    if i.sparse:   # the entries' count (tag), then the entries (tag + 1) when there are any
+        n = local.sparse_count(buf)
+        reqs = [rt.comm.isend(buf[:8], i.dest, i.tag)] + ([rt.comm.isend(buf, i.dest, i.tag + 1)] if n else [])
+        rt.count_dynamic(i, n)
+    else:
+        reqs = [rt.comm.isend(buf, i.dest, i.tag)]
+    rt.timed("wait_s", t0)
+    rt.slots[i.buf] = _Posted(reqs, buf, i)
+
+
+@handler(Recv)
+def _recv(rt: Runtime, i: Recv):
+    if i.sparse:   # its count first: the entries' buffer is allocated to fit when it arrives
+        buf = np.empty(8, dtype=np.uint8)
+        rt.slots[i.out] = _Posted(rt.comm.irecv(buf, i.source, i.tag), buf, i, waiting=True)
+        return
+    if i.deferred:   # RecvMxM posts it when there is room in its window
+        rt.slots[i.out] = _Posted(None, None, i)
+        return
+    rt.slots[i.out] = _post(rt, i)
+
+
+def _post(rt: Runtime, i: Recv) -> "_Posted":
+    buf = local.recv_buffer(i.nrows, i.k, DType(i.dtype), i.presence)
+    return _Posted(rt.comm.irecv(buf, i.source, i.tag), buf, i)
+
+
+def _recv_bytes(p: "_Posted") -> int:
+    """Bytes a dense receive holds once posted (0 for the others: they are never deferred)."""
+    r = p.instr
+    if type(r) is not Recv or r.sparse:
+        return 0
+    return local.packed_nbytes(r.nrows, r.k, DType(r.dtype), r.presence)
+
+
+def _arrived(rt: Runtime, p: "_Posted"):
+    """The rows a completed receive, get or broadcast brought, as a matrix."""
+    r = p.instr
+    dt = DType(r.dtype)
+    if type(r) is Get:
+        return local.unpack_window_rows(p.buf, r.nrows, r.k, dt, r.presence)
+    if type(r) is Recv and r.sparse:
+        rt.count_dynamic(r, local.sparse_count(p.buf))
+        return local.unpack_sparse_rows(p.buf, r.nrows, r.k, dt)
+    return local.unpack_rows(p.buf, r.nrows, r.k, dt, r.presence)
+
+
+@handler(RecvMxM)
+def _recv_mxm(rt: Runtime, i: RecvMxM):
+    posted = [rt.slots[r] for r in i.recvs]
+    deferred = [j for j, p in enumerate(posted) if type(p.instr) is Recv and p.instr.deferred]   # in posting order
+    later = set(deferred)
+    live = [j for j in range(len(posted)) if j not in later]   # posted and not yet multiplied
+    inflight = sum(_recv_bytes(posted[j]) for j in live)
+    C = rt.slots[i.out]
+    mask = _output_mask(rt, i)
+    while live or deferred:
+        while deferred and (not live or inflight + _recv_bytes(posted[deferred[0]]) <= i.window):
+            j = deferred.pop(0)
+            posted[j] = _post(rt, posted[j].instr)
+            inflight += _recv_bytes(posted[j])
+            live.append(j)
+        t0 = time.perf_counter()
+        j = live[rt.comm.waitany([posted[k].req for k in live])]
+        rt.timed("wait_s", t0)
+        p = posted[j]
+        if p.waiting:   # a sparse receive's count: post its entries, exactly sized
+            n = local.sparse_count(p.buf)
+            p.waiting = False
+            if n:
+                r = p.instr
+                p.buf = np.empty(local.sparse_size(n, DType(r.dtype)), dtype=np.uint8)
+                p.req = rt.comm.irecv(p.buf, r.source, r.tag + 1)
+                continue
+        live.remove(j)
+        t0 = time.perf_counter()
+        R = _arrived(rt, p)
+        rt.timed("pack_s", t0)
+        t0 = time.perf_counter()
+        a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
+        acc = gbops.binary(i.semiring.monoid.op, compute)
+        if mask is None and gbops.accumulate_full(C, a, b, i.semiring, i.rows[j] if i.rows else None):
+            rt.took("udf-full")   # a user's semiring, by its compiled kernel
+        elif i.rows:  # the block holds only the rows that have remote entries: a small output
+            C[i.rows[j], :](accum=acc) << a.mxm(b, op).new()
+            rt.took("accumulate")
+        else:
+            C(accum=acc, mask=mask) << a.mxm(b, op)
+            rt.took("accumulate")
+        # the rows are freed now, not when the collector finds the matrix's reference cycle, so
+        # the window bounds what the receives hold
+        for M in {id(R): R, id(a): a, id(b): b}.values():
+            if M is not rt.slots[i.blocks[j]]:
+                M.clear()
+        p.buf = R = a = b = None
+        rt.slots[i.recvs[j]] = posted[j] = None
+        inflight -= _recv_bytes(p)
+        rt.timed("compute_s", t0)
+    for r in i.recvs:
+        rt.slots[r] = None
+
+
+@handler(StackMxM)
+def _stack_mxm(rt: Runtime, i: StackMxM):
+    posted = [rt.slots[r] for r in i.recvs]
+    t0 = time.perf_counter()
+    rt.comm.waitall([p.req for p in posted])
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    own = rt.slots[i.own]
+    B = own
+    if posted:   # (p2p1d posts them as dense Recvs of own's dtype)
+        B = local.stack_column(own, [(p.buf, p.instr.nrows, p.instr.presence) for p in posted], _dt(own),
+                               rt.stacks.pop(id(i), None))
+        if B is None:   # (own neither full nor a bitmap of its dtype: SuiteSparse stacks them)
+            B = concat([[m] for m in [own] + [gbops.cast(_arrived(rt, p), _dt(own)) for p in posted]])
+    for r in i.recvs:
+        rt.slots[r] = None
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
+    C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i), taken=rt.routes)
+    rt.slots[i.out] = gbops.cast(C, out)
+    if B is not own:   # for the next stack to write into (nothing else holds it)
+        rt.stacks[id(i)] = B
+    rt.timed("compute_s", t0)
+
+
+@handler(SampledMxM)
+def _sampled_mxm(rt: Runtime, i: SampledMxM):
+    """b's rows this rank needs are placed at their global ids in one ncols x k matrix as they
+    arrive (own rows first), then one masked product a ⊕.⊗ bᵀ: SuiteSparse computes a dot
+    product per mask entry only, with GraphBLAS semantics for missing entries of a or b."""
+    own = rt.slots[i.own]
+    t0 = time.perf_counter()
+    B = gb.Matrix(own.dtype, i.ncols, own.ncols)
+    if own.nrows:
+        B[i.own_ids, :] << own
+    rt.timed("pack_s", t0)
+    posted = [rt.slots[r] for r in i.recvs]
+    reqs = [p.req for p in posted]
+    for _ in posted:
+        t0 = time.perf_counter()
+        j = rt.comm.waitany(reqs)
+        rt.timed("wait_s", t0)
+        t0 = time.perf_counter()
+        B[i.ids[j], :] << _arrived(rt, posted[j])
+        rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
+    C = gb.Matrix(compute.gb, a.shape[0], i.ncols)
+    C(mask=gbops.mask_of(rt.slots[i.mask], "structure", False)) << a.mxm(b.T, op)
+    rt.slots[i.out] = gbops.cast(C, out)
+    for r in i.recvs:
+        rt.slots[r] = None
+    rt.timed("compute_s", t0)
+
+
+@handler(WaitSends)
+def _wait_sends(rt: Runtime, i: WaitSends):
+    posted = [rt.slots[b] for b in i.bufs]
+    t0 = time.perf_counter()
+    rt.comm.waitall([r for p in posted for r in (p.req if isinstance(p.req, list) else [p.req])])
+    rt.timed("wait_s", t0)
+    for b in i.bufs:
+        rt.slots[b] = None
+
+
+@handler(SendRecvRows)
+def _sendrecv(rt: Runtime, i: SendRecvRows):
+    g = rt.groups[i.group]
+    M = rt.slots[i.src]
+    dt = DType(i.dtype)
+    t0 = time.perf_counter()
+    sendbuf = local.pack_rows(M, np.arange(M.shape[0]), dt, i.presence)
+    recvbuf = local.recv_buffer(i.nrows, i.k, dt, i.presence)
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    g.sendrecv(sendbuf, i.dest, recvbuf, i.source, i.tag)
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    rt.slots[i.out] = local.unpack_rows(recvbuf, i.nrows, i.k, dt, i.presence)
+    rt.timed("pack_s", t0)
