@@ -118,6 +118,21 @@ def test_a_loop_stopped_by_its_bound_says_so(recwarn):
     assert not f.last_stats["loops"][0]["stopped_at_bound"] and f.last_stats["loops"][0]["iterations"] == 1
 
 
+def test_a_loop_ending_in_its_last_allowed_iteration_is_not_cut_short():
+    # x = 1 halves once to 0.5, where the condition (sum > 0.6) is false: the bound of 1 was enough
+    x = dp.dense("x", ("n", 1))
+    (y,), it = dp.while_loop(lambda y: dp.reduce_all(y) > 0.6, lambda y: (y * 0.5,), (x,), 1, count=True)
+    f = dp.function({"y": y, "it": it})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = f(x=np.ones((1, 1)))
+    assert out["y"].to_numpy()[0, 0] == 0.5 and out["it"].to_numpy()[0, 0] == 1
+    assert not f.last_stats["loops"][0]["stopped_at_bound"]
+    with pytest.warns(dp.LoopBoundWarning, match="ran all 1 iterations"):
+        f(x=np.full((1, 1), 4.0))   # 4 -> 2, still above 0.6: cut short
+    assert f.last_stats["loops"][0]["stopped_at_bound"]
+
+
 def test_a_missing_condition_entry_is_false():
     x = dp.sparse("x", ("n", 1))
     (y,), it = dp.while_loop(lambda y: dp.reduce_all(y) > 0.0, lambda y: (y * 2.0,), (x,), 10, count=True)

@@ -27,7 +27,7 @@ def _loop(rt: Runtime, i: Loop):
     cond_traffic, body_traffic = rt.loop_traffic[id(i)]
     static_words = sum(t.words_sent for t in cond_traffic.values()) + sum(t.words_sent for t in body_traffic.values())
     words = rt.loop_words.setdefault(i.loop, [])
-    it, checks = _iterate(rt, i, words, static_words)
+    it, checks, still = _iterate(rt, i, words, static_words)
     rt.loop_s[i.loop] = rt.loop_s.get(i.loop, 0.0) + time.perf_counter() - t_loop
     rt.count_block(cond_traffic, checks)
     rt.count_block(body_traffic, it)
@@ -36,26 +36,25 @@ def _loop(rt: Runtime, i: Loop):
     count[0, 0] = it
     s[i.count] = count
     rt.iterations[i.loop] = rt.iterations.get(i.loop, 0) + it
-    if it == i.max_iter and i.max_iter > 0:
+    if still:
         rt.at_bound[i.loop] = (i.where, i.max_iter)
 
 
-def _iterate(rt: Runtime, i: Loop, words: list, static_words: int) -> tuple[int, int]:
+def _iterate(rt: Runtime, i: Loop, words: list, static_words: int) -> tuple[int, int, bool]:
+    """(iterations, condition checks, whether the loop stopped at its bound with its condition
+    still true). At the bound the condition is checked once more, so that a loop that converged
+    in its last allowed iteration is not reported as cut short."""
     s = rt.slots
+    if i.max_iter <= 0:
+        return 0, 0, False
     it = checks = 0
-    while it < i.max_iter:
+    while True:
         before = _sent(rt)
         rt.execute(i.cond)
         checks += 1
-        go = truth(s[i.cond_slot])
-        if rt.comm.size > 1 and not i.agreed:   # rank 0's answer: every rank takes the same branch
-            flag = np.array([go], dtype=np.uint8)
-            t0 = time.perf_counter()
-            rt.comm.bcast_buf(flag, 0)
-            rt.timed("wait_s", t0)
-            go = bool(flag[0])
-        if not go:
-            break
+        go = _agreed(rt, i, truth(s[i.cond_slot]))
+        if not go or it == i.max_iter:
+            return it, checks, go
         rt.execute(i.body)
         # all at once: a result may be another carried value's slot (body(x, p) -> (x + 1, x))
         new = [s[r] for r in i.results]
@@ -64,7 +63,16 @@ def _iterate(rt: Runtime, i: Loop, words: list, static_words: int) -> tuple[int,
         it += 1
         words.append(static_words + _sent(rt) - before)   # what moved in this iteration
         gc.collect(0)   # the iteration's temporaries (python-graphblas matrices sit in reference cycles)
-    return it, checks
+
+
+def _agreed(rt: Runtime, i: Loop, go: bool) -> bool:
+    if rt.comm.size > 1 and not i.agreed:   # rank 0's answer: every rank takes the same branch
+        flag = np.array([go], dtype=np.uint8)
+        t0 = time.perf_counter()
+        rt.comm.bcast_buf(flag, 0)
+        rt.timed("wait_s", t0)
+        go = bool(flag[0])
+    return go
 
 
 @handler(Empty)
