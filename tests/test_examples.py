@@ -107,6 +107,16 @@ def test_triangles_match_networkx():
     assert triangles(A) == _undirected_triangles(A) > 0
 
 
+def test_a_graph_without_triangles_counts_zero():
+    # a path: networkx finds no triangle; the sum of no entries is made a present 0 (file and script)
+    n = 10
+    A = sp.csr_array((np.ones(n - 1), (np.arange(n - 1), np.arange(1, n))), shape=(n, n))
+    assert _undirected_triangles(A) == 0
+    assert triangles(A) == 0
+    got = dp.Function(parse_file(ROOT / "examples" / "triangles.dspla"))(A=A)["triangles"]
+    assert got.nvals == 1 and got.to_numpy()[0, 0] == 0
+
+
 # ------------------------------------------------------------------ the files mean the same
 @pytest.mark.parametrize("name,inputs,out", [
     ("pagerank", lambda A: {"A": A, "r0": np.ones((A.shape[0], 1))}, "r"),
