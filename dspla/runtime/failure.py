@@ -91,11 +91,11 @@ def agree(comm, fn):
     raise PeerError(f"rank {failed[0]} failed: {msgs[failed[0]]}")
 
 
-def message(exc: BaseException, rank: int | None) -> str:
+def message(exc: BaseException, rank: int | None, trace: bool = False) -> str:
     """The one message printed for a failure: ``dspla: error[ on rank R]: ...``; with the
-    traceback under DSPLA_DEBUG=1 (``--debug``)."""
+    traceback when ``trace`` or under DSPLA_DEBUG=1 (``--debug``)."""
     where = f" on rank {rank}" if rank else ""
-    if os.environ.get("DSPLA_DEBUG") == "1":
+    if trace or os.environ.get("DSPLA_DEBUG") == "1":
         return f"dspla: error{where}:\n" + "".join(traceback.format_exception(exc)).rstrip()
     return f"dspla: error{where}: {describe(exc)}"
 

@@ -20,7 +20,7 @@ import time
 from ..errors import DsplaError
 from .comm.mpi import MPIComm
 from .comm.sim import SimComm
-from .failure import LAUNCHED_ENV, STDOUT_CLOSED, fail, launched_by_dspla
+from .failure import LAUNCHED_ENV, STDOUT_CLOSED, fail, launched_by_dspla, message
 from .jobio import Pump
 from .process import configure_threads, freeze_startup, keep_freed_memory
 
@@ -110,7 +110,11 @@ def _install_abort_hook(comm):
             if comm.rank == 0 and not launched_by_dspla():
                 _say("dspla: interrupted")
             _quiet_exit(130)
-        fail(comm, value, 1)   # rank 0 reports at once; the others after a grace (failure.py)
+        # rank 0 reports at once; the others after a grace (failure.py). An exception of the
+        # user's own code keeps its traceback, as Python shows it on one process; dspla's errors
+        # say where in the user's script or file themselves
+        text = None if isinstance(value, DsplaError) else message(value, comm.rank, trace=True)
+        fail(comm, value, 1, text)
 
     sys.excepthook = hook
 

@@ -280,3 +280,23 @@ def test_a_guardless_script_importing_mpi4py_runs_under_mpiexec(tmp_path, P):
     assert r.stdout.count("explain True") == P and f"OK {P}" in r.stdout
     if P > 1:
         assert "hypergraph" in r.stdout
+
+
+USER_BUG = """import numpy as np
+import dspla as dp
+x = dp.dense("x", ("n", 1))
+f = dp.function(outputs={"y": x * 2.0})
+out = f(x=np.ones((4, 1)))
+out["y"].no_such_method()
+"""
+
+
+@pytest.mark.mpi
+def test_an_exception_of_the_users_script_keeps_its_traceback_under_mpiexec(tmp_path):
+    script = tmp_path / "bug.py"
+    script.write_text(USER_BUG)
+    r, t = run([MPIEXEC, "-n", 2, sys.executable, script], timeout=120)
+    assert r.returncode != 0 and t < 60
+    # where it happened in the user's script, once, as Python would say it on one process
+    assert f'File "{script}", line 6' in r.stderr and "AttributeError" in r.stderr and "no_such_method" in r.stderr
+    assert r.stderr.count("Traceback") == 1, r.stderr
