@@ -21,6 +21,17 @@ def parse_inputs(specs) -> dict[str, str]:
     return out
 
 
+def parse_dims(specs) -> dict[str, int]:
+    """``--dim NAME=SIZE`` list -> {NAME: SIZE}."""
+    out = {}
+    for spec in specs or []:
+        name, _, size = spec.partition("=")
+        if not name.isidentifier() or not size.isdigit():
+            raise DsplaError(f"--dim takes NAME=SIZE, got {spec!r}")
+        out[name] = int(size)
+    return out
+
+
 def add_plugin_option(p):
     p.add_argument("--plugin", action="append", metavar="MODULE.py",
                    help="load user-defined operators from this Python module first (it calls "

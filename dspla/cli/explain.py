@@ -9,7 +9,7 @@ from ..frontend.parser import parse_file
 from ..function import Function
 from ..io import read_input
 from ..plan.explain import MissingDims, compare
-from .common import add_plugin_option, load_plugins, parse_inputs
+from .common import add_plugin_option, load_plugins, parse_dims, parse_inputs
 
 
 def register(sub, common):
@@ -56,12 +56,7 @@ def run(args):
 
     kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
     given = {k: read_input(v, kinds.get(k, "dense")) for k, v in parse_inputs(args.input).items()}
-    dims = {}
-    for spec in args.dim or []:
-        k, _, v = spec.partition("=")
-        if not v.isdigit():
-            raise DsplaError(f"--dim takes NAME=SIZE, got {spec!r}")
-        dims[k] = int(v)
+    dims = parse_dims(args.dim)
     try:
         options = dict(plan=args.plan, partition=args.partition, seed=args.seed, replication=args.replication,
                        stripe_width=args.stripe_width, memory_cap=args.memory_cap, iterations=args.iterations,

@@ -8,8 +8,9 @@ import os
 import signal
 import sys
 import traceback
+import warnings
 
-from ..errors import DsplaError
+from ..errors import DsplaError, LoopBoundWarning
 from ..runtime.failure import STDOUT_CLOSED, fail, is_quiet, launched_by_dspla, message
 from ..runtime.launch import check_launcher_started_a_job, current_rank, in_mpi_job, world
 from ..runtime.process import keep_freed_memory
@@ -39,6 +40,7 @@ def main(argv=None) -> int:
         os.environ["DSPLA_DEBUG"] = "1"   # ranks and helpers word their messages the same way
     if in_mpi_job():
         _rank_signals()
+    warnings.showwarning = _show_warning
     try:
         check_launcher_started_a_job()
         code = int(args.func(args) or 0)
@@ -48,6 +50,18 @@ def main(argv=None) -> int:
         return _interrupted()
     except Exception as e:  # noqa: BLE001 - every failure ends with one message and a non-zero status
         return _failed(e, debug)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """dspla's own warnings as the command's messages: they carry their position in the user's
+    file themselves (Python's would name the command's entry point, e.g. <frozen runpy>:88)."""
+    if issubclass(category, LoopBoundWarning):
+        print(f"dspla: warning: {message}", file=sys.stderr if file is None else file, flush=True)
+    else:
+        _default_show(message, category, filename, lineno, file, line)
+
+
+_default_show = warnings.showwarning
 
 
 def _failed(e: BaseException, debug: bool) -> int:

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from ..errors import DsplaError
+from ..errors import DsplaError, UnknownNameError
 from ..exec.values import Array
 from ..frontend.parser import parse_file
 from ..function import Function
@@ -17,12 +17,14 @@ from ..io.files import atomic_write, check_writable
 from ..io.inputs import input_path
 from ..io.npy import load_npy
 from ..io.shards import read_manifest
+from ..partition import METHODS
 from ..plan.explain import partition_lines
+from ..plan.plans import get_plan
 from ..runtime import faults
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
 from ..runtime.shards import load_shards
-from .common import add_plugin_option, load_plugins, parse_inputs
+from .common import add_plugin_option, load_plugins, parse_dims, parse_inputs
 
 
 def register(sub, common):
@@ -32,6 +34,9 @@ def register(sub, common):
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
                    help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, an edge list, or made to the declared "
                         "shape: full:VALUE (every entry VALUE), unit:I (one entry, 1, in row I) (repeatable)")
+    p.add_argument("--dim", action="append", metavar="NAME=SIZE",
+                   help="size of a symbolic dim that no input read from a file gives (for generated inputs: "
+                        "-i x=full:1 --dim n=100)")
     p.add_argument("--out", "-o", help="write every output to this .npz, once, as its present entries "
                    "(NAME.rows, .cols, .values, .shape; docs/user-guide.md)")
     g = p.add_argument_group("distributed execution")
@@ -84,6 +89,7 @@ def run(args):
     load_plugins(args.plugin)
     program = parse_file(args.file)
     specs = parse_inputs(args.input)
+    dims = parse_dims(args.dim)
     for spec in specs.values():
         if not is_generated(spec):
             input_path(spec)
@@ -93,6 +99,11 @@ def run(args):
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
     shard_read = _check_shards(args, program, specs) if args.shards else None
+    # named choices are checked on one process too, where they are not used (a typo is found now)
+    if args.plan != "auto":
+        get_plan(args.plan)
+    if args.partition not in METHODS and args.partition not in ("auto", "file"):
+        raise UnknownNameError("partition method", args.partition, [*METHODS, "auto"])
     if args.repeat is not None and args.repeat < 1:
         raise DsplaError(f"--repeat must be at least 1, got {args.repeat}")
     if args.np is not None and not in_mpi_job():
@@ -111,7 +122,7 @@ def run(args):
         data = {name: read_input(spec, kinds.get(name, "dense"), allow_nonfinite=args.allow_nonfinite)
                 for name, spec in specs.items() if not is_generated(spec)}
         data.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
-                                    {n.attr("name"): n.type for n in f.inputs}, data))
+                                    {n.attr("name"): n.type for n in f.inputs}, data, dims))
         parts = load_npy(args.partition_file) if args.partition_file else None
         return data, parts
 
@@ -146,6 +157,8 @@ def run(args):
     dt = time.perf_counter() - t0
     # collectives (every rank): the results gathered to rank 0 only when they are written
     summary = {name: (arr.shape, arr.dtype, arr.nvals) for name, arr in out.items()}
+    # a 1 x 1 result (a count, a norm, a loop's last change) is shown with its value
+    scalars = {name: arr.to_graphblas(root=0) for name, arr in out.items() if arr.shape == (1, 1)}
     whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()} if args.out else {}
     if rank != 0:
         return 0
@@ -157,7 +170,11 @@ def run(args):
         with atomic_write(args.stats, "w") as fh:
             json.dump(stats, fh, indent=1, default=_jsonable)
     for name, (shape, dtype, nvals) in summary.items():
-        print(f"{name}: {shape[0]}x{shape[1]} {dtype}, {nvals} present")
+        if name in scalars:
+            v = scalars[name][0, 0].value
+            print(f"{name}: 1x1 {dtype} = {'missing (no entry)' if v is None else v}")
+        else:
+            print(f"{name}: {shape[0]}x{shape[1]} {dtype}, {nvals} present")
     if comm is not None:
         print(f"P={stats['P']} plan {stats['plan']}, partition {stats['partition']}: words sent "
               f"total {stats['words_sent_total']} (avg {stats['words_sent_avg']:.1f}, max {stats['words_sent_max']}), "
@@ -165,6 +182,11 @@ def run(args):
               f"(median of {len(stats['iteration_s'])}), planning {stats['planning_s']:.3f} s")
         for line in choice:
             print(line)
+        if stats["requested_plan"] != "auto":   # a plan asked for by name but not run: say why
+            for p in stats["products"]:
+                if p["plan"] != stats["requested_plan"]:
+                    for note in p["notes"]:
+                        print(f"product {p['index']} ({p['expr']}): {note}")
         if args.stats:
             print(memory_line(stats))
     if args.out:

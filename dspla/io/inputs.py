@@ -63,9 +63,10 @@ def is_generated(spec: str) -> bool:
     return spec.startswith(("full:", "unit:"))
 
 
-def generate_inputs(specs: dict, decls: dict, data: dict) -> dict:
+def generate_inputs(specs: dict, decls: dict, data: dict, given: dict | None = None) -> dict:
     """Inputs made rather than read (``-i r=full:1``, ``-i s=unit:0``), shaped as declared, the
-    symbolic dims taken from the inputs read from files (``data``)."""
+    symbolic dims taken from the inputs read from files (``data``), else from ``given``
+    (``--dim n=SIZE``)."""
     dims: dict = {}
     for name, value in data.items():
         t = decls.get(name)
@@ -73,6 +74,10 @@ def generate_inputs(specs: dict, decls: dict, data: dict) -> dict:
             for d, size in zip(t.shape, np.shape(value) if not hasattr(value, "nnz") else value.shape):
                 if isinstance(d, str):
                     dims.setdefault(d, int(size))
+    for d, size in (given or {}).items():
+        if dims.get(d, size) != size:
+            raise DsplaError(f"--dim {d}={size}, but the inputs read from files give {d} = {dims[d]}")
+        dims[d] = size
     out = {}
     for name, spec in specs.items():
         t = decls.get(name)
@@ -81,8 +86,8 @@ def generate_inputs(specs: dict, decls: dict, data: dict) -> dict:
         shape = []
         for d in t.shape:
             if isinstance(d, str) and d not in dims:
-                raise DsplaError(f"--input {name}={spec}: the size of {d!r} comes from another input; give one "
-                                 f"whose shape holds {d}")
+                raise DsplaError(f"--input {name}={spec}: no input read from a file gives the size of {d!r}: "
+                                 f"give one whose shape holds {d}, or --dim {d}=SIZE")
             shape.append(dims[d] if isinstance(d, str) else d)
         how, _, arg = spec.partition(":")
         dt = np.dtype(t.dtype.value)
@@ -90,10 +95,21 @@ def generate_inputs(specs: dict, decls: dict, data: dict) -> dict:
             number = float(arg) if how == "full" else int(arg)
         except ValueError:
             raise DsplaError(f"--input {name}={spec}: {GENERATED_HELP}") from None
+        sparse_decl = t.kind.value == "sparse"
         if how == "full":
-            out[name] = np.full(tuple(shape), number, dtype=dt)
+            value = np.full(tuple(shape), number, dtype=dt)
+            out[name] = _every_entry(value) if sparse_decl else value
+        elif not sparse_decl:
+            raise DsplaError(f"--input {name}={spec}: {name} is declared dense (every entry present) and unit: "
+                             f"makes one entry; use full:VALUE, or declare {name} sparse")
         else:
             if not 0 <= number < shape[0]:
                 raise DsplaError(f"--input {name}={spec}: row {number} is outside 0..{shape[0] - 1}")
             out[name] = sp.csr_array((np.ones(1, dtype=dt), ([number], [0])), shape=tuple(shape))
     return out
+
+
+def _every_entry(value: np.ndarray) -> sp.csr_array:
+    """A sparse matrix holding every entry of ``value``, zeros too (explicit entries are present)."""
+    n, m = value.shape
+    return sp.csr_array((value.ravel(), np.tile(np.arange(m), n), np.arange(0, n * m + 1, m)), shape=(n, m))

@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 PROG = """input A : sparse[n, n]
 input X : dense[n, k]
@@ -89,3 +90,66 @@ def test_installed_command_works_from_any_directory(tmp_path):
     (tmp_path / "p.dspla").write_text(PROG)
     r = subprocess.run([exe, "check", "p.dspla"], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+
+
+LOOP = """input x0 : dense[n, 1]
+x = x0
+while reduce_all(x) < LIMIT max 3 {
+  x = x * 2.0
+}
+total = reduce_all(x)
+output x, total
+"""
+
+
+def test_run_sizes_generated_inputs_by_dim_and_shows_one_by_one_values(tmp_path):
+    (tmp_path / "p.dspla").write_text(LOOP.replace("LIMIT", "5.0"))
+    r = dspla("run", tmp_path / "p.dspla", "-i", "x0=full:1")
+    assert r.returncode == 2 and "--dim n=SIZE" in r.stderr and "'n'" in r.stderr
+    r = dspla("run", tmp_path / "p.dspla", "-i", "x0=full:1", "--dim", "n=4")
+    # sum 4 -> 8 after one doubling, no longer below 5: the loop ended on its condition
+    assert r.returncode == 0, r.stderr
+    assert "x: 4x1 float64, 4 present" in r.stdout and "total: 1x1 float64 = 8.0" in r.stdout
+    assert "warning" not in r.stderr
+    r = dspla("run", tmp_path / "p.dspla", "-i", "x0=full:1", "--dim", "n=four")
+    assert r.returncode == 2 and "--dim takes NAME=SIZE" in r.stderr
+
+
+def test_a_loop_cut_short_warns_once_at_its_line_in_the_file(tmp_path):
+    (tmp_path / "p.dspla").write_text(LOOP.replace("LIMIT", "100.0"))
+    r = dspla("run", tmp_path / "p.dspla", "-i", "x0=full:1", "--dim", "n=2")
+    assert r.returncode == 0, r.stderr
+    # 2 -> 16 in 3 doublings, still below 100: stopped by its bound; said with the file's position only
+    assert r.stderr.strip() == (f"dspla: warning: {tmp_path / 'p.dspla'}:3:1: loop 0 ran all 3 iterations it may: "
+                                "it stopped at its bound, not because its condition became false")
+    assert "total: 1x1 float64 = 16.0" in r.stdout
+
+
+def test_a_misspelt_plan_or_partition_is_refused_on_one_process_too(tmp_path):
+    (tmp_path / "p.dspla").write_text(LOOP.replace("LIMIT", "5.0"))
+    base = ["run", tmp_path / "p.dspla", "-i", "x0=full:1", "--dim", "n=4"]
+    r = dspla(*base, "--plan", "shift1D")
+    assert r.returncode == 2 and "unknown plan 'shift1D'" in r.stderr and "shift1d" in r.stderr
+    r = dspla(*base, "--partition", "hypergraf")
+    assert r.returncode == 2 and "unknown partition method 'hypergraf'" in r.stderr and "hypergraph" in r.stderr
+
+
+BFS_STEP = """input A : sparse[n, n]
+input s : sparse[n, 1] bool
+visited = s
+f = mxm(A.T, s, any_pair, mask=visited, complement=true, structure=true)
+output f
+"""
+
+
+@pytest.mark.mpi
+def test_a_plan_asked_for_that_cannot_run_a_product_says_why(tmp_path):
+    (tmp_path / "p.dspla").write_text(BFS_STEP)
+    n = 12
+    with open(tmp_path / "a.mtx", "w") as fh:
+        fh.write(f"%%MatrixMarket matrix coordinate real general\n{n} {n} {n - 1}\n")
+        fh.writelines(f"{i + 1} {i + 2} 1\n" for i in range(n - 1))
+    r = dspla("run", tmp_path / "p.dspla", "-i", f"A={tmp_path / 'a.mtx'}", "-i", "s=unit:0", "--np", "2",
+              "--plan", "2d")
+    assert r.returncode == 0, r.stderr
+    assert "2d cannot run here" in r.stdout and "masked" in r.stdout
