@@ -99,6 +99,9 @@ class DistSession:
         self._sent: dict = {}     # rank 0: name -> the object whose pieces the ranks hold
         self._held: dict = {}     # every rank: name -> its piece of a host input
         self._given: dict = {}    # rank 0: how the distributed inputs were laid out when planned
+        # parameters are read on every call: a trainer updates them, often in place (W -= lr * g),
+        # which the same-object rule for data inputs would not see
+        self._params = frozenset(n.attr("name") for n in function.inputs if n.attr("role") == "param")
         self.last_stats: Stats | None = None
 
     # -- rank 0: checking the inputs and deciding what to do
@@ -115,7 +118,7 @@ class DistSession:
         # An input passed again as the same object is unchanged (also what the re-send check
         # below relies on), so its GraphBLAS conversion is kept instead of redone every call.
         last = self._bound
-        same = last is not None and not mine and inputs.keys() == last[0].keys() and \
+        same = last is not None and not mine and not self._params and inputs.keys() == last[0].keys() and \
             all(v is last[0][k] for k, v in inputs.items())
         if same:
             # every input the same object as last call: unchanged, so neither checked nor bound again
@@ -127,18 +130,18 @@ class DistSession:
                 if k in mine:
                     kind, _, shape, dtype, _, _ = mine[k]
                     bound[k] = Meta(shape, dtype, sum(d[k][4] for d in descs), all(d[k][5] for d in descs))
-                elif k in self._conv and self._conv[k][0] is v:
+                elif k in self._conv and self._conv[k][0] is v and k not in self._params:
                     bound[k] = self._conv[k][1]
                 else:
                     bound[k] = v
             mats, dims = self.f.bind(bound)
-            self._conv = {k: (inputs[k], mats[k]) for k in mats if k not in mine}
+            self._conv = {k: (inputs[k], mats[k]) for k in mats if k not in mine and k not in self._params}
         static = [n.attr("name") for n in self.f.inputs if is_static_leaf(n)]
         # a sparse parameter's pattern is planned on (plan/sampled.py): a new pattern, a new plan
         patterns = tuple((n.attr("name"), pattern_key(mats[n.attr("name")])) for n in self.f.inputs
                          if is_pattern_leaf(n))
         if not same:   # (a pattern is read on every call: a parameter updated in place may change it)
-            self._bound = (dict(inputs), mats, dims) if not mine and not patterns else None
+            self._bound = (dict(inputs), mats, dims) if not mine and not patterns and not self._params else None
         key = (tuple((k, id(inputs[k])) for k in static), patterns, tuple(sorted(dims.items())), self.opt.key())
         laid_out = {k: v[:2] for k, v in mine.items()}
         if key != self._plan_key or self.plan is None or not self._still_laid_out(laid_out):
@@ -152,7 +155,8 @@ class DistSession:
                 header["in_memory"] = True   # (the work is _plan's: a failure there ends every rank)
             self._plan_key = key
         else:
-            send = [k for k in self.plan.input_layouts if k not in mine and self._sent.get(k) is not inputs[k]]
+            send = [k for k in self.plan.input_layouts
+                    if k not in mine and (k in self._params or self._sent.get(k) is not inputs[k])]
             header = {"replan": False, "gather": [], "send": send}
         return mats, dims, header
 

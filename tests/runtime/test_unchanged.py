@@ -69,3 +69,43 @@ def test_an_array_changed_in_place_counts_after_invalidate():
     np.testing.assert_allclose(_dense(f(A=A, X=X)), before, rtol=1e-12)   # documented: not noticed
     f.invalidate()
     np.testing.assert_allclose(_dense(f(A=A, X=X)), A @ X, rtol=1e-12)
+
+
+def _with_param():
+    A, X, W = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "f")), dp.param("W", ("f", 3))
+    return dp.function(outputs={"H": A @ X @ W})
+
+
+def test_a_parameter_updated_in_place_is_read_again():
+    # parameters are what a trainer updates, often in place: they are read on every call
+    A = sp.random(30, 30, density=0.2, format="csr", random_state=1)
+    X = np.random.default_rng(1).random((30, 4))
+    W = np.random.default_rng(2).random((4, 3))
+    f = _with_param()
+    np.testing.assert_allclose(f(A=A, X=X, W=W)["H"].to_numpy(fill=0.0), A @ X @ W, rtol=1e-12)
+    W -= 0.5
+    np.testing.assert_allclose(f(A=A, X=X, W=W)["H"].to_numpy(fill=0.0), A @ X @ W, rtol=1e-12)
+
+
+@pytest.mark.parametrize("P", [2, 3])
+def test_a_parameter_updated_in_place_is_sent_again_on_p_processes(P):
+    from dspla.runtime.comm.sim import run_simulated
+    A = sp.random(40, 40, density=0.15, format="csr", random_state=3)
+    X = np.random.default_rng(3).random((40, 4))
+    W = np.random.default_rng(4).random((4, 3))
+    want = [A @ X @ W, A @ X @ (W - 0.5)]
+
+    def body(comm):
+        f = _with_param()
+        w = W.copy()
+        got = []
+        for _ in range(2):
+            out = f.run({"A": A, "X": X, "W": w} if comm.rank == 0 else None, comm=comm, plan="p2p1d")
+            got.append(out["H"].to_numpy(fill=0.0))
+            if comm.rank == 0:
+                w -= 0.5   # in place, on the rank that holds the host inputs
+        return got
+
+    for got in run_simulated(P, body):
+        for g, w_ in zip(got, want):
+            np.testing.assert_allclose(g, w_, rtol=1e-12)
