@@ -7,6 +7,7 @@ machine can run 4 ranks. A rank that fails takes the job down with one message (
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import ctypes.util
 import os
@@ -65,6 +66,7 @@ def world() -> MPIComm | None:
         freeze_startup()
         if _WORLD.size > 1:
             _install_abort_hook(_WORLD)
+            _install_exit_notice(_WORLD)
         _check_launch(_WORLD)
     return _WORLD
 
@@ -117,6 +119,31 @@ def _install_abort_hook(comm):
         fail(comm, value, 1, text)
 
     sys.excepthook = hook
+
+
+EXIT_NOTICE_S = float(os.environ.get("DSPLA_EXIT_NOTICE_S", "10"))
+
+
+def _install_exit_notice(comm):
+    """At the normal end of a script, wait for the other ranks on a communicator of its own (so
+    it cannot match a collective of the script's) and, past EXIT_NOTICE_S, say what is wrong: a
+    rank waiting in a collective that only some ranks called (``to_numpy()`` on rank 0 alone)
+    would otherwise hang the job with no word. It only speaks: a rank may lawfully work on alone."""
+    raw = comm.comm.Dup()
+
+    def wait_for_the_others():
+        req = raw.Ibarrier()
+        t0, said = time.monotonic(), False
+        while not req.Test():
+            if not said and time.monotonic() - t0 > EXIT_NOTICE_S:
+                _say(f"dspla: rank {comm.rank} ended its script {EXIT_NOTICE_S:.0f} s ago and waits for the others; "
+                     "if a rank is inside a collective only some ranks called (to_numpy(), to_scipy(), "
+                     "to_graphblas(), nvals, present() must be called on every rank), the job will not end: "
+                     "stop it with Ctrl-C")
+                said = True
+            time.sleep(0.005)
+
+    atexit.register(wait_for_the_others)
 
 
 def _quiet_exit(code: int):

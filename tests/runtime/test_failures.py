@@ -300,3 +300,35 @@ def test_an_exception_of_the_users_script_keeps_its_traceback_under_mpiexec(tmp_
     # where it happened in the user's script, once, as Python would say it on one process
     assert f'File "{script}", line 6' in r.stderr and "AttributeError" in r.stderr and "no_such_method" in r.stderr
     assert r.stderr.count("Traceback") == 1, r.stderr
+
+
+ONE_RANK_GATHERS = """import numpy as np, scipy.sparse as sp
+import dspla as dp
+from mpi4py import MPI
+A = dp.sparse("A", ("n", "n")); X = dp.dense("X", ("n", "k"))
+f = dp.function(outputs={"y": A @ X})
+out = f(A=sp.random_array((200, 200), density=0.05, random_state=0, format="csr"), X=np.ones((200, 2)))
+if MPI.COMM_WORLD.rank == 0:   # the mistake: a collective on one rank only
+    out["y"].to_numpy(fill=0)
+"""
+
+
+@pytest.mark.mpi
+def test_a_collective_called_on_one_rank_only_is_named_by_the_rank_that_ended(tmp_path):
+    script = tmp_path / "one_rank.py"
+    script.write_text(ONE_RANK_GATHERS)
+    env = {**os.environ, "DSPLA_EXIT_NOTICE_S": "1", "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"}
+    log = tmp_path / "stderr"
+    with open(log, "w") as fh:
+        p = subprocess.Popen([MPIEXEC, "-n", "2", sys.executable, str(script)], stdout=subprocess.DEVNULL,
+                             stderr=fh, env=env, start_new_session=True)
+    try:   # the job cannot end by itself (rank 0 waits in the gather): stopped once it has spoken
+        deadline = time.monotonic() + 60
+        while "rank 1 ended its script" not in log.read_text() and time.monotonic() < deadline:
+            assert p.poll() is None, log.read_text()
+            time.sleep(0.2)
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    err = log.read_text()
+    assert "rank 1 ended its script" in err and "to_numpy()" in err and "every rank" in err, err
