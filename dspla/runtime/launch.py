@@ -129,19 +129,20 @@ def _install_exit_notice(comm):
     it cannot match a collective of the script's) and, past EXIT_NOTICE_S, say what is wrong: a
     rank waiting in a collective that only some ranks called (``to_numpy()`` on rank 0 alone)
     would otherwise hang the job with no word. It only speaks: a rank may lawfully work on alone."""
-    raw = comm.comm.Dup()
+    dup, made = comm.comm.Idup()   # (non-blocking: world() must not wait for the other ranks)
 
     def wait_for_the_others():
-        req = raw.Ibarrier()
         t0, said = time.monotonic(), False
-        while not req.Test():
-            if not said and time.monotonic() - t0 > EXIT_NOTICE_S:
-                _say(f"dspla: rank {comm.rank} ended its script {EXIT_NOTICE_S:.0f} s ago and waits for the others; "
-                     "if a rank is inside a collective only some ranks called (to_numpy(), to_scipy(), "
-                     "to_graphblas(), nvals, present() must be called on every rank), the job will not end: "
-                     "stop it with Ctrl-C")
-                said = True
-            time.sleep(0.005)
+        for post in (lambda: made, dup.Ibarrier):   # the communicator made, then every rank there
+            req = post()
+            while not req.Test():
+                if not said and time.monotonic() - t0 > EXIT_NOTICE_S:
+                    _say(f"dspla: rank {comm.rank} ended its script {EXIT_NOTICE_S:.0f} s ago and waits for the "
+                         "others; if a rank is inside a collective only some ranks called (to_numpy(), "
+                         "to_scipy(), to_graphblas(), nvals, present() must be called on every rank), the job "
+                         "will not end: stop it with Ctrl-C")
+                    said = True
+                time.sleep(0.005)
 
     atexit.register(wait_for_the_others)
 
