@@ -51,7 +51,8 @@ def why_not(order: list[Node], given: dict, P: int, opt, capable: list[str]) -> 
             d = given.get(n.attr("name"))
             if d is None or d.kind != "row" or d.part.P != P:
                 return f"the graph {n.attr('name')!r} was not passed sharded by rows (dspla.load_shards)"
-        if n.op is Op.IDENTITY and n.type.shape[0] not in dims:
+        # (a literal size, as full(x, v) makes of a 1 x 1 x, is not partitioned: leaves() builds it)
+        if n.op is Op.IDENTITY and isinstance(n.type.shape[0], str) and n.type.shape[0] not in dims:
             return f"dim {n.type.shape[0]!r} of {n.op_text()} is not the shards' partitioned dim"
     return None
 
