@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import FrameType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -66,17 +67,44 @@ class DsplaError(Exception):
         caret = self.span.caret()
         return f"{self.span}: {self.message}" + (f"\n{caret}" if caret else "")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copied (at()) and pickled from its state, not by calling __init__ again: subclasses'
+        # __init__ take other arguments (UnknownNameError's kind, name and valid names)
+        return (_rebuild, (type(self), dict(self.__dict__)))
+
+
+def _rebuild(cls: type[DsplaError], state: dict[str, Any]) -> DsplaError:
+    err = cls.__new__(cls)
+    err.__dict__.update(state)
+    err.args = (err._render(),)
+    return err
+
 
 class DsplaSyntaxError(DsplaError):
     """An expression file does not parse."""
 
 
 class UnknownNameError(DsplaError):
-    """An unknown semiring, operator, function, variable or plan; the message lists valid names."""
+    """An unknown semiring, operator, function, variable or plan; the message lists valid names.
 
-    def __init__(self, kind: str, name: str, valid: Iterable[str], span: Span | None = None) -> None:
+    ``context`` says where the name was used, after it: ``UnknownNameError("argument", "msk",
+    names, context="of mxm()")`` reads "unknown argument 'msk' of mxm(); valid arguments: ..."."""
+
+    def __init__(self, kind: str, name: str, valid: Iterable[str], span: Span | None = None, *,
+                 context: str = "") -> None:
         self.kind, self.name, self.valid = kind, name, sorted(valid)
-        super().__init__(f"unknown {kind} {name!r}; valid {kind}s: {', '.join(self.valid)}", span)
+        where = f" {context}" if context else ""
+        listed = f"valid {plural(kind)}: {', '.join(self.valid)}" if self.valid else f"there are no {plural(kind)}"
+        super().__init__(f"unknown {kind} {name!r}{where}; {listed}", span)
+
+
+def plural(noun: str) -> str:
+    """The plural of a kind of name ("binary operator", "axis", "partitioning method")."""
+    if noun.endswith("is"):
+        return noun[:-2] + "es"   # axis -> axes
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"
 
 
 class DimensionMismatch(DsplaError, ValueError):

@@ -13,6 +13,7 @@ from .exec import reference
 from .exec.values import Array, InputValue, Meta, bind_dims, check_shapes, to_matrix
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
+from .ir.check import check_program
 from .ir.lint import scalar_on_missing
 from .plan.explain import as_json, as_text, synthesize
 from .plan.options import Options
@@ -33,7 +34,7 @@ class Function:
     """A compiled program (``dp.function(...)``): call it with its inputs by name to run it."""
 
     def __init__(self, program: Program) -> None:
-        self.source_program = program
+        self.source_program = check_program(program)   # user errors, before the compiler's verifier
         self.compiled = compiler.frontend(program)
         self.program = self.compiled.program
         self.inputs = self.program.inputs
@@ -105,7 +106,8 @@ class Function:
         function and nothing moves; ``to_numpy()`` and friends gather them (collectives).
         Options are those set by ``configure``. Inputs passed again as the same objects are
         unchanged (their conversions, and what depends only on them, are kept); a numpy array
-        changed in place is not noticed: pass a new one, or call ``invalidate()``."""
+        changed in place is not noticed: pass a new one, or call ``invalidate()``. Parameters
+        (``dp.param``) are read on every call, so an in-place update of one is seen."""
         keep_freed_memory()
         s = self.session()
         out = s.run(inputs)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, Union, overload
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeVar, Union, overload
 from typing import cast as _cast  # (dsl.cast is the dspla op)
 
 from .. import algebra
@@ -184,6 +184,21 @@ def _span(span: Span | None) -> Span | None:
     return span if span is not None else caller_span()
 
 
+_Row = TypeVar("_Row")
+
+
+def _named(lookup: Callable[[Any], _Row], name: Any, span: Span | None) -> _Row:
+    """``lookup(name)`` (a semiring, operator, monoid or dtype by name); an unknown name is
+    reported where the user wrote the call, as shape errors are."""
+    try:
+        return lookup(name)
+    except DsplaError as e:
+        where = _span(span) if e.span is None else None
+        if where is None:
+            raise
+        raise e.at(where) from None
+
+
 # --------------------------------------------------------------------------- declarations
 def _shape(shape: ShapeLike, where: str) -> tuple[Dim, Dim]:
     if isinstance(shape, (int, str)):
@@ -207,7 +222,7 @@ def declare(name: str, kind: KindLike, shape: ShapeLike, dtype: DTypeLike = "flo
         raise DsplaError(f"an input name must be an identifier, got {name!r}", span)
     if role not in ("input", "param"):
         raise ValueError(f"role is 'input' or 'param', got {role!r}")
-    t = Type(Kind(str(kind)), _shape(shape, name), DType.parse(dtype))
+    t = Type(Kind(str(kind)), _shape(shape, name), _named(DType.parse, dtype, span))
     return Expr(make(Op.INPUT, (), (("name", name), ("role", role)), type=t, span=_span(span), name=name))
 
 
@@ -235,7 +250,7 @@ def vector(name: str, n: Dim, dtype: DTypeLike = "float64", kind: KindLike = "de
 
 def eye(n: Dim, dtype: DTypeLike = "float64", *, span: Span | None = None) -> Expr:
     """The n x n identity matrix (sparse, ones on the diagonal)."""
-    t = Type(Kind.sparse, _shape((n, n), "eye"), DType.parse(dtype))
+    t = Type(Kind.sparse, _shape((n, n), "eye"), _named(DType.parse, dtype, span))
     return Expr(make(Op.IDENTITY, (), (), type=t, span=_span(span)))
 
 
@@ -258,7 +273,7 @@ def mxm(a: Expr, b: Expr, semiring: SemiringLike = "plus_times", *, mask: Expr |
     ``structure=True``, where M has an entry; ``complement=True``: where it does not) are
     computed, by SuiteSparse's masked product. The result has no entries outside the mask
     (as a fresh GraphBLAS output; to merge into an existing value use ``update``)."""
-    sr = algebra.get_semiring(semiring) if not isinstance(semiring, Span) else semiring
+    sr = _named(algebra.get_semiring, semiring, span) if not isinstance(semiring, Span) else semiring
     extra, mattrs = _mask_args(mask, complement, structure)
     return Expr(make(Op.MXM, (_node(a), _node(b), *extra), (("semiring", sr), *mattrs), span=_span(span)))
 
@@ -287,7 +302,7 @@ def update(c: Expr, t: Expr, *, accum: BinaryOpLike | None = None, mask: Expr | 
     nothing with ``replace=True``. E.g. BFS levels: ``update(levels, frontier * depth,
     mask=frontier, structure=True)``."""
     extra, mattrs = _mask_args(mask, complement, structure)
-    acc = None if accum is None else algebra.get_binary(accum)
+    acc = None if accum is None else _named(algebra.get_binary, accum, span)
     return Expr(make(Op.UPDATE, (_node(c), _node(t), *extra), (("accum", acc), *mattrs, ("replace", bool(replace))),
                      span=_span(span)))
 
@@ -302,12 +317,14 @@ def _vector_check(v: Expr, which: str, span: Span | None) -> None:
 def ewise_add(a: Expr, b: Expr, op: BinaryOpLike = "plus", *, span: Span | None = None) -> Expr:
     """Element-wise union with a binary operator or monoid; entries present in one operand pass
     through unchanged (GraphBLAS eWiseAdd). A vector or 1 x 1 operand broadcasts."""
-    return Expr(make(Op.EWISE_ADD, (_node(a), _node(b)), (("op", algebra.get_binary(op)),), span=_span(span)))
+    return Expr(make(Op.EWISE_ADD, (_node(a), _node(b)), (("op", _named(algebra.get_binary, op, span)),),
+                     span=_span(span)))
 
 
 def ewise_mult(a: Expr, b: Expr, op: BinaryOpLike = "times", *, span: Span | None = None) -> Expr:
     """Element-wise intersection with a binary operator (GraphBLAS eWiseMult)."""
-    return Expr(make(Op.EWISE_MULT, (_node(a), _node(b)), (("op", algebra.get_binary(op)),), span=_span(span)))
+    return Expr(make(Op.EWISE_MULT, (_node(a), _node(b)), (("op", _named(algebra.get_binary, op, span)),),
+                     span=_span(span)))
 
 
 def apply(x: Expr, op: UnaryOpLike | BinaryOpLike, *, left: Scalar | None = None, right: Scalar | None = None,
@@ -316,14 +333,14 @@ def apply(x: Expr, op: UnaryOpLike | BinaryOpLike, *, left: Scalar | None = None
     (``apply(X, "times", left=2.0)`` is 2.0 * X)."""
     span = _span(span)
     if left is None and right is None:
-        return Expr(make(Op.APPLY, (_node(x),), (("op", algebra.get_unary(op)),), span=span))
+        return Expr(make(Op.APPLY, (_node(x),), (("op", _named(algebra.get_unary, op, span)),), span=span))
     if left is not None and right is not None:
         raise TypeError("apply binds one scalar: left= or right=, not both")
     side, scalar = ("left", left) if left is not None else ("right", right)
     scalar = _scalar(scalar)
     if not _is_scalar(scalar):
         raise TypeError(f"the bound operand must be a scalar, got {type(scalar).__name__}")
-    return Expr(make(Op.APPLY_BIND, (_node(x),), (("op", algebra.get_binary(op)), ("scalar", scalar),
+    return Expr(make(Op.APPLY_BIND, (_node(x),), (("op", _named(algebra.get_binary, op, span)), ("scalar", scalar),
                                                    ("side", side)), span=span))
 
 
@@ -356,7 +373,7 @@ def reduce(x: Expr, monoid: MonoidLike = "plus", axis: Literal["rows", "cols", "
     1 x m vector, 'all' a 1 x 1 scalar. A row with no entries gives a missing entry."""
     if axis not in ("rows", "cols", "all"):
         raise ValueError(f"axis is 'rows', 'cols' or 'all', got {axis!r}")
-    return Expr(make(Op.REDUCE, (_node(x),), (("monoid", algebra.get_monoid(monoid)), ("axis", axis)),
+    return Expr(make(Op.REDUCE, (_node(x),), (("monoid", _named(algebra.get_monoid, monoid, span)), ("axis", axis)),
                      span=_span(span)))
 
 
@@ -382,7 +399,8 @@ def nvals(x: Expr, *, span: Span | None = None) -> Expr:
 
 def select(x: Expr, op: SelectLike, thunk: Scalar = 0, *, span: Span | None = None) -> Expr:
     """Keep entries where a predicate holds: ``select(X, ">", 0)``, ``select(A, "tril")``."""
-    return Expr(make(Op.SELECT, (_node(x),), (("op", algebra.get_select(op)), ("thunk", _scalar(thunk))),
+    return Expr(make(Op.SELECT, (_node(x),), (("op", _named(algebra.get_select, op, span)),
+                                              ("thunk", _scalar(thunk))),
                      span=_span(span)))
 
 
@@ -394,7 +412,7 @@ def mask(x: Expr, m: Expr, *, complement: bool = False, structure: bool = False,
 
 
 def cast(x: Expr, dtype: DTypeLike, *, span: Span | None = None) -> Expr:
-    return Expr(make(Op.CAST, (_node(x),), (("dtype", DType.parse(dtype)),), span=_span(span)))
+    return Expr(make(Op.CAST, (_node(x),), (("dtype", _named(DType.parse, dtype, span)),), span=_span(span)))
 
 
 def full(like: Expr, value: Scalar, dtype: DTypeLike | None = None, *, span: Span | None = None) -> Expr:
@@ -413,7 +431,7 @@ def full(like: Expr, value: Scalar, dtype: DTypeLike | None = None, *, span: Spa
     if dtype is None:   # like's, unless the value says otherwise (a bool, or a float for integer values)
         dtype = DType.bool if isinstance(value, bool) else \
             DType.float64 if isinstance(value, float) and not x.type.dtype.is_float else x.type.dtype
-    dt = DType.parse(dtype)
+    dt = _named(DType.parse, dtype, span)
     one = eye(1, dt.value, span=span)
     if dt is DType.bool:
         c = one if bool(value) else apply(one, "lnot", span=span)

@@ -22,6 +22,7 @@ from ..errors import (
     UnknownNameError,
 )
 from ..ir import Node, Op, Program, make
+from ..ir.check import check_loop_bound, input_dims
 from ..ir.types import MAX_DIM
 from . import dsl
 from .dsl import Expr
@@ -102,6 +103,7 @@ class _Builder:
         self.outputs: list[tuple[str, Node]] = []
         self.loops = 0                      # how deep in loop bodies the builder is
         self.semirings: dict = {}           # the file's own semirings (`semiring NAME = monoid.op`)
+        self.bounds: list = []              # (dim name, where) of each `max NAME` loop bound
 
     def span(self, meta_or_tok) -> Span:
         line = getattr(meta_or_tok, "line", 1)
@@ -117,6 +119,9 @@ class _Builder:
             getattr(self, "st_" + st.data)(st)
         if not self.outputs:
             raise DsplaError("the program has no 'output' statement", Span(self.file, max(1, len(self.lines)), 1))
+        dims = input_dims(self.decls)   # (an input declared after a loop may give its bound)
+        for name, span in self.bounds:
+            check_loop_bound(name, dims, span)
         return Program(tuple(self.outputs), tuple(self.decls), self.file)
 
     def st_decl(self, t):
@@ -211,6 +216,8 @@ class _Builder:
         cond_tree, bound, *stmts = t.children
         span = self.span(t.meta)
         max_iter = self.number(bound) if bound.type == "INT" else str(bound)
+        if bound.type != "INT":
+            self.bounds.append((max_iter, self.span(bound)))
         if self.loops >= MAX_LOOP_DEPTH:
             raise DsplaError(f"loops nested more than {MAX_LOOP_DEPTH} deep", span)
         assigned = []
@@ -380,7 +387,7 @@ class _Builder:
         for kw in kws:
             key, val = kw.children
             if str(key) not in names:
-                raise UnknownNameError(f"argument of {fname}()", str(key), names, self.span(key))
+                raise UnknownNameError("argument", str(key), names, self.span(key), context=f"of {fname}()")
             if str(key) in bound:
                 raise DsplaError(f"{fname}() got {key!s} twice", self.span(key))
             bound[str(key)] = (dict((p, k) for p, k, _ in params)[str(key)], val)

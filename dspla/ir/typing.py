@@ -255,9 +255,19 @@ def _while(args, attrs, given, where, span):
         raise DomainMismatch(f"{where}: the body gives {len(body.outputs)} values for {n} loop-carried ones", span)
     for (name, v), p in zip(body.outputs, body.declared[:n]):
         if v.type != p.type:
-            raise DomainMismatch(f"{where}: loop-carried {name} is {p.type} before the body and {v.type} after it; "
-                                 "cast it (cast(x, dtype)) so both agree", v.span or span)
+            _carried_changes(where, name, p.type, v.type, v.span or span)
     return TupleType(tuple(p.type for p in body.declared[:n]) + (Type(Kind.dense, (1, 1), DType.int64),))
+
+
+def _carried_changes(where, name, before: Type, after: Type, span):
+    """A loop body gave a carried value another type: the error names what changed, since only
+    a dtype change has a fix in the body (a cast)."""
+    if tuple(before.shape) != tuple(after.shape):
+        raise DimensionMismatch(f"{where}: loop-carried {name} changes shape in the body: {before} before it and "
+                                f"{after} after; a loop-carried value must keep its shape", span)
+    hint = "; cast it (cast(x, dtype)) so both agree" if before.dtype is not after.dtype else ""
+    raise DomainMismatch(f"{where}: loop-carried {name} is {before} before the body and {after} after it{hint}",
+                         span)
 
 
 @type_rule(Op.ITEM, attrs=("index",))

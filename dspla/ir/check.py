@@ -1,0 +1,53 @@
+"""Checks of a whole program for mistakes a user can make that no single node's type rule
+sees: they run when a Function is made, before any data is read, and report user errors
+(the IR verifier, run after every pass, reports compiler bugs)."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..errors import InputError, Span, UnknownNameError
+from .node import Node, Op
+from .program import Program
+from .types import Dim
+
+
+def check_program(program: Program) -> Program:
+    """``program``, once its inputs and loop bounds are known to be consistent."""
+    _check_input_types(program)
+    _check_loop_bounds(program, input_dims(program.inputs))
+    return program
+
+
+def input_dims(inputs: Iterable[Node]) -> set[str]:
+    """The dim names the inputs' shapes give (a run binds each from the data)."""
+    return {d for n in inputs for d in n.type.shape if isinstance(d, str)}
+
+
+def check_loop_bound(bound: Dim, dims: set[str], span: Span | None) -> None:
+    """A loop bound that is a name must be one of the inputs' dims: nothing else gives it a size."""
+    if isinstance(bound, str) and bound not in dims:
+        raise UnknownNameError("dim", bound, dims, span, context="in the loop bound")
+
+
+def _check_input_types(program: Program) -> None:
+    """Inputs are bound by name, so one name declared with two types cannot be given data."""
+    seen: dict[str, Node] = {}
+    for n in (*program.declared, *program.toposort()):
+        if n.op is not Op.INPUT:
+            continue
+        name = n.attr("name")
+        first = seen.setdefault(name, n)
+        if first.type != n.type:
+            where = f" (first at {first.span})" if first.span is not None else ""
+            raise InputError(f"input {name!r} is declared twice with different types: {first.type}{where} "
+                             f"and {n.type}", n.span)
+
+
+def _check_loop_bounds(program: Program, dims: set[str]) -> None:
+    for n in program.toposort():
+        if n.op is not Op.WHILE:
+            continue
+        check_loop_bound(n.attr("max_iter"), dims, n.span)
+        for _, sub in n.attrs:   # loops nested in the condition or the body
+            if isinstance(sub, Program):
+                _check_loop_bounds(sub, dims)
