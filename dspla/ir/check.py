@@ -29,6 +29,9 @@ def check_loop_bound(bound: Dim, dims: set[str], span: Span | None) -> None:
         raise UnknownNameError("dim", bound, dims, span, context="in the loop bound")
 
 
+_ROLE = {"input": "data input", "param": "parameter", "loop": "loop-carried value"}
+
+
 def _check_input_types(program: Program) -> None:
     """Inputs are bound by name, so one name declared with two types cannot be given data."""
     seen: dict[str, Node] = {}
@@ -37,10 +40,13 @@ def _check_input_types(program: Program) -> None:
             continue
         name = n.attr("name")
         first = seen.setdefault(name, n)
+        where = f" (first at {first.span})" if first.span is not None else ""
         if first.type != n.type:
-            where = f" (first at {first.span})" if first.span is not None else ""
             raise InputError(f"input {name!r} is declared twice with different types: {first.type}{where} "
                              f"and {n.type}", n.span)
+        if first.attr("role") != n.attr("role"):   # (a parameter is read on every call, data is not)
+            raise InputError(f"{name!r} is declared both as a {_ROLE[first.attr('role')]}{where} and as a "
+                             f"{_ROLE[n.attr('role')]}: one name, one kind of input", n.span)
 
 
 def _check_loop_bounds(program: Program, dims: set[str]) -> None:

@@ -33,3 +33,10 @@ def test_an_integer_bound_needs_no_dim():
     check_loop_bound(7, {"n"}, None)
     with pytest.raises(UnknownNameError, match="^unknown dim 'm' in the loop bound; valid dims: k, n$"):
         check_loop_bound("m", {"n", "k"}, None)
+
+
+def test_one_name_as_data_and_as_a_parameter_is_a_user_error():
+    # a parameter is read on every call, data is not: one name cannot be both
+    w, p, x = dp.dense("W", ("f", 3)), dp.param("W", ("f", 3)), dp.dense("X", ("n", "f"))
+    with pytest.raises(InputError, match=r"'W' is declared both as a data input \(first at .*\) and as a parameter"):
+        check_program(Program((("y", (x @ w + x @ p).node),)))
