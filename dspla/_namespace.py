@@ -4,6 +4,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from .errors import plural
+
 T = TypeVar("T")
 
 
@@ -14,7 +16,7 @@ def of(table: dict[str, T], kind: str) -> tuple[Callable[[], list[str]], Callabl
     def getattr_(name: str) -> T:
         if name.startswith("__") or name not in table:
             # AttributeError keeps hasattr()/getattr(default) working; the text lists the valid names.
-            raise AttributeError(f"unknown {kind} {name!r}; valid {kind}s: {', '.join(names())}")
+            raise AttributeError(f"unknown {kind} {name!r}; valid {plural(kind)}: {', '.join(names())}")
         return table[name]
 
     return names, getattr_
