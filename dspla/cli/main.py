@@ -33,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.error(_unrecognized(args, extra))
     keep_freed_memory()
     debug = args.debug or os.environ.get("DSPLA_DEBUG") == "1"
     if debug:
@@ -50,6 +52,14 @@ def main(argv=None) -> int:
         return _interrupted()
     except Exception as e:  # noqa: BLE001 - every failure ends with one message and a non-zero status
         return _failed(e, debug)
+
+
+def _unrecognized(args, extra: list) -> str:
+    """argparse's complaint, or what was meant when an input lacks its '=' (-i A graph.mtx)."""
+    bare = [spec for spec in getattr(args, "input", None) or [] if "=" not in spec]
+    if bare and not extra[0].startswith("-"):
+        return f"--input takes NAME=PATH: write -i {bare[0]}={extra[0]} (got -i {bare[0]} {extra[0]})"
+    return f"unrecognized arguments: {' '.join(extra)}"
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

@@ -153,3 +153,11 @@ def test_a_plan_asked_for_that_cannot_run_a_product_says_why(tmp_path):
               "--plan", "2d")
     assert r.returncode == 0, r.stderr
     assert "2d cannot run here" in r.stdout and "masked" in r.stdout
+
+
+def test_an_input_without_its_equals_sign_says_what_to_write(tmp_path):
+    (tmp_path / "p.dspla").write_text(PROG)
+    r = dspla("run", tmp_path / "p.dspla", "-i", "A", tmp_path / "a.mtx")
+    assert r.returncode == 2 and f"write -i A={tmp_path / 'a.mtx'}" in r.stderr
+    r = dspla("run", tmp_path / "p.dspla", "--bogus")
+    assert r.returncode == 2 and "unrecognized arguments: --bogus" in r.stderr
