@@ -157,6 +157,7 @@ def run(args):
     dt = time.perf_counter() - t0
     # collectives (every rank): the results gathered to rank 0 only when they are written
     summary = {name: (arr.shape, arr.dtype, arr.nvals) for name, arr in out.items()}
+    nonfinite = {name: arr.nonfinite() for name, arr in out.items()}   # (not an error: IEEE arithmetic)
     # a 1 x 1 result (a count, a norm, a loop's last change) is shown with its value
     scalars = {name: arr.to_graphblas(root=0) for name, arr in out.items() if arr.shape == (1, 1)}
     whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()} if args.out else {}
@@ -169,6 +170,10 @@ def run(args):
     if args.stats:
         with atomic_write(args.stats, "w") as fh:
             json.dump(stats, fh, indent=1, default=_jsonable)
+    for name, bad in nonfinite.items():
+        if bad:
+            print(f"dspla: warning: output {name} has {bad} NaN or infinite entries (a 0 / 0 or inf - inf in "
+                  "the program, or such inputs with --allow-nonfinite)", file=sys.stderr)
     for name, (shape, dtype, nvals) in summary.items():
         if name in scalars:
             v = scalars[name][0, 0].value

@@ -189,6 +189,16 @@ class Array:
     def is_full(self) -> bool:
         return self.nvals == self._shape[0] * self._shape[1]
 
+    def nonfinite(self) -> int:
+        """Present entries that are NaN or infinite (0 for integers and bools; a collective when
+        distributed): what a 0 / 0 in a program leaves behind, silently, as IEEE arithmetic does."""
+        d = self._spread()
+        M = self._whole_local() if d is None else self._piece
+        bad = 0
+        if dtype_of(M).is_float and M.nvals:
+            bad = M.nvals - int(M.apply(gb.unary.isfinite).new(dtype=gb.dtypes.INT64).reduce_scalar().value)
+        return bad if d is None else int(sum(d.comm.allgather(bad)))
+
     @overload
     def to_coo(self, root: None = None) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]]: ...
     @overload

@@ -161,3 +161,12 @@ def test_an_input_without_its_equals_sign_says_what_to_write(tmp_path):
     assert r.returncode == 2 and f"write -i A={tmp_path / 'a.mtx'}" in r.stderr
     r = dspla("run", tmp_path / "p.dspla", "--bogus")
     assert r.returncode == 2 and "unrecognized arguments: --bogus" in r.stderr
+
+
+def test_nan_results_are_warned_about(tmp_path):
+    # r0 = 0 everywhere: r0 / reduce_all(r0) is 0 / 0, and the run still succeeds (IEEE arithmetic)
+    (tmp_path / "p.dspla").write_text("input r0 : dense[n, 1]\nr = r0 / reduce_all(r0)\noutput r\n")
+    r = dspla("run", tmp_path / "p.dspla", "-i", "r0=full:0", "--dim", "n=3")
+    assert r.returncode == 0 and "output r has 3 NaN or infinite entries" in r.stderr
+    r = dspla("run", tmp_path / "p.dspla", "-i", "r0=full:2", "--dim", "n=3")
+    assert r.returncode == 0 and "NaN" not in r.stderr

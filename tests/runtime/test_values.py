@@ -141,3 +141,22 @@ def test_one_process_results_are_whole():
     assert not out["y"].distributed
     np.testing.assert_allclose(out["y"].gb.to_dense(), 0.5 * (a @ x0) + x0)
     assert out["y"].local.index.size == N
+
+
+@pytest.mark.parametrize("P", [1, 2, 3])
+def test_nonfinite_counts_nan_and_inf_entries_on_every_rank(P):
+    # x / x: 0 / 0 is NaN where x is 0, 1 / 0 is inf (oracle: numpy's count of the same division)
+    x0 = np.arange(N, dtype=np.float64).reshape(-1, 1) % 4
+    d0 = np.where(np.arange(N) % 5 == 0, 0.0, 1.0).reshape(-1, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = int((~np.isfinite(x0 / d0)).sum())
+    assert want > 0
+    x, d = dp.dense("x", ("n", 1)), dp.dense("d", ("n", 1))
+    f = dp.function({"q": x / d, "c": dp.cast(x, "int64")})
+
+    def body(comm):
+        out = f.run({"x": x0, "d": d0} if comm.rank == 0 else None, comm=comm, plan="p2p1d", partition="random")
+        return out["q"].nonfinite(), out["c"].nonfinite()
+
+    for got in run_simulated(P, body):
+        assert got == (want, 0)
