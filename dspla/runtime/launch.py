@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from ..errors import DsplaError
-from .comm.mpi import MPIComm
+from .comm.mpi import MPIComm, free_open_windows
 from .comm.sim import SimComm
 from .failure import LAUNCHED_ENV, STDOUT_CLOSED, fail, launched_by_dspla, message
 from .jobio import Pump
@@ -143,6 +143,7 @@ def _install_exit_notice(comm):
                          "will not end: stop it with Ctrl-C")
                     said = True
                 time.sleep(0.005)
+        free_open_windows()   # every rank is here: the plans' windows go before MPI finalizes
 
     atexit.register(wait_for_the_others)
 

@@ -166,6 +166,7 @@ class MPIWindow:
         self.win.Lock_all(MPI.MODE_NOCHECK)
         self._row = MPI.BYTE.Create_contiguous(max(1, row_bytes)).Commit()
         self._types: list[Datatype] = []
+        _OPEN.append(self)
 
     def expose(self) -> None:
         """Make this rank's writes to buf visible to everyone's gets: sync, then a barrier."""
@@ -182,8 +183,21 @@ class MPIWindow:
         return self.win.Rget([recvbuf, nrows, self._row], target, (0, 1, dt))
 
     def free(self) -> None:
+        _OPEN.remove(self)
         for dt in self._types:
             dt.Free()
         self._row.Free()
         self.win.Unlock_all()
         self.win.Free()
+
+
+# Windows not freed yet, in the order they were made: the same on every rank, since making and
+# freeing one are collectives. What is still open when the script ends is freed before MPI
+# finalizes (free_open_windows), or UCX prints dozens of warnings on every rank at exit.
+_OPEN: list[MPIWindow] = []
+
+
+def free_open_windows() -> None:
+    """Free every window still open, oldest first (a collective: every rank, at the end)."""
+    while _OPEN:
+        _OPEN[0].free()
