@@ -84,7 +84,7 @@ class RunOptions(TypedDict, total=False):
     parts: NDArray[np.integer[Any]] | None   # the owner of each row (partition="file")
     seed: int
     eps: float                          # the partitioner's imbalance
-    replication: int                    # shift1d / 15d
+    replication: int | None             # shift1d / 15d (None: 2 when it divides P, else 1)
     stripe_width: int | None            # twoface
     memory_cap: float | None            # twoface, bytes per process
     cache: bool                         # keep plans on disk

@@ -52,7 +52,8 @@ def register(sub, common):
                    "each rank reading its own rows; other inputs come with -i")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--eps", type=float, default=0.03, help="allowed partition imbalance")
-    g.add_argument("--replication", "-c", type=int, default=2, help="replication factor c of shift1d / 15d")
+    g.add_argument("--replication", "-c", type=int, help="replication factor c of shift1d / 15d (default: 2 when it "
+                   "divides P, else 1)")
     g.add_argument("--stripe-width", type=int, help="twoface stripe width W")
     g.add_argument("--memory-cap", type=float, help="bytes per process a product's buffers may use (auto skips plans "
                    "over it; twoface turns sync stripes async to stay under it)")

@@ -14,7 +14,7 @@ class Options:
     parts: np.ndarray | None = None
     seed: int = 0
     eps: float = 0.03
-    replication: int = 2           # shift1d / 15d
+    replication: int | None = None   # shift1d / 15d; None: 2 when it divides P, else 1
     stripe_width: int | None = None  # twoface
     memory_cap: float | None = None  # twoface, bytes per process
     cache: bool = True

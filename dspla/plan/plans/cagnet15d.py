@@ -23,7 +23,7 @@ from ..ir import (
     TakeRows,
 )
 from . import register_plan
-from .p2p1d import column_groups, narrow_only, replication_check, split_by_owner
+from .p2p1d import column_groups, narrow_only, replication, replication_check, split_by_owner
 
 
 def chunks(nblocks: int, c: int) -> list:
@@ -44,7 +44,7 @@ def _check(ctx):
 def lower(ctx):
     """CAGNET 1.5D: block rows replicated c-fold, per-column broadcasts, row Allreduce."""
     rows, cols, K, P = ctx.rows, ctx.cols, ctx.K, ctx.P
-    c = ctx.opt.replication or 1
+    c = replication(ctx)
     nb = P // c
     prow = ctx.add_split([r // c for r in range(P)])
     pcol = ctx.add_split([r % c for r in range(P)])

@@ -70,9 +70,16 @@ def narrow_only(ctx):
     return None
 
 
+def replication(ctx) -> int:
+    """The replication factor c of shift1d / 15d: the one asked for, else 2 when it divides P
+    (the measured default), else 1 (so that an odd P runs them too)."""
+    c = ctx.opt.replication
+    return c if c is not None else (2 if ctx.P % 2 == 0 else 1)
+
+
 def replication_check(ctx):
     """check() of the plans with a replication factor c (shift1d, 15d)."""
-    c = ctx.opt.replication or 1
+    c = replication(ctx)
     if c < 1 or ctx.P % c:
         return f"replication c={c} must divide P={ctx.P} (use --replication with a divisor of P)"
     return None

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..ir import AllgatherRows, DropRows, Fill, Free, MxM, SendRecvRows
 from . import register_plan
-from .p2p1d import column_groups, narrow_only, replication_check, split_by_owner
+from .p2p1d import column_groups, narrow_only, replication, replication_check, split_by_owner
 
 
 def _check(ctx):
@@ -19,7 +19,7 @@ def _check(ctx):
 def lower(ctx):
     """1D rows; B replicated c-fold by Allgather in groups, super-blocks shifted around a ring."""
     rows, cols, K, P = ctx.rows, ctx.cols, ctx.K, ctx.P
-    c = ctx.opt.replication or 1
+    c = replication(ctx)
     q = P // c
     sb_cols, sb_rows = column_groups(cols, c)      # super-blocks of c ranks' rows
     group = ctx.add_split([r // c for r in range(P)])

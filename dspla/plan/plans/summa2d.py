@@ -28,7 +28,7 @@ def _check(ctx):
     s = math.isqrt(ctx.P)
     if s * s != ctx.P:
         return (f"2d needs a square process count (s x s grid); P={ctx.P} is not square: "
-                "use 15d, shift1d or p2p1d")
+                "use p2p1d, 15d or shift1d (with a replication c dividing P)")
     return None
 
 
