@@ -238,6 +238,10 @@ def shard_reading(args, m: dict) -> str | None:
     if m["P"] == P:
         return None
     if m["P"] == 1:
+        if args.partition not in ("auto", "block", "random"):   # (would need the whole graph on one rank)
+            raise DsplaError(f"{args.shards} is a one-process set, read by rows: --partition block (the default) or "
+                             f"random, not {args.partition}; to partition by {args.partition}, shard with -P {P} "
+                             f"--method {args.partition}")
         return "random" if args.partition == "random" else "block"
     raise DsplaError(f"{args.shards} was sharded for P = {m['P']} processes but this job has {P}: run with --np "
                      f"{m['P']}, or shard again with -P {P}")

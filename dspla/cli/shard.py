@@ -95,6 +95,8 @@ def run(args):
                              f"is needed, got shape {parts.shape} {parts.dtype}"
                              + (f" with ids {parts.min()}..{parts.max()}" if parts.size else ""))
         method, params = "file", {"file": os.path.abspath(args.partition_file)}
+    elif args.P == 1:   # one process holds every row: nothing to partition (any job reads it by rows)
+        parts, method, params = np.zeros(n, dtype=np.int64), "none", {}
     else:
         res = partition(as_pattern(data[graph]), args.P, args.method, eps=args.eps, seed=args.seed,
                         backend=args.backend, cache=args.cache, progress=False if args.quiet else None,

@@ -57,8 +57,9 @@ def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["bl
     """name -> distributed ``Array`` of every input in the shard set ``folder`` (or of ``names``).
     A collective: every rank of ``comm`` (default: the MPI world, else one process) calls it.
 
-    ``partition``: None reads the set as written (its P must be the job's); 'block' or 'random'
-    (with ``seed``) read a one-process set by rows. ``verify`` checks each file's checksum as it
+    ``partition``: None reads the set as written (its P must be the job's; a one-process set is
+    read by blocks of rows on any job); 'block' or 'random' (with ``seed``) read a one-process set
+    by rows. ``verify`` checks each file's checksum as it
     is read (sizes are always checked). ``load_shards.last_seconds`` holds this rank's load time."""
     comm = comm or world() or one_process()
     t0 = time.perf_counter()
@@ -71,19 +72,21 @@ def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["bl
             raise ShardError(f"{folder} holds {', '.join(m['inputs']) or 'no inputs'}, not "
                              f"{', '.join(map(repr, unknown))}")
         n, P = int(m["rows"]), comm.size
-        if partition is None:
+        how = partition
+        if how is None and m["P"] == 1 and P != 1:
+            how = "block"   # a one-process set on a larger job: by blocks of rows, as `dspla run --shards` reads it
+        if how is None:
             if m["P"] != P:
-                hint = " (or read a -P 1 set by blocks: partition='block')" if m["P"] == 1 else ""
                 raise ShardError(f"{folder} was sharded for P = {m['P']} processes but this job has {P}: shard again "
-                                 f"with -P {P}{hint}")
+                                 f"with -P {P} (or with -P 1, which any job reads by rows)")
             parts = ownership(folder, m, verify)
             rows, pieces = read_rank(folder, m, comm.rank, want, verify, raw=True)
             method = m["method"]
-        elif partition in ("block", "random"):
-            parts = block_parts(n, P) if partition == "block" else random_parts(n, P, seed)
+        elif how in ("block", "random"):
+            parts = block_parts(n, P) if how == "block" else random_parts(n, P, seed)
             rows = np.flatnonzero(parts == comm.rank)
             pieces = read_rows(folder, m, rows, want, raw=True)
-            method = partition
+            method = how
         else:
             raise ShardError(f"partition {partition!r}: a shard set is read as written (None), or a one-process set "
                              "by 'block' or 'random'")

@@ -54,7 +54,8 @@ def test_shard_then_run(files, capsys):
                  "--out", str(d / "s"), "-q"]) == 0
     assert "wrote" in capsys.readouterr().out
     m = read_manifest(d / "s")
-    assert m["P"] == 1 and m["inputs"]["X"]["shape"] == [400, 6] and m["method"] == "block"
+    # one process holds every row: nothing was partitioned, whatever --method said
+    assert m["P"] == 1 and m["inputs"]["X"]["shape"] == [400, 6] and m["method"] == "none"
     assert main(["run", str(d / "p.dspla"), "--shards", str(d / "s"), "-i", f"W={d / 'w.npy'}",
                  "--out", str(d / "o.npz")]) == 0
     vals, pres = read_results(d / "o.npz")["T"]
@@ -178,3 +179,15 @@ def test_train_from_shards_under_mpiexec(tmp_path):
     a, b = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
     assert [e["loss"] for e in a["epochs"]] == [e["loss"] for e in b["epochs"]]
     assert a["test_accuracy"] == b["test_accuracy"]
+
+
+def test_a_one_process_set_is_read_by_rows_only(files, capsys):
+    d, _, _ = files
+    assert main(["shard", "-i", f"A={d / 'g.mtx'}", "-i", f"X={d / 'x.npy'}", "-P", "1", "--out", str(d / "s"),
+                 "-q"]) == 0
+    assert read_manifest(d / "s")["method"] == "none"   # (not the default method's name: nothing ran)
+    capsys.readouterr()
+    code = main(["run", str(d / "p.dspla"), "--shards", str(d / "s"), "-i", f"W={d / 'w.npy'}", "--np", "2",
+                 "--partition", "hypergraph"])
+    err = capsys.readouterr().err
+    assert code == 2 and "one-process set, read by rows" in err and "shard with -P 2 --method hypergraph" in err
