@@ -172,9 +172,9 @@ def run(args):
         with atomic_write(args.stats, "w") as fh:
             json.dump(stats, fh, indent=1, default=_jsonable)
     for name, bad in nonfinite.items():
-        if bad:
+        if bad and not args.allow_nonfinite:   # (allowed in the inputs: expected in the outputs)
             print(f"dspla: warning: output {name} has {bad} NaN or infinite entries (a 0 / 0 or inf - inf in "
-                  "the program, or such inputs with --allow-nonfinite)", file=sys.stderr)
+                  "the program)", file=sys.stderr)
     for name, (shape, dtype, nvals) in summary.items():
         if name in scalars:
             v = scalars[name][0, 0].value
