@@ -65,8 +65,10 @@ def register(sub, common):
     m = p.add_argument_group("mini-batch")
     m.add_argument("--minibatch", type=int, metavar="SIZE", help="train on sampled batches of SIZE target nodes")
     m.add_argument("--sampler", default="neighbor", choices=["neighbor", "node"],
-                   help="neighbor: k-hop sampled neighbourhood (--fanout); node: the batch's induced subgraph")
-    m.add_argument("--fanout", default="10,10", help="neighbor sampler: neighbours kept per node per hop")
+                   help="neighbor: the batch's 2-hop neighbourhood, up to --fanout random neighbours per node per "
+                        "hop; node: the batch's whole 2-hop neighbourhood (every neighbour kept, no --fanout)")
+    m.add_argument("--fanout", help="neighbor sampler: neighbours kept per node per hop (default 10,10; the node "
+                                    "sampler keeps them all)")
     g = p.add_argument_group("distributed execution")
     g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
     g.add_argument("--mpiexec", help="the launcher (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
@@ -201,8 +203,11 @@ def run(args):
                       partition=args.partition, progress=not args.quiet, log_every=args.log_every,
                       explain=args.explain)
     if args.minibatch:
+        if args.fanout is not None and args.sampler == "node" and rank == 0:
+            print(f"dspla: warning: --fanout {args.fanout} has no effect with --sampler node (it keeps every "
+                  "neighbour)", file=sys.stderr)
         trainer = MiniBatchTrainer(program, data, cfg, comm, batch_size=args.minibatch, sampler=args.sampler,
-                                   fanout=_fanout(args.fanout))
+                                   fanout=_fanout(args.fanout or "10,10"))
     else:
         trainer = Trainer(program, data, cfg, comm, sharded=sharded)
     result = trainer.fit()
@@ -220,8 +225,11 @@ def run(args):
 def print_summary(r: dict, out=None):
     out = out or sys.stdout
     c = r.get("comm") or {}
+    resumed = r.get("resumed_from_epoch")
+    how = f" ({r['epochs_trained']} in this run, resumed from epoch {resumed})" if resumed is not None else ""
+    ms = f", {r['epoch_time_s_median'] * 1e3:.1f} ms/epoch (median)" if r.get("epoch_time_s_median") is not None else ""
     print(f"test accuracy {r['test_accuracy']:.4f} (train {r['train_accuracy']:.4f}, val {r['val_accuracy']:.4f}) "
-          f"after {r['epochs_run']} epochs, {r['epoch_time_s_median'] * 1e3:.1f} ms/epoch (median)", file=out)
+          f"after {r['epochs_run']} epochs{how}{ms}", file=out)
     if c.get("words_sent_avg") is not None:
         print(f"P={r['P']} plan {r['plan']}, partition {r['partition']}: per process and step, words sent "
               f"avg {c['words_sent_avg']:.0f} max {c['words_sent_max']:.0f}, messages avg "

@@ -163,7 +163,7 @@ class MiniBatchTrainer(Trainer):
         n_batches = comm.bcast(math.ceil(len(self.data.train_idx) / self.batch_size) if rank == 0 else None, 0)
         progress = Progress(cfg.epochs, cfg.progress and rank == 0, cfg.log_every)
         history, batch_words, batch_msgs, batch_sizes = [], [], [], []
-        last_stats = None
+        first_stats = last_stats = None
         t_train = time.perf_counter()
         for epoch in range(cfg.epochs):
             t0 = time.perf_counter()
@@ -192,6 +192,7 @@ class MiniBatchTrainer(Trainer):
             stop = False
             if rank == 0:
                 last_stats = eval_session.last_stats
+                first_stats = first_stats or last_stats   # the run that planned: its planning times
                 rec = {"epoch": epoch + 1, "loss": float(np.mean(losses)), **self._metrics(logits),
                        "time_s": time.perf_counter() - t0}
                 history.append(rec)
@@ -207,10 +208,13 @@ class MiniBatchTrainer(Trainer):
             return None
         final = self._metrics(logits)
         progress.close()
-        r = self._result(history, final, logits, params, last_stats, last_stats, train_s, False)
+        r = self._result(history, final, logits, params, first_stats or eval_session.last_stats,
+                         last_stats or eval_session.last_stats, train_s, False)
         r["partition"] = self.partition_info.get("method")
+        # the node sampler keeps every neighbour: a fanout would describe a sampling that did not happen
+        fanout = list(self.sampler.fanout[:self.sampler.hops]) if self.sampler_kind == "neighbor" else None
         r["minibatch"] = {"batch_size": self.batch_size, "sampler": self.sampler_kind,
-                          "fanout": list(self.fanout), "batches": len(batch_words),
+                          "fanout": fanout, "batches": len(batch_words),
                           "subgraph_nodes_avg": float(np.mean(batch_sizes)) if batch_sizes else 0.0,
                           "words_per_batch_avg": float(np.mean(batch_words)) if batch_words else 0.0,
                           "messages_per_batch_avg": float(np.mean(batch_msgs)) if batch_msgs else 0.0,

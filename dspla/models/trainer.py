@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from .. import verbosity as log
 from ..errors import DsplaError
 from ..function import Function
-from ..ir import Program
+from ..ir import Op, Program
 from ..ir.types import Kind
 from ..plan.explain import partition_lines
 from ..runtime.failure import on_root
@@ -129,20 +129,45 @@ class Progress:
             self.stream.flush()
 
 
-class Trainer:
-    """``Trainer(step_program, data, config, comm).fit()``; every rank constructs and calls it,
-    ``data`` (a dspla.models.data.NodeData) is needed on rank 0 only. ``fit`` returns the result
-    dict on rank 0 and None elsewhere."""
+def warn(line: str) -> None:
+    """One warning line on stderr, in the command line's form (rank 0 calls it)."""
+    sys.stderr.write(f"dspla: warning: {line}\n")
+    sys.stderr.flush()
 
-    def __init__(self, program: Program, data=None, config: TrainConfig | None = None, comm=None,
+
+def dropout_probabilities(program: Program) -> list[float]:
+    """The p of every dropout_mask of ``program``, distinct, ascending ([]: it has none)."""
+    return sorted({float(n.attr("p")) for n in program.toposort() if n.op is Op.DROPOUT_MASK})
+
+
+class Trainer:
+    """``Trainer(step, data, config, comm).fit()``; every rank constructs and calls it, ``data``
+    (a dspla.models.data.NodeData) is needed on rank 0 only. ``step`` is a step program: a
+    ``dp.function(...)`` or a Program (``dspla.frontend.parser.parse_file``). ``fit`` returns the
+    result dict on rank 0 and None elsewhere."""
+
+    def __init__(self, program: Program | Function, data=None, config: TrainConfig | None = None, comm=None,
                  sharded: dict | None = None):
         """``sharded``: the inputs A, X, Y, T as distributed values (dspla.load_shards), on every
         rank; ``data`` (rank 0) then holds only what the metrics need (models.data.ShardedData)."""
         cfg = self.cfg = config or TrainConfig()
+        if isinstance(program, Function):   # dp.function(...): the program it was built from
+            program = program.source_program
+        if not isinstance(program, Program):
+            raise DsplaError(f"Trainer takes a step program (a dp.function(...) or a parsed .dspla file), got "
+                             f"{type(program).__name__}")
         program = differentiate(program)     # a forward-only program: its gradients by reverse mode
         self.sharded = sharded
+        self.warnings: list[str] = []         # (rank 0 prints them; the result lists them)
+        self.resumed_from: int | None = None  # the checkpoint's epoch when fit resumed from one
         if cfg.dropout is not None:
+            if cfg.dropout > 0 and not dropout_probabilities(program):
+                self.warnings.append(f"the step program has no dropout_mask, so dropout {cfg.dropout} "
+                                     "(--dropout) has no effect")
             program = set_dropout(program, cfg.dropout)
+        p = dropout_probabilities(program)
+        # the dropout the training runs: one p (0.0 without any mask), or every mask's when they differ
+        self.dropout_applied: float | list[float] = (p[0] if len(p) == 1 else p) if p else 0.0
         self.info = check_step(program)
         self.step_program = program
         self.f = Function(training_program(program))
@@ -158,6 +183,9 @@ class Trainer:
         self.data = data
         if self.rank == 0 and data is None:
             raise DsplaError("the trainer needs the data on rank 0")
+        if self.rank == 0:
+            for w in self.warnings:
+                warn(w)
 
     # ------------------------------------------------------------------ rank 0 set-up
     def _dims(self) -> dict:
@@ -244,6 +272,13 @@ class Trainer:
         else:
             on_root(comm, setup)
         start = comm.bcast(start, 0)
+        if rank == 0 and start > cfg.epochs:   # the loop below runs no epoch: say so, not just "after 25 epochs"
+            self.warnings.append(f"the checkpoint is at epoch {start}, past --epochs {cfg.epochs}: nothing to "
+                                 f"train (the results are the checkpoint's weights; give --epochs above {start} "
+                                 "to train further)")
+            warn(self.warnings[-1])
+        elif rank == 0 and start == cfg.epochs and start and cfg.progress:
+            sys.stderr.write(f"the checkpoint is at epoch {start} = --epochs {cfg.epochs}: nothing left to train\n")
         progress = Progress(cfg.epochs, cfg.progress and rank == 0, cfg.log_every)
         first_stats = last_stats = None
         stopped_early = False
@@ -325,7 +360,9 @@ class Trainer:
 
     def _resume(self, params, opt):
         got = ckpt.load(self.cfg.checkpoint)
-        if got is None:
+        if got is None:   # --resume on a fresh directory is fine, but not silently
+            if self.cfg.progress:
+                sys.stderr.write(f"no checkpoint in {self.cfg.checkpoint}: starting from epoch 0\n")
             return 0, []
         meta, arrays = got
         want = self._config_key()
@@ -342,12 +379,19 @@ class Trainer:
         opt.load_state({k[4:]: v for k, v in arrays.items() if k.startswith("opt.")})
         if self.cfg.progress:
             sys.stderr.write(f"resuming from {self.cfg.checkpoint} after epoch {meta['epoch']}\n")
+        self.resumed_from = int(meta["epoch"])
         return int(meta["epoch"]), list(meta["history"])
 
     def _result(self, history, final, logits, params, first_stats, stats, train_s, stopped_early) -> dict:
         times = [h["time_s"] for h in history]
         comm_keys = ("words_sent_total", "words_sent_avg", "words_sent_max", "messages_sent_total",
                      "messages_sent_avg", "messages_sent_max")
+        # words per step are the last epoch's; planning and the first iteration happened in the
+        # first run only (later runs report 0.0 for them), so those two come from its stats
+        per_rank = [dict(r) for r in stats.get("per_rank") or []]
+        for r, first in zip(per_rank, first_stats.get("per_rank") or []):
+            r["planning_s"], r["first_iteration_s"] = first["planning_s"], first["first_iteration_s"]
+        trained = len(history) - (self.resumed_from or 0)
         return {
             "dataset": self.data.summary(),
             "config": {**self.cfg.public(), "plan": self.plan},
@@ -357,6 +401,10 @@ class Trainer:
             "partition": stats.get("partition"),
             "epochs": history,
             "epochs_run": len(history),
+            "epochs_trained": trained,                 # by this run (epochs_run includes a checkpoint's)
+            "resumed_from_epoch": self.resumed_from,   # None: not resumed
+            "dropout_applied": self.dropout_applied,
+            "warnings": list(self.warnings),
             "stopped_early": stopped_early,
             "train_accuracy": final["train_acc"],
             "val_accuracy": final["val_acc"],
@@ -367,7 +415,7 @@ class Trainer:
             "train_time_s": train_s,
             "planning_s": first_stats.get("planning_s"),
             "comm": {k: stats.get(k) for k in comm_keys},
-            "comm_per_rank": stats.get("per_rank"),
+            "comm_per_rank": per_rank,
             "products": [{k: p.get(k) for k in ("expr", "plan", "K", "words_sent_total", "words_sent_avg",
                                                 "words_sent_max", "messages_sent_total", "messages_sent_avg",
                                                 "messages_sent_max", "why")} for p in stats.get("products", [])],
