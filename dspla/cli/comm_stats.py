@@ -34,7 +34,8 @@ def register(sub, common):
                    help="process counts, comma separated (default 16,64,256,512; with --partition-file: its own)")
     p.add_argument("--methods", default=None,
                    help="comma-separated methods (default hypergraph,graph,random; none with --partition-file)")
-    p.add_argument("-K", type=int, default=64, help="width of B, for the words columns (default 64)")
+    p.add_argument("-K", type=int, default=64, help="width of B (default 64): sets the words fields of the --json "
+                   "records (words_total = rows x K); the table counts rows of B and is the same for any K")
     p.add_argument("--partition-file", help="also analyse this saved partition (.npy, row -> process)")
     p.add_argument("--name", default="file", help="method name for --partition-file records (default: file)")
     add_partition_args(p)
@@ -135,6 +136,7 @@ def format_table(records: list[dict], baseline: dict | None = None) -> str:
         if r["method"] == "random":
             baseline.setdefault(r["P"], r)
     out = []
+    cached = False
     for P in sorted({r["P"] for r in records}):
         recs = [r for r in records if r["P"] == P]
         rp = baseline.get(P)
@@ -155,7 +157,13 @@ def format_table(records: list[dict], baseline: dict | None = None) -> str:
         out.append(f"  {'absolute':<22}{'vol total':>11}{'avg':>10}{'max':>8}{'msg avg':>9}{'max':>6}"
                    f"{'imbal':>8}{'seconds':>9}")
         for r in recs:
+            # a partition read from the cache: its seconds are those of the run that made it
+            mark = " (cached)" if r.get("cached") else ""
+            cached = cached or bool(mark)
             out.append(f"  {ABBREV.get(r['method'], r['method']):<22}{r['volume_total']:>11}{r['volume_avg']:>10.1f}"
                        f"{r['volume_max']:>8}{r['messages_avg']:>9.1f}{r['messages_max']:>6}{r['imbalance']:>8.3f}"
-                       f"{r['seconds']:>9.2f}")
+                       f"{r['seconds']:>9.2f}{mark}")
+    if cached:
+        out.append("(cached): the partition was read from the cache (--no-cache to partition again); its seconds "
+                   "are the partitioning time of the run that made it")
     return "\n".join(out)
