@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, TextIO
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,16 @@ class PlanError(DsplaError):
 class LoopBoundWarning(UserWarning):
     """A loop ran as many iterations as its bound allows (``max N``): its result is whatever
     the last iteration gave, which may not be the fixed point the condition waits for."""
+
+
+def say_warning(text: str, file: TextIO | None = None) -> None:
+    """One warning line as the command line words them, ``dspla: warning: TEXT``, on stderr (for
+    what the user runs by command, where a Python warning would name dspla's own line)."""
+    import sys
+
+    out = sys.stderr if file is None else file
+    out.write(f"dspla: warning: {text}\n")
+    out.flush()
 
 
 def warn(warning: Warning) -> None:

@@ -10,7 +10,7 @@ import sys
 import traceback
 import warnings
 
-from ..errors import DsplaError, LoopBoundWarning
+from ..errors import DsplaError, LoopBoundWarning, say_warning
 from ..runtime.failure import STDOUT_CLOSED, fail, is_quiet, launched_by_dspla, message
 from ..runtime.launch import check_launcher_started_a_job, current_rank, in_mpi_job, world
 from ..runtime.process import keep_freed_memory
@@ -66,7 +66,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     """dspla's own warnings as the command's messages: they carry their position in the user's
     file themselves (Python's would name the command's entry point, e.g. <frozen runpy>:88)."""
     if issubclass(category, LoopBoundWarning):
-        print(f"dspla: warning: {message}", file=sys.stderr if file is None else file, flush=True)
+        say_warning(str(message), file)
     else:
         _default_show(message, category, filename, lineno, file, line)
 

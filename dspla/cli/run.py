@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from ..errors import DsplaError, UnknownNameError
+from ..errors import DsplaError, say_warning
 from ..exec.values import Array
 from ..frontend.parser import parse_file
 from ..function import Function
@@ -17,12 +17,11 @@ from ..io.files import atomic_write, check_writable
 from ..io.inputs import input_path
 from ..io.npy import load_npy
 from ..io.shards import read_manifest
-from ..partition import METHODS
 from ..plan.explain import partition_lines
-from ..plan.plans import get_plan
 from ..runtime import faults
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
+from ..runtime.session import check_choices
 from ..runtime.shards import load_shards
 from .common import add_plugin_option, load_plugins, parse_dims, parse_inputs
 
@@ -100,11 +99,7 @@ def run(args):
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
     shard_read = _check_shards(args, program, specs) if args.shards else None
-    # named choices are checked on one process too, where they are not used (a typo is found now)
-    if args.plan != "auto":
-        get_plan(args.plan)
-    if args.partition not in METHODS and args.partition not in ("auto", "file"):
-        raise UnknownNameError("partition method", args.partition, [*METHODS, "auto"])
+    check_choices(args.plan, args.partition)   # on one process too, where they are not used: a typo now
     if args.repeat is not None and args.repeat < 1:
         raise DsplaError(f"--repeat must be at least 1, got {args.repeat}")
     if args.np is not None and not in_mpi_job():
@@ -159,9 +154,10 @@ def run(args):
     # collectives (every rank): the results gathered to rank 0 only when they are written
     summary = {name: (arr.shape, arr.dtype, arr.nvals) for name, arr in out.items()}
     nonfinite = {name: arr.nonfinite() for name, arr in out.items()}   # (not an error: IEEE arithmetic)
-    # a 1 x 1 result (a count, a norm, a loop's last change) is shown with its value
-    scalars = {name: arr.to_graphblas(root=0) for name, arr in out.items() if arr.shape == (1, 1)}
     whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()} if args.out else {}
+    # a 1 x 1 result (a count, a norm, a loop's last change) is shown with its value
+    scalars = {name: whole[name] if name in whole else arr.to_graphblas(root=0) for name, arr in out.items()
+               if arr.shape == (1, 1)}
     if rank != 0:
         return 0
     out = {name: Array(M, name) for name, M in whole.items()}
@@ -173,8 +169,7 @@ def run(args):
             json.dump(stats, fh, indent=1, default=_jsonable)
     for name, bad in nonfinite.items():
         if bad and not args.allow_nonfinite:   # (allowed in the inputs: expected in the outputs)
-            print(f"dspla: warning: output {name} has {bad} NaN or infinite entries (a 0 / 0 or inf - inf in "
-                  "the program)", file=sys.stderr)
+            say_warning(f"output {name} has {bad} NaN or infinite entries (a 0 / 0 or inf - inf in the program)")
     for name, (shape, dtype, nvals) in summary.items():
         if name in scalars:
             v = scalars[name][0, 0].value

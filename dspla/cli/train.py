@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from ..errors import DsplaError, UnknownNameError
+from ..errors import DsplaError, UnknownNameError, say_warning
 from ..frontend.parser import parse_file
 from ..io.files import atomic_write, check_writable, check_writable_dir
 from ..io.shards import read_manifest
@@ -204,8 +204,7 @@ def run(args):
                       explain=args.explain)
     if args.minibatch:
         if args.fanout is not None and args.sampler == "node" and rank == 0:
-            print(f"dspla: warning: --fanout {args.fanout} has no effect with --sampler node (it keeps every "
-                  "neighbour)", file=sys.stderr)
+            say_warning(f"--fanout {args.fanout} has no effect with --sampler node (it keeps every neighbour)")
         trainer = MiniBatchTrainer(program, data, cfg, comm, batch_size=args.minibatch, sampler=args.sampler,
                                    fanout=_fanout(args.fanout or "10,10"))
     else:

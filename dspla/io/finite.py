@@ -2,12 +2,10 @@
 warning when the user says so (``--allow-nonfinite``, ``allow_nonfinite=True``)."""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DataFormatError
+from ..errors import DataFormatError, say_warning
 
 
 def nonfinite(value) -> tuple[int, int, tuple | None]:
@@ -37,5 +35,4 @@ def check_finite(path, value, allow: bool = False) -> None:
     if not allow:
         raise DataFormatError(path, f"holds {what} value(s), the first at index ({at}) (0-based); pass "
                               "--allow-nonfinite (allow_nonfinite=True) to accept them")
-    print(f"dspla: warning: {path} holds {what} value(s), the first at index ({at}); accepted "
-          "(--allow-nonfinite)", file=sys.stderr)
+    say_warning(f"{path} holds {what} value(s), the first at index ({at}); accepted (--allow-nonfinite)")

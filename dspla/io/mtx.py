@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import itertools
 import re
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DataFormatError
+from ..errors import DataFormatError, say_warning
 from ._textfile import (
     FLOAT,
     INT,
@@ -107,7 +106,7 @@ def _check_finite(path, h: _Header, rec, allow: bool):
         return
     what = f"{int(bad.sum())} NaN or infinite value(s)"
     if allow:
-        print(f"dspla: warning: {path}: {what} accepted (--allow-nonfinite)", file=sys.stderr)
+        say_warning(f"{path}: {what} accepted (--allow-nonfinite)")
         return
     text = read_all(path)   # error path: find the line of the first one
     pos = line_offset(text, h.size_line)

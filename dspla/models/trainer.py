@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import verbosity as log
-from ..errors import DsplaError
+from ..errors import DsplaError, say_warning
 from ..function import Function
 from ..ir import Op, Program
 from ..ir.types import Kind
@@ -129,12 +129,6 @@ class Progress:
             self.stream.flush()
 
 
-def warn(line: str) -> None:
-    """One warning line on stderr, in the command line's form (rank 0 calls it)."""
-    sys.stderr.write(f"dspla: warning: {line}\n")
-    sys.stderr.flush()
-
-
 def dropout_probabilities(program: Program) -> list[float]:
     """The p of every dropout_mask of ``program``, distinct, ascending ([]: it has none)."""
     return sorted({float(n.attr("p")) for n in program.toposort() if n.op is Op.DROPOUT_MASK})
@@ -185,7 +179,7 @@ class Trainer:
             raise DsplaError("the trainer needs the data on rank 0")
         if self.rank == 0:
             for w in self.warnings:
-                warn(w)
+                say_warning(w)
 
     # ------------------------------------------------------------------ rank 0 set-up
     def _dims(self) -> dict:
@@ -276,7 +270,7 @@ class Trainer:
             self.warnings.append(f"the checkpoint is at epoch {start}, past --epochs {cfg.epochs}: nothing to "
                                  f"train (the results are the checkpoint's weights; give --epochs above {start} "
                                  "to train further)")
-            warn(self.warnings[-1])
+            say_warning(self.warnings[-1])
         elif rank == 0 and start == cfg.epochs and start and cfg.progress:
             sys.stderr.write(f"the checkpoint is at epoch {start} = --epochs {cfg.epochs}: nothing left to train\n")
         progress = Progress(cfg.epochs, cfg.progress and rank == 0, cfg.log_every)

@@ -85,6 +85,15 @@ def _entries(mats: dict | None, dist: dict | None) -> int:
         sum(v._piece.nvals for v in (dist or {}).values() if hasattr(v._piece, "nvals"))
 
 
+def check_choices(plan: str, partition: str) -> None:
+    """The plan and partition method a run names exist (an UnknownNameError listing the valid
+    ones otherwise); the command line checks them before it starts any process."""
+    if plan != "auto":
+        get_plan(plan)
+    if partition not in METHODS and partition not in ("file", "auto"):
+        raise UnknownNameError("partition method", partition, [*METHODS, "auto"])
+
+
 class DistSession:
     def __init__(self, function, comm, options: Options | None = None):
         self.f = function
@@ -106,10 +115,10 @@ class DistSession:
 
     # -- rank 0: checking the inputs and deciding what to do
     def _decide(self, inputs: dict, descs: list) -> tuple[dict, dict, dict]:
-        if self.opt.plan != "auto":
+        if self.opt.parts is None:   # (with parts given, the partition is theirs, whatever its name)
+            check_choices(self.opt.plan, self.opt.partition)
+        elif self.opt.plan != "auto":
             get_plan(self.opt.plan)
-        if self.opt.parts is None and self.opt.partition not in METHODS and self.opt.partition not in ("file", "auto"):
-            raise UnknownNameError("partition method", self.opt.partition, [*METHODS, "auto"])
         mine = descs[0]
         for r, d in enumerate(descs[1:], 1):
             if {k: v[:4] for k, v in d.items()} != {k: v[:4] for k, v in mine.items()}:

@@ -59,8 +59,8 @@ def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["bl
 
     ``partition``: None reads the set as written (its P must be the job's; a one-process set is
     read by blocks of rows on any job); 'block' or 'random' (with ``seed``) read a one-process set
-    by rows. ``verify`` checks each file's checksum as it
-    is read (sizes are always checked). ``load_shards.last_seconds`` holds this rank's load time."""
+    by rows. ``verify`` checks each file's checksum as it is read (sizes are always checked).
+    ``load_shards.last_seconds`` holds this rank's load time."""
     comm = comm or world() or one_process()
     t0 = time.perf_counter()
 
