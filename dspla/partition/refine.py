@@ -70,37 +70,56 @@ class SendState:
         self.V = np.bincount(src[far] * P + x[far], minlength=P * P).astype(np.int32).reshape(P, P)
         self.S = self.V.sum(axis=1).astype(np.int64)
         self.M = np.count_nonzero(self.V, axis=1).astype(np.int64)
+        # a distinct number per state: a move gets a fresh one, its undo restores the one before
+        self.version, self._versions, self._before = 0, 0, []
+        self._rows: dict = {}  # v -> (version, what _row computed)
 
     def _gather(self, nets: np.ndarray):
         starts, sizes = self.pins_ptr[nets], self.pins_size[nets]
         idx = np.repeat(starts - np.r_[0, np.cumsum(sizes)[:-1]], sizes) + np.arange(sizes.sum())
         return self.parts[self.pins[idx]], np.repeat(np.arange(nets.size), sizes)
 
+    def _row(self, v: int):
+        """What every move of v shares, whatever its target: v's nets, the parts of their pins,
+        how many of them lie in v's part, and the parts v's own net reaches. Kept per state: a
+        step tries one row against many targets, and a tentative move in between is undone by
+        its inverse, which returns to the state (and ``version``) before it."""
+        got = self._rows.get(v)
+        if got is not None and got[0] == self.version:
+            return got[1]
+        nets = self.rows_idx[self.rows_ptr[v]:self.rows_ptr[v + 1]]
+        pp, which = self._gather(nets)
+        p = self.parts[v]
+        in_p = np.bincount(which[pp == p], minlength=nets.size)
+        own = nets == v
+        o = self.parts[nets]
+        lam_set = np.unique(self.parts[self.pins[self.pins_ptr[v]:self.pins_ptr[v + 1]]])
+        leaves = in_p == 1
+        other_leaves = ~own & leaves
+        val = (nets, pp, which, own, o, lam_set, leaves, o[other_leaves] * self.P + p, bool(leaves[own][0]))
+        if len(self._rows) > 256:
+            self._rows.clear()
+        self._rows[v] = (self.version, val)
+        return val
+
     def delta(self, v: int, q: int) -> Delta:
         """Exact effect of moving row v to part q, without applying it."""
         P, p = self.P, int(self.parts[v])
-        nets = self.rows_idx[self.rows_ptr[v]:self.rows_ptr[v + 1]]
-        pp, which = self._gather(nets)
-        in_p = np.bincount(which, weights=pp == p, minlength=nets.size)
-        in_q = np.bincount(which, weights=pp == q, minlength=nets.size)
-        leaves, joins = in_p == 1, in_q == 0
-        dl = joins.astype(np.int64) - leaves.astype(np.int64)
-        own = nets == v
-        o = self.parts[nets]
+        nets, pp, which, own, o, lam_set, leaves, k_leave, own_leaves = self._row(v)
+        joins = np.bincount(which[pp == q], minlength=nets.size) == 0
+        dl = joins.astype(np.int64) - leaves
         # other nets: their owner stops sending to p / starts sending to q
-        k = [o[~own & leaves] * P + p, o[~own & joins] * P + q]
-        d = [np.full(int((~own & leaves).sum()), -1), np.ones(int((~own & joins).sum()), dtype=np.int64)]
+        k_join = o[~own & joins] * P + q
         # v's own net changes owner: p stops sending row v, q sends it to the parts then in the net
-        lam_set = np.unique(self.parts[self.pins[self.pins_ptr[v]:self.pins_ptr[v + 1]]])
         after = lam_set
-        if leaves[own][0]:
+        if own_leaves:
             after = after[after != p]
-        if joins[own][0]:
-            after = np.union1d(after, [q])
+        if joins[own][0] and not (after == q).any():
+            after = np.sort(np.r_[after, q])
         before_r, after_r = lam_set[lam_set != p], after[after != q]
-        k += [p * P + before_r, q * P + after_r]
-        d += [np.full(before_r.size, -1), np.ones(after_r.size, dtype=np.int64)]
-        keys, dv = np.concatenate(k), np.concatenate(d)
+        keys = np.concatenate((k_leave, k_join, p * P + before_r, q * P + after_r))
+        dv = np.concatenate((np.full(k_leave.size, -1, dtype=np.int64), np.ones(k_join.size, dtype=np.int64),
+                             np.full(before_r.size, -1, dtype=np.int64), np.ones(after_r.size, dtype=np.int64)))
         keys, inv = np.unique(keys, return_inverse=True)
         dv = np.bincount(inv, weights=dv).astype(np.int64)
         nz = dv != 0
@@ -123,7 +142,23 @@ class SendState:
         self.parts[v] = q
         self.W[p] -= self.w[v]
         self.W[q] += self.w[v]
+        self._before.append(self.version)
+        self._versions += 1
+        self.version = self._versions
         return d.dkm1
+
+    def undo(self, v: int, p: int, d: Delta) -> None:
+        """Move v back to p after ``apply(v, q, d)``: the inverse of d, so nothing is recomputed
+        and the state (``version`` included) is as it was."""
+        q = int(self.parts[v])
+        self.lam[d.nets] -= d.dl
+        self.V.ravel()[d.keys] -= d.dv.astype(np.int32)
+        self.S[d.parts] -= d.dS
+        self.M[d.parts] -= d.dM
+        self.parts[v] = p
+        self.W[q] -= self.w[v]
+        self.W[p] += self.w[v]
+        self.version = self._before.pop()
 
 
 def refine_bottleneck(A: sp.csr_matrix, parts: np.ndarray, w: np.ndarray, P: int, bound: float,
@@ -207,7 +242,7 @@ def _try(st: SendState, v: int, q: int, target: int, bound: float, smax: int, mm
                 best = ((total, int(d.dM.sum() + du.dM.sum())), [(v, q), (int(u), p)])
         return best
     finally:
-        st.apply(v, p)  # undo
+        st.undo(v, p, d)
 
 
 def _volume_step(st: SendState, bound: float, budget: int, msg_weight: float, candidates: int = 8,

@@ -182,3 +182,34 @@ def test_refinement_lowers_the_bottleneck_within_bounds():
     W0, W1 = part_weights_loop(start, w, P), part_weights_loop(new, w, P)
     assert all(b <= max(bound, a) for a, b in zip(W0, W1))  # no part rises above the bound
     assert info["max_send_after"] == max(vol1) and info["volume_after"] == sum(vol1)
+
+
+def test_refinement_state_stays_exact_through_moves_and_undos():
+    """The refinement keeps lambda, V, S and M incrementally, caches what a row's moves share per
+    state, and undoes tentative moves by their inverse. After every move, undo and re-move (the
+    order a step takes: try, undo, apply another) the state equals one built afresh from the
+    parts, and S and M equal a loop over columns."""
+    A = powerlaw_graph(300, seed=4)
+    P = 5
+    w = np.diff(A.indptr)
+    rng = np.random.default_rng(7)
+    st = SendState(A, rng.integers(0, P, A.shape[0]), w, P)
+    for _ in range(60):
+        v, q = int(rng.integers(A.shape[0])), int(rng.integers(P))
+        if q == st.parts[v]:
+            continue
+        p = int(st.parts[v])
+        d = st.delta(v, q)
+        st.apply(v, q, d)
+        u = int(rng.integers(A.shape[0]))        # a partner's row, read in the tentative state
+        if st.parts[u] != p:
+            st.delta(u, p)
+        st.undo(v, p, d)
+        if rng.random() < 0.5:                   # the real move, sometimes another row's
+            v, q = u, int((st.parts[u] + 1) % P)
+        st.apply(v, q)
+        fresh = SendState(A, st.parts, w, P)
+        assert (st.lam == fresh.lam).all() and (st.V == fresh.V).all()
+        assert (st.S == fresh.S).all() and (st.M == fresh.M).all() and (st.W == fresh.W).all()
+    vol, msgs = sends_loop(A, st.parts, P)
+    assert st.S.tolist() == vol and st.M.tolist() == msgs
