@@ -178,8 +178,9 @@ def read_manifest(folder: str) -> dict:
     return m
 
 
-def _file(folder: str, m: dict, rel: str, verify: bool, mmap: bool = True) -> np.ndarray:
-    """One member of the set, checked against the manifest (size always; checksum when ``verify``)."""
+def _file(folder: str, m: dict, rel: str, verify: bool, mmap: bool = True, index: bool = False) -> np.ndarray:
+    """One member of the set, checked against the manifest (size always; checksum when ``verify``).
+    Not ``mmap``: read into memory, int64 as uint64 when ``index`` (GraphBLAS's index type)."""
     path = os.path.join(folder, rel)
     want = m["files"].get(rel)
     if want is None:
@@ -192,10 +193,32 @@ def _file(folder: str, m: dict, rel: str, verify: bool, mmap: bool = True) -> np
     if verify and checksum(path) != want["blake2b"]:
         raise ShardError(f"{path}: checksum mismatch (the file changed after dspla shard wrote it)")
     try:
+        if not mmap:
+            return _read_owned(path, index)
         with HEADER_LOCK:   # (see io/npy.py)
-            arr = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+            arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError) as e:
         raise DataFormatError(path, f"not a valid .npy array ({e})") from None
+    return arr
+
+
+def _read_owned(path: str, index: bool = False) -> np.ndarray:
+    """The .npy file read into an array that owns its memory, so that GraphBLAS can take it over
+    as it is (dspla.load_shards). np.load's array is a reshaped view of the buffer it read, which
+    GraphBLAS cannot own: every piece was copied once more, a rank's peak held its share twice.
+    ``index``: int64 read as uint64, the bytes unchanged (GraphBLAS would copy to convert)."""
+    with open(path, "rb") as fh:
+        with HEADER_LOCK:   # (see io/npy.py)
+            version = np.lib.format.read_magic(fh)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, fortran, dtype = read(fh)
+        if dtype.hasobject or fortran:   # never in a set dspla shard wrote
+            raise ValueError("a shard file must be a plain C-order array")
+        arr = np.empty(shape, np.uint64 if index and dtype == np.int64 else dtype)
+        if arr.nbytes > os.path.getsize(path) - fh.tell():
+            raise ValueError(f"the header says shape {shape} {dtype} but fewer bytes follow it")
+        if arr.nbytes and fh.readinto(memoryview(arr.reshape(-1)).cast("B")) != arr.nbytes:
+            raise ValueError("the file ended early")
     return arr
 
 
@@ -211,14 +234,14 @@ def read_rank(folder: str, m: dict, r: int, names=None, verify: bool = True, raw
     """(global row ids, name -> piece) of rank r's files: a sparse piece as scipy CSR (rows x the
     global columns, global column ids), a dense one as an array (memory-mapped). ``raw``: read
     into memory, a sparse piece as its (indptr, indices, data, shape), for a library to take
-    over without a copy (dspla.load_shards)."""
+    over without a copy (dspla.load_shards; indptr and indices as uint64)."""
     d = rank_dir(r)
     rows = np.asarray(_file(folder, m, f"{d}/rows.npy", verify))
     out = {}
     for name in names if names is not None else m["inputs"]:
         info = m["inputs"][name]
         if info["kind"] == "sparse":
-            indptr, indices, data = (_file(folder, m, f"{d}/{name}.{x}.npy", verify, mmap=not raw)
+            indptr, indices, data = (_file(folder, m, f"{d}/{name}.{x}.npy", verify, mmap=not raw, index=x != "data")
                                      for x in ("indptr", "indices", "data"))
             if indptr.shape != (rows.size + 1,) or indices.shape != data.shape or \
                     (indptr.size and indptr[-1] != indices.size):
@@ -253,11 +276,21 @@ def read_rows(folder: str, m: dict, rows: np.ndarray, names=None, raw: bool = Fa
                 take = slice(int(lo[0]), int(hi[-1]))
             else:   # every entry of the rows, without a loop per row
                 take = np.repeat(lo - ptr[:-1], lens) + np.arange(ptr[-1])
-            got = (ptr, np.array(indices[take]), np.array(data[take]), (rows.size, info["shape"][1]))
+            got = (ptr.astype(np.uint64) if raw else ptr, _gather(indices.view(np.uint64) if raw else indices, take),
+                   _gather(data, take), (rows.size, info["shape"][1]))
             out[name] = got if raw else sp.csr_array(got[2::-1], shape=got[3])
         else:
-            out[name] = np.array(_file(folder, m, f"{d}/{name}.npy", False)[rows])
+            out[name] = _gather(_file(folder, m, f"{d}/{name}.npy", False), rows)
     return out
+
+
+def _gather(arr: np.ndarray, take: slice | np.ndarray) -> np.ndarray:
+    """arr[take] (a slice, or indices along axis 0) as a new array that owns its memory, which
+    GraphBLAS takes over as it is (numpy's fancy indexing gives a view of a new buffer, and
+    np.array of it a second copy)."""
+    if isinstance(take, slice):
+        return np.array(arr[take])
+    return np.take(arr, take, axis=0, out=np.empty((len(take),) + arr.shape[1:], arr.dtype))
 
 
 __all__ = ["FORMAT", "VERSION", "ShardError", "ownership", "read_manifest", "read_rank", "read_rows",

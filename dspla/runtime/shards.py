@@ -36,15 +36,16 @@ _Require = Literal["C", "W", "O"]
 def _piece(value: tuple[NDArray[Any], NDArray[Any], NDArray[Any], tuple[int, int]] | NDArray[Any],
            dtype: str) -> gb.Matrix:
     """A GraphBLAS matrix that takes over the arrays read (no copy: a rank's piece is in memory
-    once, not twice, while it loads)."""
+    once, not twice, while it loads). Only arrays that own their memory, with GraphBLAS's types
+    (indices uint64), are taken as they are: io.shards reads them so; anything else is copied."""
     own: list[_Require] = ["C", "W", "O"]   # contiguous, writable, owned: GraphBLAS may take them as they are
     if isinstance(value, tuple):   # CSR: indptr, indices, data, shape
         indptr, indices, data, shape = value
         t = DType.of_numpy(np.dtype(dtype))
         if not data.size:
             return gb.Matrix(t.gb, *shape)
-        return gb.Matrix.ss.import_csr(nrows=shape[0], ncols=shape[1], indptr=np.require(indptr, np.int64, own),
-                                       col_indices=np.require(indices, np.int64, own),
+        return gb.Matrix.ss.import_csr(nrows=shape[0], ncols=shape[1], indptr=np.require(indptr, np.uint64, own),
+                                       col_indices=np.require(indices, np.uint64, own),
                                        values=np.require(data, t.np, own), take_ownership=True, sorted_cols=False)
     arr = np.require(value, requirements=own)
     if not arr.size:
