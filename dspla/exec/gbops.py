@@ -136,8 +136,14 @@ def is_full(M) -> bool:
 
 def identity_full(nrows: int, ncols: int, m: Monoid, dtype: DType, into=None):
     """A full matrix holding the monoid's identity: ``into`` refilled when it fits (a free matrix,
-    exec/recycle.py), else new (zeros come from calloc: nearly free)."""
+    exec/recycle.py), else new (zeros come from calloc: nearly free).
+
+    Built-in min and max over floats start at NaN, not at ±inf: SuiteSparse's min and max ignore
+    a NaN, so NaN is as neutral as the identity for every other value, and an entry whose terms
+    are all NaN stays NaN (as GraphBLAS's own product gives) instead of becoming ±inf."""
     ident = m.identity(dtype)
+    if m.builtin and m.name in ("min", "max") and dtype.is_float:
+        ident = np.nan
     C = recycle.refill(into, nrows, ncols, ident, dtype)
     if C is not None:
         return C

@@ -8,6 +8,7 @@ in Python or in a .dspla file compares equal.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,7 +71,7 @@ class Node:
             a, b = stack.pop()
             if a is b or (id(a), id(b)) in seen:
                 continue
-            if (a._hash != b._hash or a.op is not b.op or a.attrs != b.attrs or a.type != b.type
+            if (a._hash != b._hash or a.op is not b.op or not _same_attrs(a.attrs, b.attrs) or a.type != b.type
                     or len(a.args) != len(b.args)):
                 return False
             seen.add((id(a), id(b)))
@@ -105,6 +106,13 @@ class Node:
     def __repr__(self) -> str:
         args = ", ".join(a.label for a in self.args)
         return f"<{self.op_text()}({args}) : {self.type}>"
+
+
+def _same_attrs(a: Attrs, b: Attrs) -> bool:
+    """Equal attributes, a float's sign included: 0.0 == -0.0 in Python, but X / 0.0 and
+    X / -0.0 are different values (+inf and -inf), so they must not become one node."""
+    return a == b and all(not isinstance(x, float) or math.copysign(1.0, x) == math.copysign(1.0, y)
+                          for (_, x), (_, y) in zip(a, b))
 
 
 def _is_program(v) -> bool:

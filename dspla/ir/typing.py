@@ -60,6 +60,7 @@ def _where(op, args, attrs) -> _Where:
 
 
 def _dims_differ(where, what, a: Node, b: Node, da, db, span):
+    da, db = (f"[{', '.join(map(str, d))}]" if isinstance(d, tuple) else d for d in (da, db))   # shapes as written
     raise DimensionMismatch(f"{where}: {what}: {a.label} is {a.type} and {b.label} is {b.type} ({da} != {db})",
                             span)
 

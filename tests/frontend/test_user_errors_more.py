@@ -212,3 +212,12 @@ def test_an_unknown_dsl_name_says_where_the_script_wrote_it(what, call, kind):
     assert e.message.startswith(f"unknown {kind}; valid ")
     assert e.span is not None and e.span.file == __file__ and e.span.line == line
     assert str(e).startswith(f"{e.span}: unknown {kind}")
+
+
+def test_a_shape_mismatch_names_the_shapes_as_written():
+    """Whole shapes were printed as Python tuples: (('n', 3) != ('n', 'n'))."""
+    Y, A = dp.dense("Y", ("n", 3)), dp.sparse("A", ("n", "n"))
+    for make in (lambda: dp.update(Y, A), lambda: dp.mask(Y, A)):
+        with pytest.raises(DimensionMismatch, match=r"Y is dense\[n, 3\] float64 and A is sparse\[n, n\] float64 "
+                                                    r"\(\[n, 3\] != \[n, n\]\)"):
+            make()

@@ -31,6 +31,16 @@ def test_cse_shares_repeated_subexpressions():
     assert q == p  # same computation
 
 
+def test_cse_keeps_a_scalars_sign():
+    """0.0 == -0.0 in Python, but X / 0.0 is +inf where X / -0.0 is -inf: CSE merged the two."""
+    import numpy as np
+    X = dp.dense("X", ("n", 1))
+    assert (X / 0.0).node != (X / -0.0).node
+    out = dp.function(outputs={"a": X / 0.0, "b": X / -0.0})(X=np.array([[2.0], [-1.0]]))
+    assert out["a"].to_numpy()[:, 0].tolist() == [np.inf, -np.inf]
+    assert out["b"].to_numpy()[:, 0].tolist() == [-np.inf, np.inf]
+
+
 def test_simplify_removes_double_transpose_and_noop_cast():
     A = dp.sparse("A", ("n", "m"))
     p = simplify(Program((("y", dp.cast(A.T.T, "float64").node),)))

@@ -76,6 +76,29 @@ def test_edge_partitions(plan):
         assert stats["words_sent_total"] == 0
 
 
+@pytest.mark.parametrize("plan,P", [(plan, P) for plan in PLANS for P in (1, 2, 4) if _valid(plan, P)])
+def test_min_max_products_ignore_nan_as_graphblas_does(plan, P):
+    """SuiteSparse's min and max ignore a NaN, and an entry whose terms are all NaN is NaN. A
+    full output started at the identity gave +-inf there, and partial results combined across
+    processes by np.minimum spread a NaN to entries with other terms."""
+    import graphblas as gb
+    rng = np.random.default_rng(5)
+    A, _ = _data(16, 3, 0.3, 5, "min_plus")
+    X = rng.integers(0, 3, (16, 3)).astype(float)   # X / X: NaN where X is 0
+    Ae, Xe = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", 3))
+    srs = ("min_plus", "max_times", "min_second")
+    f = dp.function(outputs={sr: dp.mxm(Ae, Xe / Xe, sr) for sr in srs})
+    got = f(A=A, X=X) if P == 1 else run_dist(f, {"A": A, "X": X}, P, plan=plan, partition="random", seed=2,
+                                               **PLAN_OPTIONS.get(plan, {}))[0]
+    Ag = gb.Matrix.from_coo(*sp.coo_array(A).coords, A.tocoo().data, nrows=16, ncols=16)
+    with np.errstate(invalid="ignore"):
+        Yg = gb.Matrix.from_dense(X / X)
+    for sr in srs:
+        want = Ag.mxm(Yg, getattr(gb.semiring, sr)).new()
+        # (no value is -7.5: the fill compares presence too)
+        assert np.array_equal(got[sr].to_numpy(fill=-7.5), want.to_dense(fill_value=-7.5), equal_nan=True), sr
+
+
 def test_p2p1d_traffic_equals_analysis():
     from dspla.analysis import comm_stats
     f = _program("plus_times")

@@ -32,11 +32,14 @@ def _mpi() -> ModuleType:
 _USER_OPS: dict[str, Op] = {}
 
 
-def _op(reduction: Reduction) -> Op:
+def _op(reduction: Reduction, dtype: np.dtype | None = None) -> Op:
     """MPI's built-in reduction, or for a user monoid an MPI user op made once from its function:
-    MPI hands it whole buffers, which one compiled ufunc call combines (no Python per element)."""
+    MPI hands it whole buffers, which one compiled ufunc call combines (no Python per element).
+    Min and max over floats are user ops too (np.fmin, np.fmax): MPI_MIN's answer with a NaN
+    depends on the order, where SuiteSparse's min and max ignore a NaN."""
     MPI = _mpi()
-    if reduction.func is None:
+    nan_aware = reduction.name in ("min", "max") and dtype is not None and dtype.kind == "f"
+    if reduction.func is None and not nan_aware:
         return getattr(MPI, reduction.name.upper())
     op = _USER_OPS.get(reduction.name)
     if op is None:
@@ -93,7 +96,7 @@ class MPIComm:
         return self.comm.Ibcast(buf, root)
 
     def allreduce_buf(self, sendbuf: NDArray[Any], recvbuf: NDArray[Any], reduction: Reduction) -> None:
-        self.comm.Allreduce(sendbuf, recvbuf, _op(reduction))
+        self.comm.Allreduce(sendbuf, recvbuf, _op(reduction, sendbuf.dtype))
 
     def alltoallv(self, sendbuf: NDArray[Any], sendcounts: ArrayLike, recvbuf: NDArray[Any],
                   recvcounts: ArrayLike) -> None:
