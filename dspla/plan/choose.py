@@ -5,6 +5,7 @@ and window numbers local to a candidate are renumbered into the program's."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 
 from ..costmodel import RankView, count_rank, load, predict
 from ..errors import PlanError
@@ -35,31 +36,75 @@ def cost(ctx, counts: list | None = None) -> tuple[list, dict]:
     return counts, cand
 
 
+def _record(ctx, counts: list | None, opt, P: int) -> tuple[list, dict]:
+    """cost(ctx, counts), the candidate marked skipped when it needs more memory than the cap."""
+    counts, cand = cost(ctx, counts)
+    cap = memory_cap(opt, P)
+    if cand["memory_bytes"] > cap:
+        cand["skipped"] = f"needs {cand['memory_bytes'] / 2**20:.0f} MiB per process, over the cap " \
+                          f"of {cap / 2**20:.0f} MiB"
+    return counts, cand
+
+
+def _select(records: list) -> tuple | None:
+    """(ctx, record, over the cap) of the chosen among (ctx, record) pairs in candidate order: the
+    lowest predicted time that fits, else the smallest; None when none can run. The one rule for
+    pick and for keep_leader, so the candidate SPMD planning keeps is the one picked."""
+    best = None
+    for ctx, cand in records:
+        if "skipped" not in cand and (best is None or cand["predicted_s"] < best[1]["predicted_s"]):
+            best = (ctx, cand)
+    if best is not None:
+        return best + (False,)
+    fits = [(ctx, cand) for ctx, cand in records if "predicted_s" in cand]
+    return min(fits, key=lambda t: t[1]["memory_bytes"]) + (True,) if fits else None
+
+
+def gather(ctx) -> None:
+    """SPMD planning: every rank's counts of a candidate just lowered (one small allgather; every
+    rank lowers the same candidates in the same order)."""
+    pl = ctx.product.pl
+    mine = count(ctx, pl.me)
+    ctx.every = pl.comm.allgather(mine) if pl.P > 1 else [mine]
+
+
+def keep_leader(candidates: list, opt, P: int) -> None:
+    """SPMD planning: drop the program and pieces of every lowered candidate but the one the
+    choice would keep so far. Each candidate holds its own copy of the rank's rows of A (blocks,
+    stripes, stacks): holding all six at once put a rank's planning peak above one process's for
+    the whole graph. The counts stay (choice and explain need only them), and the kept candidate
+    is the one lowered, never lowered again."""
+    lowered = [c for c in candidates if not c.reason and c.every is not None]
+    best = _select([(c, _record(c, c.every, opt, P)[1]) for c in lowered])
+    freed = False
+    for c in lowered:
+        if (best is None or c is not best[0]) and c.progs is not None:
+            c.progs = c.consts = None
+            freed = True
+    if freed:
+        gc.collect()   # (a python-graphblas Matrix sits in a reference cycle: only the collector frees it)
+
+
 def pick(info, candidates, opt, P: int, counted: dict | None = None):
     """Cost the candidates of one product, record them on ``info``; return the chosen one.
     ``counted``: plan name -> every rank's counts (SPMD planning gathers them)."""
-    cap = memory_cap(opt, P)
-    best = None
+    records = []
     for ctx in candidates:
         if ctx.reason:
             info.candidates.append({"plan": ctx.name, "skipped": ctx.reason})
             continue
-        info.counts[ctx.name], cand = cost(ctx, (counted or {}).get(ctx.name))
-        if cand["memory_bytes"] > cap:
-            cand["skipped"] = f"needs {cand['memory_bytes'] / 2**20:.0f} MiB per process, over the cap " \
-                              f"of {cap / 2**20:.0f} MiB"
+        info.counts[ctx.name], cand = _record(ctx, (counted or {}).get(ctx.name), opt, P)
         info.candidates.append(cand)
-        if "skipped" not in cand and (best is None or cand["predicted_s"] < best[1]["predicted_s"]):
-            best = (ctx, cand)
-    if best is None:  # nothing fits: the named plan anyway, or the smallest
-        fits = [c for c in info.candidates if "predicted_s" in c]
-        if not fits:
-            raise PlanError(f"no plan can run {info.expr}: " + "; ".join(f"{c['plan']}: {c.get('skipped')}"
-                                                                          for c in info.candidates))
-        name = min(fits, key=lambda c: c["memory_bytes"])["plan"]
-        best = (next(c for c in candidates if c.name == name), next(c for c in fits if c["plan"] == name))
-        info.notes.append(f"every plan exceeds the memory cap; using the smallest, {name}")
-    ctx, cand = best
+        records.append((ctx, cand))
+    best = _select(records)
+    if best is None:
+        raise PlanError(f"no plan can run {info.expr}: " + "; ".join(f"{c['plan']}: {c.get('skipped')}"
+                                                                      for c in info.candidates))
+    ctx, cand, over = best
+    if over:  # nothing fits: the named plan anyway, or the smallest
+        info.notes.append(f"every plan exceeds the memory cap; using the smallest, {ctx.name}")
+    if ctx.progs is None:
+        raise PlanError(f"internal: plan {ctx.name} for {info.expr} was chosen after SPMD planning dropped it")
     info.plan = cand["plan"]
     info.predicted = {k: cand[k] for k in ("predicted_s", "words_max", "messages_max") if k in cand}
     info.predicted.update(ctx.info.predicted)
@@ -86,12 +131,14 @@ def _renumber(instr, groups: int, windows: int):
 
 
 def gathered_counts(pl) -> list:
-    """SPMD planning: per product, plan name -> every rank's counts, from one allgather of each
-    rank's counts of its own candidates (small: a few numbers per candidate), so every rank
-    feeds the cost model the same inputs and makes the same choice."""
-    mine = [{c.name: count(c, pl.me) for c in cands if not c.reason} for cands in pl.candidates]
+    """SPMD planning: per product, plan name -> every rank's counts: those gathered as each
+    candidate was lowered (gather), the rest from one allgather of each rank's counts of its own
+    candidates (small: a few numbers per candidate), so every rank feeds the cost model the same
+    inputs and makes the same choice."""
+    mine = [{c.name: count(c, pl.me) for c in cands if not c.reason and c.every is None} for cands in pl.candidates]
     every = pl.comm.allgather(mine) if pl.P > 1 else [mine]
-    return [{name: [per[i][name] for per in every] for name in mine[i]} for i in range(len(mine))]
+    return [{c.name: c.every if c.every is not None else [per[i][c.name] for per in every]
+             for c in cands if not c.reason} for i, cands in enumerate(pl.candidates)]
 
 
 def choose(pl, partition_info: dict) -> DistPlan:

@@ -290,6 +290,8 @@ class Lowering:
             lines.append(f"  product {info.index}: {info.expr}")
             for c in cands:
                 lines.append(f"    candidate {c.name}: " + (f"skipped ({c.reason})" if c.reason else
+                                                           "dropped (SPMD: counted, not the leader)"
+                                                           if c.progs is None else
                                                            f"{sum(len(p) for p in c.progs)} instructions"))
         for r in range(min(self.P, 2)):
             lines.append(f"  rank {r}:")

@@ -18,7 +18,7 @@ from ..exec import gbops
 from ..exec.buffers import csr_piece
 from ..ir import Node
 from ..ir.types import Kind
-from . import spmd
+from . import choose, spmd
 from .distplan import ProductInfo
 from .ir import CastTo, Choice
 from .layout import canonical
@@ -132,6 +132,7 @@ class ProductContext:
         self.windows: list = []
         self.info = _Scratch()
         self.reason: str | None = None
+        self.every: list | None = None   # SPMD: every rank's counts, gathered once lowered (choose.gather)
 
     def __getattr__(self, name):   # the product's attributes: A, rows, cols, K, b, semiring, ...
         return getattr(self.__dict__["product"], name)
@@ -217,6 +218,9 @@ def lower_product(pl, n: Node):
                 names.append(fallback)
             continue
         (spec.spmd if spmd else spec.lower)(ctx)
+        if spmd:   # counted now, and only the leader so far keeps its pieces
+            choose.gather(ctx)
+            choose.keep_leader(candidates, pl.opt, pl.P)
     info.loop = pl.in_loop
     pl.products.append(info)
     pl.candidates.append(candidates)

@@ -380,3 +380,25 @@ def test_derived_value_on_a_dim_the_shards_do_not_partition():
     same(got["T"], oracle_plus_times(sp.csr_array(X.T), Y))
     for k in ("T", "U"):
         same(got[k], ref[k])
+
+
+def test_the_leader_kept_while_lowering_is_the_candidate_picked():
+    """SPMD planning keeps only the leader so far of a product's candidates as it lowers them
+    (choose.keep_leader) and drops the rest's pieces; the leader rule is pick's own (_select), so
+    the candidate picked at the end is never one dropped. Random records: costs with ties,
+    candidates over the memory cap, and all over the cap (the smallest is taken)."""
+    from dspla.plan.choose import _select
+    rng = np.random.default_rng(3)
+    for _ in range(2000):
+        recs = []
+        for i in range(int(rng.integers(1, 7))):
+            cand = {"plan": f"p{i}", "predicted_s": float(rng.integers(0, 4)), "memory_bytes": int(rng.integers(0, 4))}
+            if rng.random() < 0.4:
+                cand["skipped"] = "over the cap"
+            recs.append((object(), cand))
+        kept = None   # the leader of the candidates lowered so far: the only one still holding pieces
+        for k in range(len(recs)):
+            leader = _select(recs[:k + 1])[0]
+            assert leader is kept or leader is recs[k][0]   # never one dropped before
+            kept = leader
+        assert kept is _select(recs)[0]
