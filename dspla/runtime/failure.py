@@ -40,11 +40,31 @@ def is_quiet(exc: BaseException) -> bool:
 def describe(exc: BaseException) -> str:
     if isinstance(exc, DsplaError):
         return str(exc)
+    if type(exc).__module__ == "mpi4py.MPI":
+        return mpi_error(str(exc))
     if isinstance(exc, MemoryError):
         return "out of memory" + (f" ({exc})" if str(exc) else "")
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
     return f"{type(exc).__name__}: {exc}"
+
+
+# what MPICH says, at the bottom of its error stack, when the peer of a transfer is gone
+_PEER_GONE = ("(errno 3)", "process_vm_readv", "Connection reset", "Broken pipe", "Connection refused",
+              "EOF on", "terminated")
+
+
+def mpi_error(text: str) -> str:
+    """One line for an MPI error: MPICH's message is a stack of one line per internal function,
+    whose first line names the error class and whose last the cause. When the cause is a peer
+    that is gone (a rank killed or crashed), say so first."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    head = lines[0].removesuffix(", error stack:").rstrip(":") if lines else "MPI error"
+    cause = lines[-1].split(":", 1)[-1].strip().rstrip(".") if len(lines) > 1 else ""
+    detail = head + (f": {cause}" if cause else "")
+    if any(s in text for s in _PEER_GONE):
+        return f"communication with another rank failed: that rank has ended (killed or crashed?) ({detail})"
+    return f"MPI error ({detail})"
 
 
 def _status(fn):
@@ -135,5 +155,5 @@ def launched_by_dspla() -> bool:
 
 
 __all__ = ["GRACE", "STDOUT_CLOSED", "PeerError", "agree", "describe", "fail", "is_quiet", "launched_by_dspla",
-           "message",
+           "message", "mpi_error",
            "on_root"]

@@ -137,3 +137,32 @@ def test_worker_processes_do_not_inherit_the_job(monkeypatch):
     assert env["MY_SETTING"] == "kept" and env["PYTHONSAFEPATH"] == "1"
     assert not [k for k in env if k.startswith(("PMI", "OMPI", "PMIX", "HYDRA", "SLURM", "DSPLA_LAUNCH",
                                                 "DSPLA_EXPECT", "MPI_LOCAL"))]
+
+
+# MPICH's error stack when the peer of a transfer was killed mid-run (a helper's trial, P = 2,
+# SIGKILL to one rank): the surviving rank printed these six lines as its one message
+KILLED_PEER = """Other MPI error, error stack:
+internal_Waitany(120)..: MPI_Waitany(count=3, array_of_requests=0x7f199aa62bb0, indx=0x7ffc64941a1c, status=0x1) failed
+MPIR_Waitany(1066).....:
+MPIDI_IPC_rndv_cb(176).:
+MPIDI_CMA_copy_data(68):
+copy_iovs(224).........: process_vm_readv failed (errno 3)"""
+
+
+def test_an_mpi_error_stack_is_one_line_that_says_a_peer_is_gone():
+    from dspla.runtime.failure import mpi_error
+    said = mpi_error(KILLED_PEER)
+    assert "\n" not in said
+    assert said == ("communication with another rank failed: that rank has ended (killed or crashed?) "
+                    "(Other MPI error: process_vm_readv failed (errno 3))")
+    assert mpi_error("Message truncated, error stack:\nMPIR_Wait(40): message truncated") == \
+        "MPI error (Message truncated: message truncated)"
+    assert mpi_error("Invalid rank") == "MPI error (Invalid rank)"
+
+
+def test_describe_gives_mpi4py_exceptions_one_line():
+    from mpi4py import MPI
+
+    from dspla.runtime.failure import describe
+    said = describe(MPI.Exception(MPI.ERR_OTHER))
+    assert said.startswith("MPI error (") and "\n" not in said
