@@ -21,7 +21,7 @@ from .ir import Op, Program, verify
 from .passes import chain_order, cse, simplify
 from .plan import facts as facts_mod
 from .plan import partitioning, spmd, static
-from .plan.choose import choose
+from .plan.choose import choose, lowered
 from .plan.explain import as_text
 from .plan.fuse import fuse
 from .plan.lower import lower
@@ -133,7 +133,7 @@ def _facts(c: Compilation) -> Compilation:
 
 def _lower(c: Compilation) -> Compilation:
     return replace(c, lowering=lower(c.program, c.static, c.dims, c.facts, c.sizes, c.P, c.options, c.given,
-                                     c.comm))
+                                     c.comm, on_lowered=lowered))
 
 
 def _choose(c: Compilation) -> Compilation:

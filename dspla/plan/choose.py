@@ -85,6 +85,13 @@ def keep_leader(candidates: list, opt, P: int) -> None:
         gc.collect()   # (a python-graphblas Matrix sits in a reference cycle: only the collector frees it)
 
 
+def lowered(ctx, candidates: list) -> None:
+    """SPMD planning, as each candidate is lowered (lowering calls it; compile hands it in, since
+    lowering may not import choice): gather its counts, keep only the leader's pieces."""
+    gather(ctx)
+    keep_leader(candidates, ctx.opt, ctx.P)
+
+
 def pick(info, candidates, opt, P: int, counted: dict | None = None):
     """Cost the candidates of one product, record them on ``info``; return the chosen one.
     ``counted``: plan name -> every rank's counts (SPMD planning gathers them)."""

@@ -61,9 +61,12 @@ class Lowering:
     slots of every value, and the products with their candidates."""
 
     def __init__(self, program: Program, static: Static, dims: dict, facts: dict, sizes: dict, P: int,
-                 options: Options, given: dict | None = None, comm=None):
+                 options: Options, given: dict | None = None, comm=None, on_lowered=None):
         # SPMD planning (plan/spmd.py): this rank's program only, its static values its pieces
         self.comm = comm
+        # SPMD: called with (candidate, the product's candidates so far) as each is lowered; plan
+        # choice's (choose.lowered: count it, keep only the leader's pieces), handed in by compile
+        self.on_lowered = on_lowered
         self.me = comm.rank if comm is not None else None
         self.ranks = range(P) if comm is None else (comm.rank,)
         self.program, self.static_ids, self.static = program, static.ids, static.values
@@ -621,5 +624,5 @@ def _send_lists(src, dst, r: int) -> tuple:
 
 
 def lower(program: Program, static: Static, dims: dict, facts: dict[int, Facts], sizes: dict, P: int,
-          options: Options, given: dict | None = None, comm=None) -> Lowering:
-    return Lowering(program, static, dims, facts, sizes, P, options, given, comm).run()
+          options: Options, given: dict | None = None, comm=None, on_lowered=None) -> Lowering:
+    return Lowering(program, static, dims, facts, sizes, P, options, given, comm, on_lowered).run()

@@ -18,7 +18,7 @@ from ..exec import gbops
 from ..exec.buffers import csr_piece
 from ..ir import Node
 from ..ir.types import Kind
-from . import choose, spmd
+from . import spmd
 from .distplan import ProductInfo
 from .ir import CastTo, Choice
 from .layout import canonical
@@ -218,9 +218,8 @@ def lower_product(pl, n: Node):
                 names.append(fallback)
             continue
         (spec.spmd if spmd else spec.lower)(ctx)
-        if spmd:   # counted now, and only the leader so far keeps its pieces
-            choose.gather(ctx)
-            choose.keep_leader(candidates, pl.opt, pl.P)
+        if spmd and pl.on_lowered is not None:   # counted now; only the leader so far keeps its pieces
+            pl.on_lowered(ctx, candidates)
     info.loop = pl.in_loop
     pl.products.append(info)
     pl.candidates.append(candidates)
