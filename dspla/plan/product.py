@@ -89,11 +89,24 @@ class Product:
             return self.A[I]
         assert r == self.me, "an SPMD plan lowers its own rank only"
         grow, gcol, vals = spmd.route(self.comm, self.A, self.rows.owned[r], dest(r))
-        where = np.full(self.rows.size, -1, dtype=np.int64)
+        where = np.full(self.rows.size, -1, dtype=np.int32 if I.size < np.iinfo(np.int32).max else np.int64)
         where[I] = np.arange(I.size)
-        if (where[grow] < 0).any():
+        local = where[grow]   # each entry's row in I
+        del grow, where
+        if local.size and local.min() < 0:
             raise AssertionError("an entry was routed to a rank that does not hold its row")
-        out = sp.csr_array((vals, (where[grow], gcol)), shape=(I.size, self.A.shape[1]))
+        shape = (I.size, self.A.shape[1])
+        if local.size < 2 or bool((local[1:] >= local[:-1]).all()):
+            # the entries arrive in I's row order (the sources' rows in rank order, as I lists
+            # them): CSR straight from the received arrays, no COO round trip
+            indptr = np.zeros(I.size + 1, dtype=np.int64)
+            np.cumsum(np.bincount(local, minlength=I.size), out=indptr[1:])
+            del local
+            out = sp.csr_array((vals, gcol, indptr), shape=shape)
+        else:
+            out = sp.csr_array((vals, (local, gcol)), shape=shape)
+            del local
+        del vals, gcol
         out.sum_duplicates()   # canonical: columns sorted in every row, as A[I] is
         return out
 
@@ -180,6 +193,20 @@ class ProductContext:
 
     def gb(self, csr):
         return csr_piece(csr, self.compute)
+
+    def gb_owned(self, indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, shape: tuple):
+        """The piece ``gb`` makes of the CSR (indptr, indices, values) — the same iso test, its
+        columns marked unsorted as a fresh scipy CSR's are — handing the arrays to GraphBLAS
+        instead of copying them: the caller owns them and drops them (uint64 indices, values of
+        the compute dtype are taken as they are; others are converted once)."""
+        if values.size == 0:
+            return gb.Matrix(self.compute.gb, *shape)
+        is_iso = bool((values[[0]] == values).all())
+        if is_iso:
+            values = values[[0]]
+        M = gb.Matrix.ss.import_csr(nrows=shape[0], ncols=shape[1], indptr=indptr, col_indices=indices,
+                                    values=values, is_iso=is_iso, sorted_cols=False, take_ownership=True)
+        return M if M.dtype == gb.dtypes.lookup_dtype(self.compute.gb) else M.dup(dtype=self.compute.gb)
 
     def group_sizes(self, r: int) -> tuple:
         sizes = [self.P]

@@ -150,22 +150,41 @@ def exchange(comm, want: dict) -> dict:
     return {q: got[bounds[q]:bounds[q + 1]] for q in range(P) if theirs[q]}
 
 
+def gathered(src: np.ndarray, order: np.ndarray, dtype) -> np.ndarray:
+    """src[order] as ``dtype``, gathered in chunks (no full-size temporary of src's dtype)."""
+    out = np.empty(order.size, dtype=dtype)
+    step = 1 << 22
+    for lo in range(0, order.size, step):
+        out[lo:lo + step] = src[order[lo:lo + step]]
+    return out
+
+
 def route(comm, A_r, ids: np.ndarray, dest: np.ndarray) -> tuple:
     """Every entry of this rank's rows (CSR ``A_r``: global row ids ``ids``, global columns) to
     the rank ``dest[column]``: one Alltoall of counts, one Alltoallv per array. Returns the
-    entries received (global rows, global columns, values), sources in rank order."""
+    entries received (global rows, global columns, values), sources in rank order, each
+    source's in its row order. Row and column ids travel as int32 when they fit (one array at a
+    time, each freed once sent: a rank's peak is its rows plus what it receives)."""
     P = comm.size
-    row = np.repeat(ids.astype(np.int64), np.diff(A_r.indptr))
-    col = A_r.indices.astype(np.int64)
-    to = dest[col]
-    order = np.argsort(to, kind="stable")
+    small = max(int(ids.max(initial=0)) + 1, A_r.shape[1]) < np.iinfo(np.int32).max
+    idt = np.int32 if small else np.int64
+    to = dest.astype(np.uint16 if P < (1 << 16) else np.int64)[A_r.indices]
+    order = np.argsort(to, kind="stable")   # 16-bit keys: numpy's radix sort
     counts = np.bincount(to, minlength=P).astype(np.int64)
+    del to
     theirs = np.zeros(P, dtype=np.int64)
     comm.alltoallv(counts, np.ones(P, dtype=np.int64), theirs, np.ones(P, dtype=np.int64))
     out = []
-    for x in (row, col, A_r.data):
+    for which in ("row", "col", "data"):
+        if which == "row":   # each entry's row id
+            src = np.repeat(ids.astype(idt, copy=False), np.diff(A_r.indptr))
+        else:
+            src = A_r.indices if which == "col" else A_r.data
+        x = gathered(src, order, idt if which != "data" else src.dtype)
+        del src
         got = np.empty(int(theirs.sum()), dtype=x.dtype)
-        comm.alltoallv(np.ascontiguousarray(x[order]), counts, got, theirs)
+        comm.alltoallv(x, counts, got, theirs)
+        del x
         out.append(got)
     return tuple(out)
 

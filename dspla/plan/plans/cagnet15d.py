@@ -34,6 +34,20 @@ def chunks(nblocks: int, c: int) -> list:
     return out
 
 
+def whole_block(ctx, A, cols_k: np.ndarray):
+    """The piece of ``A[:, cols_k]`` when every entry of A lies in those columns (the rows routed
+    to a rank whose chunk is one block column), else None. Its columns are renumbered by one
+    gather straight into GraphBLAS's index type, in the entries' order (as scipy's column gather
+    leaves them), and A's values are handed over, not copied: A is consumed."""
+    index = np.full(A.shape[1], np.iinfo(np.uint64).max, dtype=np.uint64)
+    index[cols_k] = np.arange(cols_k.size, dtype=np.uint64)
+    indices = index[A.indices]
+    del index
+    if indices.size and indices.max() >= cols_k.size:
+        return None
+    return ctx.gb_owned(A.indptr.astype(np.uint64), indices, A.data, (A.shape[0], int(cols_k.size)))
+
+
 def _check(ctx):
     if ctx.masked:
         return "15d does not run masked products (its partial sums cover other processes' rows)"
@@ -67,7 +81,11 @@ def lower(ctx):
         I = np.concatenate([rows.owned[m] for m in members])   # block row i, in member order
         lo = int(rows.counts[i * c:r].sum())
         mine = np.arange(lo, lo + int(rows.counts[r]))
-        blocks = split_by_owner(ctx.block_rows(r, I, dest), [(k, blk_cols[k]) for k in chunk[j]])
+        A_I = ctx.block_rows(r, I, dest)
+        # one block column (and SPMD routing sent this rank only its entries): no column split
+        whole = whole_block(ctx, A_I, blk_cols[chunk[j][0]]) if len(chunk[j]) == 1 else None
+        blocks = {} if whole is not None else split_by_owner(A_I, [(k, blk_cols[k]) for k in chunk[j]])
+        del A_I
         prog = []
         Hi = ctx.slot()
         prog.append(AllgatherRows(Hi, ctx.b, cols.counts[i * c:(i + 1) * c], K, dtype, presence=presence, group=prow,
@@ -81,7 +99,8 @@ def lower(ctx):
             Hk = ctx.slot()
             prog.append(Bcast(Hk, Hi if k == i else None, k, int(blk_rows[k]), K, dtype, presence=presence,
                               group=pcol, product=ctx.index))
-            prog.append(MxM(Z, ctx.const(r, ctx.gb(blocks[k])), Hk, ctx.semiring, accumulate=in_place or t > 0,
+            piece = whole if k not in blocks else ctx.gb(blocks.pop(k))
+            prog.append(MxM(Z, ctx.const(r, piece), Hk, ctx.semiring, accumulate=in_place or t > 0,
                             product=ctx.index))
             prog.append(Free((Hk,)))
         prog.append(Free((Hi,)))

@@ -72,24 +72,42 @@ class Stripes:
     n: np.ndarray
 
 
-def stripes_of(A_r: sp.csr_array, r: int, cols, W: int) -> tuple[Stripes, np.ndarray]:
-    """Stripe statistics of rank r's rows (vectorised) and each entry's global stripe id (-1 local)."""
-    coo = A_r.tocoo()
-    owner = cols.parts[coo.col]
+def column_stripes(cols, r: int, W: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's global stripe id (-1: the columns rank r owns) and the first stripe id of
+    each owner. Per column, not per entry: an entry's stripe is its column's."""
     nstripes = -(-cols.counts // W)                        # per owner
     base = np.r_[0, np.cumsum(nstripes)]
-    sid = base[owner] + cols.pos[coo.col] // W
-    sid[owner == r] = -1
-    nl = sid >= 0
-    ids, n = np.unique(sid[nl], return_counts=True)
-    # distinct (stripe, column) pairs as one int64 key each: np.unique(axis=1) sorted 40x slower
-    key = np.unique(sid[nl] * np.int64(max(1, A_r.shape[1])) + coo.col[nl])
-    pair_sid = key // np.int64(max(1, A_r.shape[1]))
-    l = np.bincount(np.searchsorted(ids, pair_sid), minlength=ids.size) if ids.size else np.zeros(0, np.int64)
+    dt = np.int32 if base[-1] < np.iinfo(np.int32).max else np.int64
+    csid = (cols.pos // W).astype(dt)
+    csid += base[cols.parts].astype(dt)
+    csid[cols.parts == r] = -1
+    return csid, base
+
+
+def column_stats(A_r: sp.csr_array, r: int, cols, W: int) -> tuple[Stripes, np.ndarray, np.ndarray]:
+    """Stripe statistics of rank r's rows, each column's stripe id (column_stripes) and whether
+    r's rows touch it. From per-column counts: l (distinct columns) and n (entries) of a stripe
+    are sums over its columns, so no per-entry array is built."""
+    csid, base = column_stripes(cols, r, W)
+    colcount = np.bincount(A_r.indices, minlength=A_r.shape[1])   # entries per column
+    touched = colcount > 0
+    far = touched & (csid >= 0)
+    total = int(base[-1])
+    l_all = np.bincount(csid[far], minlength=total)
+    ids = np.flatnonzero(l_all)                             # the stripes r's rows touch, ascending
+    # (float weights: exact, the counts are far below 2^53)
+    n = np.bincount(csid[far], weights=colcount[far], minlength=total)[ids].astype(np.int64)
+    l = l_all[ids].astype(np.int64)
     own = np.searchsorted(base, ids, side="right") - 1
     idx = ids - base[own]
     width = np.minimum(W, cols.counts[own] - idx * W)
-    return Stripes(own, idx, width, l, n), sid
+    return Stripes(own, idx, width, l, n), csid, touched
+
+
+def stripes_of(A_r: sp.csr_array, r: int, cols, W: int) -> tuple[Stripes, np.ndarray]:
+    """Stripe statistics of rank r's rows (vectorised) and each entry's global stripe id (-1 local)."""
+    st, csid, _ = column_stats(A_r, r, cols, W)
+    return st, csid[A_r.indices].astype(np.int64)
 
 
 def apply_memory_cap(st: Stripes, is_async: np.ndarray, K: int, itemsize: int, base_bytes: float, cap: float):
@@ -135,14 +153,19 @@ def lower(ctx):
     per_rank = {}
     for r in ctx.ranks:
         A_r = ctx.rows_of(r)
-        st, sid = stripes_of(A_r, r, cols, W)
+        st, csid, touched = column_stats(A_r, r, cols, W)
         is_async = classify(st.l, st.n, K, W, coef)
         own_bytes = (3 * cols.counts[r] + rows.counts[r]) * K * itemsize  # B, the window (x2), C
         is_async, m = apply_memory_cap(st, is_async, K, itemsize, own_bytes, cap)
         gids = base[st.owner] + st.index
-        per_rank[r] = (A_r, st, sid, gids, is_async, m)
-    summary = ctx.per_rank(lambda r: (per_rank[r][3][~per_rank[r][4]], int(per_rank[r][4].sum()),
-                                      int((~per_rank[r][4]).sum()), per_rank[r][5]))
+        # the columns of r's rows in async stripes (per column: an entry's stripe is its column's)
+        async_ids = np.zeros(total, dtype=bool)
+        async_ids[gids[is_async]] = True
+        async_col = (csid >= 0) & async_ids[np.maximum(csid, 0)]
+        del async_ids
+        per_rank[r] = (A_r, st, csid, touched, async_col, gids, is_async, m)
+    summary = ctx.per_rank(lambda r: (per_rank[r][5][~per_rank[r][6]], int(per_rank[r][6].sum()),
+                                      int((~per_rank[r][6]).sum()), per_rank[r][7]))
     sync_need = np.zeros((total, P), dtype=bool)
     for r, (sync_gids, _, _, _) in enumerate(summary):
         sync_need[sync_gids, r] = True
@@ -177,14 +200,11 @@ def lower(ctx):
     #    owner serves (its WinExpose's account) summed over the ranks that get from it
     win = ctx.add_window([(int(cols.counts[r]), window_row_bytes(K, ctx.b_dtype, presence)) for r in range(P)])
     gets = {}
-    for r, (A_r, _, sid, gids, is_async, _) in per_rank.items():
+    for r, (_, _, _, touched, async_col, _, _, _) in per_rank.items():
         gets[r] = {}
-        async_ids = np.zeros(total, dtype=bool)
-        async_ids[gids[is_async]] = True
-        coo = A_r.tocoo()
-        sel = (sid >= 0) & async_ids[np.maximum(sid, 0)]
-        for q in np.unique(cols.parts[coo.col[sel]]):
-            pos = np.unique(cols.pos[coo.col[sel][cols.parts[coo.col[sel]] == q]])
+        sel = touched & async_col                      # the async columns r's rows touch
+        for q in np.unique(cols.parts[sel]):
+            pos = np.sort(cols.pos[sel & (cols.parts == q)])   # (distinct: one position per column)
             starts, counts = coalesce(pos, K)
             fetched = np.concatenate([np.arange(a, a + b) for a, b in zip(starts, counts)])
             gets[r][int(q)] = (starts, counts, fetched)
@@ -202,22 +222,27 @@ def lower(ctx):
                           "sync_groups": len(groups), "memory_cap_moved": moved}
     ctx.info.notes.append(f"twoface: W={W}, {n_async} async / {n_sync} sync stripes, {len(groups)} broadcast groups"
                           + (f", {moved} stripes made async by the memory cap" if moved else ""))
-    # 4. per rank: the column blocks and the instructions
-    for r, (A_r, _, sid, gids, is_async, _) in per_rank.items():
-        coo = A_r.tocoo()
-        key = np.full(coo.nnz, -1, dtype=np.int64)    # -1 local; else a piece id
-        colpos = cols.pos[coo.col].copy()
+    # 4. per rank: the column blocks and the instructions. Every entry of one column goes to the
+    #    same piece at the same position, so both are worked out per column (ckey, cpos) and the
+    #    entries only gathered once per piece: no per-entry int64 arrays, no COO copy of the rows
+    for r, (A_r, _, csid, _, async_col, _, _, _) in per_rank.items():
+        ncols = cols.parts.size
+        ckey = np.full(ncols, -1, dtype=np.int32)     # -1: no piece; else a piece id
+        # the column's position in its piece (int32 when it fits: scipy keeps such indices int32)
+        cpos = np.zeros(ncols, dtype=np.int32 if ncols < np.iinfo(np.int32).max else np.int64)
         pieces = []                                    # (kind, info, width)
-        key[sid < 0] = 0
+        mine = cols.parts == r
+        ckey[mine] = 0
+        cpos[mine] = cols.pos[mine]
+        del mine
         pieces.append(("local", None, int(cols.counts[r])))
-        entry_async = np.isin(sid, gids[is_async])   # once per rank, not per peer or group
-        owner = cols.parts[coo.col]
         for q, (_, _, fetched) in gets[r].items():
-            m = entry_async & (owner == q)
+            m = async_col & (cols.parts == q)
             pid = len(pieces)
-            key[m] = pid
-            colpos[m] = np.searchsorted(fetched, cols.pos[coo.col[m]])
+            ckey[m] = pid
+            cpos[m] = np.searchsorted(fetched, cols.pos[m])
             pieces.append(("get", q, fetched.size))
+        in_group = np.zeros(total, dtype=bool)
         for gi, (q, members, sids) in enumerate(groups):
             if r not in members:
                 continue
@@ -226,21 +251,27 @@ def lower(ctx):
             if r == q:
                 pieces.append(("root", gi, stripe_rows))
                 continue
-            m = np.isin(sid, sids) & ~entry_async
+            in_group[sids] = True
+            m = (csid >= 0) & in_group[np.maximum(csid, 0)] & ~async_col
+            in_group[sids] = False
             pid = len(pieces)
-            key[m] = pid
-            colpos[m] = np.searchsorted(stripe_rows, cols.pos[coo.col[m]])
+            ckey[m] = pid
+            cpos[m] = np.searchsorted(stripe_rows, cols.pos[m])
             pieces.append(("bcast", gi, stripe_rows.size))
+        del in_group
+        key = ckey.astype(np.int16 if len(pieces) < (1 << 15) else np.int32)[A_r.indices]   # each entry's piece
+        del ckey
         assert (key >= 0).all(), "twoface: an entry of A was assigned to no piece"
-        order = np.argsort(key, kind="stable")
-        ks = key[order]
         prog, posted, blocks, row_lists, roots = [], [], [], [], []
         ntot = rows.counts[r]
 
         def block(pid, width):
-            lo, hi = np.searchsorted(ks, [pid, pid + 1])
-            sel = order[lo:hi]
-            return sp.csr_array((coo.data[sel], (coo.row[sel], colpos[sel])), shape=(A_r.shape[0], width))
+            # the entries of one piece, in row order (a stable selection), columns renumbered
+            sel = np.flatnonzero(key == pid)
+            indptr = np.searchsorted(sel, A_r.indptr)   # the piece's entries before each row
+            B = sp.csr_array((A_r.data[sel], cpos[A_r.indices[sel]], indptr), shape=(A_r.shape[0], width))
+            B.sum_duplicates()   # canonical (sorted columns), as the COO construction made it
+            return B
 
         prog.append(WinExpose(win, ctx.b, int(cols.counts[r]), K, dtype, presence=presence,
                               served_words=int(served_words[r]), served_messages=int(served_msgs[r]),
