@@ -134,7 +134,7 @@ def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool, out: np.nd
             vals, pres = held
             np.take(pres, rows, axis=0, mode="clip", out=bp)
             np.take(vals, rows, axis=0, mode="clip", out=bv)
-            np.copyto(bv, 0, where=bp == 0)   # (a missing entry's slot holds whatever was there)
+            np.copyto(bv, bv.dtype.type(0), where=bp == 0)   # (a missing entry's slot holds whatever was there)
             return buf
     vals, pres = dense_parts(M)
     bv[:] = vals[rows]

@@ -87,8 +87,19 @@ def _source(options: Options, P: int) -> str:
     return (options.coefficients or load(P)).source
 
 
+def data_dependent(plan) -> set:
+    """The products of the chosen plan whose words depend on the data on some rank (a sparse
+    operand's messages carry its present entries only): the words predicted are a bound."""
+    return set().union(*(prog.data_dependent() for prog in plan.programs or ()))   # (None once sent out)
+
+
+DATA_NOTE = ("words depend on the data: a sparse operand's messages carry only its present entries, "
+             "so the words shown are the most it can move (messages are exact)")
+
+
 def as_json(plan, P: int, options: Options) -> dict:
     products = []
+    dynamic = data_dependent(plan)
     for p in plan.products:
         cands = []
         for c in p.candidates:
@@ -100,7 +111,8 @@ def as_json(plan, P: int, options: Options) -> dict:
                 rec["skipped"] = c["skipped"]
             cands.append(rec)
         products.append({"expr": p.expr, "chosen": p.plan, "why": p.why, "K": p.K, "notes": p.notes,
-                         "candidates": cands, "loop": p.loop})
+                         "candidates": cands, "loop": p.loop,
+                         "words_predicted": "at most" if p.index in dynamic else "exact"})
     dims = {d: {"size": int(dp.size), "partition": dp.method, "rows_min": int(dp.counts.min()),
                 "rows_max": int(dp.counts.max()), **{k: v for k, v in plan.partition.get(d, {}).items()
                                                      if k in ("imbalance",)}, **_choice_json(plan.partition.get(d, {}))}
@@ -192,6 +204,7 @@ def as_text(plan, P: int, options: Options) -> str:
         lines += ["    " + ln for ln in describe(plan.partition.get(d, {}))]
     if not plan.products:
         lines.append("  no distributed sparse x dense products (everything is local or computed at planning)")
+    dynamic = data_dependent(plan)
     for p in plan.products:
         lines.append(f"  product {p.index}: {p.expr}   [{p.a} x {p.b}]"
                      + (f"   in loop {p.loop}: costs per iteration" if p.loop is not None else ""))
@@ -212,6 +225,8 @@ def as_text(plan, P: int, options: Options) -> str:
         lines.append(f"      chosen: {p.plan} — {p.why}")
         for note in p.notes:
             lines.append(f"      note: {note}")
+        if p.index in dynamic:
+            lines.append(f"      note: {DATA_NOTE}")
     lines += route_lines(plan.program)
     for name, lay in plan.output_layouts.items():
         lines.append(f"  output {name}: {lay}" + (", computed once at planning (static)"
@@ -235,11 +250,13 @@ def compare(stats: dict) -> str:
         ratio = f"{pred / meas:7.2f}" if pred and meas else "      -"
         lines.append(f"  {p['expr'][:40]:<40} {p['plan']:<12} {_ms(pred)} {_ms(meas):>14} {ratio}")
         pw = p.get("predicted", {}).get("words")
+        # a prediction is a bound only where the words depend on the data (a sparse operand)
+        bound = "at most " if p.get("words_predicted", "at most") == "at most" else ""
         if pw is not None and "loop" in p:
             lines.append(f"      in loop {p['loop']}, {p['iterations']} iterations: words sent per iteration: "
-                         f"predicted at most {pw}, measured {p['words_sent_per_iteration']:.1f}")
+                         f"predicted {bound}{pw}, measured {p['words_sent_per_iteration']:.1f}")
         elif pw is not None:
-            lines.append(f"      words sent: predicted {pw}, measured {p['words_sent_total']}")
+            lines.append(f"      words sent: predicted {bound}{pw}, measured {p['words_sent_total']}")
     return "\n".join(lines)
 
 

@@ -739,6 +739,23 @@ class RankProgram:
             sizes.append(sum(1 for x in colors if x == c) if c is not None else 0)
         return tuple(sizes)
 
+    def data_dependent(self) -> set:
+        """The products whose traffic on this rank depends on the data (a sparse operand's messages
+        carry only its present entries): their planned words are the most they can move, not
+        what they will move (loop bodies and conditions included)."""
+        out: set = set()
+
+        def walk(instrs):
+            for i in instrs:
+                if type(i) is Loop:
+                    walk(i.cond)
+                    walk(i.body)
+                elif i.product is not None and i.dynamic:
+                    out.add(i.product)
+        walk(self.setup)
+        walk(self.instrs)
+        return out
+
     def __str__(self) -> str:
         lines = [f"rank {self.rank} of {self.P}: {len(self.instrs)} instructions, {len(self.consts)} planned pieces"]
         for name, slot in self.inputs.items():

@@ -392,7 +392,8 @@ class DistSession:
                 total[k] += c[k]
         return {**total, **rt.times, "products": per_product, "product_s": dict(rt.product_times),
                 "iterations": dict(rt.iterations), "at_bound": dict(rt.at_bound), "loop_s": dict(rt.loop_s),
-                "loop_words": dict(rt.loop_words), "routes": dict(rt.routes)}
+                "loop_words": dict(rt.loop_words), "routes": dict(rt.routes),
+                "data_dependent": sorted(rt.data_dependent)}
 
     def _summary(self, per_rank: list, planning_s: float, times: list) -> dict:
         P = len(per_rank)
@@ -425,11 +426,15 @@ class DistSession:
                          "stopped_at_bound": k in per_rank[0]["at_bound"]}
                         for k, v in sorted(iterations.items())]
         products = []
+        data_dependent = set().union(*(r["data_dependent"] for r in per_rank))
         for p in self.plan.products:
             rows = [r["products"].get(p.index, {"words_sent": 0, "words_received": 0, "messages_sent": 0,
                                                 "messages_received": 0}) for r in per_rank]
             rec = {"index": p.index, "expr": p.expr, "plan": p.plan, "K": p.K, "predicted": p.predicted,
                    "notes": p.notes, "why": p.why,
+                   # "exact": measured words equal the predicted ones; "at most": a sparse operand's
+                   # messages carry its present entries only, so the prediction is a bound
+                   "words_predicted": "at most" if p.index in data_dependent else "exact",
                    "measured_s_max": max(r["product_s"].get(p.index, 0.0) for r in per_rank),
                    "measured_s_avg": sum(r["product_s"].get(p.index, 0.0) for r in per_rank) / max(1, P)}
             for key in ("words_sent", "messages_sent"):

@@ -180,3 +180,19 @@ def test_operand_with_missing_entries(plan):
             continue
         got, _ = run_dist(f, {"A": A, "X": X}, P, plan=plan, partition="random", seed=P, **PLAN_OPTIONS.get(plan, {}))
         assert_same(got, want, exact=True)
+
+
+@pytest.mark.parametrize("plan", PLANS)
+def test_bool_operand_with_missing_entries(plan):
+    """A bool B with missing entries (a BFS frontier): packing its rows with presence zeroes the
+    missing slots with a bool zero (np.copyto refused the int 0: shift1d failed at P = 2..4)."""
+    A, _ = _data(31, 1, 0.15, 5, "lor_land", empty_rows=(2,))
+    s = sp.csr_array((np.ones(3, dtype=bool), ([0, 7, 20], [0, 0, 0])), shape=(31, 1))
+    As, ss = dp.sparse("A", ("n", "n"), dtype="bool"), dp.sparse("s", ("n", 1), dtype="bool")
+    f = dp.function(outputs={"F": dp.mxm(dp.cast(As.T, "bool"), ss, "any_pair")})
+    want = f(A=A, s=s)
+    for P in (2, 3, 4):
+        if not _valid(plan, P):
+            continue
+        got, _ = run_dist(f, {"A": A, "s": s}, P, plan=plan, partition="random", seed=P, **PLAN_OPTIONS.get(plan, {}))
+        assert_same(got, want, exact=True)

@@ -49,6 +49,8 @@ class Runtime:
         self.where = Where(comm.rank, tuple(g.size if g is not None else 0 for g in self.groups))
         self.static_traffic = self.block_traffic(program.instrs)
         self.setup_traffic = self.block_traffic(program.setup)
+        # products whose words here depend on the data (planned as the most they can move)
+        self.data_dependent = program.data_dependent()
         self.setup_done = False
         self.reset_counters()
         # DSPLA_FAULT=RANK:INSTRUCTION[:dspla]: that rank raises before that instruction (faults.py)

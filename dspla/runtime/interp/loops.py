@@ -25,7 +25,9 @@ def _loop(rt: Runtime, i: Loop):
         s[c] = s[v]
     t_loop = time.perf_counter()
     cond_traffic, body_traffic = rt.loop_traffic[id(i)]
-    static_words = sum(t.words_sent for t in cond_traffic.values()) + sum(t.words_sent for t in body_traffic.values())
+    # an iteration's words: its condition check (with rank 0's broadcast of the answer) and its body
+    static_words = sum(t.words_sent for t in cond_traffic.values()) + sum(t.words_sent for t in body_traffic.values()) \
+        + i.traffic(rt.where, 1).words_sent
     words = rt.loop_words.setdefault(i.loop, [])
     it, checks, still = _iterate(rt, i, words, static_words)
     rt.loop_s[i.loop] = rt.loop_s.get(i.loop, 0.0) + time.perf_counter() - t_loop
