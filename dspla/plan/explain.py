@@ -127,7 +127,7 @@ def _choice_json(info: dict) -> dict:
     times and exchange per iteration, the saving per iteration over block, the break-even count."""
     out = {"partition_s": float(info.get("seconds", 0.0))}
     if info.get("auto"):
-        out.update({"partition_choice": {k: info[k] for k in ("horizon", "width", "seconds_all",
+        out.update({"partition_choice": {k: info[k] for k in ("horizon", "width", "loops", "seconds_all",
                                                                "saving_per_iteration_s", "break_even_iterations",
                                                                "candidates")}})
     return out

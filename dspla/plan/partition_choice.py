@@ -45,9 +45,11 @@ def word_seconds(P: int, opt: Options) -> float:
     return 2.0 * (c.beta_p2p + c.beta_pack)
 
 
-def choose(S: sp.csr_array, P: int, width: int, opt: Options):
+def choose(S: sp.csr_array, P: int, width: int, opt: Options, loops: bool = False):
     """(parts, info) for the square pattern ``S`` split over P processes; ``width``: the sum of
-    the products' K over this dim per iteration."""
+    the products' K over this dim per iteration (a run of the program); ``loops``: the program
+    has loops, whose products ``width`` counts at their bound (the text then says per run)."""
+    unit = "run" if loops else "iteration"
     horizon = int(opt.iterations) if opt.iterations else HORIZON
     per_word = word_seconds(P, opt) * max(1, width)
     rows: list[dict] = []
@@ -69,9 +71,13 @@ def choose(S: sp.csr_array, P: int, width: int, opt: Options):
         expected = EXPECTED[method] * rows[0]["exchange_s"]
         saving = best["exchange_s"] - expected
         if hit is None and predicted > horizon * saving:
-            rec.update(ran=False, expected_exchange_s=expected,
-                       why=f"not run: ~{saving * 1e3:.3g} ms saved per iteration would repay it after "
-                           f"~{_fmt(_count(predicted, saving))} iterations, more than the {horizon} of this run")
+            if saving > 0:
+                why = f"not run: ~{saving * 1e3:.3g} ms saved per {unit} would repay it after " \
+                      f"~{_fmt(_count(predicted, saving))} {unit}s, more than the {horizon} of this run"
+            else:
+                why = f"not run: expected to exchange ~{expected * 1e3:.3g} ms per {unit}, " \
+                      f"no less than {best['method']}"
+            rec.update(ran=False, expected_exchange_s=expected, why=why)
             rows.append(rec)
             continue
         t1 = time.perf_counter()
@@ -84,7 +90,7 @@ def choose(S: sp.csr_array, P: int, width: int, opt: Options):
     block = rows[0]["exchange_s"]
     spent = sum(r.get("seconds", 0.0) for r in rows[1:])
     saving = block - best["exchange_s"]
-    info = {"method": best["method"], "auto": True, "horizon": horizon, "width": int(width),
+    info = {"method": best["method"], "auto": True, "horizon": horizon, "width": int(width), "loops": loops,
             "seconds_all": spent, "saving_per_iteration_s": saving,
             "break_even_iterations": _count(spent, saving) if spent > 0 and best is not rows[0] else 0,
             "candidates": [{k: v for k, v in r.items() if k != "parts"} for r in rows]}
@@ -104,22 +110,25 @@ def describe(info: dict) -> list[str]:
     """Lines for explain and the progress line: what auto chose and why."""
     if not info.get("auto"):
         return []
-    head = (f"partition auto, for a run of {info['horizon']} iterations (products' K total {info['width']}): "
-            f"{info['method']}")
+    unit = "run" if info.get("loops") else "iteration"
+    head = (f"partition auto, for {info['horizon']} runs (products' K total {info['width']} per run, loops at their "
+            f"bound): " if info.get("loops") else
+            f"partition auto, for a run of {info['horizon']} iterations (products' K total {info['width']}): ") \
+        + info["method"]
     if info["method"] == "block":
         head += " (no partitioner repays its time within the run)"
     else:
         chosen = next(c for c in info["candidates"] if c["method"] == info["method"])
         cached = " (the cached one)" if chosen.get("cached") else ""
         head += (f"{cached}, partitioning {info['seconds_all']:.2f} s, saving "
-                 f"{info['saving_per_iteration_s'] * 1e3:.3g} ms per iteration over block"
-                 + (f": repaid after {_fmt(info['break_even_iterations'])} iterations"
+                 f"{info['saving_per_iteration_s'] * 1e3:.3g} ms per {unit} over block"
+                 + (f": repaid after {_fmt(info['break_even_iterations'])} {unit}s"
                     if info["seconds_all"] > 0 else ""))
     out = [head]
     for c in info["candidates"]:
         if c.get("ran"):
             how = "cached (free)" if c.get("cached") else f"{c['seconds']:.2f} s"
-            out.append(f"    {c['method']:<11} {how:>14}  exchange {c['exchange_s'] * 1e3:9.3f} ms per iteration"
+            out.append(f"    {c['method']:<11} {how:>14}  exchange {c['exchange_s'] * 1e3:9.3f} ms per {unit}"
                        + ("  <- chosen" if c["method"] == info["method"] else ""))
         else:
             out.append(f"    {c['method']:<11} {'~' + format(c['predicted_s'], '.2f') + ' s':>14}  {c['why']}")

@@ -58,7 +58,8 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
                                 f"but dim {d!r} has {size} indices and P = {P}")
             method = "file"
         elif squares and opt.partition == "auto" and P > 1:
-            parts, info[d] = partition_choice.choose(union_pattern(squares), P, _width(order, static, d, sizes), opt)
+            parts, info[d] = partition_choice.choose(union_pattern(squares), P, _width(order, static, d, sizes), opt,
+                                                     loops=any(n.op is Op.WHILE for n in order))
             method = info[d]["method"]
         elif squares and opt.partition != "block" and P > 1:
             res = partition(union_pattern(squares), P, opt.partition, eps=opt.eps, seed=opt.seed, cache=opt.cache,
@@ -73,15 +74,27 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
     return dims, info
 
 
-def _width(order: list[Node], static: Static, d: str, sizes: dict) -> int:
+def _width(order: list[Node], static: Static, d: str, sizes: dict, outside: dict | None = None,
+           times: int = 1) -> int:
     """The sum of K over the products whose left operand is a planning-time d x d matrix: the
-    words a row of d moves each iteration."""
+    words a row of d moves each time the program runs. A loop's products count at the loop's
+    bound (PageRank's one product, 200 times): the loop's own placeholders for values from
+    outside (``outside``) are followed to those values, so its product on Aᵀ is found."""
+    outside = outside or {}
     total = 0
     for n in order:
-        if n.op is Op.MXM and id(n.args[0]) in static.values and n.args[0].type.shape == (d, d) \
-                and id(n.args[1]) not in static.values:
-            k = n.args[1].type.ncols
-            total += k if isinstance(k, int) else int(sizes.get(k, 1))
+        if n.op is Op.MXM:
+            a, b = (outside.get(id(x), x) for x in n.args[:2])
+            if id(a) in static.values and a.type.shape == (d, d) and id(b) not in static.values:
+                k = n.args[1].type.ncols
+                total += times * (k if isinstance(k, int) else int(sizes.get(k, 1)))
+        elif n.op is Op.WHILE:
+            k, bound = n.attr("carried"), n.attr("max_iter")
+            bound = bound if isinstance(bound, int) else int(sizes.get(bound, 1))
+            for prog, runs in ((n.attr("cond"), bound + 1), (n.attr("body"), bound)):
+                inner = dict(outside)
+                inner.update({id(h): outside.get(id(a), a) for h, a in zip(prog.declared[k:], n.args[k:])})
+                total += _width(prog.toposort(), static, d, sizes, inner, times * runs)
     return total
 
 

@@ -223,7 +223,8 @@ def lower_product(pl, n: Node):
     sr = n.attr("semiring")
     info = ProductInfo(index, f"{pl.label(n)} = mxm[{sr}]({pl.label(a)}, {pl.label(b)})", "?",
                        f"sparse[{pl.concrete(a.type.nrows)}x{pl.concrete(a.type.ncols)}]",
-                       f"dense[{pl.concrete(b.type.nrows)}x{pl.concrete(b.type.ncols)}]", pl.concrete(b.type.ncols))
+                       f"{b.type.kind.value}[{pl.concrete(b.type.nrows)}x{pl.concrete(b.type.ncols)}]",
+                       pl.concrete(b.type.ncols))
     product = Product(pl, n, index)
     names = plan_names() if pl.opt.plan == "auto" else [get_plan(pl.opt.plan).name]
     spmd = pl.me is not None

@@ -93,3 +93,33 @@ def test_without_products_over_the_dim_nothing_is_partitioned_for_nothing():
     a = sp.random_array((500, 500), density=0.01, random_state=1, format="csr")
     out = f.explain(np=2, json=True, A=a)
     assert all(d["partition"] == "block" for d in out["dims"].values())
+
+
+def test_a_loops_products_count_at_the_loops_bound(grid):
+    """The product in a loop body (on Aᵀ, read through the loop's placeholder for an outside
+    value) moves its rows every iteration: it counts K times the bound per run, and the text says
+    'per run'. It was left out (K total 0: a run looked like one exchange of one word per row)."""
+    A = dp.sparse("A", ("n", "n"))
+    r0 = dp.dense("r0", ("n", 4))
+    AT = A.T
+
+    def body(r):
+        return (AT @ r,)
+
+    (r,) = dp.while_loop(lambda r: dp.reduce_all(r) > 0.0, body, (r0,), max_iter=20000)
+    out = dp.function(outputs={"r": r}).explain(np=2, json=True, A=grid, r0=np.ones((grid.shape[0], 4)),
+                                                iterations=1)
+    ch = out["dims"]["n"]["partition_choice"]
+    assert ch["width"] == 4 * 20000 and ch["loops"]
+    # 20,000 exchanges of 4 words per row in one run repay METIS (a one-exchange run did not, above)
+    assert out["dims"]["n"]["partition"] == "graph"
+    text = dp.function(outputs={"r": r}).explain(np=2, A=grid, r0=np.ones((grid.shape[0], 4)), iterations=1)
+    line = next(ln for ln in text.splitlines() if "partition auto" in ln)
+    assert "for 1 runs (products' K total 80000 per run, loops at their bound)" in line and "ms per run" in line
+
+
+def test_a_partitioner_not_expected_to_win_is_not_priced_as_a_negative_saving(grid):
+    d = _plan(grid, iterations=1000)
+    hyper = {c["method"]: c for c in d["partition_choice"]["candidates"]}["hypergraph"]
+    assert not hyper["ran"] and hyper["why"].startswith("not run: expected to exchange ~")
+    assert "no less than graph" in hyper["why"] and "never" not in hyper["why"]
