@@ -27,7 +27,8 @@ def register(sub, common):
                                                   "default 100)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--replication", "-c", type=int,
-                   help="replication factor c of shift1d / 15d (default: 2 when it divides P, else 1)")
+                   help="replication factor c of shift1d / 15d (default: 2 when it divides P, else 1; "
+                        "15d: 2 only from P = 4)")
     p.add_argument("--stripe-width", type=int)
     p.add_argument("--memory-cap", type=float, help="bytes per process a product may use")
     p.add_argument("--message-bytes", type=int, default=32 << 20, help="p2p1d: largest message (bigger row sets "

@@ -52,7 +52,7 @@ def register(sub, common):
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--eps", type=float, default=0.03, help="allowed partition imbalance")
     g.add_argument("--replication", "-c", type=int, help="replication factor c of shift1d / 15d (default: 2 when it "
-                   "divides P, else 1)")
+                   "divides P, else 1; 15d: 2 only from P = 4)")
     g.add_argument("--stripe-width", type=int, help="twoface stripe width W")
     g.add_argument("--memory-cap", type=float, help="bytes per process a product's buffers may use (auto skips plans "
                    "over it; twoface turns sync stripes async to stay under it)")

@@ -31,8 +31,11 @@ def test_the_default_replication_runs_the_plan_asked_for(plan, P):
     assert stats["plan"] == plan and not stats["products"][0]["notes"], stats["products"][0]["notes"]
 
 
-@pytest.mark.parametrize("P,given,want", [(2, None, 2), (3, None, 1), (4, None, 2), (6, 3, 3), (3, 2, 2)])
-def test_replication_is_the_one_given_else_2_when_it_divides_p_else_1(P, given, want):
-    ctx = SimpleNamespace(P=P, opt=Options(replication=given))
+@pytest.mark.parametrize("P,given,want,name", [(2, None, 2, "shift1d"), (3, None, 1, "shift1d"),
+                                               (4, None, 2, "shift1d"), (6, 3, 3, "shift1d"), (3, 2, 2, "15d"),
+                                               (2, None, 1, "15d"), (4, None, 2, "15d"), (2, 2, 2, "15d")])
+def test_replication_is_the_one_given_else_2_when_it_divides_p_else_1(P, given, want, name):
+    """(15d's default is 2 from P = 4 only: at P = 2, c = 2 gave one rank all of the product.)"""
+    ctx = SimpleNamespace(P=P, opt=Options(replication=given), name=name)
     assert replication(ctx) == want
     assert (replication_check(ctx) is None) == (P % want == 0)

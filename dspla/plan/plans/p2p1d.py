@@ -72,9 +72,13 @@ def narrow_only(ctx):
 
 def replication(ctx) -> int:
     """The replication factor c of shift1d / 15d: the one asked for, else 2 when it divides P
-    (the measured default), else 1 (so that an odd P runs them too)."""
+    (the measured default), else 1 (so that an odd P runs them too). 15d's default needs P >= 4
+    too: each of its c process columns takes P/c² block columns, so at P = 2 c = 2 left one rank
+    the whole product and the other none."""
     c = ctx.opt.replication
-    return c if c is not None else (2 if ctx.P % 2 == 0 else 1)
+    if c is not None:
+        return c
+    return 2 if ctx.P % 2 == 0 and (getattr(ctx, "name", None) != "15d" or ctx.P >= 4) else 1
 
 
 def replication_check(ctx):
