@@ -33,9 +33,24 @@ def open_text(path) -> TextIO:
         raise DsplaError(f"file not found: {path}") from None
     except IsADirectoryError:
         raise DsplaError(f"{path} is a directory, not a data file") from None
+    except OSError as e:   # permission denied, a symlink loop, ...: a DsplaError, not a traceback
+        raise DsplaError(f"cannot read {path}: {e.strerror or e}") from None
 
 
 MAX_LINE = 1 << 20   # characters of a header or comment line that are kept (the rest is skipped)
+
+# Byte-order marks as latin-1 decodes them: an editor's UTF-8 mark would otherwise reach the
+# user as mojibake glued to the first token ("'ï»¿0' is not an integer").
+_BOMS = {"\xef\xbb\xbf": "a UTF-8 byte-order mark (BOM)", "\xff\xfe": "a UTF-16 byte-order mark",
+         "\xfe\xff": "a UTF-16 byte-order mark"}
+
+
+def check_bom(path, first_line: str) -> None:
+    """Refuse a text file that starts with a byte-order mark, saying so (line 1)."""
+    for mark, what in _BOMS.items():
+        if first_line.startswith(mark):
+            raise DataFormatError(path, f"the file starts with {what}: save it as plain ASCII/UTF-8 "
+                                  "text without the mark", line=1)
 
 
 def bounded_lines(f, start: int = 1) -> Iterator[tuple[int, str, bool]]:
@@ -95,18 +110,29 @@ SEP = r"[ \t]+"  # between fields
 FLOAT = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
 
+READ_CHUNK = 1 << 24   # characters read at a time on the error path
+
+
 def read_all(path) -> str:
     """The whole (decompressed) text, for the error path; refused beyond half the input limit
     (a compressed file can expand a thousandfold)."""
     from .limits import human, max_input_bytes  # (limits imports nothing of the loaders)
 
     cap = max_input_bytes()[0] // 2
+    # In pieces: read(cap + 1) reserves cap + 1 bytes at once (half the machine's memory, for a
+    # 3-line file), which a virtual-memory limit (ulimit -v) refuses with a bare MemoryError.
+    parts, total = [], 0
     with open_text(path) as f, read_errors(path):
-        text = f.read(cap + 1)
-    if len(text) > cap:
+        while total <= cap:
+            part = f.read(min(READ_CHUNK, cap + 1 - total))
+            if not part:
+                break
+            parts.append(part)
+            total += len(part)
+    if total > cap:
         raise DataFormatError(path, f"malformed, and over {human(cap)} of text: too large to find the "
                               "first bad line (raise DSPLA_MAX_INPUT_BYTES to locate it)")
-    return text
+    return "".join(parts)
 
 
 def line_offset(text: str, skip: int) -> int:
@@ -127,8 +153,15 @@ def first_rejected(text: str, pos: int, valid_line: str) -> int:
 
 
 def lines_from(text: str, pos: int, line_no: int) -> Iterator[tuple[int, str]]:
-    """(line number, text) from offset ``pos``, which starts line ``line_no``."""
-    return enumerate(text[pos:].split("\n"), line_no)
+    """(line number, text) from offset ``pos``, which starts line ``line_no``; one line at a
+    time (splitting the rest at once made a string object of every line: 10M short lines of a
+    body longer than declared took 900 MB to report line 4)."""
+    while True:
+        nl = text.find("\n", pos)
+        yield line_no, text[pos:] if nl < 0 else text[pos:nl]
+        if nl < 0:
+            return
+        pos, line_no = nl + 1, line_no + 1
 
 
 def locate(path, validate: Callable[[int, str], None], valid_line: str, skip: int = 0,
@@ -144,20 +177,29 @@ def locate(path, validate: Callable[[int, str], None], valid_line: str, skip: in
     raise DataFormatError(path, fallback or "malformed file")
 
 
+# Python's int() and float() accept digit separators ("1_000") that numpy's tokenizer refuses:
+# the validator must refuse them too, or a file numpy rejected ends with no line named.
 def parse_int(path, no: int, tok: str, what: str) -> int:
     try:
-        return int(tok)
+        if "_" in tok:
+            raise ValueError(tok)
+        v = int(tok)
     except ValueError:
         raise DataFormatError(path, f"{what} {tok!r} is not an integer", line=no) from None
+    if not -2**63 <= v < 2**63:   # numpy reads int64: a bigger number fails there, not as a range
+        raise DataFormatError(path, f"{what} {tok} does not fit in 64 bits", line=no)
+    return v
 
 
 def parse_float(path, no: int, tok: str, what: str) -> float:
     try:
+        if "_" in tok:
+            raise ValueError(tok)
         return float(tok)
     except ValueError:
         raise DataFormatError(path, f"{what} {tok!r} is not a number", line=no) from None
 
 
-__all__ = ["MAX_LINE", "bounded_lines",
+__all__ = ["MAX_LINE", "bounded_lines", "check_bom",
            "open_text", "loadtxt", "locate", "read_all", "line_offset", "first_rejected", "lines_from",
            "parse_int", "parse_float", "read_errors", "INT", "FLOAT", "SEP"]

@@ -21,6 +21,8 @@ def input_path(spec: str) -> str:
     """The file of an input spec, checked to exist and to have a known format (no reading)."""
     path = spec.rpartition(":")[0] if ".npz:" in spec else spec
     if not os.path.exists(path):
+        if os.path.lexists(path):   # the name is there: a link to nothing, or a loop of links
+            raise DsplaError(f"input {path} is a symbolic link that leads to no file (broken, or a loop)")
         raise DsplaError(f"input file not found: {path}")
     if os.path.isdir(path):
         raise DsplaError(f"input {path} is a directory, not a data file")

@@ -30,6 +30,7 @@ from ._textfile import (
     MAX_LINE,
     SEP,
     bounded_lines,
+    check_bom,
     first_rejected,
     line_offset,
     lines_from,
@@ -181,6 +182,7 @@ def _array(h: _Header, rec) -> np.ndarray:
 def _read_header(path, f) -> _Header:
     lines = bounded_lines(f)
     no, banner, _ = next(lines, (1, "", False))
+    check_bom(path, banner)
     toks = banner.split()
     if not toks or toks[0].lower() != "%%matrixmarket":
         raise DataFormatError(path, "not a MatrixMarket file: the first line must start with "

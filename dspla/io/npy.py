@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
+import tokenize
 import zipfile
 
 import numpy as np
@@ -29,7 +30,8 @@ def read_header(fh, path: str, where: str = "") -> tuple[tuple, np.dtype, int]:
                 shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
             else:
                 shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
-    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as e:
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError, tokenize.TokenError) as e:
+        # (numpy tokenizes the header first: unbalanced brackets raise TokenError, no ValueError)
         raise DataFormatError(label, f"not a valid .npy array ({e})") from None
     if dtype.hasobject:
         raise DataFormatError(label, "holds Python objects (a pickle); only plain numeric arrays are read")

@@ -35,6 +35,7 @@ from ._textfile import (
     FLOAT,
     SEP,
     bounded_lines,
+    check_bom,
     loadtxt,
     locate,
     open_text,
@@ -136,11 +137,13 @@ def _sniff(path) -> tuple[int, str, int]:
     comment, no = None, 0
     with open_text(path) as f, read_errors(path):
         for no, line, _ in bounded_lines(f):
+            if no == 1:
+                check_bom(path, line)
             stripped = line.lstrip()
             if stripped[:1] in COMMENT_CHARS:
                 comment = comment or stripped[0]  # the first comment line decides
                 continue
-            toks = stripped.split()
+            toks = _data_tokens(stripped, comment or "#")   # a trailing comment is no column
             if toks:
                 if len(toks) not in (2, 3):
                     raise DataFormatError(
