@@ -32,6 +32,7 @@ import os
 import shutil
 import sys
 import time
+import tokenize
 
 import numpy as np
 import scipy.sparse as sp
@@ -197,7 +198,7 @@ def _file(folder: str, m: dict, rel: str, verify: bool, mmap: bool = True, index
             return _read_owned(path, index)
         with HEADER_LOCK:   # (see io/npy.py)
             arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (ValueError, OSError) as e:
+    except (ValueError, OSError, EOFError, SyntaxError, tokenize.TokenError) as e:   # (a damaged header)
         raise DataFormatError(path, f"not a valid .npy array ({e})") from None
     return arr
 

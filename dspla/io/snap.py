@@ -36,11 +36,14 @@ from ._textfile import (
     SEP,
     bounded_lines,
     check_bom,
+    line_offset,
+    lines_from,
     loadtxt,
     locate,
     open_text,
     parse_float,
     parse_int,
+    read_all,
     read_errors,
 )
 
@@ -80,7 +83,23 @@ def read_edges(path, *, weighted: bool = False):
                fallback="malformed edge list")
     src, dst = np.ascontiguousarray(rec["u"]), np.ascontiguousarray(rec["v"])
     w = np.ascontiguousarray(rec["w"]) if weighted else None
+    if w is not None and not np.isfinite(w).all():   # (weights are values: refused as MatrixMarket's are)
+        _nonfinite_weight(path, first, comment, int(np.argmax(~np.isfinite(w))), int((~np.isfinite(w)).sum()))
     return src, dst, w
+
+
+def _nonfinite_weight(path, first: int, comment: str | None, k: int, count: int):
+    """Name the line of the k-th edge (0-based), whose weight is NaN or infinite (error path)."""
+    text = read_all(path)
+    for no, line in lines_from(text, line_offset(text, first - 1), first):
+        body = line.strip()
+        if not body or (comment and body.startswith(comment)):
+            continue
+        if k == 0:
+            raise DataFormatError(path, f"{count} NaN or infinite weight(s), the first on this line: "
+                                  f"{body[:80]!r}", line=no)
+        k -= 1
+    raise DataFormatError(path, f"{count} NaN or infinite weight(s)")
 
 
 def edges_to_csr(src, dst, n: int, w=None, *, directed=True, self_loops=True) -> sp.csr_array:

@@ -163,3 +163,18 @@ def test_writing_checks_and_rewrites(tmp_path):
     write_shards(d, {"A": A}, parts % 2, 2, progress=False)
     assert sorted(os.listdir(d)) == ["manifest.json", "parts.npy", "rank00000", "rank00001"]
     assert read_manifest(d)["P"] == 2
+
+
+def test_a_shard_file_with_a_damaged_header_is_named(tmp_path):
+    """An unbalanced bracket in a .npy header raised tokenize.TokenError (not a ValueError) out of
+    numpy's header parser: a traceback, when checksums were not verified."""
+    A, X, _, parts = problem()
+    m = write_shards(tmp_path / "s", {"A": A, "X": X}, parts, 4, progress=False)
+    f = tmp_path / "s" / "rank00001" / "X.npy"
+    raw = bytearray(f.read_bytes())
+    at = raw.index(b")", raw.index(b"'shape': ("))
+    raw[at:at + 1] = b" "   # an unclosed bracket, the same length: the size check passes
+    f.write_bytes(bytes(raw))
+    for raw_read in (False, True):
+        with pytest.raises(DataFormatError, match="X.npy: not a valid .npy array"):
+            read_rank(tmp_path / "s", m, 1, verify=False, raw=raw_read)
