@@ -206,7 +206,8 @@ def lower(ctx):
         for q in np.unique(cols.parts[sel]):
             pos = np.sort(cols.pos[sel & (cols.parts == q)])   # (distinct: one position per column)
             starts, counts = coalesce(pos, K)
-            fetched = np.concatenate([np.arange(a, a + b) for a, b in zip(starts, counts)])
+            # every row of the ranges, without a Python loop per range
+            fetched = np.repeat(starts - np.r_[0, np.cumsum(counts)[:-1]], counts) + np.arange(int(counts.sum()))
             gets[r][int(q)] = (starts, counts, fetched)
 
     def serves(r):   # words and gets rank r takes from each owner
