@@ -112,7 +112,7 @@ def describe(info: dict) -> list[str]:
         return []
     unit = "run" if info.get("loops") else "iteration"
     head = (f"partition auto, for {info['horizon']} runs (products' K total {info['width']} per run, loops at their "
-            f"bound): " if info.get("loops") else
+            f"bound, log2 of a dim's size for one bounded by it): " if info.get("loops") else
             f"partition auto, for a run of {info['horizon']} iterations (products' K total {info['width']}): ") \
         + info["method"]
     if info["method"] == "block":

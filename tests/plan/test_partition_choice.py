@@ -115,7 +115,12 @@ def test_a_loops_products_count_at_the_loops_bound(grid):
     assert out["dims"]["n"]["partition"] == "graph"
     text = dp.function(outputs={"r": r}).explain(np=2, A=grid, r0=np.ones((grid.shape[0], 4)), iterations=1)
     line = next(ln for ln in text.splitlines() if "partition auto" in ln)
-    assert "for 1 runs (products' K total 80000 per run, loops at their bound)" in line and "ms per run" in line
+    assert "for 1 runs (products' K total 80000 per run, loops at their bound" in line and "ms per run" in line
+    # a bound that is a dim's size (max n: a safety bound) counts as log2 of it: 10,000 nodes, 14
+    (r,) = dp.while_loop(lambda r: dp.reduce_all(r) > 0.0, body, (r0,), max_iter="n")
+    out = dp.function(outputs={"r": r}).explain(np=2, json=True, A=grid, r0=np.ones((grid.shape[0], 4)),
+                                                iterations=1)
+    assert out["dims"]["n"]["partition_choice"]["width"] == 4 * 14
 
 
 def test_a_partitioner_not_expected_to_win_is_not_priced_as_a_negative_saving(grid):
