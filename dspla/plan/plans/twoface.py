@@ -266,9 +266,15 @@ def lower(ctx):
         prog, posted, blocks, row_lists, roots = [], [], [], [], []
         ntot = rows.counts[r]
 
+        # the entries grouped by piece, each group in row order (a stable sort: 16-bit keys sort
+        # by radix); one pass for all pieces, where a scan per piece cost nnz x pieces at large P
+        order = np.argsort(key, kind="stable")
+        bounds = np.searchsorted(key[order], np.arange(len(pieces) + 1))
+        del key
+
         def block(pid, width):
-            # the entries of one piece, in row order (a stable selection), columns renumbered
-            sel = np.flatnonzero(key == pid)
+            # the entries of one piece, in row order, columns renumbered
+            sel = order[bounds[pid]:bounds[pid + 1]]
             indptr = np.searchsorted(sel, A_r.indptr)   # the piece's entries before each row
             B = sp.csr_array((A_r.data[sel], cpos[A_r.indices[sel]], indptr), shape=(A_r.shape[0], width))
             B.sum_duplicates()   # canonical (sorted columns), as the COO construction made it
