@@ -7,7 +7,7 @@ from ..compile import step_names
 from ..errors import DsplaError
 from ..frontend.parser import parse_file
 from ..function import Function
-from ..io import read_input
+from ..io import generate_inputs, is_generated, read_input
 from ..plan.explain import MissingDims, compare
 from .common import add_plugin_option, load_plugins, parse_dims, parse_inputs
 
@@ -57,8 +57,12 @@ def run(args):
         return 0
 
     kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
-    given = {k: read_input(v, kinds.get(k, "dense")) for k, v in parse_inputs(args.input).items()}
+    specs = parse_inputs(args.input)
     dims = parse_dims(args.dim)
+    # the inputs `dspla run` takes: read from files, or made (full:VALUE, unit:I) to the sizes they give
+    given = {k: read_input(v, kinds.get(k, "dense")) for k, v in specs.items() if not is_generated(v)}
+    given.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
+                                 {n.attr("name"): n.type for n in f.inputs}, given, dims))
     try:
         options = dict(plan=args.plan, partition=args.partition, seed=args.seed, replication=args.replication,
                        stripe_width=args.stripe_width, memory_cap=args.memory_cap, iterations=args.iterations,

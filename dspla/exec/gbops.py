@@ -232,9 +232,30 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=N
     return _RUN[route.name](a, b, sr, compute, a_empty_rows, mask, into)
 
 
+_SPARSE = frozenset({"csr", "csc", "hypercsr", "hypercsc"})
+
+
+def lookup_operand(a, b):
+    """b as SuiteSparse should read it in a ⊕.⊗ b: a sparse column (a BFS frontier, SSSP's
+    distances while they spread) copied into a bitmap, else b itself.
+
+    With a held by row, SuiteSparse takes a dot product per output row, and against a sparse b
+    each one merges two sorted lists; against a bitmap it looks b's entries up. Measured on
+    soc-Slashdot0902, one thread: a BFS level with 60 nodes in its frontier took 16 ms masked
+    by the unvisited nodes, 0.14 ms with the frontier a bitmap; the whole BFS 52 -> 5.3 ms and
+    SSSP 56-75 -> 34-36 ms, no level slower. The copy is O(rows of b) (15-65 us at 82K rows), so
+    it is made only when a has at least that many entries. SuiteSparse already holds a column
+    denser than its bitmap switch (4%) as a bitmap; wider operands are left to it."""
+    if b.shape[1] != 1 or b.ss.format not in _SPARSE or a.nvals < b.shape[0]:
+        return b
+    B = b.dup()
+    B.ss.config["sparsity_control"] = ["bitmap"]
+    return B
+
+
 def _masked(a, b, sr, compute, a_empty_rows, mask, into):
     C = gb.Matrix(compute.gb, a.shape[0], b.shape[1])
-    C(mask=mask) << a.mxm(b, semiring(sr, compute))
+    C(mask=mask) << a.mxm(lookup_operand(a, b), semiring(sr, compute))
     return C
 
 
@@ -258,7 +279,7 @@ def _full_c(a, b, sr, compute, a_empty_rows, mask, into):
 
 
 def _new(a, b, sr, compute, a_empty_rows, mask, into):
-    return a.mxm(b, semiring(sr, compute)).new()
+    return a.mxm(lookup_operand(a, b), semiring(sr, compute)).new()
 
 
 _RUN = {"masked": _masked, "blas": _blas, "udf-full": _full_c, "full-c": _full_c, "new": _new}

@@ -36,7 +36,7 @@ class Pool:
 
     def keep(self, key, M):
         held = self._held.get(key)
-        if held and held[0] is not M and M.nrows * M.ncols <= SECOND and held[0].nrows * held[0].ncols <= SECOND:
+        if held and held[0] is not M and _small(M) and _small(held[0]):
             self._held[key] = (M, held[0])
         else:
             self._held[key] = (M,)
@@ -53,12 +53,19 @@ class Pool:
                     self._held[key] = rest
                 self.hits += 1
                 return M
-        if held[0].nrows * held[0].ncols <= SECOND:
+        if _small(held[0]):
             self._held[key] = held[:1]   # still in use (a carried value): a candidate next time
         return None
 
     def clear(self):
         self._held.clear()
+
+
+def _small(M) -> bool:
+    # (.shape, not .nrows * .ncols: python-graphblas asks SuiteSparse for each, 2 us a call,
+    # and every step's output passes through here)
+    r, c = M.shape
+    return r * c <= SECOND
 
 
 def _alone() -> int:

@@ -104,3 +104,62 @@ def test_explain_lists_each_product_with_its_route():
     rows = local_routes(prog)
     assert [r["route"] for r in rows] == ["full-c"] and rows[0]["else"] == "new"
     assert rows[0]["at"].startswith("t.dspla:3:")
+
+
+# ----------------------------------------------------------- a sparse column read as a bitmap
+def _sparse_column(n: int, rows, dtype=float):
+    rows = np.asarray(rows, dtype=np.int64)
+    return gb.Matrix.from_coo(rows, np.zeros(rows.size, np.int64), np.arange(1, rows.size + 1, dtype=float) / 7,
+                              nrows=n, ncols=1, dtype=dtype)
+
+
+def test_a_sparse_column_is_read_from_a_bitmap_copy_and_the_callers_matrix_is_untouched():
+    rng = np.random.default_rng(3)
+    n = 3000
+    a = gb.io.from_scipy_sparse(sp.random_array((n, n), density=0.002, random_state=rng, format="csr"))
+    b = _sparse_column(n, [5, 17, 2999])
+    assert b.ss.format in ("csc", "hypercsc", "csr", "hypercsr")
+    before = (b.ss.format, dict(b.ss.config))
+    B = gbops.lookup_operand(a, b)
+    assert B is not b and B.ss.format.startswith("bitmap") and B.isequal(b)
+    assert (b.ss.format, dict(b.ss.config)) == before     # (a user's input may be this matrix)
+
+
+def test_other_operands_are_left_to_suitesparse():
+    n = 3000
+    a = gb.io.from_scipy_sparse(sp.random_array((n, n), density=0.002, random_state=0, format="csr"))
+    wide = gb.Matrix.from_coo([1, 7], [0, 1], [1.0, 2.0], nrows=n, ncols=2)
+    full = gb.Matrix.from_dense(np.ones((n, 1)))
+    assert gbops.lookup_operand(a, wide) is wide            # an n x K operand: its bitmap would be n x K
+    assert gbops.lookup_operand(a, full) is full
+    few = gb.Matrix.from_coo([0], [0], [1.0], nrows=10, ncols=n)   # 1 entry: the copy would cost more
+    assert gbops.lookup_operand(few, _sparse_column(n, [3])).ss.format not in ("bitmapc", "bitmapr")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("masked", [False, True])
+def test_products_with_a_sparse_column_equal_the_oracle(name, masked):
+    """BFS's and SSSP's shape: a matrix with more entries than rows times a column with a few
+    entries (read from a bitmap copy), unmasked and under a complemented structural mask."""
+    rng = np.random.default_rng(11)
+    n = 400   # 3 entries of 400: below SuiteSparse's bitmap switch, so b is held sparse
+    a, ap = rng.random((n, n)) + 0.5, rng.random((n, n)) < 0.02
+    ap[4] = False
+    b, bp = rng.random((n, 1)) + 0.5, np.zeros((n, 1), bool)
+    bp[[3, 17, 341]] = True
+    A, B = _matrix(a, ap), _matrix(b, bp)
+    assert gbops.lookup_operand(A, B) is not B                # the case under test
+    add, mult, ident = CASES[name]
+    want, present = _oracle(a, ap, b, bp, add, mult, ident)
+    seen = np.zeros((n, 1), bool)
+    seen[rng.random(n) < 0.4] = True
+    mask = None
+    if masked:
+        mask = gbops.mask_of(_matrix(np.ones((n, 1)), seen), "structure", True)
+        present &= ~seen
+    C = gbops.mxm(A, B, SEMIRINGS[name], F64, mask=mask)
+    got = np.full((n, 1), np.nan)
+    r, c, v = C.to_coo()
+    got[r, c] = v
+    assert (~np.isnan(got) == present).all()
+    np.testing.assert_allclose(got[present], want[present], rtol=1e-12)

@@ -64,7 +64,7 @@ def _mxm(rt: Runtime, i: MxM):
         if mask is None and gbops.accumulate_full(C, a, b, i.semiring):
             rt.took("udf-full")
         else:
-            C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(b, op)
+            C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(gbops.lookup_operand(a, b), op)
             rt.took("accumulate")
     else:
         C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.reusable(i),

@@ -130,10 +130,10 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         if mask is None and gbops.accumulate_full(C, a, b, i.semiring, i.rows[j] if i.rows else None):
             rt.took("udf-full")   # a user's semiring, by its compiled kernel
         elif i.rows:  # the block holds only the rows that have remote entries: a small output
-            C[i.rows[j], :](accum=acc) << a.mxm(b, op).new()
+            C[i.rows[j], :](accum=acc) << a.mxm(gbops.lookup_operand(a, b), op).new()
             rt.took("accumulate")
         else:
-            C(accum=acc, mask=mask) << a.mxm(b, op)
+            C(accum=acc, mask=mask) << a.mxm(gbops.lookup_operand(a, b), op)
             rt.took("accumulate")
         # the rows are freed now, not when the collector finds the matrix's reference cycle, so
         # the window bounds what the receives hold
