@@ -84,6 +84,19 @@ def test_explain_a_program_with_an_input_named_like_an_option(tmp_path):
     assert r.returncode == 0 and "T = mxm[plus_times](A, seed)" in r.stdout, r.stderr
 
 
+def test_explain_takes_the_generated_inputs_run_takes(tmp_path):
+    """examples/bfs.dspla's header: -i s=unit:0, sized by the graph read for A (explain said
+    'input file not found: unit:0')."""
+    import scipy.io
+    import scipy.sparse as sp
+    scipy.io.mmwrite(tmp_path / "g.mtx", sp.random_array((40, 40), density=0.1, random_state=1, format="coo"))
+    bfs = __import__("pathlib").Path(__file__).parents[2] / "examples" / "bfs.dspla"
+    r = dspla("explain", bfs, "-i", f"A={tmp_path / 'g.mtx'}", "-i", "s=unit:0", "--np", "2")
+    assert r.returncode == 0 and "frontier_2 = mxm[any_pair](AT, frontier)" in r.stdout, r.stderr
+    r = dspla("explain", bfs, "-i", f"A={tmp_path / 'g.mtx'}", "-i", "s=unit:40", "--np", "2")
+    assert r.returncode == 2 and "unit:40" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
 def test_installed_command_works_from_any_directory(tmp_path):
     import shutil
     exe = shutil.which("dspla") or str(__import__("pathlib").Path(sys.executable).parent / "dspla")
