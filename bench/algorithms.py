@@ -72,7 +72,15 @@ def gb_pagerank_step(AT, r, outdeg, w, s, x, n: int, alpha: float):
     return new, new.ewise_add(r, binary.minus).apply(unary.abs).reduce().value
 
 
-def gb_bfs(A: sp.csr_array, source: int):
+def _bitmap(v, on: bool):
+    """v held as a bitmap when ``on`` (the tuned references): SuiteSparse's dot products look a
+    bitmap's entries up instead of merging two sorted lists (docs/local.md)."""
+    if on:
+        v.ss.config["sparsity_control"] = ["bitmap"]
+    return v
+
+
+def gb_bfs(A: sp.csr_array, source: int, tuned: bool = False):
     G = gb.io.from_scipy_sparse(A)
     AT = G.T.new(dtype=bool)
     n = G.nrows
@@ -84,20 +92,20 @@ def gb_bfs(A: sp.csr_array, source: int):
     levels[source] = 0
     while frontier.nvals:
         depth += 1
-        frontier(~visited.S, replace=True) << AT.mxv(frontier, semiring.any_pair)
+        frontier(~visited.S, replace=True) << AT.mxv(_bitmap(frontier, tuned), semiring.any_pair)
         visited(frontier.S) << True
         levels(frontier.S) << depth
     return levels
 
 
-def gb_sssp(A: sp.csr_array, source: int):
+def gb_sssp(A: sp.csr_array, source: int, tuned: bool = False):
     G = gb.io.from_scipy_sparse(A)
     AT = G.T.new()
     n = G.nrows
     d = gb.Vector(float, n)
     d[source] = 0.0
     for _ in range(n):
-        new = d.ewise_add(AT.mxv(d, semiring.min_plus).new(), binary.min).new()
+        new = d.ewise_add(AT.mxv(_bitmap(d, tuned), semiring.min_plus).new(), binary.min).new()
         if new.isequal(d):
             break
         d = new
@@ -161,6 +169,10 @@ def one_process(A, rounds: int) -> list:
         "triangles": (lambda: int(triangles_function()(A=A)["triangles"].to_numpy()[0, 0]),
                       lambda: gb_triangles(A)),
     }
+    # the references with their frontier / distances held as a bitmap, as dspla now reads them
+    # (docs/local.md): reported beside the bar's references, which stay as they were written
+    tuned = {"bfs": lambda: gb_bfs(A, src, tuned=True).to_dense(fill_value=-1),
+             "sssp": lambda: gb_sssp(Aw, src, tuned=True).to_dense(fill_value=np.inf)}
     del dp
     rows = []
     for name, (ours, theirs) in cases.items():
@@ -168,20 +180,30 @@ def one_process(A, rounds: int) -> list:
         # PageRank: the same ranks after the same number of iterations
         same = a[1] == b[1] and np.allclose(a[0], b[0], rtol=1e-9, atol=1e-12) if name == "pagerank" else \
             np.array_equal(a, b)
-        t = {"dspla": [], "graphblas": []}
+        fns = [("graphblas", theirs), ("dspla", ours)]
+        if name in tuned:
+            same = same and np.array_equal(tuned[name](), b)
+            fns.append(("tuned", tuned[name]))
+        t: dict = {k: [] for k, _ in fns}
         for _ in range(rounds):
-            for k, fn in (("graphblas", theirs), ("dspla", ours)):
+            for k, fn in fns:
                 gc.collect()   # the last round's garbage freed before the clock starts, for both
                 t0 = time.perf_counter()
                 fn()
                 t[k].append(time.perf_counter() - t0)
         med = {k: statistics.median(v) for k, v in t.items()}
-        rows.append({"algorithm": name, "dspla_s": med["dspla"], "graphblas_s": med["graphblas"],
-                     "ratio": med["dspla"] / med["graphblas"], "dspla_min_s": min(t["dspla"]),
-                     "graphblas_min_s": min(t["graphblas"]), "same_result": bool(same)})
+        row = {"algorithm": name, "dspla_s": med["dspla"], "graphblas_s": med["graphblas"],
+               "ratio": med["dspla"] / med["graphblas"], "dspla_min_s": min(t["dspla"]),
+               "graphblas_min_s": min(t["graphblas"]), "same_result": bool(same)}
+        extra = ""
+        if "tuned" in med:
+            row.update(tuned_s=med["tuned"], ratio_tuned=med["dspla"] / med["tuned"])
+            extra = f"; against the bitmap-tuned reference {med['tuned'] * 1e3:.1f} ms: {row['ratio_tuned']:.2f}"
+        rows.append(row)
         print(f"  {name:<10} dspla {med['dspla'] * 1e3:9.1f} ms  graphblas {med['graphblas'] * 1e3:9.1f} ms  "
               f"ratio {med['dspla'] / med['graphblas']:5.2f}  (bar <= 1.3: "
-              f"{'met' if med['dspla'] / med['graphblas'] <= 1.3 else 'NOT met'}; same result: {same})", flush=True)
+              f"{'met' if med['dspla'] / med['graphblas'] <= 1.3 else 'NOT met'}; same result: {same}){extra}",
+              flush=True)
     return rows
 
 
