@@ -175,16 +175,17 @@ def bitmap_of(M):
 
 def stack_column(own, bufs: list, dtype: DType, into=None):
     """An n x 1 matrix of ``dtype``: own's rows, then the rows each received buffer carries
-    (``bufs``: (buffer, nrows, with presence)), written into one bitmap: one copy of each part
-    (SuiteSparse's concat of the unpacked arrivals took 3-4x as long). ``into``: the matrix the
-    last stack returned, whose arrays are written again where they lie (handing SuiteSparse
-    fresh arrays cost 5x more than the copies). None when own is neither a full nor a bitmap
-    column of ``dtype`` (the caller stacks by concat)."""
+    (``bufs``: (buffer, nrows, with presence, sparse)), written into one bitmap: one copy of each
+    part (SuiteSparse's concat of the unpacked arrivals took 3-4x as long). A sparse buffer holds
+    present entries only (pack_sparse_rows); own may then be sparse too (a BFS frontier), its
+    entries written where they belong. ``into``: the matrix the last stack returned, whose arrays
+    are written again where they lie (handing SuiteSparse fresh arrays cost 5x more than the
+    copies). None when own is not a column of ``dtype`` (the caller stacks by concat)."""
     n_own = own.shape[0]
     gdt = gb.dtypes.lookup_dtype(dtype.gb)
     if own.shape[1] != 1 or own.dtype != gdt:
         return None
-    total = n_own + sum(m for _, m, _ in bufs)
+    total = n_own + sum(b[1] for b in bufs)
     if into is not None and into._nrows == total and into._ncols == 1 and into.dtype == gdt:
         with lend.bitmap(into) as lent:
             if lent is not None:
@@ -204,20 +205,35 @@ def stack_column(own, bufs: list, dtype: DType, into=None):
 
 def _stack(own, bufs: list, dtype: DType, vals: np.ndarray, bits: np.ndarray) -> int | None:
     """stack_column's copies into (vals, bits); the number of entries, None when own is not
-    readable as a full or bitmap column."""
+    readable as a column."""
     n_own = own.shape[0]
-    with values_of(own) if own.nvals == n_own else bitmap_of(own) as held:
-        if held is None:
-            return None
-        if isinstance(held, tuple):
-            vals[:n_own], bits[:n_own] = held
-        else:
+    nv = own.nvals
+    if nv == n_own:
+        with values_of(own) as held:
+            if held is None:
+                return None
             vals[:n_own] = held
             bits[:n_own] = 1
+    else:
+        with bitmap_of(own) as held:
+            if held is not None:
+                vals[:n_own], bits[:n_own] = held
+        if held is None:   # held sparse (a frontier): its entries where they belong
+            r, _, v = own.to_coo()
+            bits[:n_own] = 0
+            bits[r, 0] = 1
+            vals[r, 0] = v
     off = n_own
-    for buf, m, presence in bufs:
-        nb = m * dtype.np.itemsize
-        if presence:
+    for buf, m, presence, sparse in bufs:
+        if sparse:
+            bits[off:off + m] = 0
+            n = sparse_count(buf)
+            if n:
+                pos = buf[8:8 + 8 * n].view(np.int64) + off   # (one column: an entry's row)
+                bits[pos, 0] = 1
+                vals[pos, 0] = buf[8 + 8 * n:8 + n * (8 + dtype.np.itemsize)].view(dtype.np)
+        elif presence:
+            nb = m * dtype.np.itemsize
             vals[off:off + m, 0] = buf[:nb].view(dtype.np)
             bits[off:off + m, 0] = buf[nb:].view(bits.dtype)
         else:

@@ -296,7 +296,8 @@ class StackMxM(Instr):
     output cannot start full for the arrived rows to accumulate into in place: there the
     second product's accumulation into a bitmap costs more than the overlap saves. ``a`` is
     the rank's row block with its columns in the same order (own, then each receive's); the
-    receives are dense ``Recv``s (not sparse) of own's dtype."""
+    receives are ``Recv``s of own's dtype posted at once: dense rows, or a sparse b's present
+    entries (their count first), which land in the same bitmap."""
     out: int
     a: int
     own: int

@@ -78,12 +78,12 @@ def _block_slots(prog, instrs: list, state: dict):
             for s in i.recvs:
                 if state.get(s) != POSTED:
                     _fail(prog.rank, k, i, f"slot s{s} is completed here but no receive posted it")
-            if type(i) is ir.StackMxM:   # the runtime stacks dense rows as they arrive in the buffer
+            if type(i) is ir.StackMxM:   # the runtime stacks the rows each Recv brings (dense or present entries)
                 posters = {s: j for j in instrs[:k] for s in j.writes()}
                 for s in i.recvs:
                     j = posters.get(s)
-                    if type(j) is not ir.Recv or j.sparse:
-                        _fail(prog.rank, k, i, f"stacks slot s{s}, which is not a dense Recv's")
+                    if type(j) is not ir.Recv or j.deferred:
+                        _fail(prog.rank, k, i, f"stacks slot s{s}, which is not a Recv's posted at once")
             reads = [s for s in i.reads() if s not in i.recvs]
         elif type(i) in _WAITED:
             what, slots = _WAITED[type(i)]

@@ -167,9 +167,9 @@ def test_a_placeholder_left_unchosen():
         verify_plan(programs)
 
 
-def test_stacked_rows_must_arrive_as_dense_receives():
-    """StackMxM copies the arrived rows straight from dense receive buffers: a sparse receive
-    feeding it is a broken plan."""
+def test_stacked_rows_must_arrive_by_receives_posted_at_once():
+    """StackMxM waits for every receive it stacks: one left for RecvMxM's window to post
+    (deferred) would never be posted, a broken plan."""
     A_, x_ = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", 1))
     f = dp.function({"y": dp.mxm(A_, dp.select(x_, ">", 0.5))})   # a vector with missing entries
     rng = np.random.default_rng(5)
@@ -179,8 +179,8 @@ def test_stacked_rows_must_arrive_as_dense_receives():
     assert verify_plan(programs) is programs
     p, k, i = _first(programs, ir.StackMxM)
     j = next(j for j, r in enumerate(p.instrs[:k]) if type(r) is ir.Recv and r.out in i.recvs)
-    p.instrs[j] = dataclasses.replace(p.instrs[j], sparse=True)
-    with pytest.raises(VerificationError, match=rf"rank {p.rank}, instruction {k} \(StackMxM.*not a dense Recv's"):
+    p.instrs[j] = dataclasses.replace(p.instrs[j], deferred=True)
+    with pytest.raises(VerificationError, match=rf"rank {p.rank}, instruction {k} \(StackMxM.*not a Recv's posted at once"):
         verify_plan(programs)
 
 

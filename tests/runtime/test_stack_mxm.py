@@ -105,38 +105,92 @@ def _wire(values, present, with_presence):
     return buf
 
 
+def _sparse_wire(values, present):
+    """A sparse Recv's buffer as PackSparse makes it: the count, then positions, then values."""
+    from dspla.exec import buffers
+    from dspla.ir.types import DType
+    import graphblas as gb
+    rows = np.arange(len(values))
+    M = gb.Matrix.from_coo(rows[present], np.zeros(int(present.sum()), np.int64), values[present],
+                           nrows=len(values), ncols=1)
+    return buffers.pack_sparse_rows(M, rows, DType.float64)
+
+
 def test_stack_column_writes_own_then_arrived_rows_into_the_last_stack():
     """The stacked column equals own's rows then each message's (values where present), also
-    when a later stack writes into the matrix the previous one returned (nothing stale stays)."""
+    when a later stack writes into the matrix the previous one returned (nothing stale stays),
+    for dense messages with and without presence, sparse ones (present entries only, as a BFS
+    frontier's), and own held full, as a bitmap or sparse."""
     from dspla.exec import buffers
     from dspla.ir.types import DType
     rng = np.random.default_rng(3)
     last = None
-    for round_ in range(4):
+    for round_ in range(6):
         own_v, own_p = rng.random(9), rng.random(9) < (0.6 if round_ != 1 else 1.1)   # round 1: own full
         m1_v, m1_p = rng.random(4), rng.random(4) < (0.5 if round_ != 2 else 1.1)     # round 2: m1 full
         m2_v = rng.random(3)                                   # a message without presence: all present
+        m3_v, m3_p = rng.random(5), rng.random(5) < (0.4 if round_ != 4 else -1)      # round 4: no entries
         own = _column(own_v, own_p)
-        B = buffers.stack_column(own, [(_wire(m1_v, m1_p, True), 4, True), (_wire(m2_v, None, False), 3, False)],
-                                 DType.float64, last)
+        if round_ in (3, 5):   # own held sparse (its entries' rows): how SuiteSparse holds a small frontier
+            own.ss.config["sparsity_control"] = ["sparse"]
+            assert own.ss.format in ("csc", "csr")
+        B = buffers.stack_column(own, [(_wire(m1_v, m1_p, True), 4, True, False),
+                                       (_wire(m2_v, None, False), 3, False, False),
+                                       (_sparse_wire(m3_v, m3_p), 5, False, True)], DType.float64, last)
         assert last is None or B is last   # written where it lies
-        want_p = np.concatenate([own_p, m1_p, np.ones(3, bool)])
-        want_v = np.concatenate([own_v, m1_v, m2_v])
+        want_p = np.concatenate([own_p, m1_p, np.ones(3, bool), m3_p])
+        want_v = np.concatenate([own_v, m1_v, m2_v, m3_v])
         idx, vals = B[:, 0].new().to_coo()
-        assert B.shape == (16, 1) and B.nvals == want_p.sum() and np.array_equal(idx, np.nonzero(want_p)[0])
+        assert B.shape == (21, 1) and B.nvals == want_p.sum() and np.array_equal(idx, np.nonzero(want_p)[0])
         assert np.array_equal(vals, want_v[want_p])
         assert np.array_equal(own[:, 0].new().to_coo()[0], np.nonzero(own_p)[0])   # own is left as it was
         last = B
 
 
-def test_stack_column_declines_what_it_cannot_stack():
+def test_stack_column_declines_what_it_cannot_stack_and_stacks_an_iso_column():
     import graphblas as gb
 
     from dspla.exec import buffers
     from dspla.ir.types import DType
-    iso = gb.Matrix.from_coo([0, 2], [0, 0], 1.0, nrows=5, ncols=1)   # an iso-valued column
-    assert buffers.stack_column(iso, [], DType.float64) is None
+    iso = gb.Matrix.from_coo([0, 2], [0, 0], 1.0, nrows=5, ncols=1)   # an iso-valued column: its entries
+    assert buffers.stack_column(iso, [], DType.float64).isequal(iso)
     wide = gb.Matrix.from_dense(np.ones((3, 2)))
     assert buffers.stack_column(wide, [], DType.float64) is None
     ints = _column(np.arange(5), np.ones(5, bool))
     assert buffers.stack_column(ints, [], DType.float64) is None   # another dtype
+
+
+@pytest.mark.parametrize("P", [2, 3, 4])
+@pytest.mark.parametrize("semiring", ["plus_times", "min_plus"])
+@pytest.mark.parametrize("mask", [None, "complement"])
+def test_a_sparse_vector_is_stacked_from_its_present_entries(P, semiring, mask):
+    """A sparse right operand (a BFS frontier): its present entries arrive (count, then entries)
+    and are stacked with the rank's own into one bitmap for one product (no RecvMxM), under a
+    complemented structural mask as BFS's; equal to the dense oracle for every P. Also with no
+    entries at all, and a process whose own rows hold none."""
+    A, x, present = _problem(10 + P)
+    A_, s_, seen_ = dp.sparse("A", ("n", "n")), dp.sparse("s", ("n", 1)), dp.sparse("seen", ("n", 1))
+    y = dp.mxm(A_, s_, semiring, mask=seen_, complement=True, structure=True) if mask else dp.mxm(A_, s_, semiring)
+    f = dp.function({"y": y})
+    rng = np.random.default_rng(P)
+    seen = rng.random((70, 1)) < 0.3
+    for pres in (present, np.zeros_like(present), np.arange(70)[:, None] >= 60):
+        s = sp.csr_array((x[pres], (np.nonzero(pres)[0], np.zeros(int(pres.sum()), int))), shape=(70, 1))
+
+        def body(comm):
+            sess = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=1))
+            inputs = {"A": A, "s": s, **({"seen": sp.csr_array(seen.astype(float))} if mask else {})}
+            out = sess.run(inputs if comm.rank == 0 else None, repeat=2)
+            return out["y"].to_graphblas(), sess.runtime.program
+        res = run_simulated(P, body, timeout=120)
+        vals, want = _oracle(A, x, pres, semiring)
+        if mask:
+            want &= ~seen
+        r, c, v = res[0][0].to_coo()
+        got = np.zeros(want.shape, bool)
+        got[r, c] = True
+        assert np.array_equal(got, want)
+        assert np.array_equal(v, vals[r, c])
+        for _, prog in res:
+            assert ir.StackMxM in _kinds(prog) and ir.RecvMxM not in _kinds(prog)
+            assert all(i.sparse for i in prog.instrs if type(i) is ir.Recv)

@@ -170,8 +170,11 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
     in_place = ctx.in_place
     # a vector with missing entries (PageRank's r / outdeg): its output cannot start full, so the
     # arrived rows' product would be accumulated into a bitmap, which cost more than the overlap
-    # saved (0.36 ms of a 2 ms step on soc-Slashdot0902 at P = 2); one product once all arrived
-    stack = presence and not in_place and K == 1 and bool(recvs)
+    # saved (0.36 ms of a 2 ms step on soc-Slashdot0902 at P = 2); one product once all arrived.
+    # A sparse vector (a BFS frontier) too: its present entries arrive and are stacked into the
+    # bitmap the product reads anyway (gbops.lookup_operand), where a second masked product
+    # accumulated into the first cost more than the first
+    stack = (presence or sparse) and not in_place and K == 1 and bool(recvs)
     per = chunk_rows(ctx)
     recv_pieces, send_pieces = chunked(recvs, per), chunked(sends, per)
     # own columns by local position, received ones by position in the sender's list (chunk)

@@ -81,6 +81,14 @@ def _recv_bytes(p: "_Posted") -> int:
     return local.packed_nbytes(r.nrows, r.k, DType(r.dtype), r.presence)
 
 
+def _unpacked(p: "_Posted"):
+    """A completed Recv's rows as a matrix (its traffic counted by the caller)."""
+    r = p.instr
+    if r.sparse:
+        return local.unpack_sparse_rows(p.buf, r.nrows, r.k, DType(r.dtype))
+    return local.unpack_rows(p.buf, r.nrows, r.k, DType(r.dtype), r.presence)
+
+
 def _arrived(rt: Runtime, p: "_Posted"):
     """The rows a completed receive, get or broadcast brought, as a matrix."""
     r = p.instr
@@ -153,15 +161,26 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
     posted = [rt.slots[r] for r in i.recvs]
     t0 = time.perf_counter()
     rt.comm.waitall([p.req for p in posted])
+    counted = [p for p in posted if p.waiting]   # sparse receives: the counts came, the entries follow
+    for p in counted:
+        p.waiting = False
+        n = local.sparse_count(p.buf)
+        rt.count_dynamic(p.instr, n)
+        if n:
+            r = p.instr
+            p.buf = np.empty(local.sparse_size(n, DType(r.dtype)), dtype=np.uint8)
+            p.req = rt.comm.irecv(p.buf, r.source, r.tag + 1)
+    if any(p.buf.size > 8 for p in counted):
+        rt.comm.waitall([p.req for p in counted if p.buf.size > 8])
     rt.timed("wait_s", t0)
     t0 = time.perf_counter()
     own = rt.slots[i.own]
     B = own
-    if posted:   # (p2p1d posts them as dense Recvs of own's dtype)
-        B = local.stack_column(own, [(p.buf, p.instr.nrows, p.instr.presence) for p in posted], _dt(own),
-                               rt.stacks.pop(id(i), None))
-        if B is None:   # (own neither full nor a bitmap of its dtype: SuiteSparse stacks them)
-            B = concat([[m] for m in [own] + [gbops.cast(_arrived(rt, p), _dt(own)) for p in posted]])
+    if posted:   # (p2p1d posts them as Recvs of own's dtype: dense, or the present entries)
+        B = local.stack_column(own, [(p.buf, p.instr.nrows, p.instr.presence, p.instr.sparse) for p in posted],
+                               _dt(own), rt.stacks.pop(id(i), None))
+        if B is None:   # (own not a column of its dtype: SuiteSparse stacks them)
+            B = concat([[m] for m in [own] + [gbops.cast(_unpacked(p), _dt(own)) for p in posted]])
     for r in i.recvs:
         rt.slots[r] = None
     rt.timed("pack_s", t0)
