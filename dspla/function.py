@@ -14,7 +14,7 @@ from .exec.values import Array, InputValue, Meta, bind_dims, check_shapes, to_ma
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
 from .ir.check import check_program
-from .ir.lint import scalar_on_missing
+from .ir.lint import lint_warnings
 from .plan.explain import as_json, as_text, synthesize
 from .plan.options import Options
 from .runtime.launch import one_process, world
@@ -227,7 +227,7 @@ class Function:
         return Text(text + (_timings(steps) if timings else ""))
 
     def _warnings(self) -> str:
-        lines = scalar_on_missing(self.source_program)
+        lines = lint_warnings(self.source_program)
         return "".join(f"\n{ln}" for ln in lines)
 
     def __repr__(self) -> str:

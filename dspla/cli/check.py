@@ -5,7 +5,7 @@ import sys
 
 from ..frontend.parser import parse_file
 from ..function import Function
-from ..ir.lint import scalar_on_missing
+from ..ir.lint import lint_warnings
 from .common import add_plugin_option, load_plugins
 
 
@@ -22,5 +22,5 @@ def run(args):
     ins = ", ".join(f"{n.attr('name')}: {n.type}" for n in f.inputs)
     outs = ", ".join(f"{k}: {v.type}" for k, v in f.program.outputs)
     print(f"{args.file}: ok\n  inputs:  {ins}\n  outputs: {outs}")
-    for line in scalar_on_missing(f.source_program):
+    for line in lint_warnings(f.source_program):
         print(line, file=sys.stderr)

@@ -1,5 +1,6 @@
 """Warnings about programs that are valid but likely not what was meant (``dspla check``,
-``explain``): a scalar added to an operand that may have missing entries.
+``explain``): a scalar added to an operand that may have missing entries; a loop whose bound
+lets its body never run.
 
 GraphBLAS binds a scalar to the present entries only: ``x + 1`` leaves an entry x lacks missing
 (it does not become 1). That is right for a sparse graph and surprising for ``d * x + c`` when x
@@ -51,3 +52,25 @@ def scalar_on_missing(program: Program) -> list[str]:
                        f"may have missing entries (GraphBLAS: a missing entry stays missing, it does not "
                        f"become {c!r}); to reach every entry: ewise_add({x}, full({x}, 0)) with {c!r}")
     return out
+
+
+def loop_never_runs(program: Program) -> list[str]:
+    """One message per loop bounded by ``max 0`` (literal): its body never runs, so its results
+    are its starting values whatever the condition says. Loops inside loops too."""
+    out = []
+    for n in program.toposort():
+        if n.op is not Op.WHILE:
+            continue
+        if n.attr("max_iter") == 0:
+            where = f"{n.span}: " if n.span is not None else ""
+            out.append(f"{where}warning: this loop runs at most 0 times (max 0): its body never runs and its "
+                       f"values stay what they were before it; give the largest number of iterations "
+                       f"to allow (or a dim, such as max n)")
+        for sub in (n.attr("cond"), n.attr("body")):
+            out += loop_never_runs(sub)
+    return out
+
+
+def lint_warnings(program: Program) -> list[str]:
+    """Every warning of this module, for ``dspla check`` and ``explain``."""
+    return scalar_on_missing(program) + loop_never_runs(program)

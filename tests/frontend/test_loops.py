@@ -240,3 +240,28 @@ def test_a_result_that_is_another_carried_value_is_its_old_value(P):
         out = f(x=start) if P == 1 else run_dist(f, {"x": start}, P)[0]
     for name, want in (("x", a), ("p", b), ("q", c)):
         np.testing.assert_array_equal(out[name].to_numpy(), np.full((4, 1), want), err_msg=name)
+
+
+def test_a_loop_bounded_by_max_0_is_warned_about_where_it_is(tmp_path, capsys):
+    """`max 0` lets the body never run: valid, but the results are the starting values whatever
+    the condition says, which is unlikely to be meant. check and explain say so at the loop, for
+    a loop inside a loop too and for the DSL's while_loop; a bound above 0 or a dim is not warned."""
+    from dspla.cli.main import main
+    from dspla.frontend.parser import parse
+    from dspla.ir.lint import lint_warnings
+    src = ("input x : dense[n, 1]\ns = reduce_all(x)\nt = s\n"
+           "while s > 0 max 0 {\n  s = s - 1\n}\n"
+           "while t > 0 max 3 {\n  u = t\n  while u > 0 max 0 {\n    u = u - 1\n  }\n  t = t - u\n}\n"
+           "while t > 0 max n {\n  t = t - 1\n}\noutput s, t\n")
+    (tmp_path / "p.dspla").write_text(src)
+    assert main(["check", str(tmp_path / "p.dspla")]) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if "warning" in ln]
+    assert [ln.split(": warning")[0].rsplit(":", 2)[1:] for ln in lines] == [["4", "1"], ["9", "3"]]
+    assert all("runs at most 0 times (max 0)" in ln for ln in lines)
+    f = dp.Function(parse(src, "p.dspla"))
+    assert "p.dspla:4:1: warning: this loop runs at most 0 times" in f.explain()
+    x = dp.dense("x", ("n", 1))
+    (y,) = dp.while_loop(lambda v: dp.reduce_all(v) > 0, lambda v: (v - 1,), (x,), 0)
+    assert len(lint_warnings(dp.function({"y": y}).source_program)) == 1
+    (y,) = dp.while_loop(lambda v: dp.reduce_all(v) > 0, lambda v: (v - 1,), (x,), 5)
+    assert lint_warnings(dp.function({"y": y}).source_program) == []
