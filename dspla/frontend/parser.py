@@ -12,6 +12,7 @@ from functools import lru_cache
 from importlib import resources
 
 import lark
+import numpy as np
 
 from .. import algebra
 from ..errors import (
@@ -293,13 +294,13 @@ class _Builder:
         if kind in ("neg", "transpose"):
             return [t.children[0]]
         if kind in ("add", "sub", "mul", "div", "matmul", "pow") or kind in COMPARISONS:
-            return [c for c in t.children if _literal(c) is None]
+            return [c for c in t.children if not _constant(c)]
         if kind == "call" and str(t.children[0]) == "grad":
             return []   # grad builds its own arguments
         if kind == "call":
             _, _, bound = self._bind_call(t, self.span(t.meta))
             return [tree for pkind, tree in bound.values()
-                    if pkind == E or pkind == SCAL and _literal(tree) is None and not _is_bool(tree)]
+                    if pkind == E or pkind == SCAL and not _constant(tree) and not _is_bool(tree)]
         return []
 
     def _build(self, t, vals) -> Expr:
@@ -331,6 +332,9 @@ class _Builder:
                 raise DsplaError("a comparison needs a matrix on at least one side", span)
             return dsl._compare(a, b, kind, span)
         if kind in ("add", "sub", "mul", "div", "matmul", "pow"):
+            if _constant(t):
+                raise DsplaError(f"numbers alone ({self.fold(t)!r} here) are only allowed as an operand of an operator "
+                                 "or a function argument", span)
             a, b = (self.operand(c, vals) for c in t.children)
             if kind == "matmul":
                 return dsl.mxm(self._need_expr(a, t.children[0]), self._need_expr(b, t.children[1]), "plus_times",
@@ -343,11 +347,40 @@ class _Builder:
         raise DsplaError(f"unsupported expression {kind}", span)
 
     def operand(self, t, vals):
-        """An operator operand: a numeric literal stays a Python scalar (bound to the operator)."""
+        """An operator operand: a numeric literal, or arithmetic on literals only (folded here),
+        stays a Python scalar (bound to the operator)."""
+        if _constant(t):
+            return self.fold(t)
+        return vals[id(t)]
+
+    def fold(self, t):
+        """The value of arithmetic on numeric literals (``0.85 * 0.5``, ``1 / (2 + 1)``), as
+        Python's arithmetic gives it (``1 / 2`` is 0.5; whole numbers stay whole under + - * and
+        ** with an exponent of 0 or more), checked to fit in 64 bits. Floats follow IEEE: a
+        division by zero gives inf or nan as it does on a matrix's entries."""
         lit = _literal(t)
         if lit is not None:
             return self.number(*lit)
-        return vals[id(t)]
+        span = self.span(t.meta)
+        if t.data == "neg":
+            return self._fits(-self.fold(t.children[0]), span)
+        a, b = (self.fold(c) for c in t.children)
+        whole = isinstance(a, int) and isinstance(b, int)
+        if t.data == "div" or t.data == "pow" and not (whole and b >= 0) or not whole:
+            x, y = np.float64(a), np.float64(b)
+            with np.errstate(all="ignore"):
+                v = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+                     "pow": np.power}[t.data](x, y)
+            return float(v)
+        if t.data == "pow" and b > 64 and abs(a) > 1:   # (2 ** 10**9 would be computed before the check)
+            raise DsplaError(f"{a} ** {b} does not fit in 64 bits", span)
+        v = {"add": a + b, "sub": a - b, "mul": a * b}[t.data] if t.data != "pow" else a ** b
+        return self._fits(v, span)
+
+    def _fits(self, v, span):
+        if isinstance(v, int) and not -(1 << 63) <= v < (1 << 63):
+            raise DsplaError(f"{v} does not fit in 64 bits", span)
+        return v
 
     def number(self, tok, sign: int = 1):
         """A numeric literal, checked: integers must fit in 64 bits, floats in float64."""
@@ -490,6 +523,24 @@ def _assignments(stmts):
             yield st
         elif st.data == "while_stmt":
             todo.extend(reversed(st.children[2:]))
+
+
+_FOLDED = ("add", "sub", "mul", "div", "pow")
+
+
+def _constant(t) -> bool:
+    """Whether ``t`` is a numeric literal or arithmetic (+ - * / **, negation) on literals only."""
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        if not isinstance(x, lark.Tree):
+            return False
+        if x.data == "number":
+            continue
+        if x.data not in _FOLDED and x.data != "neg":
+            return False
+        stack.extend(x.children)
+    return True
 
 
 def _literal(t):

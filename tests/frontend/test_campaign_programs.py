@@ -94,7 +94,7 @@ CASES = [
     ("bare string", H + "T = ¦\"plus\"\noutput T\n", "string literal is only allowed"),
     ("bare boolean", H + "T = ¦true\noutput T\n", "boolean literal is only allowed"),
     ("literal matmul", H + "T = X @ ¦2\noutput T\n", "@ needs matrices on both sides"),
-    ("two scalars", H + "T = ¦2 + 3\noutput T\n", "at least one operand"),
+    ("two scalars", H + "T = ¦2 + 3\noutput T\n", "numbers alone (5 here) are only allowed as an operand"),
     # -- types and shapes
     ("inner dims differ", "input A : sparse[n, m]\ninput X : dense[k, f]\nT = ¦A @ X\noutput T\n",
      "inner dimensions differ"),

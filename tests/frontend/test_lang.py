@@ -1,4 +1,7 @@
 """The expression-file language: parsing, both frontends giving the same IR, and the errors."""
+import re
+
+import numpy as np
 import pytest
 
 import dspla as dp
@@ -98,3 +101,36 @@ def test_nothing_is_evaluated_as_python(monkeypatch):
     monkeypatch.setattr(builtins, "exec", lambda *a, **k: called.append(a))
     parse('input A : sparse[n, n]\nB = select(A, ">", 1e3)\noutput B\n')
     assert called == []
+
+
+@pytest.mark.parametrize("text,want", [
+    ("X * (0.85 * 0.5)", lambda x: x * 0.425),
+    ("X * (1 / 2) + 2 ** -1 - (3 - 1) * 4", lambda x: x * 0.5 + 0.5 - 8),
+    ("X / (2 + 2)", lambda x: x / 4),
+    ("X * -(1 + 2)", lambda x: x * -3),
+    ("X + 2 ** 10", lambda x: x + 1024),
+    ("apply(X, times, 1 / 4)", lambda x: x * 0.25),
+    ("X / (0.0 - 0.0)", lambda x: np.full_like(x, np.inf)),    # IEEE: 0.0 - 0.0 is +0.0
+    ("X / (0.0 * -1.0)", lambda x: np.full_like(x, -np.inf)),  # and 0.0 * -1.0 is -0.0
+])
+def test_arithmetic_on_numbers_alone_is_folded(text, want):
+    """An operand made of numbers only is computed as Python computes it (1 / 2 is 0.5),
+    floats by IEEE rules (a division by zero gives inf as on a matrix's entries)."""
+    from dspla.frontend.parser import parse
+    f = dp.Function(parse(f"input X : dense[n, 1]\nY = {text}\noutput Y\n", "p.dspla"))
+    x = np.array([[1.0], [3.0]])
+    got = f(X=x)["Y"].to_numpy()
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(got, want(x))
+
+
+@pytest.mark.parametrize("text,message,col", [
+    ("X * (2 ** 70)", "2 ** 70 does not fit in 64 bits", 10),
+    ("X * (9223372036854775807 + 1)", "9223372036854775808 does not fit in 64 bits", 10),
+    ("2 + 1", "numbers alone (3 here) are only allowed as an operand", 5),
+])
+def test_folding_refuses_what_does_not_fit_at_its_position(text, message, col):
+    from dspla.frontend.parser import parse
+    with pytest.raises(DsplaError, match=re.escape(message)) as e:
+        parse(f"input X : dense[n, 1]\nY = {text}\noutput Y\n", "p.dspla")
+    assert f"p.dspla:2:{col}" in str(e.value)
