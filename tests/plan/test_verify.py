@@ -180,7 +180,8 @@ def test_stacked_rows_must_arrive_by_receives_posted_at_once():
     p, k, i = _first(programs, ir.StackMxM)
     j = next(j for j, r in enumerate(p.instrs[:k]) if type(r) is ir.Recv and r.out in i.recvs)
     p.instrs[j] = dataclasses.replace(p.instrs[j], deferred=True)
-    with pytest.raises(VerificationError, match=rf"rank {p.rank}, instruction {k} \(StackMxM.*not a Recv's posted at once"):
+    with pytest.raises(VerificationError,
+                       match=rf"rank {p.rank}, instruction {k} \(StackMxM.*not a Recv's posted at once"):
         verify_plan(programs)
 
 

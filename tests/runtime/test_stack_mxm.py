@@ -107,9 +107,10 @@ def _wire(values, present, with_presence):
 
 def _sparse_wire(values, present):
     """A sparse Recv's buffer as PackSparse makes it: the count, then positions, then values."""
+    import graphblas as gb
+
     from dspla.exec import buffers
     from dspla.ir.types import DType
-    import graphblas as gb
     rows = np.arange(len(values))
     M = gb.Matrix.from_coo(rows[present], np.zeros(int(present.sum()), np.int64), values[present],
                            nrows=len(values), ncols=1)
