@@ -128,22 +128,38 @@ def _install_exit_notice(comm):
     """At the normal end of a script, wait for the other ranks on a communicator of its own (so
     it cannot match a collective of the script's) and, past EXIT_NOTICE_S, say what is wrong: a
     rank waiting in a collective that only some ranks called (``to_numpy()`` on rank 0 alone)
-    would otherwise hang the job with no word. It only speaks: a rank may lawfully work on alone."""
+    would otherwise hang the job with no word. It only speaks: a rank may lawfully work on alone.
+
+    One rank speaks for each run of ranks that ended: every rank that ends tells the next one
+    (one byte), and a rank that heard from the one before it stays silent (at P = 4 with rank 0
+    in a gather, rank 1 says it, not ranks 1, 2 and 3)."""
     dup, made = comm.comm.Idup()   # (non-blocking: world() must not wait for the other ranks)
 
     def wait_for_the_others():
         t0, said = time.monotonic(), False
-        for post in (lambda: made, dup.Ibarrier):   # the communicator made, then every rank there
-            req = post()
+        token, got = bytearray(1), bytearray(1)
+        before = None   # the token of the rank before this one, once the communicator is made
+
+        def wait(req):
+            nonlocal said
             while not req.Test():
                 if not said and time.monotonic() - t0 > EXIT_NOTICE_S:
-                    _say(f"dspla: rank {comm.rank} ended its script {EXIT_NOTICE_S:.0f} s ago and waits for the "
-                         "others; if a rank is inside a collective only some ranks called (to_numpy(), "
-                         "to_scipy(), to_graphblas(), nvals, present() must be called on every rank), the job "
-                         "will not end: stop it with Ctrl-C")
                     said = True
+                    if before is None or not before.Test():   # (no rank before, or it has not ended)
+                        _say(f"dspla: rank {comm.rank} ended its script {EXIT_NOTICE_S:.0f} s ago and waits for "
+                             "the others; if a rank is inside a collective only some ranks called (to_numpy(), "
+                             "to_scipy(), to_graphblas(), nvals, present() must be called on every rank), the "
+                             "job will not end: stop it with Ctrl-C")
                 time.sleep(0.005)
-        free_open_windows()   # every rank is here: the plans' windows go before MPI finalizes
+
+        wait(made)
+        after = dup.Isend(token, comm.rank + 1, 0) if comm.rank + 1 < comm.size else None
+        before = dup.Irecv(got, comm.rank - 1, 0) if comm.rank > 0 else None
+        wait(dup.Ibarrier())   # every rank is here: both tokens have been sent
+        for req in (after, before):
+            if req is not None:
+                req.Wait()
+        free_open_windows()   # the plans' windows go before MPI finalizes
 
     atexit.register(wait_for_the_others)
 

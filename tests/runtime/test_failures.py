@@ -332,3 +332,27 @@ def test_a_collective_called_on_one_rank_only_is_named_by_the_rank_that_ended(tm
         p.wait()
     err = log.read_text()
     assert "rank 1 ended its script" in err and "to_numpy()" in err and "every rank" in err, err
+
+
+@pytest.mark.mpi
+def test_of_the_ranks_that_ended_one_speaks(tmp_path):
+    """At P = 4 with rank 0 in a gather the others never join, ranks 1, 2 and 3 end: rank 1
+    says so, once (each of the three said it before)."""
+    script = tmp_path / "one_rank.py"
+    script.write_text(ONE_RANK_GATHERS)
+    env = {**os.environ, "DSPLA_EXIT_NOTICE_S": "1", "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"}
+    log = tmp_path / "stderr"
+    with open(log, "w") as fh:
+        p = subprocess.Popen([MPIEXEC, "-n", "4", sys.executable, str(script)], stdout=subprocess.DEVNULL,
+                             stderr=fh, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while "ended its script" not in log.read_text() and time.monotonic() < deadline:
+            assert p.poll() is None, log.read_text()
+            time.sleep(0.2)
+        time.sleep(4)   # the others' notices, had they spoken, 1 s after they ended
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    err = log.read_text()
+    assert err.count("ended its script") == 1 and "rank 1 ended its script" in err, err
