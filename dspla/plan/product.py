@@ -8,13 +8,15 @@ lowered (and allgather1d if it cannot run here).
 """
 from __future__ import annotations
 
+import contextlib
+
 import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
 
 from ..costmodel import load
 from ..errors import PlanError
-from ..exec import gbops
+from ..exec import gbops, lend
 from ..exec.buffers import csr_piece
 from ..ir import Node
 from ..ir.types import Kind
@@ -46,6 +48,8 @@ class Product:
         self.tag = 16 + 8 * index
         self._A = pl.static_value(a)
         self._csr = pl.csr_cache
+        self.lending = None   # lower_product's ExitStack while the candidates are lowered
+        self._lent = None     # A's own arrays as scipy CSR, read inside it
         self.out = pl.slot()
         # With B full and a monoid identity, C starts full at the identity and every block
         # accumulates into it in place (exact: identity ⊕ x = x); A's empty rows are dropped after.
@@ -121,12 +125,27 @@ class Product:
     @property
     def A(self) -> sp.csr_array:
         """A as scipy CSR in the compute dtype, original indexing (shared by the candidates);
-        under SPMD planning, this rank's rows of it."""
+        under SPMD planning, this rank's rows of it. While this product is lowered (``lending``,
+        set by lower_product), A's own arrays are read where they lie when SuiteSparse holds it
+        by row in that dtype (exec/lend.py): no copy of the rank's rows; else a copy, cached
+        for the products after this one."""
         key = (id(self._A), self.compute)
-        if key not in self._csr:
-            M = gbops.cast(self._A, self.compute)
-            self._csr[key] = sp.csr_array(gb.io.to_scipy_sparse(M, format="csr")) if M.nvals else \
-                sp.csr_array(M.shape, dtype=self.compute.np)
+        if key in self._csr:
+            return self._csr[key]
+        if self._lent is not None:
+            return self._lent
+        M = self._A
+        if self.lending is not None and gbops.dtype_of(M) is self.compute and M.nvals:
+            arrays = self.lending.enter_context(lend.csr(M))
+            if arrays is not None:
+                S = sp.csr_array(M.shape, dtype=self.compute.np)
+                S.indptr, S.indices, S.data = arrays
+                S.has_sorted_indices = True
+                self._lent = S
+                return S
+        M = gbops.cast(M, self.compute)
+        self._csr[key] = sp.csr_array(gb.io.to_scipy_sparse(M, format="csr")) if M.nvals else \
+            sp.csr_array(M.shape, dtype=self.compute.np)
         return self._csr[key]
 
 
@@ -226,9 +245,28 @@ def lower_product(pl, n: Node):
                        f"{b.type.kind.value}[{pl.concrete(b.type.nrows)}x{pl.concrete(b.type.ncols)}]",
                        pl.concrete(b.type.ncols))
     product = Product(pl, n, index)
+    candidates: list = []
+    with contextlib.ExitStack() as lending:   # A's arrays lent to the candidates (Product.A), given back after
+        product.lending = lending
+        try:
+            _lower_candidates(pl, product, info, candidates)
+        finally:
+            product.lending = product._lent = None
+    info.loop = pl.in_loop
+    pl.products.append(info)
+    pl.candidates.append(candidates)
+    pl.emit(Choice(product=index))
+    out = product.out
+    if product.out_dtype is not product.compute:
+        cast = pl.slot()
+        pl.emit(CastTo(cast, out, product.out_dtype.value))
+        out = cast
+    pl.set(n, out, canonical(n.type, pl.dims))
+
+
+def _lower_candidates(pl, product: Product, info: ProductInfo, candidates: list):
     names = plan_names() if pl.opt.plan == "auto" else [get_plan(pl.opt.plan).name]
     spmd = pl.me is not None
-    candidates = []
     for name in names:
         spec = PLANS[name]
         ctx = ProductContext(product, name)
@@ -248,16 +286,6 @@ def lower_product(pl, n: Node):
         (spec.spmd if spmd else spec.lower)(ctx)
         if spmd and pl.on_lowered is not None:   # counted now; only the leader so far keeps its pieces
             pl.on_lowered(ctx, candidates)
-    info.loop = pl.in_loop
-    pl.products.append(info)
-    pl.candidates.append(candidates)
-    pl.emit(Choice(product=index))
-    out = product.out
-    if product.out_dtype is not product.compute:
-        cast = pl.slot()
-        pl.emit(CastTo(cast, out, product.out_dtype.value))
-        out = cast
-    pl.set(n, out, canonical(n.type, pl.dims))
 
 
 class _Scratch:
