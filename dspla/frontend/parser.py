@@ -357,14 +357,27 @@ class _Builder:
         """The value of arithmetic on numeric literals (``0.85 * 0.5``, ``1 / (2 + 1)``), as
         Python's arithmetic gives it (``1 / 2`` is 0.5; whole numbers stay whole under + - * and
         ** with an exponent of 0 or more), checked to fit in 64 bits. Floats follow IEEE: a
-        division by zero gives inf or nan as it does on a matrix's entries."""
-        lit = _literal(t)
-        if lit is not None:
-            return self.number(*lit)
+        division by zero gives inf or nan as it does on a matrix's entries. Iterative: such an
+        operand may nest as deep as any expression."""
+        done: dict[int, object] = {}
+        stack = [(t, False)]
+        while stack:
+            x, expanded = stack.pop()
+            lit = _literal(x)
+            if lit is not None:
+                done[id(x)] = self.number(*lit)
+            elif not expanded:
+                stack.append((x, True))
+                stack.extend((c, False) for c in x.children)
+            else:
+                done[id(x)] = self._fold_one(x, [done[id(c)] for c in x.children])
+        return done[id(t)]
+
+    def _fold_one(self, t, args: list):
         span = self.span(t.meta)
         if t.data == "neg":
-            return self._fits(-self.fold(t.children[0]), span)
-        a, b = (self.fold(c) for c in t.children)
+            return self._fits(-args[0], span)
+        a, b = args
         whole = isinstance(a, int) and isinstance(b, int)
         if t.data == "div" or t.data == "pow" and not (whole and b >= 0) or not whole:
             x, y = np.float64(a), np.float64(b)

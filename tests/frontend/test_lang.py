@@ -134,3 +134,11 @@ def test_folding_refuses_what_does_not_fit_at_its_position(text, message, col):
     with pytest.raises(DsplaError, match=re.escape(message)) as e:
         parse(f"input X : dense[n, 1]\nY = {text}\noutput Y\n", "p.dspla")
     assert f"p.dspla:2:{col}" in str(e.value)
+
+
+def test_a_folded_operand_may_nest_deep():
+    from dspla.frontend.parser import parse
+    depth = 5000
+    text = "(" * depth + "1" + " + 1)" * depth
+    f = dp.Function(parse(f"input X : dense[n, 1]\nY = X * {text}\noutput Y\n", "p.dspla"))
+    assert f(X=np.ones((2, 1)))["Y"].to_numpy()[:, 0].tolist() == [depth + 1.0] * 2
