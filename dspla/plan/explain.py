@@ -18,6 +18,7 @@ from ..exec import routes
 from ..io.limits import check_memory
 from ..ir.node import Op
 from ..ir.types import Kind
+from .ir import Where
 from .options import Options
 from .partition_choice import describe
 
@@ -87,6 +88,23 @@ def _source(options: Options, P: int) -> str:
     return (options.coefficients or load(P)).source
 
 
+def loop_words(plan) -> dict:
+    """loop -> (products' words, words outside products, exact) per iteration, all ranks
+    together, from the planned programs (ir.RankProgram.loop_words, which the runtime's stats
+    use too). Under SPMD planning a rank holds its own program only: nothing (the run's stats
+    have them)."""
+    progs = plan.programs or ()
+    if not progs or len(progs) != progs[0].P:
+        return {}
+    all_splits = [[p.splits[g] for p in progs] for g in range(len(progs[0].splits))]
+    out: dict = {}
+    for prog in progs:
+        for k, (a, b, exact) in prog.loop_words(Where(prog.rank, prog.group_sizes(all_splits))).items():
+            pa, pb, pe = out.get(k, (0, 0, True))
+            out[k] = (pa + a, pb + b, pe and exact)
+    return out
+
+
 def data_dependent(plan) -> set:
     """The products of the chosen plan whose words depend on the data on some rank (a sparse
     operand's messages carry its present entries only): the words predicted are a bound."""
@@ -117,7 +135,10 @@ def as_json(plan, P: int, options: Options) -> dict:
                 "rows_max": int(dp.counts.max()), **{k: v for k, v in plan.partition.get(d, {}).items()
                                                      if k in ("imbalance",)}, **_choice_json(plan.partition.get(d, {}))}
             for d, dp in plan.dims.items()}
-    return {"P": P, "coefficients": _source(options, P), "dims": dims, "products": products,
+    loops = [{"loop": k, "words_per_iteration": a + b, "products": a, "outside_products": b,
+              "words_predicted": "exact" if exact else "at most"}
+             for k, (a, b, exact) in sorted(loop_words(plan).items())]
+    return {"P": P, "coefficients": _source(options, P), "dims": dims, "products": products, "loops": loops,
             "local_routes": local_routes(plan.program),
             "planning": plan.planning, "planning_note": plan.planning_note}
 
@@ -227,6 +248,10 @@ def as_text(plan, P: int, options: Options) -> str:
             lines.append(f"      note: {note}")
         if p.index in dynamic:
             lines.append(f"      note: {DATA_NOTE}")
+    for k, (a, b, exact) in sorted(loop_words(plan).items()):
+        lines.append(f"  loop {k}: words sent per iteration, all ranks: {'' if exact else 'at most '}{a + b} "
+                     f"(products {a}, outside products {b}: scalar allreduces, redistributions, the "
+                     f"condition's broadcast)")
     lines += route_lines(plan.program)
     for name, lay in plan.output_layouts.items():
         lines.append(f"  output {name}: {lay}" + (", computed once at planning (static)"
@@ -242,6 +267,13 @@ def compare(stats: dict) -> str:
     for lp in stats.get("loops", []):
         lines.append(f"  loop {lp['loop']}: {lp['iterations']} iterations in {lp['seconds'] * 1e3:.3f} ms "
                      f"({lp['seconds'] / max(1, lp['iterations']) * 1e3:.3f} ms per iteration)")
+        got = lp.get("words_per_iteration") or []
+        if "words_predicted_per_iteration" in lp and got:
+            bound = "at most " if lp.get("loop_words_predicted") == "at most" else ""
+            seen = f"{min(got)}" if min(got) == max(got) else f"{min(got)}..{max(got)}"
+            lines.append(f"      words sent per iteration, all ranks: predicted {bound}"
+                         f"{lp['words_predicted_per_iteration']} (products {lp['words_predicted_products']}, "
+                         f"outside products {lp['words_predicted_outside_products']}), measured {seen}")
     for p in stats["products"]:
         pred = p.get("predicted", {}).get("predicted_s")
         meas = p.get("measured_s_max")

@@ -757,6 +757,35 @@ class RankProgram:
         walk(self.instrs)
         return out
 
+    def loop_words(self, where: Where) -> dict:
+        """loop id -> (words the products send, words sent outside products, exact) on this rank
+        in one iteration: the condition checked once, the body once, the loop's broadcast of the
+        condition. Outside products: scalar allreduces, redistributions, the broadcast. A sparse
+        operand's messages count their most (exact False), as its product's do; a loop nested in
+        the body is counted apart, for its own iterations."""
+        out: dict = {}
+
+        def walk(instrs):
+            for i in instrs:
+                if type(i) is not Loop:
+                    continue
+                prod = other = 0
+                exact = True
+                for j in (*i.cond, *i.body):
+                    if type(j) is Loop:
+                        continue
+                    w = j.traffic(where).words_sent
+                    exact = exact and not j.dynamic
+                    if j.product is None:
+                        other += w
+                    else:
+                        prod += w
+                out[i.loop] = (prod, other + i.traffic(where, 1).words_sent, exact)
+                walk(i.cond)
+                walk(i.body)
+        walk(self.instrs)
+        return out
+
     def __str__(self) -> str:
         lines = [f"rank {self.rank} of {self.P}: {len(self.instrs)} instructions, {len(self.consts)} planned pieces"]
         for name, slot in self.inputs.items():
