@@ -38,3 +38,6 @@ class DistPlan:
     # holds this rank's only); ``planning_note``: why a job with sharded inputs was not SPMD
     planning: str = "rank 0"
     planning_note: str | None = None
+    # loop -> (products' words, outside products', exact) per iteration, all ranks (explain.loop_words),
+    # kept when the programs go to their ranks
+    loop_words: dict = field(default_factory=dict)

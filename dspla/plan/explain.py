@@ -91,15 +91,20 @@ def _source(options: Options, P: int) -> str:
 def loop_words(plan) -> dict:
     """loop -> (products' words, words outside products, exact) per iteration, all ranks
     together, from the planned programs (ir.RankProgram.loop_words, which the runtime's stats
-    use too). Under SPMD planning a rank holds its own program only: nothing (the run's stats
-    have them)."""
+    use too). Once the programs have gone to their ranks (a session's plan), the sums kept
+    then (DistPlan.loop_words)."""
     progs = plan.programs or ()
     if not progs or len(progs) != progs[0].P:
-        return {}
+        return dict(getattr(plan, "loop_words", {}))   # (kept when the programs went to their ranks)
     all_splits = [[p.splits[g] for p in progs] for g in range(len(progs[0].splits))]
+    return summed([prog.loop_words(Where(prog.rank, prog.group_sizes(all_splits))) for prog in progs])
+
+
+def summed(per_rank: list) -> dict:
+    """Ranks' loop_words added up: loop -> (products', outside products', all exact)."""
     out: dict = {}
-    for prog in progs:
-        for k, (a, b, exact) in prog.loop_words(Where(prog.rank, prog.group_sizes(all_splits))).items():
+    for words in per_rank:
+        for k, (a, b, exact) in words.items():
             pa, pb, pe = out.get(k, (0, 0, True))
             out[k] = (pa + a, pb + b, pe and exact)
     return out

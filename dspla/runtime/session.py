@@ -42,7 +42,8 @@ from ..exec.gbops import dtype_of
 from ..exec.values import Array, Dist, Meta
 from ..partition import METHODS
 from ..plan import spmd
-from ..plan.explain import as_text
+from ..plan.explain import as_text, loop_words, summed
+from ..plan.ir import Where
 from ..plan.layout import DimPart, canonical, piece
 from ..plan.options import Options
 from ..plan.plans import get_plan, spmd_names
@@ -281,6 +282,7 @@ class DistSession:
             given = {k: v.dist for k, v in dist.items()}
             self.plan = compiler.distribute(self.f.sized(mats, dims), P, self.opt, given=given).plan
             self.plan.planning_note = header.get("note")
+            self.plan.loop_words = loop_words(self.plan)
             programs, self.plan.programs = self.plan.programs, None   # rank 0 keeps the metadata only
             shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
                       for name, n in self.plan.program.outputs}
@@ -311,6 +313,10 @@ class DistSession:
         if header is not None:   # rank 0's part of planning: static-eval and partition, on the whole graph
             plan.steps_s = {**plan.steps_s, **{k: plan.steps_s.get(k, 0.0) + v for k, v in header["rank0_s"].items()}}
         (program,), plan.programs = plan.programs, None
+        # every rank's loop words, added up (small): what explain shows for the whole plan
+        all_splits = [list(c) for c in zip(*comm.allgather(list(program.splits)))]
+        where = Where(comm.rank, program.group_sizes(all_splits))
+        plan.loop_words = summed(comm.allgather(program.loop_words(where)))
         shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
                   for name, n in plan.program.outputs}
         self.plan = plan   # (every rank: the same metadata; rank 0's is the one reported)

@@ -55,8 +55,8 @@ def test_an_exact_loop_measures_what_was_predicted_every_iteration(P, plan):
     def body(comm):
         s = DistSession(f, comm, Options(plan=plan, partition="random", seed=1))
         s.run({"A": A, "r0": np.ones((A.shape[0], 1))} if comm.rank == 0 else None)
-        return s.last_stats
-    stats = run_simulated(P, body, timeout=120)[0]
+        return s.last_stats, s.explain() if comm.rank == 0 else ""
+    stats, after = run_simulated(P, body, timeout=120)[0]
     (lp,) = stats["loops"]
     assert lp["loop_words_predicted"] == "exact" and lp["iterations"] > 2
     assert lp["words_per_iteration"] == [lp["words_predicted_per_iteration"]] * lp["iterations"]
@@ -69,6 +69,7 @@ def test_an_exact_loop_measures_what_was_predicted_every_iteration(P, plan):
     assert (f"loop 0: words sent per iteration, all ranks: {lp['words_predicted_per_iteration']} "
             f"(products {lp['words_predicted_products']}, outside products "
             f"{lp['words_predicted_outside_products']}") in text
+    assert text[text.index("loop 0: words"):].splitlines()[0] in after   # the session's, after its run
     js = f.explain(np=P, A=A, r0=np.ones((A.shape[0], 1)), json=True,
                    options={"plan": plan, "partition": "random", "seed": 1})
     assert js["loops"] == [{"loop": 0, "words_per_iteration": lp["words_predicted_per_iteration"],
@@ -91,3 +92,30 @@ def test_a_sparse_operands_loop_predicts_the_most_it_can_move(P):
     assert lp["loop_words_predicted"] == "at most"
     assert max(lp["words_per_iteration"]) <= lp["words_predicted_per_iteration"]
     assert min(lp["words_per_iteration"]) < lp["words_predicted_per_iteration"]   # a frontier is not all rows
+
+
+def test_spmd_planning_adds_up_every_ranks_loop_words():
+    """Sharded inputs: each rank plans its own program; explain's loop words are every rank's
+    added up, and equal what the run measured."""
+    import graphblas as gb
+
+    from dspla.exec.values import Array, Dist
+    from dspla.plan.layout import DimPart
+    P = 3
+    A = _graph(seed=5)
+    n = A.shape[0]
+    part = DimPart("n", np.random.default_rng(2).integers(0, P, n), P, "test")
+    f = _pagerank()
+
+    def body(comm):
+        rows = part.owned[comm.rank]
+        dist = Dist("row", "n", part, comm)
+        ins = {"A": Array(gb.io.from_scipy_sparse(A[rows]), "A", dist, A.shape),
+               "r0": Array(gb.Matrix.from_dense(np.ones((rows.size, 1))), "r0", dist, (n, 1))}
+        s = DistSession(f, comm, Options(plan="p2p1d"))
+        s.run(ins)
+        return s.last_stats, s.explain() if comm.rank == 0 else "", s.plan.planning
+    stats, text, planning = run_simulated(P, body, timeout=120)[0]
+    (lp,) = stats["loops"]
+    assert planning == "spmd" and lp["words_per_iteration"] == [lp["words_predicted_per_iteration"]] * lp["iterations"]
+    assert f"loop 0: words sent per iteration, all ranks: {lp['words_predicted_per_iteration']} " in text
