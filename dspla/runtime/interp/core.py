@@ -37,6 +37,7 @@ class Runtime:
         self.steps = prepared.Steps()   # local steps resolved to their C call once (exec/prepared.py)
         self.bitmaps: dict = {}      # slot -> a presence bitmap its Fill took back (gbops.take_bitmap)
         self.stacks: dict = {}       # StackMxM -> its last stacked operand, written into again
+        self.lookups: dict = {}      # PackSparse -> its rows' positions (buffers.row_lookup), made once
         self.small: dict = {}        # SmallAllreduce of scalars -> (item.Packed, fills, ufuncs)
         self.sendbufs: dict = {}     # Pack -> its last buffer (written into again once its send is done)
         for slot, value in program.consts.items():

@@ -38,7 +38,10 @@ class _Posted:
 def _pack_sparse(rt: Runtime, i: PackSparse):
     t0 = time.perf_counter()
     M = rt.slots[i.src]
-    rt.slots[i.out] = local.pack_sparse_rows(M, i.rows, _dt(M))
+    key = id(i)
+    if key not in rt.lookups:
+        rt.lookups[key] = local.row_lookup(i.rows, M.shape[0])
+    rt.slots[i.out] = local.pack_sparse_rows(M, i.rows, _dt(M), rt.lookups[key])
     rt.timed("pack_s", t0)
 
 
