@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
+from dspla.analysis import comm_stats
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession, Options
 
@@ -55,15 +56,21 @@ def test_an_exact_loop_measures_what_was_predicted_every_iteration(P, plan):
     def body(comm):
         s = DistSession(f, comm, Options(plan=plan, partition="random", seed=1))
         s.run({"A": A, "r0": np.ones((A.shape[0], 1))} if comm.rank == 0 else None)
-        return s.last_stats, s.explain() if comm.rank == 0 else ""
-    stats, after = run_simulated(P, body, timeout=120)[0]
+        return s.last_stats, s.explain() if comm.rank == 0 else "", s.plan.dims["n"].parts
+    stats, after, parts = run_simulated(P, body, timeout=120)[0]
     (lp,) = stats["loops"]
     assert lp["loop_words_predicted"] == "exact" and lp["iterations"] > 2
     assert lp["words_per_iteration"] == [lp["words_predicted_per_iteration"]] * lp["iterations"]
-    # the products' part is the product's own prediction; the rest are the loop's scalars
+    # the products' part, counted independently: p2p1d's volume by the analysis layer for the
+    # partition used; allgather1d's every rank's rows to every other rank (n (P - 1))
+    n = A.shape[0]
+    want = comm_stats(sp.csr_array(A.T), parts, P, b_parts=parts).volume_total if plan == "p2p1d" else n * (P - 1)
+    assert lp["words_predicted_products"] == want
     (prod,) = stats["products"]
-    assert lp["words_predicted_products"] == prod["predicted"]["words"] == prod["words_sent_per_iteration"]
-    assert lp["words_predicted_outside_products"] > 0
+    assert prod["words_sent_per_iteration"] == want
+    # outside the product: three scalars per iteration (the two sums of the dangling mass, the
+    # change), each rank's sent to each other rank; the condition is agreed (no broadcast)
+    assert lp["words_predicted_outside_products"] == 3 * P * (P - 1)
     # explain, planning the same (no run), says the same
     text = f.explain(np=P, A=A, r0=np.ones((A.shape[0], 1)), options={"plan": plan, "partition": "random", "seed": 1})
     assert (f"loop 0: words sent per iteration, all ranks: {lp['words_predicted_per_iteration']} "

@@ -313,24 +313,32 @@ if MPI.COMM_WORLD.rank == 0:   # the mistake: a collective on one rank only
 """
 
 
-@pytest.mark.mpi
-def test_a_collective_called_on_one_rank_only_is_named_by_the_rank_that_ended(tmp_path):
+def _stuck_job_stderr(tmp_path, P: int, then: float = 0.0) -> str:
+    """ONE_RANK_GATHERS on P ranks (rank 0 waits in a gather the others never join, so the job
+    cannot end by itself): its stderr once a rank has said it ended, and ``then`` seconds later;
+    the job is killed."""
     script = tmp_path / "one_rank.py"
     script.write_text(ONE_RANK_GATHERS)
     env = {**os.environ, "DSPLA_EXIT_NOTICE_S": "1", "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"}
     log = tmp_path / "stderr"
     with open(log, "w") as fh:
-        p = subprocess.Popen([MPIEXEC, "-n", "2", sys.executable, str(script)], stdout=subprocess.DEVNULL,
+        p = subprocess.Popen([MPIEXEC, "-n", str(P), sys.executable, str(script)], stdout=subprocess.DEVNULL,
                              stderr=fh, env=env, start_new_session=True)
-    try:   # the job cannot end by itself (rank 0 waits in the gather): stopped once it has spoken
-        deadline = time.monotonic() + 60
-        while "rank 1 ended its script" not in log.read_text() and time.monotonic() < deadline:
+    try:
+        deadline = time.monotonic() + 90
+        while "ended its script" not in log.read_text() and time.monotonic() < deadline:
             assert p.poll() is None, log.read_text()
             time.sleep(0.2)
+        time.sleep(then)
     finally:
         os.killpg(p.pid, signal.SIGKILL)
         p.wait()
-    err = log.read_text()
+    return log.read_text()
+
+
+@pytest.mark.mpi
+def test_a_collective_called_on_one_rank_only_is_named_by_the_rank_that_ended(tmp_path):
+    err = _stuck_job_stderr(tmp_path, 2)
     assert "rank 1 ended its script" in err and "to_numpy()" in err and "every rank" in err, err
 
 
@@ -338,21 +346,5 @@ def test_a_collective_called_on_one_rank_only_is_named_by_the_rank_that_ended(tm
 def test_of_the_ranks_that_ended_one_speaks(tmp_path):
     """At P = 4 with rank 0 in a gather the others never join, ranks 1, 2 and 3 end: rank 1
     says so, once (each of the three said it before)."""
-    script = tmp_path / "one_rank.py"
-    script.write_text(ONE_RANK_GATHERS)
-    env = {**os.environ, "DSPLA_EXIT_NOTICE_S": "1", "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"}
-    log = tmp_path / "stderr"
-    with open(log, "w") as fh:
-        p = subprocess.Popen([MPIEXEC, "-n", "4", sys.executable, str(script)], stdout=subprocess.DEVNULL,
-                             stderr=fh, env=env, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 90
-        while "ended its script" not in log.read_text() and time.monotonic() < deadline:
-            assert p.poll() is None, log.read_text()
-            time.sleep(0.2)
-        time.sleep(4)   # the others' notices, had they spoken, 1 s after they ended
-    finally:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
-    err = log.read_text()
+    err = _stuck_job_stderr(tmp_path, 4, then=4)   # the others' notices, had they spoken, 1 s after they ended
     assert err.count("ended its script") == 1 and "rank 1 ended its script" in err, err

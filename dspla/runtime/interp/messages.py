@@ -84,24 +84,29 @@ def _recv_bytes(p: "_Posted") -> int:
     return local.packed_nbytes(r.nrows, r.k, DType(r.dtype), r.presence)
 
 
-def _unpacked(p: "_Posted"):
-    """A completed Recv's rows as a matrix (its traffic counted by the caller)."""
-    r = p.instr
-    if r.sparse:
-        return local.unpack_sparse_rows(p.buf, r.nrows, r.k, DType(r.dtype))
-    return local.unpack_rows(p.buf, r.nrows, r.k, DType(r.dtype), r.presence)
-
-
 def _arrived(rt: Runtime, p: "_Posted"):
     """The rows a completed receive, get or broadcast brought, as a matrix."""
     r = p.instr
     dt = DType(r.dtype)
     if type(r) is Get:
         return local.unpack_window_rows(p.buf, r.nrows, r.k, dt, r.presence)
-    if type(r) is Recv and r.sparse:
-        rt.count_dynamic(r, local.sparse_count(p.buf))
+    if type(r) is Recv and r.sparse:   # (its traffic counted when its count came: _entries_follow)
         return local.unpack_sparse_rows(p.buf, r.nrows, r.k, dt)
     return local.unpack_rows(p.buf, r.nrows, r.k, dt, r.presence)
+
+
+def _entries_follow(rt: Runtime, p: "_Posted") -> bool:
+    """A sparse receive whose count has come: its traffic counted and, when there are entries,
+    their receive posted, exactly sized (True: wait for it)."""
+    p.waiting = False
+    n = local.sparse_count(p.buf)
+    rt.count_dynamic(p.instr, n)
+    if not n:
+        return False
+    r = p.instr
+    p.buf = np.empty(local.sparse_size(n, DType(r.dtype)), dtype=np.uint8)
+    p.req = rt.comm.irecv(p.buf, r.source, r.tag + 1)
+    return True
 
 
 @handler(RecvMxM)
@@ -123,14 +128,8 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         j = live[rt.comm.waitany([posted[k].req for k in live])]
         rt.timed("wait_s", t0)
         p = posted[j]
-        if p.waiting:   # a sparse receive's count: post its entries, exactly sized
-            n = local.sparse_count(p.buf)
-            p.waiting = False
-            if n:
-                r = p.instr
-                p.buf = np.empty(local.sparse_size(n, DType(r.dtype)), dtype=np.uint8)
-                p.req = rt.comm.irecv(p.buf, r.source, r.tag + 1)
-                continue
+        if p.waiting and _entries_follow(rt, p):   # a sparse receive's count: its entries come next
+            continue
         live.remove(j)
         t0 = time.perf_counter()
         R = _arrived(rt, p)
@@ -164,17 +163,9 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
     posted = [rt.slots[r] for r in i.recvs]
     t0 = time.perf_counter()
     rt.comm.waitall([p.req for p in posted])
-    counted = [p for p in posted if p.waiting]   # sparse receives: the counts came, the entries follow
-    for p in counted:
-        p.waiting = False
-        n = local.sparse_count(p.buf)
-        rt.count_dynamic(p.instr, n)
-        if n:
-            r = p.instr
-            p.buf = np.empty(local.sparse_size(n, DType(r.dtype)), dtype=np.uint8)
-            p.req = rt.comm.irecv(p.buf, r.source, r.tag + 1)
-    if any(p.buf.size > 8 for p in counted):
-        rt.comm.waitall([p.req for p in counted if p.buf.size > 8])
+    entries = [p.req for p in posted if p.waiting and _entries_follow(rt, p)]   # sparse: the counts came
+    if entries:
+        rt.comm.waitall(entries)
     rt.timed("wait_s", t0)
     t0 = time.perf_counter()
     own = rt.slots[i.own]
@@ -183,7 +174,7 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
         B = local.stack_column(own, [(p.buf, p.instr.nrows, p.instr.presence, p.instr.sparse) for p in posted],
                                _dt(own), rt.stacks.pop(id(i), None))
         if B is None:   # (own not a column of its dtype: SuiteSparse stacks them)
-            B = concat([[m] for m in [own] + [gbops.cast(_unpacked(p), _dt(own)) for p in posted]])
+            B = concat([[m] for m in [own] + [gbops.cast(_arrived(rt, p), _dt(own)) for p in posted]])
     for r in i.recvs:
         rt.slots[r] = None
     rt.timed("pack_s", t0)
