@@ -42,7 +42,19 @@ class Function:
         self._sized: dict[tuple[Any, ...], tuple[compiler.Compilation, reference.Schedule]] = {}
         self._options: dict[str, Any] = {}
         self._sessions: dict[tuple[Any, ...], DistSession] = {}
-        self.last_stats: Stats | None = None
+        self._last_stats: Stats | None = None
+        self._stats_from: DistSession | None = None   # the session that ran last (its stats are read lazily)
+
+    @property
+    def last_stats(self) -> Stats | None:
+        """Rank 0: what the last call moved and how long it took (None on the other ranks)."""
+        if self._stats_from is not None:
+            return self._stats_from.last_stats
+        return self._last_stats
+
+    @last_stats.setter
+    def last_stats(self, stats: Stats | None) -> None:
+        self._last_stats, self._stats_from = stats, None
 
     @property
     def input_names(self) -> list[str]:
@@ -111,7 +123,8 @@ class Function:
         keep_freed_memory()
         s = self.session()
         out = s.run(inputs)
-        self.last_stats = s.last_stats if s.last_stats is not None else self.last_stats   # (rank 0's)
+        if s.has_stats:   # (rank 0)
+            self._stats_from = s
         return out
 
     def invalidate(self) -> None:
@@ -146,7 +159,8 @@ class Function:
         pieces as graphblas matrices. ``self.last_stats`` (rank 0) holds what moved."""
         s = self.session(comm, **options)
         out = s.run(inputs, repeat=repeat, local=local)
-        self.last_stats = s.last_stats if s.last_stats is not None else self.last_stats   # (rank 0's)
+        if s.has_stats:   # (rank 0)
+            self._stats_from = s
         return out
 
     def session(self, comm: Comm | None = None, *, keep: bool = True, **options: Unpack[RunOptions]) -> DistSession:

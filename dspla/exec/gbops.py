@@ -10,7 +10,7 @@ from graphblas.core import operator as _Op
 
 from ..algebra import BinaryOp, Monoid, Semiring, UnaryOp
 from ..ir.types import DType
-from . import gbudf, recycle, routes, udfmxm
+from . import gbudf, lend, recycle, routes, udfmxm
 from .buffers import from_values, pack_bitmap, unpack_bitmap, unpack_full, values_of
 from .item import item
 
@@ -173,7 +173,12 @@ def take_bitmap(M):
     output, M left empty (a refill makes it full again); else None and M untouched. The bitmap
     goes back to drop_rows, which uses it again instead of building one per call (at K = 256 on
     soc-Slashdot0902, a fresh 21 MB bitmap)."""
-    held = None if M is None else unpack_bitmap(M)
+    if M is None:
+        return None
+    taken = lend.take_bitmap(M)   # (by the C calls; python-graphblas's unpack below otherwise)
+    if taken is not None:
+        return taken
+    held = unpack_bitmap(M)
     return None if held is None else (held[1], held[2])
 
 
@@ -182,18 +187,19 @@ def drop_rows(C, rows: np.ndarray, spare=None):
     is exactly that pattern (checked: the count, and nothing present in ``rows``)."""
     if rows.size == 0:
         return C
-    vals = unpack_full(C)
-    nvals = (vals.shape[0] - rows.size) * vals.shape[1]
+    nrows, ncols = C.shape
+    nvals = (nrows - rows.size) * ncols
     bitmap = None
     if spare is not None:
         bitmap, count = spare
         # count equal and nothing in ``rows``: every other position is present
-        if bitmap.shape != vals.shape or count != nvals or np.take(bitmap, rows, axis=0).any():
+        if bitmap.shape != (nrows, ncols) or count != nvals or np.take(bitmap, rows, axis=0).any():
             bitmap = None
     if bitmap is None:
-        bitmap = np.ones(vals.shape, dtype=bool)
+        bitmap = np.ones((nrows, ncols), dtype=bool)
         bitmap[rows] = False
-    pack_bitmap(C, bitmap, vals, nvals=nvals)
+    if not lend.give_bitmap(C, bitmap, nvals):
+        pack_bitmap(C, bitmap, unpack_full(C), nvals=nvals)
     return C
 
 

@@ -123,7 +123,19 @@ class DistSession:
         # parameters are read on every call: a trainer updates them, often in place (W -= lr * g),
         # which the same-object rule for data inputs would not see
         self._params = frozenset(n.attr("name") for n in function.inputs if n.attr("role") == "param")
-        self.last_stats: Stats | None = None
+        self._stats: Stats | None = None
+        self._pending: tuple | None = None   # rank 0: the last run's figures, until last_stats is read
+
+    @property
+    def last_stats(self) -> Stats | None:
+        """Rank 0: the last run's stats (None elsewhere, and before the first run)."""
+        if self._pending is not None:
+            self._stats, self._pending = Stats(self._summary(*self._pending)), None
+        return self._stats
+
+    @property
+    def has_stats(self) -> bool:
+        return self._pending is not None or self._stats is not None
 
     # -- rank 0: checking the inputs and deciding what to do
     def _decide(self, inputs: dict, descs: list) -> tuple[dict, dict, dict]:
@@ -145,6 +157,9 @@ class DistSession:
             # every input the same object as last call: unchanged, so neither checked nor bound again
             # (a function whose sparse parameter's pattern is planned on never gets here: see below)
             mats, dims = last[1], last[2]
+            if self.plan is not None and not self._given:
+                # nor planned or sent again: the last call planned on these and sent them
+                return mats, dims, {"replan": False, "gather": [], "send": []}
         else:
             bound = {}
             for k, v in inputs.items():
@@ -382,7 +397,8 @@ class DistSession:
                 "first_iteration_s": times[0] if header["replan"] else 0.0, "peak_rss_bytes": peak_rss_bytes()}
         stats = [mine] if P == 1 else comm.gather(mine, 0)
         if rank == 0:
-            self.last_stats = Stats(self._summary(stats, planning_s if header["replan"] else 0.0, times))
+            # summarised when read (about 40 us: a one-process call's product can take less)
+            self._stats, self._pending = None, (self.plan, stats, planning_s if header["replan"] else 0.0, times)
             for loop, (where, bound) in sorted(rt.at_bound.items()):
                 warn(LoopBoundWarning(
                     f"{where + ': ' if where else ''}loop {loop} ran all {bound} iterations it may: it stopped at its "
@@ -412,16 +428,16 @@ class DistSession:
                 "loop_words": dict(rt.loop_words), "loop_predicted": dict(rt.loop_predicted), "routes": dict(rt.routes),
                 "data_dependent": sorted(rt.data_dependent)}
 
-    def _summary(self, per_rank: list, planning_s: float, times: list) -> dict:
+    def _summary(self, plan, per_rank: list, planning_s: float, times: list) -> dict:
         P = len(per_rank)
 
         def agg(rows, key):
             v = [r[key] for r in rows]
             return sum(v), (sum(v) / P if P else 0), max(v) if v else 0
 
-        chosen = sorted({p.plan for p in self.plan.products})
-        plan = chosen[0] if len(chosen) == 1 else ("+".join(chosen) if chosen else self.opt.plan)
-        out = {"plan": plan, "requested_plan": self.opt.plan, "partition": self._partition_name(), "P": P}
+        chosen = sorted({p.plan for p in plan.products})
+        name = chosen[0] if len(chosen) == 1 else ("+".join(chosen) if chosen else self.opt.plan)
+        out = {"plan": name, "requested_plan": self.opt.plan, "partition": _partition_name(plan), "P": P}
         for key in ("words_sent", "messages_sent"):
             tot, avg, mx = agg(per_rank, key)
             out[f"{key}_total"], out[f"{key}_avg"], out[f"{key}_max"] = tot, avg, mx
@@ -429,9 +445,9 @@ class DistSession:
                                               "compute_s", "pack_s", "wait_s", "peak_rss_bytes", "planning_s",
                                               "first_iteration_s")} for r in per_rank]
         # who planned: every rank its own program (sharded inputs), or rank 0 all of them
-        out["planning"] = self.plan.planning
-        if self.plan.planning_note:
-            out["planning_note"] = self.plan.planning_note
+        out["planning"] = plan.planning
+        if plan.planning_note:
+            out["planning_note"] = plan.planning_note
         rss = [r["peak_rss_bytes"] for r in per_rank]
         out["peak_rss_bytes_max"], out["peak_rss_bytes_median"] = max(rss), statistics.median(rss)
         iterations = per_rank[0]["iterations"]   # every rank runs a loop the same number of times
@@ -444,7 +460,7 @@ class DistSession:
                         for k, v in sorted(iterations.items())]
         products = []
         data_dependent = set().union(*(r["data_dependent"] for r in per_rank))
-        for p in self.plan.products:
+        for p in plan.products:
             rows = [r["products"].get(p.index, {"words_sent": 0, "words_received": 0, "messages_sent": 0,
                                                 "messages_received": 0}) for r in per_rank]
             rec = {"index": p.index, "expr": p.expr, "plan": p.plan, "K": p.K, "predicted": p.predicted,
@@ -468,19 +484,20 @@ class DistSession:
         # the local products' routes (exec/routes.py), summed over ranks: which kernel ran how often
         out["routes"] = dict(sum((Counter(r.get("routes", {})) for r in per_rank), Counter()))
         out["planning_s"] = planning_s
-        part_s = sum(info.get("seconds", 0.0) for info in self.plan.partition.values()) if planning_s else 0.0
+        part_s = sum(info.get("seconds", 0.0) for info in plan.partition.values()) if planning_s else 0.0
         out["partition_s"] = part_s
         out["planning_without_partition_s"] = max(0.0, planning_s - part_s)
         # the compiler's steps, each timed (the size-dependent passes and the planning steps)
-        out["compile_s"] = dict(self.plan.steps_s) if planning_s else {}
+        out["compile_s"] = dict(plan.steps_s) if planning_s else {}
         out["iteration_s"] = times
         out["iteration_s_median"] = statistics.median(times)
         return out
 
-    def _partition_name(self) -> str:
-        methods = {d: info.get("method") for d, info in self.plan.partition.items()}
-        vals = sorted(set(methods.values()))
-        return vals[0] if len(vals) == 1 else ",".join(f"{d}:{m}" for d, m in methods.items()) if vals else "none"
+
+def _partition_name(plan) -> str:
+    methods = {d: info.get("method") for d, info in plan.partition.items()}
+    vals = sorted(set(methods.values()))
+    return vals[0] if len(vals) == 1 else ",".join(f"{d}:{m}" for d, m in methods.items()) if vals else "none"
 
 
 __all__ = ["DistSession", "Options", "PeerError"]

@@ -258,3 +258,25 @@ def test_a_reused_reduction_goes_missing_when_there_is_nothing_to_reduce():
                 assert got.present().all() and got.to_numpy()[0, 0] == w
         del out
     assert f.session().runtime.pool.hits > 0
+
+
+def test_stats_summarised_when_read_are_those_of_their_own_call():
+    """A call's stats are summarised when first read (not on every call): read after later calls
+    they are the latest call's, with that call's plan, never an earlier or a mixed one."""
+    a, xs = _case(2)
+    b = sp.random_array((80, 80), density=0.05, random_state=3, format="csr")
+    f = _function()
+    f(A=a, X=xs[0])
+    first = f.last_stats
+    assert first["planning_s"] > 0 and first["P"] == 1   # the call that planned
+    assert f.last_stats is first                          # summarised once
+    f(A=a, X=xs[0])
+    f(A=a, X=xs[0])
+    again = f.last_stats
+    assert again is not first and again["planning_s"] == 0.0 and len(again["iteration_s"]) == 1
+    f(A=a, X=xs[1])
+    f(A=b, X=np.ones((80, 2)))   # a new graph: planned again; its stats read only now
+    st = f.last_stats
+    assert st["planning_s"] > 0 and st is not again
+    f.last_stats = None   # (set by hand, as the reference path does)
+    assert f.last_stats is None
