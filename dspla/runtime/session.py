@@ -135,6 +135,7 @@ class DistSession:
 
     @property
     def has_stats(self) -> bool:
+        """Whether a run left stats here (rank 0, after its first run), without summarising them."""
         return self._pending is not None or self._stats is not None
 
     # -- rank 0: checking the inputs and deciding what to do
