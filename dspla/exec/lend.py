@@ -65,6 +65,16 @@ _FULL = ((lib.GxB_Matrix_unpack_FullR, lib.GxB_Matrix_pack_FullR),
          (lib.GxB_Matrix_unpack_FullC, lib.GxB_Matrix_pack_FullC))
 
 
+def _unpack_bitmap(M, unpack) -> tuple:
+    """SuiteSparse's bitmap unpack of M: (M's object, the bitmap and values pointers, their
+    sizes in bytes, iso, entry count), M left empty until packed again."""
+    Ab, Ax = ffi.new("int8_t**"), ffi.new("void**")
+    sizes, iso, nvals = ffi.new("GrB_Index[2]"), ffi.new("bool*"), ffi.new("GrB_Index*")
+    obj = M.gb_obj[0]
+    check(unpack(obj, Ab, Ax, sizes, sizes + 1, iso, nvals, _NULL), "unpack")
+    return obj, Ab, Ax, sizes, iso, nvals
+
+
 @contextmanager
 def bitmap(M) -> Iterator[Held | None]:
     """A bitmap M's arrays (Held); None when M is not such a bitmap. M reads as empty inside the
@@ -73,12 +83,9 @@ def bitmap(M) -> Iterator[Held | None]:
     if calls is None:
         yield None
         return
-    unpack, pack = calls
+    pack = calls[1]
     shape = (M._nrows, M._ncols)
-    Ab, Ax = ffi.new("int8_t**"), ffi.new("void**")
-    sizes, iso, nvals = ffi.new("GrB_Index[2]"), ffi.new("bool*"), ffi.new("GrB_Index*")
-    obj = M.gb_obj[0]
-    check(unpack(obj, Ab, Ax, sizes, sizes + 1, iso, nvals, _NULL), "unpack")
+    obj, Ab, Ax, sizes, iso, nvals = _unpack_bitmap(M, calls[0])
     held = None
     try:
         if not iso[0]:
@@ -153,11 +160,8 @@ def take_bitmap(M) -> tuple[np.ndarray, int] | None:
     calls = _calls(M, lib.GxB_BITMAP, *_BITMAP)
     if calls is None:
         return None
-    unpack, pack = calls
-    Ab, Ax = ffi.new("int8_t**"), ffi.new("void**")
-    sizes, iso, nvals = ffi.new("GrB_Index[2]"), ffi.new("bool*"), ffi.new("GrB_Index*")
-    obj = M.gb_obj[0]
-    check(unpack(obj, Ab, Ax, sizes, sizes + 1, iso, nvals, _NULL), "unpack")
+    pack = calls[1]
+    obj, Ab, Ax, sizes, iso, nvals = _unpack_bitmap(M, calls[0])
     shape = (M._nrows, M._ncols)
     n = shape[0] * shape[1]
     if iso[0] or sizes[0] < n:   # (an iso bitmap's values are one entry)
@@ -174,12 +178,12 @@ def give_bitmap(M, bitmap: np.ndarray, nvals: int) -> bool:
     (int8 or bool, (nrows, ncols), C-ordered, owning its memory; SuiteSparse takes it over) and
     ``nvals`` entries. False, M and ``bitmap`` untouched, when either is not so."""
     calls = _calls(M, lib.GxB_FULL, *_FULL)
-    base = bitmap if bitmap.base is None else bitmap.base   # (a view of take_bitmap's array)
+    # SuiteSparse takes over, and frees, the whole block: the array owning it (``bitmap`` or
+    # its base, as take_bitmap's view), which ``bitmap`` must start
+    base = bitmap if bitmap.base is None else bitmap.base
     if calls is None or bitmap.dtype not in (_INT8, _BOOL) or bitmap.shape != (M._nrows, M._ncols) or \
             not bitmap.flags.c_contiguous or not isinstance(base, np.ndarray) or not base.flags.owndata or \
-            base.ndim != 1 and base.nbytes != bitmap.nbytes or base.nbytes < bitmap.nbytes or \
             base.__array_interface__["data"][0] != bitmap.__array_interface__["data"][0]:
-        # (a view must start the block it views: SuiteSparse takes over, and frees, the whole block)
         return False
     unpack = calls[0]
     pack = lib.GxB_Matrix_pack_BitmapR if calls[0] is lib.GxB_Matrix_unpack_FullR else lib.GxB_Matrix_pack_BitmapC

@@ -90,12 +90,12 @@ def _source(options: Options, P: int) -> str:
 
 def loop_words(plan) -> dict:
     """loop -> (products' words, words outside products, exact) per iteration, all ranks
-    together, from the planned programs (ir.RankProgram.loop_words, which the runtime's stats
-    use too). Once the programs have gone to their ranks (a session's plan), the sums kept
-    then (DistPlan.loop_words)."""
+    together, from the planned programs (ir.RankProgram.loop_words). Once the programs have gone
+    to their ranks (a session's plan), the sums kept then (DistPlan.loop_words), which a run's
+    stats show beside the words measured."""
     progs = plan.programs or ()
     if not progs or len(progs) != progs[0].P:
-        return dict(getattr(plan, "loop_words", {}))   # (kept when the programs went to their ranks)
+        return dict(plan.loop_words)   # (kept when the programs went to their ranks)
     all_splits = [[p.splits[g] for p in progs] for g in range(len(progs[0].splits))]
     return summed([prog.loop_words(Where(prog.rank, prog.group_sizes(all_splits))) for prog in progs])
 

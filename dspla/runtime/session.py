@@ -95,15 +95,13 @@ def check_choices(plan: str, partition: str) -> None:
         raise UnknownNameError("partition method", partition, [*METHODS, "auto"])
 
 
-def _loop_predicted(per_rank: list, k: int) -> dict:
-    """Loop k's words per iteration as planned, all ranks together (ir.RankProgram.loop_words):
-    the products', those outside products (scalar allreduces, the condition's broadcast), and
-    whether the sum is exact or the most a sparse operand can move."""
-    got = [r["loop_predicted"].get(k, (0, 0, True)) for r in per_rank]
-    products, outside = sum(g[0] for g in got), sum(g[1] for g in got)
+def _loop_predicted(plan, k: int) -> dict:
+    """Loop k's words per iteration as planned, all ranks together (DistPlan.loop_words, summed
+    once at planning): the products', those outside products (scalar allreduces, the
+    condition's broadcast), and whether the sum is exact or the most a sparse operand can move."""
+    products, outside, exact = plan.loop_words.get(k, (0, 0, True))
     return {"words_predicted_per_iteration": products + outside, "words_predicted_products": products,
-            "words_predicted_outside_products": outside,
-            "loop_words_predicted": "exact" if all(g[2] for g in got) else "at most"}
+            "words_predicted_outside_products": outside, "loop_words_predicted": "exact" if exact else "at most"}
 
 
 class DistSession:
@@ -426,7 +424,7 @@ class DistSession:
                 total[k] += c[k]
         return {**total, **rt.times, "products": per_product, "product_s": dict(rt.product_times),
                 "iterations": dict(rt.iterations), "at_bound": dict(rt.at_bound), "loop_s": dict(rt.loop_s),
-                "loop_words": dict(rt.loop_words), "loop_predicted": dict(rt.loop_predicted), "routes": dict(rt.routes),
+                "loop_words": dict(rt.loop_words), "routes": dict(rt.routes),
                 "data_dependent": sorted(rt.data_dependent)}
 
     def _summary(self, plan, per_rank: list, planning_s: float, times: list) -> dict:
@@ -457,7 +455,7 @@ class DistSession:
         out["loops"] = [{"loop": k, "iterations": v, "seconds": max(r["loop_s"].get(k, 0.0) for r in per_rank),
                          "words_per_iteration": [int(sum(w)) for w in
                                                  zip(*(r["loop_words"].get(k, []) for r in per_rank))],
-                         "stopped_at_bound": k in per_rank[0]["at_bound"], **_loop_predicted(per_rank, k)}
+                         "stopped_at_bound": k in per_rank[0]["at_bound"], **_loop_predicted(plan, k)}
                         for k, v in sorted(iterations.items())]
         products = []
         data_dependent = set().union(*(r["data_dependent"] for r in per_rank))

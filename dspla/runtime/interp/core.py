@@ -52,7 +52,6 @@ class Runtime:
         self.setup_traffic = self.block_traffic(program.setup)
         # products whose words here depend on the data (planned as the most they can move)
         self.data_dependent = program.data_dependent()
-        self.loop_predicted = program.loop_words(self.where)   # loop -> (products, outside, exact), per iteration
         self.setup_done = False
         self.reset_counters()
         # DSPLA_FAULT=RANK:INSTRUCTION[:dspla]: that rank raises before that instruction (faults.py)
