@@ -115,12 +115,15 @@ def packed_nbytes(nrows: int, k: int, dtype: DType, with_presence: bool) -> int:
 
 def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool, out: np.ndarray | None = None) -> np.ndarray:
     """Rows ``rows`` of M in one contiguous buffer: values (nrows x k), then, with_presence,
-    one byte per entry. Without presence, M must be full (the planner proved it). ``out``: a
-    free buffer of an earlier pack, written into when it has the size."""
+    one byte per entry. Without presence, M must be full, or at least its rows ``rows`` (the
+    planner proved it). ``out``: a free buffer of an earlier pack, written into when it has the
+    size."""
     n, k = len(rows), M.shape[1]
     if not with_presence:
         if not (n and k):
             return np.empty((n, k), dtype=dtype.np)
+        if M.nvals != M.shape[0] * k:   # (full where it is read, plan/facts.covers: rows sent are)
+            return _present_rows(M, rows, dtype)
         with values_of(M) as v:
             # the rows were planned in range; mode="clip" skips the bounds pass that made
             # take(..., out=) twice as slow
@@ -140,6 +143,14 @@ def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool, out: np.nd
     bv[:] = vals[rows]
     bp[:] = pres[rows]
     return buf
+
+
+def _present_rows(M, rows: np.ndarray, dtype: DType) -> np.ndarray:
+    """Rows ``rows`` of M, every entry of them present (the planner proved it), values only."""
+    with bitmap_of(M) as held:
+        if held is not None and held[0].dtype == dtype.np:
+            return np.take(held[0], rows, axis=0, mode="clip")
+    return dense_parts(M)[0][rows].astype(dtype.np, copy=False)
 
 
 def unpack_bitmap(M):
@@ -201,6 +212,41 @@ def stack_column(own, bufs: list, dtype: DType, into=None):
     if total:
         pack_bitmap(M, bits, vals, n)
     return M
+
+
+def stack_values(own, bufs: list, dtype: DType, into=None):
+    """A full n x 1 matrix of ``dtype``: own's values, then those of each received values-only
+    buffer (``bufs``: (buffer, nrows)), for an operand full wherever the product reads it
+    (plan/facts.covers): own's missing entries are rows no product term reads, so whatever
+    its values array holds there is copied as it is. ``into``: the last stack, written again."""
+    total = own.shape[0] + sum(m for _, m in bufs)
+    gdt = gb.dtypes.lookup_dtype(dtype.gb)
+    if into is not None and into._nrows == total and into._ncols == 1 and into.dtype == gdt:
+        with lend.full(into) as vals:
+            if vals is not None:
+                _stack_values(own, bufs, dtype, vals)
+                return into
+    vals = np.empty((total, 1), dtype=dtype.np)
+    _stack_values(own, bufs, dtype, vals)
+    return from_values(vals, dtype)
+
+
+def _stack_values(own, bufs: list, dtype: DType, vals: np.ndarray):
+    n_own = own.shape[0]
+    if n_own:
+        if own.nvals == n_own:
+            with values_of(own) as held:
+                vals[:n_own] = held
+        else:
+            with bitmap_of(own) as held:
+                if held is not None:
+                    vals[:n_own] = held[0]
+            if held is None:
+                vals[:n_own] = dense_parts(own)[0]
+    off = n_own
+    for buf, m in bufs:
+        vals[off:off + m] = buf.reshape(m, 1)
+        off += m
 
 
 def _stack(own, bufs: list, dtype: DType, vals: np.ndarray, bits: np.ndarray) -> int | None:

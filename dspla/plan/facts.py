@@ -4,27 +4,56 @@ Messages of a full operand carry values only (zero-copy into GraphBLAS); others 
 presence bitmap too. The receiver must know which before the message arrives, so the proof is
 made once, from one rule per op (the FACTS table) and the actual static data, never per
 iteration.
+
+A value with missing entries can still be full wherever a product reads it: PageRank's
+r / outdeg misses the dangling nodes, whose columns of Aᵀ are empty. ``over`` records which
+static values bound its missing rows (every row full in all of them is full in it), and
+``covers`` checks, against the static operand itself, that the product reads no other row.
 """
 from __future__ import annotations
 
 from typing import Callable
+
+import graphblas as gb
 
 from ..exec.gbops import occupied
 from ..ir import Node, Op
 
 
 class Facts:
-    """full: every entry present; rows: every row has an entry; cols: every column has one."""
-    __slots__ = ("full", "rows", "cols")
+    """full: every entry present; rows: every row has an entry; cols: every column has one;
+    over: ids of static values such that every row full in all of them is full in this one
+    (None: no such bound; empty when full)."""
+    __slots__ = ("full", "rows", "cols", "over")
 
-    def __init__(self, full=False, rows=False, cols=False):
+    def __init__(self, full=False, rows=False, cols=False, over: frozenset | None = None):
         self.full, self.rows, self.cols = full, rows or full, cols or full
+        self.over = frozenset() if full else over
 
     def __repr__(self) -> str:
-        return "full" if self.full else "+".join(k for k in ("rows", "cols") if getattr(self, k)) or "-"
+        text = "full" if self.full else "+".join(k for k in ("rows", "cols") if getattr(self, k)) or "-"
+        return text if self.full or not self.over else f"{text} (full where {len(self.over)} static value(s) are)"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Facts) and (self.full, self.rows, self.cols, self.over) == \
+            (other.full, other.rows, other.cols, other.over)
+
+    __hash__ = None
 
 
 NOTHING = Facts(False)
+
+
+def _over(n: Node, args: list, both: bool):
+    """The ``over`` bound of an element-wise result from its operands': their union where every
+    one must hold (an intersection: ``both``), else the tighter one's (a union's result is full
+    wherever either operand is). An operand broadcast along the columns (n x 1 against n x k)
+    bounds the rows as it is; one broadcast along the rows bounds nothing unless it is full."""
+    bounds = [f.over if f.full or x.type.nrows == n.type.nrows else None for x, f in zip(n.args, args)]
+    if both:
+        return None if any(b is None for b in bounds) else frozenset().union(*bounds)
+    known = [b for b in bounds if b is not None]
+    return min(known, key=len) if known else None
 
 FACTS: dict[Op, Callable] = {}
 
@@ -43,6 +72,26 @@ def of_matrix(M) -> Facts:
     return Facts(False, occupied(M, "rows").nvals == M.nrows, occupied(M, "cols").nvals == M.ncols)
 
 
+def full_rows(M):
+    """The rows of M with every entry present, as a sparse vector of their positions."""
+    if M.ncols == 1:
+        return occupied(M, "rows")
+    counts = M.reduce_rowwise(gb.agg.count).new()
+    return counts.select("==", M.ncols).new()
+
+
+def covers(S, bounds: list) -> bool:
+    """Whether every column of S with an entry is a row full in every matrix of ``bounds``: then
+    S ⊕.⊗ B reads only present entries of a B whose ``over`` they are."""
+    need = occupied(S, "cols")
+    for Z in bounds:
+        if Z.nrows != S.ncols:
+            return False
+        if need.ewise_mult(full_rows(Z), gb.binary.first).new().nvals != need.nvals:
+            return False
+    return True
+
+
 @fact_rule(Op.INPUT)
 def _input(n: Node, a):
     return Facts(n.type.kind.value == "dense")   # dense inputs are checked full at bind time
@@ -50,7 +99,8 @@ def _input(n: Node, a):
 
 def meet(x: Facts, y: Facts) -> Facts:
     """What holds of both."""
-    return Facts(x.full and y.full, x.rows and y.rows, x.cols and y.cols)
+    over = None if x.over is None or y.over is None else x.over | y.over
+    return Facts(x.full and y.full, x.rows and y.rows, x.cols and y.cols, over)
 
 
 @fact_rule(Op.MXM)
@@ -64,12 +114,12 @@ def _mxm(n, a):
 @fact_rule(Op.EWISE_ADD)
 def _union(n, a):
     x, y = a
-    return Facts(x.full or y.full, x.rows or y.rows, x.cols or y.cols)
+    return Facts(x.full or y.full, x.rows or y.rows, x.cols or y.cols, _over(n, a, both=False))
 
 
 @fact_rule(Op.EWISE_MULT)
 def _intersection(n, a):
-    return Facts(a[0].full and a[1].full)
+    return Facts(a[0].full and a[1].full, over=_over(n, a, both=True))
 
 
 @fact_rule(Op.APPLY, Op.APPLY_BIND, Op.CAST)
@@ -90,7 +140,9 @@ def _transpose(n, a):
 @fact_rule(Op.REDUCE)
 def _reduce(n, a):
     axis = n.attr("axis")
-    return Facts(a[0].rows if axis == "rows" else a[0].cols if axis == "cols" else a[0].rows)
+    # (a row full in X has an entry: its reduction is present)
+    over = a[0].over if axis == "rows" and n.args[0].type.nrows == n.type.nrows else None
+    return Facts(a[0].rows if axis == "rows" else a[0].cols if axis == "cols" else a[0].rows, over=over)
 
 
 @fact_rule(Op.SELECT, Op.MASK, Op.DROPOUT_MASK, Op.IDENTITY, Op.ARGBEST, Op.ROUTE)
@@ -112,14 +164,19 @@ def _while(n, a):
     that it holds before it (a fixed point from the start's facts, which can only shrink)."""
     body, k = n.attr("body"), n.attr("carried")
     carried = list(a[:k])
-    for _ in range(k + 1):
+    for _ in range(_ROUNDS):
         given = {p.attr("name"): f for p, f in zip(body.declared, carried + list(a[k:]))}
         out = prove(body.toposort(), {}, given)
         new = [meet(c, out[id(v)]) for c, (_, v) in zip(carried, body.outputs)]
-        if [repr(x) for x in new] == [repr(x) for x in carried]:
+        if new == carried:
             break
         carried = new
+    else:   # (each round weakens some fact, so this is not reached; if it were, claim nothing)
+        carried = [NOTHING] * k
     return tuple(carried) + (Facts(True),)
+
+
+_ROUNDS = 64
 
 
 @fact_rule(Op.ITEM)
@@ -137,6 +194,7 @@ def prove(order: list[Node], static: dict, given: dict | None = None) -> dict[in
     for n in order:
         if id(n) in static:
             f[id(n)] = of_matrix(static[id(n)])
+            f[id(n)].over = frozenset() if f[id(n)].full else frozenset({id(n)})
         elif given is not None and n.op is Op.INPUT and n.attr("name") in given:
             f[id(n)] = given[n.attr("name")]
         else:

@@ -297,7 +297,9 @@ class StackMxM(Instr):
     second product's accumulation into a bitmap costs more than the overlap saves. ``a`` is
     the rank's row block with its columns in the same order (own, then each receive's); the
     receives are ``Recv``s of own's dtype posted at once: dense rows, or a sparse b's present
-    entries (their count first), which land in the same bitmap."""
+    entries (their count first), which land in the same bitmap; or, when b is full wherever a
+    reads it (PageRank's r / outdeg: plan/facts.covers), values only, stacked into a full
+    column."""
     out: int
     a: int
     own: int

@@ -22,9 +22,28 @@ from ..ir import Node
 from ..ir.types import Kind
 from . import spmd
 from .distplan import ProductInfo
+from .facts import covers
 from .ir import CastTo, Choice
-from .layout import canonical
+from .layout import Layout, canonical
 from .plans import PLANS, get_plan, plan_names, spmd_names
+
+
+def _full_where_read(pl, a: Node, fb) -> bool:
+    """A is static and every column of it with an entry is a row full in each static value
+    bounding B's missing rows (facts.covers). Under SPMD planning every rank holds its rows of
+    A and of the bounds: they agree by one exchange (spmd.covered); the same on every rank,
+    since the facts are."""
+    if not fb.over or not pl.is_static(a) or any(t not in pl.static for t in fb.over):
+        return False
+    bounds = [pl.static[t] for t in sorted(fb.over)]
+    if pl.me is None:
+        return covers(pl.static_value(a), bounds)
+    nodes = {id(n): n for n in pl.order}
+    dim = a.type.ncols
+    if dim not in pl.dims or any(t not in nodes or canonical(nodes[t].type, pl.dims) != Layout("row", dim)
+                                 for t in fb.over):
+        return False   # (every rank sees the same types: the same answer everywhere, no collective)
+    return spmd.covered(pl.comm, pl.static_value(a), pl.dims[dim], pl.me, bounds)
 
 
 class Product:
@@ -43,6 +62,10 @@ class Product:
         self.K = pl.concrete(b.type.ncols)
         self.b = pl.value(b)
         self.b_full = pl.facts[id(b)].full
+        # B full wherever A reads it (PageRank's r / outdeg: only the dangling rows are missing,
+        # and Aᵀ's columns there are empty): the rows p2p1d sends are all present, so they need
+        # no presence byte, and no output row can be left at the identity
+        self.b_covered = not self.b_full and _full_where_read(pl, a, pl.facts[id(b)])
         self.b_dtype = b.type.dtype
         self.opt = pl.opt
         self.tag = 16 + 8 * index
@@ -54,7 +77,7 @@ class Product:
         # With B full and a monoid identity, C starts full at the identity and every block
         # accumulates into it in place (exact: identity ⊕ x = x); A's empty rows are dropped after.
         self.masked = n.attr("mask") is not None
-        self.in_place = self.b_full and self.semiring.monoid.identity(self.compute) is not None and not self.masked
+        self.in_place = self.in_place_if(self.b_full)
         # MxM / RecvMxM fields of the mask (the output's rows: the mask is laid out like it)
         self.mask = {} if not self.masked else {"mask": pl.value(n.args[2], canonical(n.type, pl.dims)),
                                                 "mask_kind": n.attr("mask"), "complement": n.attr("complement")}
@@ -69,6 +92,9 @@ class Product:
             if self.b_sparse and pl.is_static(b) and pl.me is None else None
         # B's columns on a partitioned dim too (n x n): only a sparse exchange moves such rows
         self.b_wide = isinstance(b.type.ncols, str) and b.type.ncols in pl.dims
+
+    def in_place_if(self, full: bool) -> bool:
+        return full and self.semiring.monoid.identity(self.compute) is not None and not self.masked
 
     def entries(self, rows: np.ndarray) -> int:
         """Entries of B's rows ``rows`` (global ids) a sparse message carries: exact for a static

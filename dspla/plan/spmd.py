@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import PlanError
 from ..exec.gbops import occupied
 from ..ir import Node, Op
-from .facts import FACTS, Facts, of_matrix
+from .facts import FACTS, Facts, full_rows, of_matrix
 from .ir import Loop, Recv, Send
 from .layout import canonical
 from .static import classify, is_static_leaf
@@ -128,8 +128,36 @@ def prove(order: list[Node], static: dict, comm, dims: dict) -> dict:
     it = iter(combined)
     f: dict[int, Facts] = {}
     for n in order:
-        f[id(n)] = next(it) if id(n) in static else FACTS[n.op](n, [f[id(x)] for x in n.args])
+        if id(n) in static:
+            f[id(n)] = fn = next(it)
+            fn.over = frozenset() if fn.full else frozenset({id(n)})   # (covered() reads the pieces)
+        else:
+            f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
     return f
+
+
+def covered(comm, S, cols, me: int, bounds: list) -> bool:
+    """facts.covers over the ranks: every column of every rank's rows S of the static operand
+    (global column ids) is a row full in each bound, of which every rank holds its own rows
+    (``cols``: the ownership of those rows). Each rank asks the owners about the columns it
+    reads (one exchange, as the send lists are made) and answers for its own rows; one
+    allgather makes the answer everyone's."""
+    need = occupied(S, "cols").to_coo(values=False)[0].astype(np.int64)
+    owner = cols.parts[need]
+    order = np.argsort(owner, kind="stable")
+    need, owner = need[order], owner[order]
+    edges = np.searchsorted(owner, np.arange(cols.P + 1))
+    asked = exchange(comm, {q: need[edges[q]:edges[q + 1]] for q in range(cols.P) if edges[q + 1] > edges[q]})
+    mine = np.concatenate([np.zeros(0, np.int64)] + list(asked.values()))
+    ok = True
+    for Z in bounds:
+        if Z.nrows != cols.counts[me]:
+            ok = False
+            break
+        full = np.zeros(Z.nrows, dtype=bool)
+        full[full_rows(Z).to_coo(values=False)[0]] = True
+        ok = ok and bool(full[cols.pos[mine]].all())
+    return all(comm.allgather(ok))
 
 
 def exchange(comm, want: dict) -> dict:

@@ -170,7 +170,10 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
     t0 = time.perf_counter()
     own = rt.slots[i.own]
     B = own
-    if posted:   # (p2p1d posts them as Recvs of own's dtype: dense, or the present entries)
+    if posted and not any(p.instr.presence or p.instr.sparse for p in posted) and own.shape[1] == 1:
+        # values only: own is full wherever A reads it (plan/facts.covers), so is the stack
+        B = local.stack_values(own, [(p.buf, p.instr.nrows) for p in posted], _dt(own), rt.stacks.pop(id(i), None))
+    elif posted:   # (p2p1d posts them as Recvs of own's dtype: dense, or the present entries)
         B = local.stack_column(own, [(p.buf, p.instr.nrows, p.instr.presence, p.instr.sparse) for p in posted],
                                _dt(own), rt.stacks.pop(id(i), None))
         if B is None:   # (own not a column of its dtype: SuiteSparse stacks them)

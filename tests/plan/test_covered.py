@@ -1,0 +1,201 @@
+"""A right operand full wherever the product reads it (plan/facts.py: ``over``, ``covers``).
+PageRank's r / outdeg misses the dangling nodes, whose columns of Aᵀ are empty: p2p1d then
+sends its rows as values only (no presence byte) and stacks them with the rank's own into one
+full column. Where the product does read a missing row, the presence byte stays. Checked
+against dense numpy with GraphBLAS semantics (a missing entry is not a zero) for every P, with
+SPMD and rank-0 planning."""
+from __future__ import annotations
+
+import graphblas as gb
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dspla as dp
+from dspla.plan import facts, ir
+from dspla.plan.options import Options
+from dspla.runtime.comm.sim import run_simulated
+from dspla.runtime.session import DistSession
+
+N = 60
+
+
+def graph(seed: int, dangling=(2, 7, 31), sinks_read: bool = True) -> sp.csr_array:
+    """A random directed graph whose ``dangling`` nodes have no out-edges (empty rows). With
+    ``sinks_read`` they still have in-edges (so A's columns there are not empty)."""
+    rng = np.random.default_rng(seed)
+    A = sp.random_array((N, N), density=0.08, rng=rng, format="lil")
+    for d in dangling:
+        A[d, :] = 0
+        if sinks_read:
+            A[(d + 1) % N, d] = 1.0
+    A = sp.csr_array(A)
+    A.eliminate_zeros()
+    A.data[:] = rng.integers(1, 9, A.nnz)
+    return A
+
+
+def oracle(S: np.ndarray, w: np.ndarray, present: np.ndarray, semiring: str):
+    """(values, present) of S ⊕.⊗ w in dense numpy, only present pairs taking part."""
+    Sp = S != 0
+    pairs = Sp[:, :, None] & present[None, :, :]
+    if semiring == "plus_times":
+        vals = np.where(pairs, S[:, :, None] * w[None, :, :], 0.0).sum(axis=1)
+    else:   # min_plus
+        vals = np.where(pairs, S[:, :, None] + w[None, :, :], np.inf).min(axis=1)
+    return vals, pairs.any(axis=1)
+
+
+def run(f, inputs: dict, P: int, spmd: bool):
+    def body(comm):
+        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=3, spmd=spmd))
+        out = s.run(inputs if comm.rank == 0 else None, repeat=2)
+        return out["y"].to_numpy(fill=np.nan), s.runtime.program
+    return run_simulated(P, body, timeout=120)
+
+
+def recvs(res) -> list:
+    return [i for _, prog in res for i in prog.instrs if type(i) is ir.Recv]
+
+
+def kinds(res) -> set:
+    return {type(i) for _, prog in res for i in prog.instrs}
+
+
+def check(got: np.ndarray, vals: np.ndarray, present: np.ndarray):
+    assert np.array_equal(~np.isnan(got), present)
+    np.testing.assert_allclose(got[present], vals[present], rtol=1e-13)
+
+
+# ------------------------------------------------------------------------------ the proof
+def test_covers_reads_the_columns_against_the_full_rows():
+    """covers(S, [Z]): every column of S with an entry is a row of Z with all its entries."""
+    S = gb.Matrix.from_coo([0, 1, 2], [0, 0, 2], 1.0, nrows=3, ncols=4)    # reads columns 0 and 2
+    Z = gb.Matrix.from_coo([0, 0, 2, 2, 3], [0, 1, 0, 1, 0], 1.0, nrows=4, ncols=2)
+    assert facts.covers(S, [Z])                       # rows 0 and 2 full (1 missing, 3 half)
+    assert not facts.covers(S, [Z[[0, 1, 3, 2], :].new()])   # row 2 is now row 3's: half full
+    S2 = gb.Matrix.from_coo([0], [3], 1.0, nrows=3, ncols=4)
+    assert not facts.covers(S2, [Z])                  # column 3 read, row 3 of Z half full
+    assert facts.covers(S, [Z, Z[:, [0]].new()]) and not facts.covers(S, [Z, gb.Matrix(float, 3, 1)])
+    assert np.array_equal(facts.full_rows(Z).to_coo()[0], [0, 2])
+
+
+def test_over_follows_the_ops():
+    """The bound of an intersection is both operands', of a union the tighter one's; a product
+    or a select bounds nothing; a row reduction keeps its operand's."""
+    a, b = facts.Facts(False, over=frozenset({1})), facts.Facts(False, over=frozenset({2}))
+    x = dp.dense("x", ("n", 1))
+    mult, add = dp.ewise_mult(x, x, "times").node, dp.ewise_add(x, x, "plus").node
+    assert facts.FACTS[mult.op](mult, [a, b]).over == {1, 2}
+    assert facts.FACTS[add.op](add, [a, b]).over in ({1}, {2})
+    assert facts.FACTS[add.op](add, [a, facts.NOTHING]).over == {1}
+    assert facts.FACTS[mult.op](mult, [a, facts.NOTHING]).over is None
+    assert facts.Facts(True, over=frozenset({5})).over == frozenset()   # full: nothing bounds it
+
+
+# ------------------------------------------------------------------ the plan and the results
+def pagerank_step():
+    """y = Aᵀ ⊕.⊗ (x / reduce_rows(A)), as PageRank's product."""
+    A, x = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", 1))
+    return A, x, x / dp.reduce_rows(A)
+
+
+@pytest.mark.parametrize("P", [2, 3, 4])
+@pytest.mark.parametrize("spmd", [True, False], ids=["spmd", "rank0"])
+@pytest.mark.parametrize("semiring", ["plus_times", "min_plus"])
+def test_a_vector_full_where_read_moves_values_only(P, spmd, semiring):
+    A_, x_, w_ = pagerank_step()
+    f = dp.function({"y": dp.mxm(A_.T, w_, semiring)})
+    A = graph(P)
+    x = np.random.default_rng(P).integers(1, 9, (N, 1)).astype(float)
+    res = run(f, {"A": A, "x": x}, P, spmd)
+    deg = A.toarray().sum(axis=1)
+    present = (deg > 0)[:, None]
+    w = np.where(present, x / np.where(present[:, 0], deg, 1)[:, None], np.nan)
+    vals, pres = oracle(A.toarray().T, w, present, semiring)
+    for got, _ in res:
+        check(got, vals, pres)
+    rv = recvs(res)
+    assert rv and not any(r.presence or r.sparse for r in rv)       # values only
+    assert ir.StackMxM in kinds(res) and ir.RecvMxM not in kinds(res)
+
+
+@pytest.mark.parametrize("P", [2, 4])
+@pytest.mark.parametrize("spmd", [True, False], ids=["spmd", "rank0"])
+def test_a_missing_row_the_product_reads_keeps_its_presence(P, spmd):
+    """A (not Aᵀ) reads the dangling nodes' rows of x / outdeg (they have in-edges): presence
+    travels, and the missing entries take no part."""
+    A_, x_, w_ = pagerank_step()
+    f = dp.function({"y": A_ @ w_})
+    A = graph(10 + P)
+    x = np.random.default_rng(P).integers(1, 9, (N, 1)).astype(float)
+    res = run(f, {"A": A, "x": x}, P, spmd)
+    deg = A.toarray().sum(axis=1)
+    present = (deg > 0)[:, None]
+    w = np.where(present, x / np.where(present[:, 0], deg, 1)[:, None], 0.0)
+    vals, pres = oracle(A.toarray(), w, present, "plus_times")
+    for got, _ in res:
+        check(got, vals, pres)
+    rv = recvs(res)
+    assert rv and all(r.presence for r in rv)
+
+
+@pytest.mark.parametrize("P", [2, 3])
+@pytest.mark.parametrize("spmd", [True, False], ids=["spmd", "rank0"])
+@pytest.mark.parametrize("transposed", [True, False], ids=["AT", "A"])
+def test_a_block_bounded_by_a_broadcast_vector(P, spmd, transposed):
+    """K = 3: W = X / outdeg, the n x 1 out-degrees broadcast along X's columns, bounds W's
+    rows as it bounds x / outdeg's: Aᵀ reads only full rows (values only, accumulated in place
+    into a full output, not stacked), A the dangling ones too (presence)."""
+    A_, X_ = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", 3))
+    S_ = A_.T if transposed else A_
+    f = dp.function({"y": S_ @ (X_ / dp.reduce_rows(A_))})
+    A = graph(20 + P)
+    X = np.random.default_rng(P).integers(1, 9, (N, 3)).astype(float)
+    res = run(f, {"A": A, "X": X}, P, spmd)
+    deg = A.toarray().sum(axis=1)
+    present = np.repeat((deg > 0)[:, None], 3, axis=1)
+    W = np.where(present, X / np.where(deg > 0, deg, 1)[:, None], 0.0)
+    S = A.toarray().T if transposed else A.toarray()
+    vals, pres = oracle(S, W, present, "plus_times")
+    for got, _ in res:
+        check(got, vals, pres)
+    rv = recvs(res)
+    assert rv and all(r.presence != transposed and not r.sparse for r in rv)
+    assert ir.StackMxM not in kinds(res)   # several columns: the overlapping product stays
+    assert (ir.Fill in kinds(res)) == transposed   # in place into a full output
+
+
+# ------------------------------------------------------------------ the runtime's two copies
+def _held(values: np.ndarray, present: np.ndarray, fmt: str) -> gb.Matrix:
+    idx = np.flatnonzero(present)
+    M = gb.Matrix.from_coo(idx, np.zeros(idx.size, np.int64), values[idx], nrows=len(values), ncols=1)
+    M.ss.config["sparsity_control"] = [fmt]
+    assert M.ss.format.startswith(fmt if fmt != "sparse" else ("csr", "csc", "coo"))
+    return M
+
+
+@pytest.mark.parametrize("fmt", ["full", "bitmap", "sparse"])
+def test_values_only_pack_and_stack_read_the_present_rows(fmt):
+    """pack_rows without presence on a column with missing entries sends the rows asked for
+    (all present); stack_values puts own's values then each message's into one full column,
+    also when written into the last stack again; own is left as it was."""
+    from dspla.exec import buffers
+    from dspla.ir.types import DType
+    rng = np.random.default_rng(7)
+    last = None
+    for _ in range(3):
+        v = rng.random(12)
+        present = np.ones(12, bool) if fmt == "full" else rng.random(12) < 0.6
+        present[[1, 4, 9]] = True
+        own = _held(v, present, fmt)
+        packed = buffers.pack_rows(own, np.array([9, 1, 4]), DType.float64, False)
+        assert np.array_equal(np.asarray(packed).reshape(-1), v[[9, 1, 4]])
+        m1, m2 = rng.random(3), rng.random(2)
+        B = buffers.stack_values(own, [(m1.reshape(3, 1), 3), (m2.reshape(2, 1), 2)], DType.float64, last)
+        assert last is None or B is last
+        assert B.shape == (17, 1) and B.nvals == 17
+        got = B[:, 0].new().to_dense()
+        assert np.array_equal(got[:12][present], v[present]) and np.array_equal(got[12:], np.r_[m1, m2])
+        assert own.nvals == present.sum()
+        last = B
