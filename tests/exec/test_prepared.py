@@ -90,19 +90,21 @@ def test_ewise_same_shape(op, union, dt, shape):
 @pytest.mark.parametrize("dens", ("full", "half"))
 @pytest.mark.parametrize("s_present", (True, False), ids=("s", "no-s"))
 @pytest.mark.parametrize("union", (True, False), ids=("add", "mult"))
-def test_ewise_with_a_1x1(union, s_present, dens, side):
-    """x ⊕ s with s 1 x 1: one bound apply, except a union over a non-full x (the rule's way)."""
-    X, S = operand("X", (5, 4), "float64"), operand("S", (1, 1), "float64")
+@pytest.mark.parametrize("op,dt", [("minus", "float64"), ("minus", "int64"), ("gt", "float64"), ("max", "int64")])
+def test_ewise_with_a_1x1(op, dt, union, s_present, dens, side):
+    """x ⊕ s with s 1 x 1: one bound apply; a union over a non-full x, whose missing positions
+    take s alone, one union with an iso-valued full matrix of s (operands in their order). A
+    union with a missing s is x, cast by the rule when the result's dtype differs (gt)."""
+    X, S = operand("X", (5, 4), dt), operand("S", (1, 1), dt)
     fn = dp.ewise_add if union else dp.ewise_mult
-    expr = fn(S, X, "minus") if side == "left" else fn(X, S, "minus")
+    expr = fn(S, X, op) if side == "left" else fn(X, S, op)
 
     def expect(x, s):
         a, b = (s, x) if side == "left" else (x, s)
-        return {"C": oracle.ewise(a, b, "minus", union)}
-    by_rule = union and dens == "half" and s_present
-    _twice({"C": expr}, lambda rng: {"X": random_mat(rng, (5, 4), "float64", dens),
-                                     "S": random_mat(rng, (1, 1), "float64", "full" if s_present else "empty")},
-           expect, prepared=not by_rule)
+        return {"C": oracle.ewise(a, b, op, union)}
+    _twice({"C": expr}, lambda rng: {"X": random_mat(rng, (5, 4), dt, dens),
+                                     "S": random_mat(rng, (1, 1), dt, "full" if s_present else "empty")},
+           expect, prepared=not (union and not s_present and op == "gt"))
 
 
 @pytest.mark.parametrize("dens", ("half", "empty", "full"))

@@ -6,6 +6,8 @@ against dense numpy with GraphBLAS semantics (a missing entry is not a zero) for
 SPMD and rank-0 planning."""
 from __future__ import annotations
 
+import gc
+
 import graphblas as gb
 import numpy as np
 import pytest
@@ -199,3 +201,37 @@ def test_values_only_pack_and_stack_read_the_present_rows(fmt):
         assert np.array_equal(got[:12][present], v[present]) and np.array_equal(got[12:], np.r_[m1, m2])
         assert own.nvals == present.sum()
         last = B
+
+
+@pytest.mark.parametrize("P", [2, 3])
+def test_the_stacked_product_writes_into_its_last_output_only_when_dropped(P):
+    """StackMxM's output is written into on the next call once nothing holds it; results the
+    caller keeps (as distributed values) stay as they were."""
+    A_, x_, w_ = pagerank_step()
+    f = dp.function({"y": A_.T @ w_})
+    A = graph(30 + P)
+    xs = [np.random.default_rng(s).integers(1, 9, (N, 1)).astype(float) for s in range(3)]
+    deg = A.toarray().sum(axis=1)
+    present = (deg > 0)[:, None]
+
+    def want(x):
+        w = np.where(present, x / np.where(present[:, 0], deg, 1)[:, None], np.nan)
+        return oracle(A.toarray().T, w, present, "plus_times")
+
+    def body(comm):
+        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=3))
+        kept = [s.run({"A": A, "x": x} if comm.rank == 0 else None)["y"] for x in xs]   # all held
+        last, same = None, 0
+        for x in xs * 2:                                                                # dropped at once
+            y = s.run({"A": A, "x": x} if comm.rank == 0 else None)["y"]
+            same += id(y._piece) == last       # (the pool holds the last one: its id is not reused)
+            last = id(y._piece)
+            check(y.to_numpy(fill=np.nan), *want(x))
+            del y
+            gc.collect()
+        assert ir.StackMxM in {type(i) for i in s.runtime.program.instrs}
+        return [k.to_numpy(fill=np.nan) for k in kept], same
+    for kept, same in run_simulated(P, body, timeout=120):
+        assert same == 2 * len(xs) - 1   # every later call wrote into the one before's output
+        for got, x in zip(kept, xs):
+            check(got, *want(x))

@@ -183,7 +183,9 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
     rt.timed("pack_s", t0)
     t0 = time.perf_counter()
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
-    C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i), taken=rt.routes)
+    C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i),
+                  into=rt.reusable(i), taken=rt.routes)
+    rt.pool.keep(id(i), C)
     rt.slots[i.out] = gbops.cast(C, out)
     if B is not own:   # for the next stack to write into (nothing else holds it)
         rt.stacks[id(i)] = B
