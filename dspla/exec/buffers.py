@@ -122,11 +122,14 @@ def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool, out: np.nd
     if not with_presence:
         if not (n and k):
             return np.empty((n, k), dtype=dtype.np)
+        free = out if out is not None and out.shape == (n, k) and out.dtype == dtype.np else None
         if M.nvals != M.shape[0] * k:   # (full where it is read, plan/facts.covers: rows sent are)
-            return _present_rows(M, rows, dtype)
+            return _present_rows(M, rows, dtype, free)
         with values_of(M) as v:
             # the rows were planned in range; mode="clip" skips the bounds pass that made
             # take(..., out=) twice as slow
+            if free is not None and v.dtype == dtype.np:
+                return np.take(v, rows, axis=0, mode="clip", out=free)
             return np.take(v, rows, axis=0, mode="clip").astype(dtype.np, copy=False)
     size = packed_nbytes(n, k, dtype, True)
     buf = out if out is not None and out.size == size and out.dtype == np.uint8 else np.empty(size, dtype=np.uint8)
@@ -145,12 +148,16 @@ def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool, out: np.nd
     return buf
 
 
-def _present_rows(M, rows: np.ndarray, dtype: DType) -> np.ndarray:
-    """Rows ``rows`` of M, every entry of them present (the planner proved it), values only."""
+def _present_rows(M, rows: np.ndarray, dtype: DType, out: np.ndarray | None) -> np.ndarray:
+    """Rows ``rows`` of M, every entry of them present (the planner proved it), values only
+    (into ``out`` when given)."""
     with bitmap_of(M) as held:
         if held is not None and held[0].dtype == dtype.np:
-            return np.take(held[0], rows, axis=0, mode="clip")
-    return dense_parts(M)[0][rows].astype(dtype.np, copy=False)
+            return np.take(held[0], rows, axis=0, mode="clip", out=out)
+    vals = dense_parts(M)[0]
+    if out is not None and vals.dtype == dtype.np:
+        return np.take(vals, rows, axis=0, mode="clip", out=out)
+    return vals[rows].astype(dtype.np, copy=False)
 
 
 def unpack_bitmap(M):

@@ -193,6 +193,8 @@ def test_values_only_pack_and_stack_read_the_present_rows(fmt):
         own = _held(v, present, fmt)
         packed = buffers.pack_rows(own, np.array([9, 1, 4]), DType.float64, False)
         assert np.array_equal(np.asarray(packed).reshape(-1), v[[9, 1, 4]])
+        again = buffers.pack_rows(own, np.array([4, 9, 1]), DType.float64, False, out=packed)
+        assert again is packed and np.array_equal(again.reshape(-1), v[[4, 9, 1]])   # written where it lies
         m1, m2 = rng.random(3), rng.random(2)
         B = buffers.stack_values(own, [(m1.reshape(3, 1), 3), (m2.reshape(2, 1), 2)], DType.float64, last)
         assert last is None or B is last

@@ -98,11 +98,12 @@ def _pack(rt: Runtime, i: Pack):
     t0 = time.perf_counter()
     M = rt.slots[i.src]
     rt.slots[i.out] = None
-    last = rt.sendbufs.get(id(i))   # the last iteration's buffer, once its send is done and dropped
-    free = last if last is not None and sys.getrefcount(last) == 3 else None   # (the dict, last, the call)
-    buf = rt.slots[i.out] = local.pack_rows(M, i.rows, _dt(M), i.presence, out=free)
-    if i.presence:
-        rt.sendbufs[id(i)] = buf
+    # the last iteration's buffer, once its send is done and dropped (the dict, last, the call
+    # hold it) and it still owns its memory (a buffer made into a matrix, as a values-only
+    # receive is, would have handed it over; no plan does that with a Pack's today)
+    last = rt.sendbufs.get(id(i))
+    free = last if last is not None and sys.getrefcount(last) == 3 and last.flags.owndata else None
+    rt.slots[i.out] = rt.sendbufs[id(i)] = local.pack_rows(M, i.rows, _dt(M), i.presence, out=free)
     rt.timed("pack_s", t0)
 
 
