@@ -125,10 +125,10 @@ def _partition(c: Compilation) -> Compilation:
 def _facts(c: Compilation) -> Compilation:
     if c.comm is not None:
         return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm, c.dims))
-    # facts only spare messages their presence bitmaps: one process sends none, and proving
-    # them of the static values costs two reductions over each (a few ms for a large graph)
-    values = c.static.values if c.P > 1 else {}
-    return replace(c, facts=facts_mod.prove(c.program.toposort(), values))
+    # one process sends no messages, whose presence bitmaps the rows / columns facts spare: it
+    # proves only which static values are full and which bound others' missing rows (a product's
+    # full-output route), not the two reductions over each (a few ms for a large graph)
+    return replace(c, facts=facts_mod.prove(c.program.toposort(), c.static.values, lines=c.P > 1))
 
 
 def _lower(c: Compilation) -> Compilation:

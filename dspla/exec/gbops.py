@@ -223,16 +223,18 @@ def accumulate_full(C, a, b, sr: Semiring, rows=None) -> bool:
     return True
 
 
-def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=None, taken: dict | None = None):
+def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=None, taken: dict | None = None,
+        b_covered: bool = False):
     """a ⊕.⊗ b in the compute dtype, by the first route of exec/routes.py's table that applies.
     ``a_empty_rows``: a's empty rows when the caller knows them (planning-time matrices).
     ``mask`` (a mask_of object): SuiteSparse's masked product, computing only entries inside it.
     ``into``: a free matrix (exec/recycle.py) whose memory a full route may write into.
-    ``taken``: a Counter of route names, counted in (the run stats)."""
+    ``taken``: a Counter of route names, counted in (the run stats). ``b_covered``: planning proved
+    b full wherever a reads it (plan/facts.covers)."""
     (ar, ac), (br, bc) = a.shape, b.shape
     a_nv, b_nv = a.nvals, b.nvals
     route = routes.choose(sr, compute, a_full=a_nv == ar * ac, b_full=b_nv == br * bc, masked=mask is not None,
-                          a_any=a_nv > 0, b_any=b_nv > 0)
+                          a_any=a_nv > 0, b_any=b_nv > 0, b_covered=b_covered)
     if taken is not None:   # (a Counter)
         taken[route.name] += 1
     return _RUN[route.name](a, b, sr, compute, a_empty_rows, mask, into)

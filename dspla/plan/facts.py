@@ -66,9 +66,12 @@ def fact_rule(*ops: Op):
     return register
 
 
-def of_matrix(M) -> Facts:
+def of_matrix(M, lines: bool = True) -> Facts:
+    """M's facts; without ``lines``, whether it is full only (no reductions over it)."""
     if M.nvals == M.nrows * M.ncols:
         return Facts(True)
+    if not lines:
+        return Facts(False)
     return Facts(False, occupied(M, "rows").nvals == M.nrows, occupied(M, "cols").nvals == M.ncols)
 
 
@@ -187,13 +190,14 @@ def _item(n, a):
 assert set(FACTS) == set(Op), f"ops without a fact rule: {set(Op) - set(FACTS)}"
 
 
-def prove(order: list[Node], static: dict, given: dict | None = None) -> dict[int, Facts]:
+def prove(order: list[Node], static: dict, given: dict | None = None, lines: bool = True) -> dict[int, Facts]:
     """``static``: id(node) -> its computed GraphBLAS value, for the nodes computed at planning;
-    ``given``: facts of a sub-program's inputs, by name."""
+    ``given``: facts of a sub-program's inputs, by name; ``lines``: prove of the static values
+    whether every row / column has an entry (two reductions over each), not only fullness."""
     f: dict[int, Facts] = {}
     for n in order:
         if id(n) in static:
-            f[id(n)] = of_matrix(static[id(n)])
+            f[id(n)] = of_matrix(static[id(n)], lines)
             f[id(n)].over = frozenset() if f[id(n)].full else frozenset({id(n)})
         elif given is not None and n.op is Op.INPUT and n.attr("name") in given:
             f[id(n)] = given[n.attr("name")]

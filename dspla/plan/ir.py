@@ -121,6 +121,7 @@ class MxM(Instr):
     mask_kind: str | None = None
     complement: bool = False
     a_empty_rows: Any = None   # a static a's empty rows, found at planning (not at every run)
+    b_covered: bool = False    # b full wherever a reads it, proved at planning (plan/facts.covers)
     WRITES = ("out",)
 
     def reads(self) -> list[int]:

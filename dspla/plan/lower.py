@@ -32,7 +32,7 @@ from .ir import (
 )
 from .layout import REP, Layout, canonical, piece
 from .options import Options
-from .product import lower_product
+from .product import full_where_read, lower_product
 from .sampled import applies as sampled_applies
 from .sampled import lower_sampled
 from .static import Static
@@ -482,8 +482,10 @@ def _mxm(pl: Lowering, n: Node):
                     return None
                 out = pl.slot()
                 empty = gbops.empty_rows(pl.static_value(a))   # (a is static here)
+                fb = pl.facts[id(b)]
+                covered = not fb.full and n.attr("mask") is None and full_where_read(pl, a, fb)
                 pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), sr, **mask_fields(pl, n, al),
-                            a_empty_rows=empty))
+                            a_empty_rows=empty, b_covered=covered))
                 return pl.set(n, out, al)
             return lower_product(pl, n)
         if al.kind == "col" or al.kind == "row" and not pl.is_static(a):

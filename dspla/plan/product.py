@@ -28,7 +28,7 @@ from .layout import Layout, canonical
 from .plans import PLANS, get_plan, plan_names, spmd_names
 
 
-def _full_where_read(pl, a: Node, fb) -> bool:
+def full_where_read(pl, a: Node, fb) -> bool:
     """A is static and every column of it with an entry is a row full in each static value
     bounding B's missing rows (facts.covers). Under SPMD planning every rank holds its rows of
     A and of the bounds: they agree by one exchange (spmd.covered); the same on every rank,
@@ -65,7 +65,7 @@ class Product:
         # B full wherever A reads it (PageRank's r / outdeg: only the dangling rows are missing,
         # and Aᵀ's columns there are empty): the rows p2p1d sends are all present, so they need
         # no presence byte, and no output row can be left at the identity
-        self.b_covered = not self.b_full and _full_where_read(pl, a, pl.facts[id(b)])
+        self.b_covered = not self.b_full and full_where_read(pl, a, pl.facts[id(b)])
         self.b_dtype = b.type.dtype
         self.opt = pl.opt
         self.tag = 16 + 8 * index

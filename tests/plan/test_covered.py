@@ -237,3 +237,27 @@ def test_the_stacked_product_writes_into_its_last_output_only_when_dropped(P):
         assert same == 2 * len(xs) - 1   # every later call wrote into the one before's output
         for got, x in zip(kept, xs):
             check(got, *want(x))
+
+
+@pytest.mark.parametrize("transposed", [True, False], ids=["AT", "A"])
+@pytest.mark.parametrize("semiring", ["plus_times", "min_plus"])
+def test_one_process_takes_the_full_output_route_when_covered(transposed, semiring):
+    """One process: Aᵀ ⊕.⊗ (x / outdeg) accumulates into an output started full at the identity
+    (route full-c, A's empty rows made missing after), where A ⊕.⊗ (x / outdeg), which reads
+    missing rows, takes GraphBLAS's own product (new); both equal the dense oracle, also for a
+    node nothing points to (its output row is missing)."""
+    A_, x_, w_ = pagerank_step()
+    f = dp.function({"y": dp.mxm(A_.T if transposed else A_, w_, semiring)})
+    A = graph(40).tolil()
+    A[:, 5] = 0           # nothing points to node 5: row 5 of Aᵀ is empty
+    A = sp.csr_array(A)
+    A.eliminate_zeros()
+    x = np.random.default_rng(1).integers(1, 9, (N, 1)).astype(float)
+    deg = A.toarray().sum(axis=1)
+    present = (deg > 0)[:, None]
+    w = np.where(present, x / np.where(present[:, 0], deg, 1)[:, None], 0.0)
+    vals, pres = oracle(A.toarray().T if transposed else A.toarray(), w, present, semiring)
+    for _ in range(2):   # (the second call writes into the first's output)
+        check(f(A=A, x=x)["y"].to_numpy(fill=np.nan), vals, pres)
+        assert f.last_stats["routes"] == {"full-c" if transposed else "new": 1}
+    assert not pres[5 if transposed else 2].any()

@@ -68,7 +68,7 @@ def _mxm(rt: Runtime, i: MxM):
             rt.took("accumulate")
     else:
         C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.reusable(i),
-                      taken=rt.routes)
+                      taken=rt.routes, b_covered=i.b_covered)
         rt.pool.keep(id(i), C)
         rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
