@@ -9,7 +9,7 @@ routes a cotangent that is zero in exact arithmetic through a winner computation
 from __future__ import annotations
 
 from ..ir import Node, Op
-from .build import Builder
+from .builders import Builder
 
 
 def _is(n: Node, op: Op, name: str | None = None) -> bool:

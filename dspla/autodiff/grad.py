@@ -14,7 +14,7 @@ from ..errors import DsplaError, Span
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
 from . import composite
-from .build import Builder, constant, one
+from .builders import Builder, constant, one
 from .vjp import VJP, NoGradient
 
 

@@ -29,7 +29,7 @@ from typing import Callable
 
 from ..ir import Node, Op
 from ..ir.types import Kind
-from .build import Builder
+from .builders import Builder
 
 
 class NoGradient(Exception):
