@@ -115,6 +115,28 @@ def full(M) -> Iterator[np.ndarray | None]:
         check(pack(obj, Ax, size[0], iso[0], _NULL), "pack")
 
 
+@contextmanager
+def foreign_full(values: np.ndarray, M) -> Iterator[None]:
+    """The empty matrix M (of ``values``' shape and dtype) made full with ``values``, memory
+    SuiteSparse does not own (a peer wrote it into this rank's shared segment: runtime/interp/
+    shm.py), for the block; the array is taken back at its end, so nothing is copied and
+    SuiteSparse never frees it. Inside, M may only be read."""
+    if not (values.flags.c_contiguous and values.ndim == 2 and values.shape == (M._nrows, M._ncols)
+            and values.dtype == np.dtype(M.dtype.np_type) and values.size):
+        raise ValueError("foreign_full: a C-ordered 2-D array of the matrix's shape and dtype")
+    obj = M.gb_obj[0]
+    ptr = ffi.cast("void*", ffi.from_buffer(values))
+    Ax = ffi.new("void**", ptr)
+    check(lib.GxB_Matrix_pack_FullR(obj, Ax, values.nbytes, False, _NULL), "pack")
+    try:
+        yield
+    finally:
+        Ax, size, iso = ffi.new("void**"), ffi.new("GrB_Index*"), ffi.new("bool*")
+        check(lib.GxB_Matrix_unpack_FullR(obj, Ax, size, iso, _NULL), "unpack")
+        if Ax[0] != ptr:   # (SuiteSparse replaced the array it was lent: it must not have)
+            raise RuntimeError("GraphBLAS moved an array it was lent for reading")
+
+
 _NUMERIC = frozenset({"BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FP32", "FP64"})
 
 

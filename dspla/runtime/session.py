@@ -424,7 +424,7 @@ class DistSession:
                 total[k] += c[k]
         return {**total, **rt.times, "products": per_product, "product_s": dict(rt.product_times),
                 "iterations": dict(rt.iterations), "at_bound": dict(rt.at_bound), "loop_s": dict(rt.loop_s),
-                "loop_words": dict(rt.loop_words), "routes": dict(rt.routes),
+                "loop_words": dict(rt.loop_words), "routes": dict(rt.routes), "shm_sends": rt.shm_sends,
                 "data_dependent": sorted(rt.data_dependent)}
 
     def _summary(self, plan, per_rank: list, planning_s: float, times: list) -> dict:
@@ -442,7 +442,7 @@ class DistSession:
             out[f"{key}_total"], out[f"{key}_avg"], out[f"{key}_max"] = tot, avg, mx
         out["per_rank"] = [{k: r[k] for k in ("words_sent", "words_received", "messages_sent", "messages_received",
                                               "compute_s", "pack_s", "wait_s", "peak_rss_bytes", "planning_s",
-                                              "first_iteration_s")} for r in per_rank]
+                                              "first_iteration_s", "shm_sends")} for r in per_rank]
         # who planned: every rank its own program (sharded inputs), or rank 0 all of them
         out["planning"] = plan.planning
         if plan.planning_note:

@@ -113,6 +113,17 @@ class MPIComm:
     def window(self, nrows: int, row_bytes: int) -> MPIWindow:
         return MPIWindow(self, nrows, row_bytes)
 
+    def segments(self, nbytes: int) -> MPISegments | None:
+        """``nbytes`` of memory on this rank that every rank can write (collective): None unless
+        every rank of the communicator is on this node."""
+        MPI = _mpi()
+        node = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
+        together = node.Get_size() == self.size
+        node.Free()
+        if not self.comm.allreduce(together, op=MPI.LAND):
+            return None
+        return MPISegments(self, nbytes)
+
     def barrier(self) -> None:
         self.comm.Barrier()
 
@@ -194,10 +205,56 @@ class MPIWindow:
         self.win.Free()
 
 
+class MPISegments:
+    """Every rank's segment of one shared-memory window, as numpy byte arrays (``mine``, and
+    ``peer(r)`` for any rank r): a rank writes straight into another's memory. ``fence`` is the
+    memory barrier that orders a rank's writes before a flag it sets after them (MPI_Win_sync,
+    in the passive epoch the window stays in)."""
+
+    def __init__(self, comm: MPIComm, nbytes: int) -> None:
+        MPI = _mpi()
+        self.win = MPI.Win.Allocate_shared(max(int(nbytes), 8), 64, comm=comm.comm)
+        self.win.Lock_all(MPI.MODE_NOCHECK)
+        self._peers = []
+        for r in range(comm.size):
+            buf, _ = self.win.Shared_query(r)
+            self._peers.append(np.frombuffer(buf, dtype=np.uint8))
+        self.mine = self._peers[comm.rank]
+        _OPEN.append(self)
+
+    def peer(self, rank: int) -> NDArray[np.uint8]:
+        return self._peers[rank]
+
+    def fence(self) -> None:
+        self.win.Sync()
+
+    def notify(self) -> None:
+        pass   # (the peer polls the flag)
+
+    @staticmethod
+    def wait(flags: NDArray[np.int64], at: int, value: int) -> None:
+        """Until ``flags[at] >= value``, set by another rank. Polls, yielding the core after a
+        while: with more ranks than cores the writer may need it."""
+        polls = 0
+        while flags[at] < value:
+            polls += 1
+            if polls > 20000:
+                time.sleep(2e-5)
+            elif polls > 100:
+                os.sched_yield()
+
+    def free(self) -> None:
+        _OPEN.remove(self)
+        self._peers = []
+        self.mine = np.zeros(0, np.uint8)
+        self.win.Unlock_all()
+        self.win.Free()
+
+
 # Windows not freed yet, in the order they were made: the same on every rank, since making and
 # freeing one are collectives. What is still open when the script ends is freed before MPI
 # finalizes (free_open_windows), or UCX prints dozens of warnings on every rank at exit.
-_OPEN: list[MPIWindow] = []
+_OPEN: list[MPIWindow | MPISegments] = []
 
 
 def free_open_windows() -> None:

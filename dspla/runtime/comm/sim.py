@@ -185,6 +185,9 @@ class SimComm:
     def window(self, nrows, row_bytes):
         return SimWindow(self, nrows, row_bytes)
 
+    def segments(self, nbytes):
+        return SimSegments(self, nbytes)
+
     def barrier(self):
         self._exchange(None)
 
@@ -229,6 +232,33 @@ class SimWindow:
 
     def free(self):
         pass
+
+
+class SimSegments:
+    """Shared-memory segments of simulated ranks: their arrays, seen by every thread."""
+
+    def __init__(self, comm: SimComm, nbytes: int):
+        self.comm = comm
+        self.mine = np.zeros(max(int(nbytes), 8), dtype=np.uint8)
+        self._peers = comm.allgather(self.mine)
+
+    def peer(self, rank):
+        return self._peers[rank]
+
+    def fence(self):
+        pass
+
+    def notify(self):
+        w = self.comm.world
+        with w.cv:
+            w.cv.notify_all()
+
+    def wait(self, flags, at, value):
+        if flags[at] < value:
+            self.comm._wait_until(lambda: flags[at] >= value)
+
+    def free(self):
+        self._peers = []
 
 
 def run_simulated(size: int, fn, *args, timeout: float = 60.0):

@@ -11,6 +11,7 @@ from ...exec.reference import Env
 from ...ir.types import DType
 from ...plan.ir import Loop, RankProgram, Traffic, Where
 from .. import faults
+from . import shm
 
 EXEC: dict[type, Callable] = {}
 
@@ -32,6 +33,8 @@ class Runtime:
         self.groups = [comm] + [comm.split(color) for color in program.splits]
         self.windows = [comm.window(2 * nrows, row_bytes) for nrows, row_bytes in program.windows]
         self.parity = [1] * len(self.windows)
+        # dense rows a peer on this node writes straight into this rank's memory (shm.py)
+        self.shm = shm.Channels(comm, program)
         self.slots: list = [None] * program.n_slots
         self.pool = recycle.Pool()   # outputs of earlier runs and iterations, reused once free
         self.steps = prepared.Steps()   # local steps resolved to their C call once (exec/prepared.py)
@@ -62,6 +65,7 @@ class Runtime:
         for w in self.windows:
             w.free()
         self.windows = []
+        self.shm.free()
 
     def block_traffic(self, instrs) -> dict:
         """product -> what the block's instructions move whatever the data (each loop's own blocks
@@ -90,6 +94,7 @@ class Runtime:
         self.loop_s: dict = {}       # loop -> seconds in it
         self.loop_words: dict = {}   # loop -> words this rank sent in each iteration (the dynamic ones' too)
         self.routes: Counter = Counter()   # local product route (exec/routes.py) -> times taken
+        self.shm_sends = 0                 # sends written into the receiver's memory (shm.py)
 
     def took(self, route: str):
         self.routes[route] += 1

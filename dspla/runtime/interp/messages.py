@@ -3,13 +3,14 @@ rows as they arrive (p2p1d), stacked operands, sampled products."""
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 
 import graphblas as gb
 import numpy as np
 from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
 
 from ...exec import buffers as local
-from ...exec import gbops
+from ...exec import gbops, lend
 from ...ir.types import DType
 from ...plan.ir import (
     Get,
@@ -22,6 +23,7 @@ from ...plan.ir import (
     StackMxM,
     WaitSends,
 )
+from . import shm
 from .compute import _multiply, _output_mask
 from .core import Runtime, _dt, handler
 
@@ -49,6 +51,12 @@ def _pack_sparse(rt: Runtime, i: PackSparse):
 def _send(rt: Runtime, i: Send):
     buf = rt.slots[i.buf]
     t0 = time.perf_counter()
+    if type(buf) is shm.Outgoing:   # already in the receiver's memory: say so
+        shm.publish(buf)
+        rt.shm_sends += 1
+        rt.timed("wait_s", t0)
+        rt.slots[i.buf] = _Posted([], None, i)
+        return
     if i.sparse:   # the entries' count (tag), then the entries (tag + 1) when there are any
         n = local.sparse_count(buf)
         reqs = [rt.comm.isend(buf[:8], i.dest, i.tag)] + ([rt.comm.isend(buf, i.dest, i.tag + 1)] if n else [])
@@ -67,6 +75,10 @@ def _recv(rt: Runtime, i: Recv):
         return
     if i.deferred:   # RecvMxM posts it when there is room in its window
         rt.slots[i.out] = _Posted(None, None, i)
+        return
+    end = rt.shm.recvs.get(id(i))
+    if end is not None:   # the sender writes the rows into this rank's memory (shm.py)
+        rt.slots[i.out] = _Posted(shm.Arrival(end), end.view, i)
         return
     rt.slots[i.out] = _post(rt, i)
 
@@ -92,7 +104,31 @@ def _arrived(rt: Runtime, p: "_Posted"):
         return local.unpack_window_rows(p.buf, r.nrows, r.k, dt, r.presence)
     if type(r) is Recv and r.sparse:   # (its traffic counted when its count came: _entries_follow)
         return local.unpack_sparse_rows(p.buf, r.nrows, r.k, dt)
-    return local.unpack_rows(p.buf, r.nrows, r.k, dt, r.presence)
+    # (a region of the shared segment is copied: unpack_rows hands its buffer to SuiteSparse)
+    buf = p.buf.copy() if type(p.req) is shm.Arrival else p.buf
+    return local.unpack_rows(buf, r.nrows, r.k, dt, r.presence)
+
+
+def _wait(rt: Runtime, posted: list):
+    """Every posted receive complete: those written into shared memory, then the messages."""
+    reqs = []
+    for p in posted:
+        if type(p.req) is shm.Arrival:
+            p.req.wait()
+        else:
+            reqs.append(p.req)
+    if reqs:
+        rt.comm.waitall(reqs)
+
+
+def _rows(rt: Runtime, p: "_Posted"):
+    """(the rows p brought as a matrix, the context to compute with them in): a region of the
+    shared segment is lent to SuiteSparse for the block, not copied."""
+    r = p.instr
+    if type(p.req) is shm.Arrival and not r.presence:
+        R = gb.Matrix(DType(r.dtype).gb, r.nrows, r.k)
+        return R, lend.foreign_full(p.buf, R)
+    return _arrived(rt, p), nullcontext()
 
 
 def _entries_follow(rt: Runtime, p: "_Posted") -> bool:
@@ -125,26 +161,34 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
             inflight += _recv_bytes(posted[j])
             live.append(j)
         t0 = time.perf_counter()
-        j = live[rt.comm.waitany([posted[k].req for k in live])]
+        near = [k for k in live if type(posted[k].req) is shm.Arrival]
+        if near:   # written by a peer on this node: the first (the others are as near)
+            j = near[0]
+            posted[j].req.wait()
+        else:
+            j = live[rt.comm.waitany([posted[k].req for k in live])]
         rt.timed("wait_s", t0)
         p = posted[j]
         if p.waiting and _entries_follow(rt, p):   # a sparse receive's count: its entries come next
             continue
         live.remove(j)
         t0 = time.perf_counter()
-        R = _arrived(rt, p)
+        R, rows_held = _rows(rt, p)
         rt.timed("pack_s", t0)
         t0 = time.perf_counter()
-        a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
-        acc = gbops.binary(i.semiring.monoid.op, compute)
-        if mask is None and gbops.accumulate_full(C, a, b, i.semiring, i.rows[j] if i.rows else None):
-            rt.took("udf-full")   # a user's semiring, by its compiled kernel
-        elif i.rows:  # the block holds only the rows that have remote entries: a small output
-            C[i.rows[j], :](accum=acc) << a.mxm(gbops.lookup_operand(a, b), op).new()
-            rt.took("accumulate")
-        else:
-            C(accum=acc, mask=mask) << a.mxm(gbops.lookup_operand(a, b), op)
-            rt.took("accumulate")
+        with rows_held:
+            a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
+            acc = gbops.binary(i.semiring.monoid.op, compute)
+            if mask is None and gbops.accumulate_full(C, a, b, i.semiring, i.rows[j] if i.rows else None):
+                rt.took("udf-full")   # a user's semiring, by its compiled kernel
+            elif i.rows:  # the block holds only the rows that have remote entries: a small output
+                C[i.rows[j], :](accum=acc) << a.mxm(gbops.lookup_operand(a, b), op).new()
+                rt.took("accumulate")
+            else:
+                C(accum=acc, mask=mask) << a.mxm(gbops.lookup_operand(a, b), op)
+                rt.took("accumulate")
+        if type(p.req) is shm.Arrival:   # (the lent rows are back: R is empty now)
+            p.req.release()
         # the rows are freed now, not when the collector finds the matrix's reference cycle, so
         # the window bounds what the receives hold
         for M in {id(R): R, id(a): a, id(b): b}.values():
@@ -162,7 +206,7 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
 def _stack_mxm(rt: Runtime, i: StackMxM):
     posted = [rt.slots[r] for r in i.recvs]
     t0 = time.perf_counter()
-    rt.comm.waitall([p.req for p in posted])
+    _wait(rt, posted)
     entries = [p.req for p in posted if p.waiting and _entries_follow(rt, p)]   # sparse: the counts came
     if entries:
         rt.comm.waitall(entries)
@@ -178,6 +222,9 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
                                _dt(own), rt.stacks.pop(id(i), None))
         if B is None:   # (own not a column of its dtype: SuiteSparse stacks them)
             B = concat([[m] for m in [own] + [gbops.cast(_arrived(rt, p), _dt(own)) for p in posted]])
+    for p in posted:   # (the rows are in the stack: a peer may write the next round)
+        if type(p.req) is shm.Arrival:
+            p.req.release()
     for r in i.recvs:
         rt.slots[r] = None
     rt.timed("pack_s", t0)

@@ -1,0 +1,187 @@
+"""Rows written by the sender straight into the receiver's memory (runtime/interp/shm.py):
+results against dense numpy with GraphBLAS semantics for P = 2..4, with and without presence,
+in one call, over repeated calls and in a loop, with the route checked taken (and not taken
+with DSPLA_SHM=0); the round protocol itself under a slow reader; the lent array."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import graphblas as gb
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dspla as dp
+from dspla.exec import lend
+from dspla.ir.types import DType
+from dspla.plan.options import Options
+from dspla.runtime.comm.sim import SimComm, run_simulated
+from dspla.runtime.interp import shm
+from dspla.runtime.session import DistSession
+
+N = 80
+
+
+def matrix(seed: int) -> sp.csr_array:
+    rng = np.random.default_rng(seed)
+    A = sp.random_array((N, N), density=0.07, rng=rng, format="csr")
+    A.data[:] = rng.integers(1, 9, A.nnz)
+    return A
+
+
+def run(f, inputs: dict, P: int, repeat: int = 1, plan: str = "p2p1d"):
+    def body(comm):
+        s = DistSession(f, comm, Options(plan=plan, partition="random", seed=P))
+        for _ in range(repeat):
+            out = s.run(inputs if comm.rank == 0 else None)
+        return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}, s.runtime.shm_sends
+    return run_simulated(P, body, timeout=120)
+
+
+def oracle(A: np.ndarray, X: np.ndarray, present: np.ndarray, semiring: str):
+    """(values, present) of A ⊕.⊗ X in dense numpy, only present pairs taking part."""
+    pairs = (A != 0)[:, :, None] & present[None, :, :]
+    if semiring == "plus_times":
+        vals = np.where(pairs, A[:, :, None] * X[None, :, :], 0.0).sum(axis=1)
+    else:
+        vals = np.where(pairs, A[:, :, None] + X[None, :, :], np.inf).min(axis=1)
+    return vals, pairs.any(axis=1)
+
+
+def check(got: np.ndarray, vals: np.ndarray, present: np.ndarray):
+    assert np.array_equal(~np.isnan(got), present)
+    np.testing.assert_allclose(got[present], vals[present], rtol=1e-13)
+
+
+@pytest.mark.parametrize("P", [2, 3, 4])
+@pytest.mark.parametrize("semiring", ["plus_times", "min_plus"])
+@pytest.mark.parametrize("missing", [False, True], ids=["full", "missing"])
+@pytest.mark.parametrize("on", ["1", "0"], ids=["shm", "messages"])
+def test_products_equal_the_dense_oracle(P, semiring, missing, on, monkeypatch):
+    """A ⊕.⊗ X, and with missing rows A ⊕.⊗ (X / reduce_rows(B)) (B's empty rows: missing, so
+    presence travels with the values), three calls on one session (three rounds)."""
+    monkeypatch.setenv("DSPLA_SHM", on)
+    A, B = matrix(P), matrix(40 + P)
+    B = sp.csr_array(B.multiply(np.random.default_rng(P).random((N, 1)) > 0.3))   # empty rows
+    B.eliminate_zeros()
+    X = np.random.default_rng(10 + P).integers(-4, 9, (N, 3)).astype(float)
+    a, b, x = dp.sparse("A", ("n", "n")), dp.sparse("B", ("n", "n")), dp.dense("X", ("n", "k"))
+    f = dp.function({"y": dp.mxm(a, x / dp.reduce_rows(b) if missing else x, semiring)})
+    inputs = {"A": A, "X": X, **({"B": B} if missing else {})}
+    deg = B.toarray().sum(axis=1)
+    present = np.repeat((deg != 0)[:, None], 3, axis=1) if missing else np.ones((N, 3), bool)
+    Xe = X / np.where(deg != 0, deg, 1)[:, None] if missing else X
+    res = run(f, inputs, P, repeat=3)
+    vals, pres = oracle(A.toarray(), Xe, present, semiring)
+    assert pres.any() and (not missing or not present.all())
+    for out, sent in res:
+        check(out["y"], vals, pres)
+        assert (sent > 0) == (on == "1")   # every rank sends rows here (random partition)
+
+
+@pytest.mark.parametrize("P", [2, 4])
+@pytest.mark.filterwarnings("ignore::dspla.errors.LoopBoundWarning")   # (it runs to its bound on purpose)
+def test_a_loop_runs_its_rounds_through_the_regions(P):
+    """y <- A y / sum(A y), seven times: a product per iteration, every round through the same
+    regions; against numpy's iteration (A's empty rows: missing in y)."""
+    A = matrix(20 + P)
+    a, y0 = dp.sparse("A", ("n", "n")), dp.dense("y0", ("n", 1))
+
+    def body(y):
+        z = a @ y
+        return (z / dp.reduce_all(z),)
+    (y,), its = dp.while_loop(lambda y: dp.reduce_all(y) > -1.0, body, (y0,), 7, count=True)
+    f = dp.function({"y": y, "its": its})
+    y_np = np.ones((N, 1))
+    for _ in range(7):
+        z = A @ y_np
+        y_np = z / z.sum()
+    for out, sent in run(f, {"A": A, "y0": np.ones((N, 1))}, P):
+        rows = A.toarray().any(axis=1)   # (an empty row of A: missing in y)
+        np.testing.assert_allclose(out["y"][rows, 0], y_np[rows, 0], rtol=1e-12)
+        assert np.isnan(out["y"][~rows, 0]).all() and out["its"][0, 0] == 7
+        assert sent >= 7
+
+
+def test_a_round_is_never_overwritten_before_it_is_read():
+    """The protocol alone, on two simulated ranks: the sender packs 60 rounds as fast as it can,
+    the reader sleeps at random before reading each; every round reads what was packed for it."""
+    spec = (5, 2, "float64", False)
+    comms = SimComm.create(2, timeout=30)
+    segs = [None, None]
+
+    def make(r):
+        segs[r] = comms[r].segments(shm.HEADER + 128)
+    threads = [threading.Thread(target=make, args=(r,)) for r in (0, 1)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    send_end = shm.End(segs[1], segs[1].peer(0)[:shm.HEADER + 80], spec)
+    recv_end = shm.End(segs[0], segs[0].mine[:shm.HEADER + 80], spec)
+    seen, rng = [], np.random.default_rng(0)
+
+    def sender():
+        for t in range(1, 61):
+            M = gb.Matrix.from_dense(np.full((5, 2), float(t)))
+            shm.publish(shm.pack(send_end, M, np.arange(5), DType.float64, False))
+
+    def reader():
+        for _ in range(60):
+            arrival = shm.Arrival(recv_end)
+            arrival.wait()
+            time.sleep(rng.random() * 2e-3)
+            seen.append(np.unique(recv_end.view).tolist())
+            arrival.release()
+    threads = [threading.Thread(target=sender), threading.Thread(target=reader)]
+    [t.start() for t in threads]
+    [t.join(60) for t in threads]
+    assert seen == [[float(t)] for t in range(1, 61)]
+
+
+def test_foreign_values_are_lent_and_taken_back():
+    v = np.arange(12.0).reshape(4, 3)
+    M = gb.Matrix(gb.dtypes.FP64, 4, 3)
+    C = gb.Matrix.from_dense(np.ones((4, 3)))
+    A = gb.Matrix.from_coo([0, 1, 3], [1, 1, 2], [2.0, 1.0, -1.0], nrows=4, ncols=4)
+    with lend.foreign_full(v, M):
+        C(gb.binary.plus) << A.mxm(M, gb.semiring.plus_times)
+    assert M.nvals == 0 and np.array_equal(v, np.arange(12.0).reshape(4, 3))   # back, unchanged
+    np.testing.assert_array_equal(C.to_dense(), 1.0 + A.to_dense(fill_value=0) @ v)
+    with pytest.raises(ValueError):
+        with lend.foreign_full(v[:, :2], M):
+            pass
+
+
+@pytest.mark.mpi
+def test_under_mpiexec_the_sends_go_through_shared_memory(tmp_path):
+    """Real MPI, one node, P = 2 and 3: the sends are written into the receivers' memory and the
+    result is A X (and with DSPLA_SHM=0 they are messages, with the same result)."""
+    rng = np.random.default_rng(3)
+    A = matrix(7)
+    X = rng.integers(-5, 9, (N, 4)).astype(float)
+    import scipy.io
+    scipy.io.mmwrite(tmp_path / "a.mtx", A)
+    np.save(tmp_path / "x.npy", X)
+    (tmp_path / "p.dspla").write_text("input A : sparse[n, n]\ninput X : dense[n, k]\nY = A @ X\noutput Y\n")
+    dspla = str(Path(sys.executable).parent / "dspla")
+    for P in (2, 3):
+        for on in ("1", "0"):
+            stats = tmp_path / f"s{P}{on}.json"
+            out = tmp_path / f"y{P}{on}.npz"
+            r = subprocess.run([dspla, "run", str(tmp_path / "p.dspla"), "-i", f"A={tmp_path / 'a.mtx'}",
+                                "-i", f"X={tmp_path / 'x.npy'}", "--np", str(P), "--plan", "p2p1d",
+                                "--partition", "random", "--stats", str(stats), "-o", str(out)],
+                               capture_output=True, text=True, timeout=180, env={**os.environ, "DSPLA_SHM": on})
+            assert r.returncode == 0, r.stderr
+            from dspla.io.results import read_results
+            vals, pres = read_results(out)["Y"]
+            want = A @ X
+            assert np.array_equal(pres, np.repeat(A.toarray().any(axis=1)[:, None], 4, axis=1))
+            np.testing.assert_allclose(vals[pres], want[pres], rtol=1e-13)
+            sent = [r["shm_sends"] for r in json.loads(stats.read_text())["per_rank"]]
+            assert all(s > 0 for s in sent) if on == "1" else not any(sent), sent
