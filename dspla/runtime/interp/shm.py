@@ -28,11 +28,21 @@ from ...plan.ir import Loop, Pack, Recv, RecvMxM, Send, StackMxM
 
 HEADER = 128                 # bytes before a region's rows: two flags a cache line apart
 WRITTEN, CONSUMED = 0, 8     # the flags' int64 positions in the header
-BUDGET_MB = float(os.environ.get("DSPLA_SHM_MB", "1024"))   # per rank; above it, messages
+BUDGET_MB = float(os.environ.get("DSPLA_SHM_MB", "512"))   # per rank; above it, messages
 
 
 def enabled() -> bool:
     return os.environ.get("DSPLA_SHM", "1") != "0"
+
+
+def _room() -> float:
+    """Bytes free where MPICH puts shared memory (a container's /dev/shm may be small: a segment
+    larger than what is free would fault when first written)."""
+    try:
+        st = os.statvfs("/dev/shm")
+    except OSError:
+        return float("inf")
+    return float(st.f_bavail * st.f_frsize)
 
 
 def _walk(instrs):
@@ -146,18 +156,19 @@ class Channels:
         mine_in = {key: (r.nrows, r.k, r.dtype, r.presence) for key, r in recvs.items()
                    if r is not None and not r.sparse and not r.deferred and r.out in read and r.nrows * r.k}
         mine_out = sorted(key for key, v in sends.items() if v is not None)
-        tables = comm.allgather((enabled(), mine_out, mine_in))
+        tables = comm.allgather((enabled(), mine_out, mine_in, _room()))
         if not all(t[0] for t in tables):
             return
         layouts = []   # per rank: {(source, tag): (offset, spec)}, and its segment's bytes
-        for d, (_, _, ins) in enumerate(tables):
+        for d, (_, _, ins, _) in enumerate(tables):
             lay, off = {}, 0
             for (src, tag), spec in sorted(ins.items()):
                 if (d, tag) in tables[src][1]:
                     lay[(src, tag)] = (off, spec)
                     off += HEADER + -(-_nbytes(spec) // 64) * 64
             layouts.append((lay, off))
-        if not any(lay for lay, _ in layouts) or max(n for _, n in layouts) > BUDGET_MB * 2**20:
+        sizes = [n for _, n in layouts]
+        if not any(sizes) or max(sizes) > BUDGET_MB * 2**20 or sum(sizes) > min(t[3] for t in tables) / 2:
             return   # (the same decision on every rank: all from the gathered tables)
         seg = comm.segments(layouts[comm.rank][1])
         if seg is None:   # (ranks on several nodes)
