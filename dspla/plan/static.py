@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 import graphblas as gb
 
+from ..exec import gbops
 from ..exec.reference import EVAL, Env, ewise_cast
+from ..exec.values import concrete
 from ..ir import Node, Op
 from ..ir.types import Kind
 
@@ -55,6 +57,12 @@ def _read_transposed(users) -> bool:
     transposed operand directly."""
     return bool(users) and all(u.op in (Op.EWISE_ADD, Op.EWISE_MULT) and u.args[0].type.shape == u.args[1].type.shape
                                for u in users)
+
+
+def _reduced_by_rows(users) -> bool:
+    """Every user reduces each row (or column) of an identity: one entry each, so the result is
+    a full vector of that entry, whatever the monoid."""
+    return bool(users) and all(u.op is Op.REDUCE and u.attr("axis") in ("rows", "cols") for u in users)
 
 
 def classify(order: list[Node], outputs) -> tuple[set, set, set]:
@@ -106,6 +114,15 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
             # Aᵀ only for A + Aᵀ and the like: GraphBLAS reads A transposed (a descriptor);
             # building Aᵀ would cost as much as the element-wise op itself
             values[id(n)] = values[id(n.args[0])].T
+            continue
+        if n.op is Op.IDENTITY and id(n) not in needed and _reduced_by_rows(users.get(id(n), ())):
+            values[id(n)] = None   # (never built: its reductions below are full vectors of 1)
+            continue
+        if n.op is Op.REDUCE and n.args[0].op is Op.IDENTITY and values.get(id(n.args[0]), 0) is None:
+            # reduce_rows(eye(n)), as a program makes a full n x 1 value (cc's labels): building
+            # the 82K-row identity and reducing it took 1 ms on soc-Slashdot0902
+            r, c = (concrete(d, env.dims, "a reduced identity") for d in n.type.shape)
+            values[id(n)] = gbops.full(r, c, 1, n.type.dtype)
             continue
         args = [values[id(a)] for a in n.args]
         u = users.get(id(n), ())

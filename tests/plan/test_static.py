@@ -63,3 +63,30 @@ def test_a_cast_of_a_static_sum_is_one_pass():
         np.testing.assert_array_equal(got["VX"].to_numpy(fill=0), want_b.astype(np.int64) @ x)  # the values
         np.testing.assert_array_equal(got["MX"].to_numpy(fill=0), want_m @ x)
     assert (up & ~want_b).any()   # some present entries of A + Aᵀ are 0: cast to a present False
+
+
+@pytest.mark.parametrize("monoid", ["plus", "min", "max", "times"])
+def test_a_reduced_identity_is_a_full_vector_of_one(monoid, monkeypatch):
+    """reduce_rows(eye(n)) (cc's labels start from it) and reduce_cols: one entry per row, so a
+    full vector of 1 whatever the monoid; the identity itself is never built. Used as a product's
+    operand and after rowindex, for P = 1 and 2."""
+    from dspla.exec import gbops
+    built = []
+    real = gbops.identity
+    monkeypatch.setattr(gbops, "identity", lambda *a: built.append(a) or real(*a))
+    rng = np.random.default_rng(3)
+    A = sp.random_array((25, 25), density=0.2, random_state=rng, format="csr")
+    A.data[:] = rng.integers(1, 9, A.nnz)
+    Asym = dp.sparse("A", ("n", "n"))
+    dtype, eye = "float64", dp.eye("n")
+    v, w = dp.reduce_rows(eye, monoid), dp.reduce_cols(eye, monoid)
+    f = dp.function({"v": v, "w": w, "lab": dp.apply(v, "rowindex"), "Av": dp.mxm(Asym, dp.cast(v, "float64"))},
+                    inputs=[Asym])
+    for P in (1, 2):
+        got = f(A=A) if P == 1 else run_dist(f, {"A": A}, P, plan="p2p1d", partition="random", seed=P)[0]
+        np.testing.assert_array_equal(got["v"].to_numpy(), np.ones((25, 1), dtype=dtype))
+        assert got["v"].to_numpy().dtype == np.dtype(dtype) and got["v"].present().all()
+        np.testing.assert_array_equal(got["w"].to_numpy(), np.ones((1, 25), dtype=dtype))
+        np.testing.assert_array_equal(got["lab"].to_numpy()[:, 0], np.arange(25))
+        np.testing.assert_array_equal(got["Av"].to_numpy(fill=0)[:, 0], A.toarray().sum(axis=1))
+    assert not built
