@@ -121,8 +121,8 @@ def test_a_round_is_never_overwritten_before_it_is_read():
     threads = [threading.Thread(target=make, args=(r,)) for r in (0, 1)]
     [t.start() for t in threads]
     [t.join() for t in threads]
-    send_end = shm.End(segs[1], segs[1].peer(0)[:shm.HEADER + 80], spec)
-    recv_end = shm.End(segs[0], segs[0].mine[:shm.HEADER + 80], spec)
+    send_end = shm.End(segs[1], segs[1].peer(0)[:shm.HEADER + 80], spec, 0)
+    recv_end = shm.End(segs[0], segs[0].mine[:shm.HEADER + 80], spec, 1)
     seen, rng = [], np.random.default_rng(0)
 
     def sender():
@@ -185,3 +185,27 @@ def test_under_mpiexec_the_sends_go_through_shared_memory(tmp_path):
             np.testing.assert_allclose(vals[pres], want[pres], rtol=1e-13)
             sent = [r["shm_sends"] for r in json.loads(stats.read_text())["per_rank"]]
             assert all(s > 0 for s in sent) if on == "1" else not any(sent), sent
+
+
+def test_a_wait_on_a_peer_whose_process_is_gone_ends_with_an_error():
+    """No MPI call is made while a rank polls a flag, so a dead peer (killed, under a launcher
+    that leaves the others running) is looked for by its process: an error within about a
+    second, not a wait for ever. A zombie (exited, not yet reaped) counts as gone."""
+    from types import SimpleNamespace
+
+    from dspla.runtime.comm.mpi import MPISegments, _alive
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()                                      # exited and reaped: no such process
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 10
+    while _alive(zombie.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)                              # exited, not reaped (no wait() yet)
+    assert _alive(os.getpid()) and not _alive(child.pid) and not _alive(zombie.pid)
+    zombie.wait()
+    flags = np.zeros(16, dtype=np.int64)
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="rank 1 has ended"):
+        MPISegments.wait(SimpleNamespace(_pids=[os.getpid(), child.pid]), flags, 0, 1, 1)
+    assert time.monotonic() - t0 < 10
+    flags[0] = 1   # and a flag already set returns at once, the peer not looked at
+    MPISegments.wait(SimpleNamespace(_pids=[os.getpid(), child.pid]), flags, 0, 1, 1)

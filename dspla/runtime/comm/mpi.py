@@ -213,8 +213,9 @@ class MPISegments:
 
     def __init__(self, comm: MPIComm, nbytes: int) -> None:
         MPI = _mpi()
-        self.win = MPI.Win.Allocate_shared(max(int(nbytes), 8), 64, comm=comm.comm)
+        self.win = MPI.Win.Allocate_shared(max(-(-int(nbytes) // 64) * 64, 64), 1, comm=comm.comm)
         self.win.Lock_all(MPI.MODE_NOCHECK)
+        self._pids = comm.comm.allgather(os.getpid())   # (one node: a peer's process can be looked at)
         self._peers = []
         for r in range(comm.size):
             buf, _ = self.win.Shared_query(r)
@@ -231,15 +232,20 @@ class MPISegments:
     def notify(self) -> None:
         pass   # (the peer polls the flag)
 
-    @staticmethod
-    def wait(flags: NDArray[np.int64], at: int, value: int) -> None:
-        """Until ``flags[at] >= value``, set by another rank. Polls, yielding the core after a
-        while: with more ranks than cores the writer may need it."""
+    def wait(self, flags: NDArray[np.int64], at: int, value: int, peer: int) -> None:
+        """Until ``flags[at] >= value``, set by rank ``peer``. Polls, yielding the core after a
+        while (with more ranks than cores the writer may need it); no MPI call is made meanwhile,
+        so every few hundred ms it checks that the peer's process still exists: a killed peer
+        ends this rank with an error instead of a wait for ever (a launcher that does not kill
+        the others, as srun without --kill-on-bad-exit)."""
         polls = 0
         while flags[at] < value:
             polls += 1
             if polls > 20000:
                 time.sleep(2e-5)
+                if polls % 8192 == 0 and not _alive(self._pids[peer]):
+                    raise RuntimeError(f"communication with another rank failed: rank {peer} has ended "
+                                       "(killed or crashed?) while this rank waited for its rows")
             elif polls > 100:
                 os.sched_yield()
 
@@ -249,6 +255,18 @@ class MPISegments:
         self.mine = np.zeros(0, np.uint8)
         self.win.Unlock_all()
         self.win.Free()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited (a zombie not yet reaped has)."""
+    try:
+        os.kill(pid, 0)
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] not in (b"Z", b"X")
+    except ProcessLookupError:
+        return False
+    except OSError:   # (no /proc, or not ours to signal: assume alive)
+        return True
 
 
 # Windows not freed yet, in the order they were made: the same on every rank, since making and

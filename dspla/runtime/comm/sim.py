@@ -253,7 +253,7 @@ class SimSegments:
         with w.cv:
             w.cv.notify_all()
 
-    def wait(self, flags, at, value):
+    def wait(self, flags, at, value, peer):
         if flags[at] < value:
             self.comm._wait_until(lambda: flags[at] >= value)
 

@@ -75,11 +75,11 @@ class End:
     """One side of a region: its flags, its rows (an (nrows, k) array, or the packed bytes with
     presence) and the rounds this side has done."""
 
-    __slots__ = ("seg", "flags", "view", "round")
+    __slots__ = ("seg", "flags", "view", "round", "peer")
 
-    def __init__(self, seg, region: np.ndarray, spec):
+    def __init__(self, seg, region: np.ndarray, spec, peer: int):
         nrows, k, dtype, presence = spec
-        self.seg = seg
+        self.seg, self.peer = seg, peer
         self.flags = region[:HEADER].view(np.int64)
         data = region[HEADER:HEADER + _nbytes(spec)]
         self.view = data if presence else data.view(DType(dtype).np).reshape(nrows, k)
@@ -97,7 +97,7 @@ class Arrival:
 
     def wait(self):
         e = self.end
-        e.seg.wait(e.flags, WRITTEN, self.round)
+        e.seg.wait(e.flags, WRITTEN, self.round, e.peer)
         e.seg.fence()
 
     def release(self):
@@ -119,7 +119,7 @@ class Outgoing:
 def pack(end: End, M, rows, dtype: DType, presence: bool) -> Outgoing:
     """Rows ``rows`` of M packed into the receiver's region, once it is done with the last round."""
     end.round += 1
-    end.seg.wait(end.flags, CONSUMED, end.round - 1)
+    end.seg.wait(end.flags, CONSUMED, end.round - 1, end.peer)
     end.seg.fence()
     got = local.pack_rows(M, rows, dtype, presence, out=end.view)
     if got is not end.view:   # (a path of pack_rows that made its own array)
@@ -180,12 +180,12 @@ class Channels:
         comm.barrier()   # every flag zeroed before any rank writes
         self.seg = seg
         for (src, tag), (off, spec) in layouts[comm.rank][0].items():
-            self.recvs[id(recvs[(src, tag)])] = End(seg, seg.mine[off:off + HEADER + _nbytes(spec)], spec)
+            self.recvs[id(recvs[(src, tag)])] = End(seg, seg.mine[off:off + HEADER + _nbytes(spec)], spec, src)
         for (dest, tag), v in sends.items():
             got = layouts[dest][0].get((comm.rank, tag)) if v is not None else None
             if got is not None:
                 off, spec = got
-                end = End(seg, seg.peer(dest)[off:off + HEADER + _nbytes(spec)], spec)
+                end = End(seg, seg.peer(dest)[off:off + HEADER + _nbytes(spec)], spec, dest)
                 self.sends[id(v[0])] = self.sends[id(v[1])] = end
 
     def free(self):
