@@ -113,15 +113,16 @@ class MPIComm:
     def window(self, nrows: int, row_bytes: int) -> MPIWindow:
         return MPIWindow(self, nrows, row_bytes)
 
-    def segments(self, nbytes: int) -> MPISegments | None:
-        """``nbytes`` of memory on this rank that every rank can write (collective): None unless
-        every rank of the communicator is on this node."""
+    def one_node(self) -> bool:
+        """Whether every rank of the communicator is on one node (collective)."""
         MPI = _mpi()
         node = self.comm.Split_type(MPI.COMM_TYPE_SHARED)
         together = node.Get_size() == self.size
         node.Free()
-        if not self.comm.allreduce(together, op=MPI.LAND):
-            return None
+        return bool(self.comm.allreduce(together, op=MPI.LAND))
+
+    def segments(self, nbytes: int) -> MPISegments:
+        """``nbytes`` of memory on this rank that every rank can write (collective; one_node())."""
         return MPISegments(self, nbytes)
 
     def barrier(self) -> None:

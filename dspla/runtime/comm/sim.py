@@ -185,6 +185,9 @@ class SimComm:
     def window(self, nrows, row_bytes):
         return SimWindow(self, nrows, row_bytes)
 
+    def one_node(self):
+        return True
+
     def segments(self, nbytes):
         return SimSegments(self, nbytes)
 

@@ -142,7 +142,7 @@ class Channels:
         self.sends: dict = {}
         self.recvs: dict = {}
         self.seg = None
-        if comm.size < 2 or not hasattr(comm, "segments"):
+        if comm.size < 2 or not hasattr(comm, "segments") or not comm.one_node():
             return
         instrs = list(_walk(program.setup)) + list(_walk(program.instrs))
         read = {s for i in instrs if type(i) in (StackMxM, RecvMxM) for s in i.recvs}
@@ -156,14 +156,16 @@ class Channels:
         mine_in = {key: (r.nrows, r.k, r.dtype, r.presence) for key, r in recvs.items()
                    if r is not None and not r.sparse and not r.deferred and r.out in read and r.nrows * r.k}
         mine_out = sorted(key for key, v in sends.items() if v is not None)
+        # (one node: a few ranks' pairs; DSPLA_SHM agreed, as a rank's environment may differ)
         tables = comm.allgather((enabled(), mine_out, mine_in, _room()))
         if not all(t[0] for t in tables):
             return
+        outs = [set(t[1]) for t in tables]
         layouts = []   # per rank: {(source, tag): (offset, spec)}, and its segment's bytes
         for d, (_, _, ins, _) in enumerate(tables):
             lay, off = {}, 0
             for (src, tag), spec in sorted(ins.items()):
-                if (d, tag) in tables[src][1]:
+                if (d, tag) in outs[src]:
                     lay[(src, tag)] = (off, spec)
                     off += HEADER + -(-_nbytes(spec) // 64) * 64
             layouts.append((lay, off))
@@ -171,11 +173,8 @@ class Channels:
         if not any(sizes) or max(sizes) > BUDGET_MB * 2**20 or sum(sizes) > min(t[3] for t in tables) / 2:
             return   # (the same decision on every rank: all from the gathered tables)
         seg = comm.segments(layouts[comm.rank][1])
-        if seg is None:   # (ranks on several nodes)
-            return
-        for lay, _ in [layouts[comm.rank]]:
-            for off, _ in lay.values():
-                seg.mine[off:off + HEADER] = 0
+        for off, _ in layouts[comm.rank][0].values():
+            seg.mine[off:off + HEADER] = 0
         seg.fence()
         comm.barrier()   # every flag zeroed before any rank writes
         self.seg = seg
