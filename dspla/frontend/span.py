@@ -9,21 +9,36 @@ import sys
 from ..errors import Span
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_OURS: dict[str, bool] = {}   # a code object's file name -> inside the package (abspath: ~3 us a call)
+_FRONTEND = os.path.dirname(os.path.abspath(__file__))
+# a code object's file name -> (inside the package, inside the DSL itself); abspath is ~3 us a
+# call and every DSL call walks several frames
+_KIND: dict[str, tuple[bool, bool]] = {}
 
 
-def _ours(filename: str) -> bool:
-    got = _OURS.get(filename)
+def _kind(filename: str) -> tuple[bool, bool]:
+    got = _KIND.get(filename)
     if got is None:
-        got = _OURS[filename] = os.path.abspath(filename).startswith(_PKG + os.sep)
+        path = os.path.abspath(filename)
+        frozen = filename.startswith("<frozen ")   # (the interpreter's own: runpy, importlib)
+        got = _KIND[filename] = (frozen or path.startswith(_PKG + os.sep),
+                                 frozen or path.startswith(_FRONTEND + os.sep))
     return got
 
 
 def caller_span() -> Span | None:
-    """The first frame outside the dspla package: where the user wrote the expression."""
+    """The first frame outside the dspla package: where the user wrote the expression. A
+    program dspla builds itself (the GCN step of ``dspla demo`` / ``train``) has no such frame
+    below the interpreter's own: its span is then the dspla line that wrote it."""
     f = sys._getframe(1)
-    while f is not None and _ours(f.f_code.co_filename):
+    mine = None   # the first frame outside the DSL's own modules
+    while f is not None:
+        ours, dsl = _kind(f.f_code.co_filename)
+        if not ours:
+            break
+        if mine is None and not dsl:
+            mine = f
         f = f.f_back
+    f = f if f is not None else mine
     if f is None:
         return None
     fname, line, col, end = f.f_code.co_filename, f.f_lineno, 1, None

@@ -92,3 +92,7 @@ def test_demo_runs_small(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "distributed plan for P = 2" in p.stderr and "epoch 2/2" in p.stderr
     assert "final accuracy" in p.stdout and "words sent avg" in p.stdout
+    # the program dspla builds itself points at the dspla line that wrote each value (there is
+    # no user frame: below dspla's are only the interpreter's own, runpy's)
+    out = p.stdout + p.stderr
+    assert "<frozen" not in out and "# dspla/models/gcn.py:" in out
