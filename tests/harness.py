@@ -48,3 +48,20 @@ def central_differences(loss, W: np.ndarray, eps: float = 1e-6) -> np.ndarray:
         Wm[i] -= eps
         num[i] = (loss(Wp) - loss(Wm)) / (2 * eps)
     return num
+
+
+def product_oracle(S: np.ndarray, w: np.ndarray, present: np.ndarray, semiring: str):
+    """(values, present) of S ⊕.⊗ w in dense numpy with GraphBLAS semantics: only pairs of an
+    entry of S and a present entry of w take part (plus_times or min_plus)."""
+    pairs = (S != 0)[:, :, None] & present[None, :, :]
+    if semiring == "plus_times":
+        vals = np.where(pairs, S[:, :, None] * w[None, :, :], 0.0).sum(axis=1)
+    else:   # min_plus
+        vals = np.where(pairs, S[:, :, None] + w[None, :, :], np.inf).min(axis=1)
+    return vals, pairs.any(axis=1)
+
+
+def check_present(got: np.ndarray, vals: np.ndarray, present: np.ndarray):
+    """``got`` (missing entries NaN) has exactly ``present``'s entries, with ``vals`` there."""
+    assert np.array_equal(~np.isnan(got), present)
+    np.testing.assert_allclose(got[present], vals[present], rtol=1e-13)

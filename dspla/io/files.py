@@ -69,7 +69,7 @@ def sweep_stale(folder) -> int:
         if len(parts) != 3 or parts[1] != host or not parts[2].isdigit():
             continue
         pid = int(parts[2])
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not process_alive(pid):
             try:
                 os.unlink(os.path.join(folder, name))
                 removed += 1
@@ -78,14 +78,19 @@ def sweep_stale(folder) -> int:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited (a zombie, not yet reaped, has)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except PermissionError:   # (someone else's: it exists)
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):   # (no /proc here: it exists)
+        return True
 
 
 @contextmanager

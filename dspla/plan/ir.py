@@ -705,6 +705,16 @@ class Choice(Instr):
 
 
 # every instruction class, for coverage checks of the tables keyed by instruction type
+def walk(instrs):
+    """Every instruction of a block and, recursively, of its loops' conditions and bodies (each
+    loop itself included, before its blocks)."""
+    for i in instrs:
+        yield i
+        if type(i) is Loop:
+            yield from walk(i.cond)
+            yield from walk(i.body)
+
+
 INSTRUCTIONS = (Local, MxM, Fill, DropRows, Pack, PackSparse, Unpermute, TakeRows, TakeCols, CastTo, Empty, Free,
                 Send, Recv, RecvMxM, StackMxM, SampledMxM, WaitSends, SendRecvRows, AllgatherRows, AllgatherSparse,
                 Allreduce, SmallAllreduce, ISmallAllreduce, WaitAllreduce, Bcast, IBcast, BcastSparse, Alltoall,
@@ -747,18 +757,8 @@ class RankProgram:
         """The products whose traffic on this rank depends on the data (a sparse operand's messages
         carry only its present entries): their planned words are the most they can move, not
         what they will move (loop bodies and conditions included)."""
-        out: set = set()
-
-        def walk(instrs):
-            for i in instrs:
-                if type(i) is Loop:
-                    walk(i.cond)
-                    walk(i.body)
-                elif i.product is not None and i.dynamic:
-                    out.add(i.product)
-        walk(self.setup)
-        walk(self.instrs)
-        return out
+        return {i.product for i in (*walk(self.setup), *walk(self.instrs))
+                if type(i) is not Loop and i.product is not None and i.dynamic}
 
     def loop_words(self, where: Where) -> dict:
         """loop id -> (words the products send, words sent outside products, exact) on this rank

@@ -483,7 +483,7 @@ def _mxm(pl: Lowering, n: Node):
                 out = pl.slot()
                 empty = gbops.empty_rows(pl.static_value(a))   # (a is static here)
                 fb = pl.facts[id(b)]
-                covered = not fb.full and n.attr("mask") is None and full_where_read(pl, a, fb)
+                covered = n.attr("mask") is None and full_where_read(pl, a, fb)   # (a masked product: its own route)
                 pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), sr, **mask_fields(pl, n, al),
                             a_empty_rows=empty, b_covered=covered))
                 return pl.set(n, out, al)

@@ -65,7 +65,7 @@ class Product:
         # B full wherever A reads it (PageRank's r / outdeg: only the dangling rows are missing,
         # and Aᵀ's columns there are empty): the rows p2p1d sends are all present, so they need
         # no presence byte, and no output row can be left at the identity
-        self.b_covered = not self.b_full and full_where_read(pl, a, pl.facts[id(b)])
+        self.b_covered = full_where_read(pl, a, pl.facts[id(b)])   # (False when B is full: nothing bounds it)
         self.b_dtype = b.type.dtype
         self.opt = pl.opt
         self.tag = 16 + 8 * index

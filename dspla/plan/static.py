@@ -59,6 +59,9 @@ def _read_transposed(users) -> bool:
                                for u in users)
 
 
+_UNBUILT = object()   # an identity only reduced by rows or columns: never built
+
+
 def _reduced_by_rows(users) -> bool:
     """Every user reduces each row (or column) of an identity: one entry each, so the result is
     a full vector of that entry, whatever the monoid."""
@@ -116,9 +119,9 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
             values[id(n)] = values[id(n.args[0])].T
             continue
         if n.op is Op.IDENTITY and id(n) not in needed and _reduced_by_rows(users.get(id(n), ())):
-            values[id(n)] = None   # (never built: its reductions below are full vectors of 1)
+            values[id(n)] = _UNBUILT   # (its reductions below are full vectors of 1)
             continue
-        if n.op is Op.REDUCE and n.args[0].op is Op.IDENTITY and values.get(id(n.args[0]), 0) is None:
+        if n.op is Op.REDUCE and values.get(id(n.args[0])) is _UNBUILT:
             # reduce_rows(eye(n)), as a program makes a full n x 1 value (cc's labels): building
             # the 82K-row identity and reducing it took 1 ms on soc-Slashdot0902
             r, c = (concrete(d, env.dims, "a reduced identity") for d in n.type.shape)

@@ -19,6 +19,9 @@ from dspla.plan.options import Options
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession
 
+from harness import check_present as check
+from harness import product_oracle as oracle
+
 N = 60
 
 
@@ -37,17 +40,6 @@ def graph(seed: int, dangling=(2, 7, 31), sinks_read: bool = True) -> sp.csr_arr
     return A
 
 
-def oracle(S: np.ndarray, w: np.ndarray, present: np.ndarray, semiring: str):
-    """(values, present) of S ⊕.⊗ w in dense numpy, only present pairs taking part."""
-    Sp = S != 0
-    pairs = Sp[:, :, None] & present[None, :, :]
-    if semiring == "plus_times":
-        vals = np.where(pairs, S[:, :, None] * w[None, :, :], 0.0).sum(axis=1)
-    else:   # min_plus
-        vals = np.where(pairs, S[:, :, None] + w[None, :, :], np.inf).min(axis=1)
-    return vals, pairs.any(axis=1)
-
-
 def run(f, inputs: dict, P: int, spmd: bool):
     def body(comm):
         s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=3, spmd=spmd))
@@ -62,11 +54,6 @@ def recvs(res) -> list:
 
 def kinds(res) -> set:
     return {type(i) for _, prog in res for i in prog.instrs}
-
-
-def check(got: np.ndarray, vals: np.ndarray, present: np.ndarray):
-    assert np.array_equal(~np.isnan(got), present)
-    np.testing.assert_allclose(got[present], vals[present], rtol=1e-13)
 
 
 # ------------------------------------------------------------------------------ the proof

@@ -25,6 +25,9 @@ from dspla.runtime.comm.sim import SimComm, run_simulated
 from dspla.runtime.interp import shm
 from dspla.runtime.session import DistSession
 
+from harness import check_present as check
+from harness import product_oracle as oracle
+
 N = 80
 
 
@@ -42,21 +45,6 @@ def run(f, inputs: dict, P: int, repeat: int = 1, plan: str = "p2p1d"):
             out = s.run(inputs if comm.rank == 0 else None)
         return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}, s.runtime.shm_sends
     return run_simulated(P, body, timeout=120)
-
-
-def oracle(A: np.ndarray, X: np.ndarray, present: np.ndarray, semiring: str):
-    """(values, present) of A ⊕.⊗ X in dense numpy, only present pairs taking part."""
-    pairs = (A != 0)[:, :, None] & present[None, :, :]
-    if semiring == "plus_times":
-        vals = np.where(pairs, A[:, :, None] * X[None, :, :], 0.0).sum(axis=1)
-    else:
-        vals = np.where(pairs, A[:, :, None] + X[None, :, :], np.inf).min(axis=1)
-    return vals, pairs.any(axis=1)
-
-
-def check(got: np.ndarray, vals: np.ndarray, present: np.ndarray):
-    assert np.array_equal(~np.isnan(got), present)
-    np.testing.assert_allclose(got[present], vals[present], rtol=1e-13)
 
 
 @pytest.mark.parametrize("P", [2, 3, 4])
@@ -193,7 +181,8 @@ def test_a_wait_on_a_peer_whose_process_is_gone_ends_with_an_error():
     second, not a wait for ever. A zombie (exited, not yet reaped) counts as gone."""
     from types import SimpleNamespace
 
-    from dspla.runtime.comm.mpi import MPISegments, _alive
+    from dspla.io.files import process_alive as _alive
+    from dspla.runtime.comm.mpi import MPISegments
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()                                      # exited and reaped: no such process
     zombie = subprocess.Popen([sys.executable, "-c", "pass"])

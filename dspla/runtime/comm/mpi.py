@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ...io.files import process_alive
 from . import layout
 
 if TYPE_CHECKING:
@@ -244,7 +245,7 @@ class MPISegments:
             polls += 1
             if polls > 20000:
                 time.sleep(2e-5)
-                if polls % 8192 == 0 and not _alive(self._pids[peer]):
+                if polls % 8192 == 0 and not process_alive(self._pids[peer]):
                     raise RuntimeError(f"communication with another rank failed: rank {peer} has ended "
                                        "(killed or crashed?) while this rank waited for its rows")
             elif polls > 100:
@@ -256,18 +257,6 @@ class MPISegments:
         self.mine = np.zeros(0, np.uint8)
         self.win.Unlock_all()
         self.win.Free()
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists and has not exited (a zombie not yet reaped has)."""
-    try:
-        os.kill(pid, 0)
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[-1].split()[0] not in (b"Z", b"X")
-    except ProcessLookupError:
-        return False
-    except OSError:   # (no /proc, or not ours to signal: assume alive)
-        return True
 
 
 # Windows not freed yet, in the order they were made: the same on every rank, since making and

@@ -51,7 +51,7 @@ def _pack_sparse(rt: Runtime, i: PackSparse):
 def _send(rt: Runtime, i: Send):
     buf = rt.slots[i.buf]
     t0 = time.perf_counter()
-    if type(buf) is shm.Outgoing:   # already in the receiver's memory: say so
+    if type(buf) is shm.End:   # packed into the receiver's memory already: say so
         shm.publish(buf)
         rt.shm_sends += 1
         rt.timed("wait_s", t0)
@@ -104,8 +104,9 @@ def _arrived(rt: Runtime, p: "_Posted"):
         return local.unpack_window_rows(p.buf, r.nrows, r.k, dt, r.presence)
     if type(r) is Recv and r.sparse:   # (its traffic counted when its count came: _entries_follow)
         return local.unpack_sparse_rows(p.buf, r.nrows, r.k, dt)
-    # (a region of the shared segment is copied: unpack_rows hands its buffer to SuiteSparse)
-    buf = p.buf.copy() if type(p.req) is shm.Arrival else p.buf
+    # (a values-only region of the shared segment is copied: unpack_rows hands such a buffer to
+    # SuiteSparse; with presence it copies the values itself)
+    buf = p.buf.copy() if type(p.req) is shm.Arrival and not r.presence else p.buf
     return local.unpack_rows(buf, r.nrows, r.k, dt, r.presence)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ...exec import buffers as local
 from ...ir.types import DType
-from ...plan.ir import Loop, Pack, Recv, RecvMxM, Send, StackMxM
+from ...plan.ir import Loop, Pack, Recv, RecvMxM, Send, StackMxM, walk
 
 HEADER = 128                 # bytes before a region's rows: two flags a cache line apart
 WRITTEN, CONSUMED = 0, 8     # the flags' int64 positions in the header
@@ -43,14 +43,6 @@ def _room() -> float:
     except OSError:
         return float("inf")
     return float(st.f_bavail * st.f_frsize)
-
-
-def _walk(instrs):
-    for i in instrs:
-        yield i
-        if type(i) is Loop:
-            yield from _walk(i.cond)
-            yield from _walk(i.body)
 
 
 def _sends(block) -> list:
@@ -107,36 +99,43 @@ class Arrival:
         e.seg.notify()
 
 
-class Outgoing:
-    """What a Pack into a peer's region leaves for its Send: the round to publish."""
-
-    __slots__ = ("end",)
-
-    def __init__(self, end: End):
-        self.end = end
-
-
-def pack(end: End, M, rows, dtype: DType, presence: bool) -> Outgoing:
-    """Rows ``rows`` of M packed into the receiver's region, once it is done with the last round."""
+def pack(end: End, M, rows, dtype: DType, presence: bool) -> End:
+    """Rows ``rows`` of M packed into the receiver's region, once it is done with the last round;
+    the End is what the Pack leaves in its slot for the Send to publish."""
     end.round += 1
     end.seg.wait(end.flags, CONSUMED, end.round - 1, end.peer)
     end.seg.fence()
     got = local.pack_rows(M, rows, dtype, presence, out=end.view)
     if got is not end.view:   # (a path of pack_rows that made its own array)
         np.copyto(end.view, got.reshape(end.view.shape), casting="same_kind")
-    return Outgoing(end)
+    return end
 
 
-def publish(out: Outgoing):
-    e = out.end
+def publish(e: End):
     e.seg.fence()
     e.flags[WRITTEN] = e.round
     e.seg.notify()
 
 
+def _layouts(outs: list, ins: list) -> list:
+    """Per rank d: ({(source, tag): (offset, spec)} of the receives whose sender sends them
+    that way too, the bytes of d's segment), from every rank's eligible sends (dest, tag) and
+    receives {(source, tag): spec}; each region a 64-byte multiple."""
+    sending = [set(o) for o in outs]
+    layouts = []
+    for d, mine in enumerate(ins):
+        lay, off = {}, 0
+        for (src, tag), spec in sorted(mine.items()):
+            if (d, tag) in sending[src]:
+                lay[(src, tag)] = (off, spec)
+                off += HEADER + -(-_nbytes(spec) // 64) * 64
+        layouts.append((lay, off))
+    return layouts
+
+
 class Channels:
     """The regions of one rank program (made collectively, with the Runtime): ``sends`` maps a
-    Pack's and its Send's id to the sender's End, ``recvs`` a Recv's id to the receiver's."""
+    Pack's id to the sender's End, ``recvs`` a Recv's id to the receiver's."""
 
     def __init__(self, comm, program):
         self.sends: dict = {}
@@ -144,15 +143,15 @@ class Channels:
         self.seg = None
         if comm.size < 2 or not hasattr(comm, "segments") or not comm.one_node():
             return
-        instrs = list(_walk(program.setup)) + list(_walk(program.instrs))
+        instrs = [*walk(program.setup), *walk(program.instrs)]
         read = {s for i in instrs if type(i) in (StackMxM, RecvMxM) for s in i.recvs}
         recvs: dict = {}
         for i in instrs:
             if type(i) is Recv:   # (a key met twice is left to messages)
                 recvs[(i.source, i.tag)] = i if (i.source, i.tag) not in recvs else None
-        sends: dict = {}
+        sends: dict = {}   # (dest, tag) -> the Pack filling that Send's buffer (None: met twice)
         for s, p in _sends(program.setup) + _sends(program.instrs):
-            sends[(s.dest, s.tag)] = (s, p) if (s.dest, s.tag) not in sends else None
+            sends[(s.dest, s.tag)] = p if (s.dest, s.tag) not in sends else None
         mine_in = {key: (r.nrows, r.k, r.dtype, r.presence) for key, r in recvs.items()
                    if r is not None and not r.sparse and not r.deferred and r.out in read and r.nrows * r.k}
         mine_out = sorted(key for key, v in sends.items() if v is not None)
@@ -160,15 +159,7 @@ class Channels:
         tables = comm.allgather((enabled(), mine_out, mine_in, _room()))
         if not all(t[0] for t in tables):
             return
-        outs = [set(t[1]) for t in tables]
-        layouts = []   # per rank: {(source, tag): (offset, spec)}, and its segment's bytes
-        for d, (_, _, ins, _) in enumerate(tables):
-            lay, off = {}, 0
-            for (src, tag), spec in sorted(ins.items()):
-                if (d, tag) in outs[src]:
-                    lay[(src, tag)] = (off, spec)
-                    off += HEADER + -(-_nbytes(spec) // 64) * 64
-            layouts.append((lay, off))
+        layouts = _layouts([t[1] for t in tables], [t[2] for t in tables])
         sizes = [n for _, n in layouts]
         if not any(sizes) or max(sizes) > BUDGET_MB * 2**20 or sum(sizes) > min(t[3] for t in tables) / 2:
             return   # (the same decision on every rank: all from the gathered tables)
@@ -180,12 +171,11 @@ class Channels:
         self.seg = seg
         for (src, tag), (off, spec) in layouts[comm.rank][0].items():
             self.recvs[id(recvs[(src, tag)])] = End(seg, seg.mine[off:off + HEADER + _nbytes(spec)], spec, src)
-        for (dest, tag), v in sends.items():
-            got = layouts[dest][0].get((comm.rank, tag)) if v is not None else None
+        for (dest, tag), pack in sends.items():
+            got = layouts[dest][0].get((comm.rank, tag)) if pack is not None else None
             if got is not None:
                 off, spec = got
-                end = End(seg, seg.peer(dest)[off:off + HEADER + _nbytes(spec)], spec, dest)
-                self.sends[id(v[0])] = self.sends[id(v[1])] = end
+                self.sends[id(pack)] = End(seg, seg.peer(dest)[off:off + HEADER + _nbytes(spec)], spec, dest)
 
     def free(self):
         if self.seg is not None:
