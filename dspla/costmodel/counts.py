@@ -114,7 +114,10 @@ def _stack_mxm(i, v, c, t):
     # one product after every receive completed (nothing overlaps it); stacking copies the rows
     c["remote_nnzk"] += v.nnz(i.a) * v.K
     c["remote_out"] += v.rows(i.a) * v.K
-    c["pack_words"] += (v.consts[i.a].shape[1] if i.a in v.consts else 0) * v.K
+    stacked = v.consts[i.a].shape[1] if i.a in v.consts else 0
+    if i.shared:   # the peers' rows land in place: own's alone are copied
+        stacked -= sum(r.nrows for r in map(v.recvs.get, i.recvs) if r is not None)
+    c["pack_words"] += stacked * v.K
     c["calls"] += 1
 
 

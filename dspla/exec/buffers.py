@@ -241,6 +241,23 @@ def stack_values(own, bufs: list, dtype: DType, into=None):
     return from_values(vals, dtype)
 
 
+def values_into(own, out: np.ndarray):
+    """own's values written into ``out`` (its shape, C-ordered): a full own's; one with missing
+    entries (full wherever the product reads it: plan/facts.covers) as its values array holds
+    them, whatever lies at the missing ones."""
+    if not own.shape[0]:
+        return
+    if own.nvals == own.shape[0] * own.shape[1]:
+        with values_of(own) as held:
+            out[...] = held.reshape(out.shape)
+        return
+    with bitmap_of(own) as held:
+        if held is not None:
+            out[...] = held[0].reshape(out.shape)
+    if held is None:
+        out[...] = dense_parts(own)[0]
+
+
 def _stack_values(own, bufs: list, dtype: DType, vals: np.ndarray):
     n_own = own.shape[0]
     if n_own:

@@ -310,6 +310,9 @@ class StackMxM(Instr):
     mask_kind: str | None = None
     complement: bool = False
     a_empty_rows: Any = None   # a's empty rows (a full operand's route makes them missing afterwards)
+    # ranks share a node's memory: the senders write their rows in place after own's (dense
+    # values only), which alone is copied (runtime/interp/shm.py); else every part is copied
+    shared: bool = False
     READS, WRITES = ("a", "own", "recvs", "mask"), ("out",)
 
 

@@ -49,7 +49,7 @@ from ..plan.options import Options
 from ..plan.plans import get_plan, spmd_names
 from ..plan.static import is_pattern_leaf, is_static_leaf
 from .failure import PeerError, fail
-from .interp import Runtime
+from .interp import Runtime, shm
 from .process import settle_garbage
 from .wire import from_wire, to_wire
 
@@ -104,6 +104,14 @@ def _loop_predicted(plan, k: int) -> dict:
             "words_predicted_outside_products": outside, "loop_words_predicted": "exact" if exact else "at most"}
 
 
+def _shared_memory_bytes(comm) -> int:
+    """What a rank may put in memory the others read (runtime/interp/shm.py): the budget when
+    every rank is on one node and none turned it off (DSPLA_SHM=0), else 0 (a collective)."""
+    if comm.size < 2 or not hasattr(comm, "segments") or not comm.one_node():
+        return 0
+    return int(shm.BUDGET_MB * 2**20) if all(comm.allgather(shm.enabled())) else 0
+
+
 class DistSession:
     def __init__(self, function, comm, options: Options | None = None):
         self.f = function
@@ -123,6 +131,7 @@ class DistSession:
         self._params = frozenset(n.attr("name") for n in function.inputs if n.attr("role") == "param")
         self._stats: Stats | None = None
         self._pending: tuple | None = None   # rank 0: the last run's figures, until last_stats is read
+        self._node: int | None = None   # bytes a rank may share with the others (0: not on one node)
 
     @property
     def last_stats(self) -> Stats | None:
@@ -240,6 +249,9 @@ class DistSession:
     # -- every rank
     def run(self, inputs: Mapping[str, Any] | None = None, repeat: int = 1, local: bool = False):
         comm, rank = self.comm, self.comm.rank
+        if self._node is None:   # (every rank's first run: collectives)
+            self._node = _shared_memory_bytes(comm)
+            self.opt = replace(self.opt, shared_memory_bytes=self._node)
         inputs = dict(inputs or {})
         dist = {k: v for k, v in inputs.items() if isinstance(v, Array) and v.dist is not None and v.dist.comm is comm}
         desc = {k: describe(v) for k, v in dist.items()}
@@ -375,10 +387,15 @@ class DistSession:
                     pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
             mine = comm.scatter(pieces, 0) if P > 1 else pieces[0]
             self._held.update({k: from_wire(v) if P > 1 else v for k, v in mine.items()})
+        # the host inputs' pieces not sent again are this rank's own objects as they were (a
+        # distributed input's piece is the caller's, who may have written into it: not counted)
+        sent = set(mine) if header["send"] else set()
+        unchanged = frozenset(k for k in self._held if k not in sent and k not in self._params) \
+            if not header["replan"] else frozenset()
         held = {**self._held, **{k: v._piece for k, v in dist.items()}}
         rt = self.runtime
         times = []
-        for _ in range(max(1, repeat)):
+        for n in range(max(1, repeat)):
             if self._runs == 1:
                 # the plan is in use (run again): its objects leave the collector's view (a full
                 # collection, once), so collecting each run's temporaries below is cheap
@@ -387,7 +404,7 @@ class DistSession:
             if P > 1:
                 comm.barrier()
             t0 = time.perf_counter()
-            out = rt.run(held)
+            out = rt.run(held, unchanged if n == 0 else frozenset(held))   # (repeats: nothing changes between)
             if self._runs >= 1:
                 gc.collect()   # only this run's objects are scanned (see settle_garbage)
             self._runs += 1

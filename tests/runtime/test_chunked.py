@@ -46,7 +46,10 @@ def _run(A, X, P: int, message_bytes: int, missing: bool = False):
 
 @pytest.mark.parametrize("P", [2, 3, 4])
 @pytest.mark.parametrize("missing", [False, True], ids=["full", "missing"])
-def test_chunked_rows_give_the_reference_result(P, missing):
+@pytest.mark.parametrize("shm", ["1", "0"], ids=["stacked", "messages"])
+def test_chunked_rows_give_the_reference_result(P, missing, shm, monkeypatch):
+    # (on one node the chunks land side by side in shared memory; else each is a message)
+    monkeypatch.setenv("DSPLA_SHM", shm)
     A, X, present = _problem(P, missing)
     # 3 rows a message (5 values of 8 bytes, plus a presence byte each when X may miss entries)
     row = 5 * (8 + (1 if missing else 0))
@@ -81,7 +84,8 @@ def test_chunks_move_the_same_words_in_one_message_each():
     assert plan_cut.products[0].predicted["messages"] == chunks
 
 
-def test_receives_past_the_window_are_deferred_and_the_rest_posted_at_once():
+def test_receives_past_the_window_are_deferred_and_the_rest_posted_at_once(monkeypatch):
+    monkeypatch.setenv("DSPLA_SHM", "0")   # (messages: on one node the rows are stacked in place)
     from dspla.plan.plans.p2p1d import chunked
     lists = {0: np.arange(7), 2: np.arange(3), 3: np.arange(20, 25)}
     got = chunked(lists, 3)

@@ -57,6 +57,19 @@ def test_random_graph(plan, P, sr):
     assert stats["P"] == P
 
 
+@pytest.mark.parametrize("P", [2, 3, 4])
+@pytest.mark.parametrize("sr", SEMIRINGS)
+def test_random_graph_p2p1d_by_messages(P, sr, monkeypatch):
+    """p2p1d with its rows as messages (ranks on several nodes, or DSPLA_SHM=0): the own block
+    multiplied while they fly, each arrived block accumulated; simulated ranks otherwise share
+    memory and stack the rows in place (runtime/interp/shm.py)."""
+    monkeypatch.setenv("DSPLA_SHM", "0")
+    A, X = _data(37, 5, 0.12, P * 11 + len(sr), sr, empty_rows=(3, 4))
+    f = _program(sr)
+    got, _ = run_dist(f, {"A": A, "X": X}, P, plan="p2p1d", partition="random", seed=1)
+    assert_same(got, f(A=A, X=X), exact=True)
+
+
 @pytest.mark.parametrize("plan", PLANS)
 def test_edge_partitions(plan):
     """A process that owns nothing, rows with no off-process columns, P above the non-empty rows."""

@@ -43,7 +43,7 @@ def run(f, inputs: dict, P: int, repeat: int = 1, plan: str = "p2p1d"):
         s = DistSession(f, comm, Options(plan=plan, partition="random", seed=P))
         for _ in range(repeat):
             out = s.run(inputs if comm.rank == 0 else None)
-        return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}, s.runtime.shm_sends
+        return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}, s.runtime.shm_sends, len(s.runtime.shm.stacks)
     return run_simulated(P, body, timeout=120)
 
 
@@ -68,9 +68,11 @@ def test_products_equal_the_dense_oracle(P, semiring, missing, on, monkeypatch):
     res = run(f, inputs, P, repeat=3)
     vals, pres = oracle(A.toarray(), Xe, present, semiring)
     assert pres.any() and (not missing or not present.all())
-    for out, sent in res:
+    for out, sent, stacks in res:
         check(out["y"], vals, pres)
         assert (sent > 0) == (on == "1")   # every rank sends rows here (random partition)
+        # full rows: one product over own's and the arrived rows where they lie
+        assert stacks == (on == "1" and not missing)
 
 
 @pytest.mark.parametrize("P", [2, 4])
@@ -90,7 +92,7 @@ def test_a_loop_runs_its_rounds_through_the_regions(P):
     for _ in range(7):
         z = A @ y_np
         y_np = z / z.sum()
-    for out, sent in run(f, {"A": A, "y0": np.ones((N, 1))}, P):
+    for out, sent, _ in run(f, {"A": A, "y0": np.ones((N, 1))}, P):
         rows = A.toarray().any(axis=1)   # (an empty row of A: missing in y)
         np.testing.assert_allclose(out["y"][rows, 0], y_np[rows, 0], rtol=1e-12)
         assert np.isnan(out["y"][~rows, 0]).all() and out["its"][0, 0] == 7
@@ -109,8 +111,9 @@ def test_a_round_is_never_overwritten_before_it_is_read():
     threads = [threading.Thread(target=make, args=(r,)) for r in (0, 1)]
     [t.start() for t in threads]
     [t.join() for t in threads]
-    send_end = shm.End(segs[1], segs[1].peer(0)[:shm.HEADER + 80], spec, 0)
-    recv_end = shm.End(segs[0], segs[0].mine[:shm.HEADER + 80], spec, 1)
+    H = shm.HEADER
+    send_end = shm.End(segs[1], segs[1].peer(0)[:H], segs[1].peer(0)[H:H + 80], spec, 0)
+    recv_end = shm.End(segs[0], segs[0].mine[:H], segs[0].mine[H:H + 80], spec, 1)
     seen, rng = [], np.random.default_rng(0)
 
     def sender():
@@ -198,3 +201,83 @@ def test_a_wait_on_a_peer_whose_process_is_gone_ends_with_an_error():
     assert time.monotonic() - t0 < 10
     flags[0] = 1   # and a flag already set returns at once, the peer not looked at
     MPISegments.wait(SimpleNamespace(_pids=[os.getpid(), child.pid]), flags, 0, 1, 1)
+
+
+@pytest.mark.parametrize("P", [2, 3])
+@pytest.mark.parametrize("on", ["1", "0"], ids=["shm", "messages"])
+def test_an_unchanged_input_is_not_packed_again(P, on, monkeypatch):
+    """Calls with X, X (the same object: its rows are sent as they were packed), X2 (a new
+    object: packed again), X2, then X once more (packed again): each result against numpy, and
+    the packs reused counted on every rank that sends (the calls that reuse and no others)."""
+    monkeypatch.setenv("DSPLA_SHM", on)
+    A = matrix(P)
+    rng = np.random.default_rng(P)
+    X, X2 = rng.random((N, 4)), rng.random((N, 4))
+    f = dp.function({"y": dp.sparse("A", ("n", "n")) @ dp.dense("X", ("n", "k"))})
+    calls = [X, X, X2, X2, X]
+
+    def body(comm):
+        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=P))
+        got = []
+        for x in calls:
+            out = s.run({"A": A, "X": x} if comm.rank == 0 else None)
+            got.append((out["y"].to_numpy(fill=np.nan), s.runtime.packs_reused, s.runtime.shm_sends))
+        return got
+
+    Ad = A.toarray()
+    present = np.ones((N, 4), bool)   # (X is full)
+    for per_rank in run_simulated(P, body, timeout=120):
+        reused = [r for _, r, _ in per_rank]
+        assert [r > 0 for r in reused] == [False, True, False, True, False]
+        for (y, _, sent), x in zip(per_rank, calls):
+            check(y, *oracle(Ad, x, present, "plus_times"))
+            assert (sent > 0) == (on == "1")
+
+
+@pytest.mark.parametrize("on", ["1", "0"], ids=["shm", "messages"])
+def test_a_distributed_input_written_into_between_calls_is_packed_again(on, monkeypatch):
+    """A distributed value's piece is the caller's (``.local.matrix``): passed again as the same
+    object after the caller doubled it in place, its rows are packed anew (against numpy)."""
+    monkeypatch.setenv("DSPLA_SHM", on)
+    P, A = 3, matrix(7)
+    x0 = np.random.default_rng(7).random((N, 2))
+    a, x = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", 2))
+    make = dp.function({"y": a @ x + x})
+    g = dp.function({"z": a @ x})
+
+    def body(comm):
+        opts = {"comm": comm, "plan": "p2p1d", "partition": "random"}
+        y = make.run({"A": A, "x": x0} if comm.rank == 0 else None, **opts)["y"]
+        first = g.run({"A": A if comm.rank == 0 else None, "x": y}, **opts)["z"].to_numpy(fill=np.nan)
+        M = y.local.matrix
+        M << M.apply(gb.binary.times, right=2.0)   # in place: the same object, new values
+        second = g.run({"A": A if comm.rank == 0 else None, "x": y}, **opts)["z"].to_numpy(fill=np.nan)
+        return first, second
+
+    Ad = A.toarray()
+    y1 = Ad @ x0 + x0
+    present = np.ones((N, 2), bool)   # (y is full: A x's missing rows + x)
+    for first, second in run_simulated(P, body, timeout=120):
+        check(first, *oracle(Ad, y1, present, "plus_times"))
+        check(second, *oracle(Ad, 2 * y1, present, "plus_times"))
+
+
+@pytest.mark.parametrize("K", [1, 5])
+def test_a_stack_without_room_in_shared_memory_is_copied(K, monkeypatch):
+    """Planned to stack in shared memory (one node), but the segments do not fit (no room in
+    /dev/shm): the rows come as messages and are stacked by copies; the same results."""
+    monkeypatch.setattr(shm, "_room", lambda: 0.0)
+    P, A = 3, matrix(11)
+    X = np.random.default_rng(K).random((N, K))
+    f = dp.function({"y": dp.mxm(dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k")), "min_plus")})
+
+    def body(comm):
+        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=P))
+        outs = [s.run({"A": A, "X": X} if comm.rank == 0 else None)["y"].to_numpy(fill=np.nan) for _ in range(2)]
+        shared = [i for i in s.runtime.program.instrs if type(i).__name__ == "StackMxM" and i.shared]
+        return outs, len(shared), len(s.runtime.shm.stacks), s.runtime.shm_sends
+
+    for outs, shared, stacks, sent in run_simulated(P, body, timeout=120):
+        assert (shared, stacks, sent) == (1, 0, 0)
+        for y in outs:
+            check(y, *oracle(A.toarray(), X, np.ones((N, K), bool), "min_plus"))

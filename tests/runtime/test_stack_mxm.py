@@ -73,7 +73,8 @@ def test_stacked_product_equals_the_oracle(P, semiring, masked, chunks):
     assert all(ir.StackMxM in _kinds(prog) and ir.RecvMxM not in _kinds(prog) for _, prog in res)
 
 
-def test_only_vectors_with_missing_entries_are_stacked():
+def test_only_vectors_with_missing_entries_are_stacked(monkeypatch):
+    monkeypatch.setenv("DSPLA_SHM", "0")   # (messages: ranks on several nodes)
     A, x, _ = _problem(0, k=3)        # several columns: the overlapping product stays
     f = _program("plus_times", False)
     assert all(ir.RecvMxM in _kinds(prog) and ir.StackMxM not in _kinds(prog) for _, prog in _run(f, A, x, 2))
@@ -81,6 +82,24 @@ def test_only_vectors_with_missing_entries_are_stacked():
     full = dp.function({"y": A_ @ x_})   # a full vector: accumulated in place as before
     res = _run(full, A, np.ones((70, 1)), 2)
     assert all(ir.StackMxM not in _kinds(prog) for _, prog in res)
+
+
+def test_on_one_node_full_rows_are_stacked_in_shared_memory():
+    """Ranks sharing a node (simulated ranks do): full rows, one column or several, are stacked
+    where the senders write them (StackMxM, shared); rows with missing entries and several
+    columns carry presence and stay with the overlapping product."""
+    A, x, _ = _problem(0, k=3)
+    A_, x_ = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", "k"))
+    full = dp.function({"y": A_ @ x_})
+    for X in (x, x[:, :1]):
+        vals, pres = _oracle(A, X, np.ones(X.shape, bool), "plus_times")
+        for y, prog in _run(full, A, X, 3):
+            stacks = [i for i in prog.instrs if type(i) is ir.StackMxM]
+            assert ir.RecvMxM not in _kinds(prog) and len(stacks) == 1 and stacks[0].shared
+            r, c, v = y.to_coo()
+            assert np.array_equal(np.isin(np.arange(70), r), pres[:, 0]) and np.array_equal(v, vals[r, c])
+    missing = _program("plus_times", False)
+    assert all(ir.RecvMxM in _kinds(prog) and ir.StackMxM not in _kinds(prog) for _, prog in _run(missing, A, x, 2))
 
 
 def _column(values, present):

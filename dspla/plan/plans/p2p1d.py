@@ -167,6 +167,10 @@ def chunked(lists: dict, per: int | None) -> list:
     return [((q, j), v[j]) for j in range(most) for q, v in pieces.items() if j < len(v)]
 
 
+SHARED_NOTE = ("p2p1d on one node: senders write the rows into the receiver's shared memory after its own "
+               "rows, and one product reads them where they lie (StackMxM, shared)")
+
+
 def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
     """Rank r's instructions: receives posted, send lists packed and sent, the local block
     multiplied while messages fly, each arriving block multiplied and accumulated."""
@@ -184,6 +188,16 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
     # (PageRank's r / outdeg) too, as values only: a second product over the arrived columns
     # cost more than the copy (P = 2: 0.82 ms against 0.70 + 0.08 for the stack)
     stack = (presence or sparse or ctx.b_covered) and not ctx.in_place and K == 1 and bool(recvs)
+    # ranks on one node (the session says so, with the bytes a rank may share): the senders write
+    # their rows into the receiver's memory right after its own (runtime/interp/shm.py), so one
+    # product reads them all where they lie, where two would each pass over the output (the
+    # second, accumulating the arrived rows, cost soc-Slashdot0902 / random K = 256 ~20 % more)
+    stacked_bytes = (cols.owned[r].size + sum(lst.size for lst in recvs.values())) * row_bytes(ctx)
+    shared = not presence and not sparse and bool(recvs) and \
+        0 < stacked_bytes <= ctx.opt.shared_memory_bytes
+    stack = stack or shared
+    if shared and SHARED_NOTE not in ctx.info.notes:
+        ctx.info.notes.append(SHARED_NOTE)
     # (B full where A reads it: every output row with an entry of A gets a product term)
     in_place = ctx.in_place_if(_values_only(ctx)) and not stack
     per = chunk_rows(ctx)
@@ -219,7 +233,7 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
         whole = sp.hstack([blocks[r]] + [blocks[key] for key, _ in recv_pieces], format="csr")
         prog.append(StackMxM(ctx.out, ctx.const(r, ctx.gb(whole)), ctx.b, tuple(recv_slots), ctx.semiring,
                              **ctx.mask, a_empty_rows=np.flatnonzero(np.diff(whole.indptr) == 0),
-                             product=ctx.index))
+                             shared=shared, product=ctx.index))
     else:
         prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(blocks[r])), ctx.b, ctx.semiring, accumulate=in_place,
                         **ctx.mask, product=ctx.index))

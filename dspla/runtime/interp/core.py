@@ -43,6 +43,8 @@ class Runtime:
         self.lookups: dict = {}      # PackSparse -> its rows' positions (buffers.row_lookup), made once
         self.small: dict = {}        # SmallAllreduce of scalars -> (item.Packed, fills, ufuncs)
         self.sendbufs: dict = {}     # Pack -> its last buffer (written into again once its send is done)
+        self.packed: dict = {}       # Pack -> the input it last packed (again unchanged: not packed again)
+        self.unchanged: dict = {}    # id -> this run's inputs the caller says are as they were last run
         for slot, value in program.consts.items():
             self.slots[slot] = value
         self.extra = extra or {}
@@ -95,6 +97,7 @@ class Runtime:
         self.loop_words: dict = {}   # loop -> words this rank sent in each iteration (the dynamic ones' too)
         self.routes: Counter = Counter()   # local product route (exec/routes.py) -> times taken
         self.shm_sends = 0                 # sends written into the receiver's memory (shm.py)
+        self.packs_reused = 0              # Packs of an unchanged input: the last rows sent again
 
     def took(self, route: str):
         self.routes[route] += 1
@@ -115,10 +118,13 @@ class Runtime:
     def count_dynamic(self, instr, payload):
         self.count(instr.product, instr.traffic(self.where, payload))
 
-    def run(self, inputs: dict) -> dict:
+    def run(self, inputs: dict, unchanged=frozenset()) -> dict:
+        """One run; ``unchanged``: names of inputs that are the same objects, holding the same
+        values, as in the last run (a Pack of one re-sends the rows it packed then)."""
         s = self.slots
         for name, slot in self.program.inputs.items():
             s[slot] = inputs[name]
+        self.unchanged = {id(inputs[n]): inputs[n] for n in unchanged if n in inputs}
         if not self.setup_done:   # the plan's deferred static values, computed once
             self.execute(self.program.setup)
             self.count_block(self.setup_traffic)

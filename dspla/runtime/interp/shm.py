@@ -46,13 +46,14 @@ def _room() -> float:
 
 
 def _sends(block) -> list:
-    """(Send, the Pack that filled its buffer) of every dense Send of the block and its loops."""
+    """((dest, tag), the Pack that filled its buffer, or None) of every Send of the block and its
+    loops, in program order (None: a sparse one, or one whose buffer no Pack filled)."""
     out, packed = [], {}
     for i in block:
         if type(i) is Pack:
             packed[i.out] = i
-        elif type(i) is Send and not i.sparse and i.buf in packed:
-            out.append((i, packed.pop(i.buf)))
+        elif type(i) is Send:
+            out.append(((i.dest, i.tag), packed.pop(i.buf, None) if not i.sparse else None))
         elif type(i) is Loop:
             out += _sends(i.cond) + _sends(i.body)
     return out
@@ -63,17 +64,21 @@ def _nbytes(spec) -> int:
     return local.packed_nbytes(nrows, k, DType(dtype), presence)
 
 
+def _round64(n: int) -> int:
+    return -(-n // 64) * 64
+
+
 class End:
     """One side of a region: its flags, its rows (an (nrows, k) array, or the packed bytes with
     presence) and the rounds this side has done."""
 
     __slots__ = ("seg", "flags", "view", "round", "peer")
 
-    def __init__(self, seg, region: np.ndarray, spec, peer: int):
+    def __init__(self, seg, flags: np.ndarray, data: np.ndarray, spec, peer: int):
         nrows, k, dtype, presence = spec
         self.seg, self.peer = seg, peer
-        self.flags = region[:HEADER].view(np.int64)
-        data = region[HEADER:HEADER + _nbytes(spec)]
+        self.flags = flags.view(np.int64)
+        data = data[:_nbytes(spec)]
         self.view = data if presence else data.view(DType(dtype).np).reshape(nrows, k)
         self.round = 0
 
@@ -111,74 +116,127 @@ def pack(end: End, M, rows, dtype: DType, presence: bool) -> End:
     return end
 
 
+def repack(end: End) -> End:
+    """A round whose rows are those of the last (the Pack's input is unchanged): the region
+    still holds them, as the receiver only reads it, so there is nothing to write or wait for."""
+    end.round += 1
+    return end
+
+
 def publish(e: End):
     e.seg.fence()
     e.flags[WRITTEN] = e.round
     e.seg.notify()
 
 
-def _layouts(outs: list, ins: list) -> list:
-    """Per rank d: ({(source, tag): (offset, spec)} of the receives whose sender sends them
-    that way too, the bytes of d's segment), from every rank's eligible sends (dest, tag) and
-    receives {(source, tag): spec}; each region a 64-byte multiple."""
+def _layouts(outs: list, ins: list, stacks: list) -> list:
+    """Per rank d: ({key: (flag offset, data offset, spec)} of the receives whose sender sends
+    them that way too, {stack: data offset}, the bytes of d's segment), from every rank's
+    eligible sends {(dest, tag, n)}, receives {(source, tag, n): spec} and stacks (StackMxM
+    position, own's rows, k, dtype, its receives' keys in order). A key's n counts the
+    messages of that peer and tag in program order, as MPI matches them. A stack whose every
+    receive comes this way gets one area: own's rows, then each receive's, contiguous, so the
+    product reads them as one operand where they lie; the others' rows each get their own."""
     sending = [set(o) for o in outs]
     layouts = []
     for d, mine in enumerate(ins):
-        lay, off = {}, 0
-        for (src, tag), spec in sorted(mine.items()):
-            if (d, tag) in sending[src]:
-                lay[(src, tag)] = (off, spec)
-                off += HEADER + -(-_nbytes(spec) // 64) * 64
-        layouts.append((lay, off))
+        ok = {(src, tag, n): spec for (src, tag, n), spec in mine.items() if (d, tag, n) in sending[src]}
+        flags = {key: HEADER * j for j, key in enumerate(sorted(ok))}
+        data, areas, off = {}, {}, HEADER * len(ok)
+        for pos, own_rows, k, dtype, keys in stacks[d]:
+            if keys and all(key in ok for key in keys):
+                areas[pos] = off
+                off += own_rows * k * DType(dtype).np.itemsize
+                for key in keys:
+                    data[key] = off
+                    off += _nbytes(ok[key])
+                off = _round64(off)
+        for key in sorted(ok):
+            if key not in data:
+                data[key] = off
+                off = _round64(off + _nbytes(ok[key]))
+        layouts.append(({key: (flags[key], data[key], ok[key]) for key in ok}, areas, off))
     return layouts
+
+
+def _keyed(pairs) -> dict:
+    """(peer, tag) of each item in program order -> {(peer, tag, n): item}, n counting repeats."""
+    seen: dict = {}
+    out = {}
+    for (peer, tag), item in pairs:
+        n = seen.get((peer, tag), 0)
+        seen[(peer, tag)] = n + 1
+        out[(peer, tag, n)] = item
+    return out
+
+
+class Stack:
+    """A StackMxM's area in this rank's segment: ``whole`` (own's rows then every receive's, as
+    one (rows, k) array), ``own`` its first rows, and the input own was last copied from."""
+
+    __slots__ = ("whole", "own", "copied")
+
+    def __init__(self, area: np.ndarray, own_rows: int, total: int, k: int, dtype: DType):
+        self.whole = area[:total * k * dtype.np.itemsize].view(dtype.np).reshape(total, k)
+        self.own = self.whole[:own_rows]
+        self.copied = None
 
 
 class Channels:
     """The regions of one rank program (made collectively, with the Runtime): ``sends`` maps a
-    Pack's id to the sender's End, ``recvs`` a Recv's id to the receiver's."""
+    Pack's id to the sender's End, ``recvs`` a Recv's id to the receiver's, ``stacks`` a
+    StackMxM's id to its area (Stack)."""
 
     def __init__(self, comm, program):
         self.sends: dict = {}
         self.recvs: dict = {}
+        self.stacks: dict = {}
         self.seg = None
         if comm.size < 2 or not hasattr(comm, "segments") or not comm.one_node():
             return
         instrs = [*walk(program.setup), *walk(program.instrs)]
         read = {s for i in instrs if type(i) in (StackMxM, RecvMxM) for s in i.recvs}
-        recvs: dict = {}
-        for i in instrs:
-            if type(i) is Recv:   # (a key met twice is left to messages)
-                recvs[(i.source, i.tag)] = i if (i.source, i.tag) not in recvs else None
-        sends: dict = {}   # (dest, tag) -> the Pack filling that Send's buffer (None: met twice)
-        for s, p in _sends(program.setup) + _sends(program.instrs):
-            sends[(s.dest, s.tag)] = p if (s.dest, s.tag) not in sends else None
+        recvs = _keyed(((i.source, i.tag), i) for i in instrs if type(i) is Recv)
+        sends = {key: p for key, p in _keyed(_sends(program.setup) + _sends(program.instrs)).items() if p is not None}
         mine_in = {key: (r.nrows, r.k, r.dtype, r.presence) for key, r in recvs.items()
-                   if r is not None and not r.sparse and not r.deferred and r.out in read and r.nrows * r.k}
-        mine_out = sorted(key for key, v in sends.items() if v is not None)
+                   if not r.sparse and not r.deferred and r.out in read and r.nrows * r.k}
+        by_slot = {r.out: key for key, r in recvs.items()}
+        stacks, mine_stacks = [i for i in instrs if type(i) is StackMxM], []
+        for pos, i in enumerate(stacks):
+            keys = [by_slot.get(s) for s in i.recvs]
+            if i.shared and i.a in program.consts and all(key in mine_in and not mine_in[key][3] for key in keys):
+                nrows, k, dtype, _ = mine_in[keys[0]]
+                own_rows = program.consts[i.a].ncols - sum(mine_in[key][0] for key in keys)
+                mine_stacks.append((pos, own_rows, k, dtype, keys))
         # (one node: a few ranks' pairs; DSPLA_SHM agreed, as a rank's environment may differ)
-        tables = comm.allgather((enabled(), mine_out, mine_in, _room()))
+        tables = comm.allgather((enabled(), sorted(sends), mine_in, mine_stacks, _room()))
         if not all(t[0] for t in tables):
             return
-        layouts = _layouts([t[1] for t in tables], [t[2] for t in tables])
-        sizes = [n for _, n in layouts]
-        if not any(sizes) or max(sizes) > BUDGET_MB * 2**20 or sum(sizes) > min(t[3] for t in tables) / 2:
+        layouts = _layouts([t[1] for t in tables], [t[2] for t in tables], [t[3] for t in tables])
+        sizes = [n for _, _, n in layouts]
+        if not any(sizes) or max(sizes) > BUDGET_MB * 2**20 or sum(sizes) > min(t[4] for t in tables) / 2:
             return   # (the same decision on every rank: all from the gathered tables)
-        seg = comm.segments(layouts[comm.rank][1])
-        for off, _ in layouts[comm.rank][0].values():
-            seg.mine[off:off + HEADER] = 0
+        regions, areas, size = layouts[comm.rank]
+        seg = comm.segments(size)
+        seg.mine[:HEADER * len(regions)] = 0
         seg.fence()
         comm.barrier()   # every flag zeroed before any rank writes
         self.seg = seg
-        for (src, tag), (off, spec) in layouts[comm.rank][0].items():
-            self.recvs[id(recvs[(src, tag)])] = End(seg, seg.mine[off:off + HEADER + _nbytes(spec)], spec, src)
-        for (dest, tag), pack in sends.items():
-            got = layouts[dest][0].get((comm.rank, tag)) if pack is not None else None
+        for key, (fo, do, spec) in regions.items():
+            self.recvs[id(recvs[key])] = End(seg, seg.mine[fo:fo + HEADER], seg.mine[do:], spec, key[0])
+        for pos, own_rows, k, dtype, keys in mine_stacks:
+            if pos in areas:
+                total = own_rows + sum(mine_in[key][0] for key in keys)
+                self.stacks[id(stacks[pos])] = Stack(seg.mine[areas[pos]:], own_rows, total, k, DType(dtype))
+        for (dest, tag, n), pack in sends.items():
+            got = layouts[dest][0].get((comm.rank, tag, n))
             if got is not None:
-                off, spec = got
-                self.sends[id(pack)] = End(seg, seg.peer(dest)[off:off + HEADER + _nbytes(spec)], spec, dest)
+                fo, do, spec = got
+                peer = seg.peer(dest)
+                self.sends[id(pack)] = End(seg, peer[fo:fo + HEADER], peer[do:], spec, dest)
 
     def free(self):
         if self.seg is not None:
             self.seg.free()
             self.seg = None
-        self.sends, self.recvs = {}, {}
+        self.sends, self.recvs, self.stacks = {}, {}, {}
