@@ -93,6 +93,7 @@ class RunOptions(TypedDict, total=False):
     iterations: int | None              # how many times the plan will run
     spmd: bool                          # every rank plans its own program
     message_bytes: int                  # p2p1d: larger row sets travel in chunks of this size
+    shared_memory_bytes: int            # set by the session (ranks on one node): a value given is replaced
 
 
 __all__ = ["BinaryFunction", "BinaryOpLike", "DTypeLike", "Dim", "GraphBLASOperator", "HostValue", "KindLike",
