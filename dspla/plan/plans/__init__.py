@@ -50,6 +50,12 @@ def plan_names() -> list[str]:
     return list(PLANS)
 
 
+_loaded: list = []   # (the package's directory is listed once: every call checks a plan name)
+
+
 def _load():
+    if _loaded:
+        return
     for m in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{m.name}")
+    _loaded.append(True)
