@@ -52,6 +52,29 @@ def split_by_owner(A_r: sp.csr_array, lists) -> dict:
     return blocks
 
 
+def stacked_columns(A_r: sp.csr_array, lists) -> sp.csr_array:
+    """The row block with its columns renumbered by position in the lists one after the other
+    (own, then each receive's): the operand of one product over the stacked rows. Entries in
+    columns no list names are dropped. One gather of the column ids and a per-row sort, where
+    split_by_owner then hstack took 5x as long (19 ms against 3.7 on half of soc-Slashdot0902)."""
+    index = np.full(A_r.shape[1], -1, dtype=np.int64)
+    off = 0
+    for _, cols in lists:
+        index[cols] = off + np.arange(len(cols))
+        off += len(cols)
+    new = index[A_r.indices]
+    if (new < 0).any():
+        keep = new >= 0
+        row = np.repeat(np.arange(A_r.shape[0]), np.diff(A_r.indptr))[keep]
+        indptr = np.zeros(A_r.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row, minlength=A_r.shape[0]), out=indptr[1:])
+        M = sp.csr_array((A_r.data[keep], new[keep], indptr), shape=(A_r.shape[0], off))
+    else:
+        M = sp.csr_array((A_r.data.copy(), new, A_r.indptr.copy()), shape=(A_r.shape[0], off))
+    M.sort_indices()   # (in place: on the copy of the arrays made above)
+    return M
+
+
 def column_groups(cols, g: int):
     """Columns grouped by blocks of g consecutive ranks (rank // g): for each group its columns
     in position order (the ranks' rows concatenated in rank order) and its row count. The
@@ -203,7 +226,8 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
     per = chunk_rows(ctx)
     recv_pieces, send_pieces = chunked(recvs, per), chunked(sends, per)
     # own columns by local position, received ones by position in the sender's list (chunk)
-    blocks = split_by_owner(A_r, [(r, cols.owned[r])] + recv_pieces)
+    lists = [(r, cols.owned[r])] + recv_pieces
+    blocks = split_by_owner(A_r, lists) if not stack else None
     prog = []
     recv_slots, block_slots, row_lists, send_slots = [], [], [], []
     window = 2 * int(ctx.opt.message_bytes)
@@ -230,7 +254,7 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
         prog.append(Fill(ctx.out, int(rows.counts[r]), K, ctx.semiring.monoid, ctx.compute.value,
                          product=ctx.index))
     if stack:   # the row block with its columns as the operand is stacked: own, then each receive's
-        whole = sp.hstack([blocks[r]] + [blocks[key] for key, _ in recv_pieces], format="csr")
+        whole = stacked_columns(A_r, lists)
         prog.append(StackMxM(ctx.out, ctx.const(r, ctx.gb(whole)), ctx.b, tuple(recv_slots), ctx.semiring,
                              **ctx.mask, a_empty_rows=np.flatnonzero(np.diff(whole.indptr) == 0),
                              shared=shared, product=ctx.index))
