@@ -64,9 +64,14 @@ def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
                 s.run(inputs, repeat=1)
                 chosen = comm.bcast(s.plan.products[0].plan if comm.rank == 0 else None, 0)
                 if plan == "auto" or chosen == plan:        # else the plan cannot run at this P
-                    s.run(inputs, repeat=repeat + 1)
+                    # X anew on every call (a copy: the values a model predicts for, as in training
+                    # or an iteration; an X passed again as the same object would let p2p1d skip its
+                    # packing, docs/runtime.md); each call's run alone is timed, not X's scatter
+                    for k in range(repeat + 1):
+                        s.run({"A": A, "X": X.copy()} if comm.rank == 0 else None)
+                        if comm.rank == 0 and k:   # (the first re-warms)
+                            times.setdefault(plan, []).extend(s.last_stats["iteration_s"])
                     if comm.rank == 0:
-                        times.setdefault(plan, []).extend(s.last_stats["iteration_s"][1:])  # the first re-warms
                         info = s.plan.products[0]
                         cand = next(c for c in info.candidates if c["plan"] == info.plan and "predicted_s" in c)
                         meta[plan] = {"K": K, "plan": plan, "chosen": info.plan, "predicted_s": cand["predicted_s"],
