@@ -132,13 +132,10 @@ def test_a_missing_row_the_product_reads_keeps_its_presence(P, spmd):
 @pytest.mark.parametrize("P", [2, 3])
 @pytest.mark.parametrize("spmd", [True, False], ids=["spmd", "rank0"])
 @pytest.mark.parametrize("transposed", [True, False], ids=["AT", "A"])
-@pytest.mark.parametrize("shm", ["0", "1"], ids=["messages", "one-node"])
-def test_a_block_bounded_by_a_broadcast_vector(P, spmd, transposed, shm, monkeypatch):
+def test_a_block_bounded_by_a_broadcast_vector(P, spmd, transposed):
     """K = 3: W = X / outdeg, the n x 1 out-degrees broadcast along X's columns, bounds W's
-    rows as it bounds x / outdeg's: Aᵀ reads only full rows (values only: accumulated in place
-    into a full output, or on one node stacked where the senders write them), A the dangling
-    ones too (presence)."""
-    monkeypatch.setenv("DSPLA_SHM", shm)
+    rows as it bounds x / outdeg's: Aᵀ reads only full rows (values only, accumulated in place
+    into a full output, not stacked), A the dangling ones too (presence)."""
     A_, X_ = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", 3))
     S_ = A_.T if transposed else A_
     f = dp.function({"y": S_ @ (X_ / dp.reduce_rows(A_))})
@@ -154,9 +151,6 @@ def test_a_block_bounded_by_a_broadcast_vector(P, spmd, transposed, shm, monkeyp
         check(got, vals, pres)
     rv = recvs(res)
     assert rv and all(r.presence != transposed and not r.sparse for r in rv)
-    if shm == "1" and transposed:   # one product over own's rows and the arrived ones, in place
-        assert ir.StackMxM in kinds(res) and ir.RecvMxM not in kinds(res)
-        return
     assert ir.StackMxM not in kinds(res)   # several columns: the overlapping product stays
     assert (ir.Fill in kinds(res)) == transposed   # in place into a full output
 

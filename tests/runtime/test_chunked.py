@@ -46,9 +46,9 @@ def _run(A, X, P: int, message_bytes: int, missing: bool = False):
 
 @pytest.mark.parametrize("P", [2, 3, 4])
 @pytest.mark.parametrize("missing", [False, True], ids=["full", "missing"])
-@pytest.mark.parametrize("shm", ["1", "0"], ids=["stacked", "messages"])
+@pytest.mark.parametrize("shm", ["1", "0"], ids=["one-node", "messages"])
 def test_chunked_rows_give_the_reference_result(P, missing, shm, monkeypatch):
-    # (on one node the chunks land side by side in shared memory; else each is a message)
+    # (on one node each chunk has its region of shared memory; else each is a message)
     monkeypatch.setenv("DSPLA_SHM", shm)
     A, X, present = _problem(P, missing)
     # 3 rows a message (5 values of 8 bytes, plus a presence byte each when X may miss entries)
@@ -85,7 +85,7 @@ def test_chunks_move_the_same_words_in_one_message_each():
 
 
 def test_receives_past_the_window_are_deferred_and_the_rest_posted_at_once(monkeypatch):
-    monkeypatch.setenv("DSPLA_SHM", "0")   # (messages: on one node the rows are stacked in place)
+    monkeypatch.setenv("DSPLA_SHM", "0")   # (messages: the window is theirs)
     from dspla.plan.plans.p2p1d import chunked
     lists = {0: np.arange(7), 2: np.arange(3), 3: np.arange(20, 25)}
     got = chunked(lists, 3)

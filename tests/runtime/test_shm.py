@@ -58,12 +58,12 @@ def test_products_equal_the_dense_oracle(P, semiring, missing, on, monkeypatch):
     A, B = matrix(P), matrix(40 + P)
     B = sp.csr_array(B.multiply(np.random.default_rng(P).random((N, 1)) > 0.3))   # empty rows
     B.eliminate_zeros()
-    X = np.random.default_rng(10 + P).integers(-4, 9, (N, 3)).astype(float)
+    X = np.random.default_rng(10 + P).integers(-4, 9, (N, 8)).astype(float)   # (rows of a cache line: stacked)
     a, b, x = dp.sparse("A", ("n", "n")), dp.sparse("B", ("n", "n")), dp.dense("X", ("n", "k"))
     f = dp.function({"y": dp.mxm(a, x / dp.reduce_rows(b) if missing else x, semiring)})
     inputs = {"A": A, "X": X, **({"B": B} if missing else {})}
     deg = B.toarray().sum(axis=1)
-    present = np.repeat((deg != 0)[:, None], 3, axis=1) if missing else np.ones((N, 3), bool)
+    present = np.repeat((deg != 0)[:, None], 8, axis=1) if missing else np.ones((N, 8), bool)
     Xe = X / np.where(deg != 0, deg, 1)[:, None] if missing else X
     res = run(f, inputs, P, repeat=3)
     vals, pres = oracle(A.toarray(), Xe, present, semiring)
@@ -212,7 +212,7 @@ def test_an_unchanged_input_is_not_packed_again(P, on, monkeypatch):
     monkeypatch.setenv("DSPLA_SHM", on)
     A = matrix(P)
     rng = np.random.default_rng(P)
-    X, X2 = rng.random((N, 4)), rng.random((N, 4))
+    X, X2 = rng.random((N, 8)), rng.random((N, 8))
     f = dp.function({"y": dp.sparse("A", ("n", "n")) @ dp.dense("X", ("n", "k"))})
     calls = [X, X, X2, X2, X]
 
@@ -225,7 +225,7 @@ def test_an_unchanged_input_is_not_packed_again(P, on, monkeypatch):
         return got
 
     Ad = A.toarray()
-    present = np.ones((N, 4), bool)   # (X is full)
+    present = np.ones((N, 8), bool)   # (X is full)
     for per_rank in run_simulated(P, body, timeout=120):
         reused = [r for _, r, _ in per_rank]
         assert [r > 0 for r in reused] == [False, True, False, True, False]
@@ -240,8 +240,8 @@ def test_a_distributed_input_written_into_between_calls_is_packed_again(on, monk
     object after the caller doubled it in place, its rows are packed anew (against numpy)."""
     monkeypatch.setenv("DSPLA_SHM", on)
     P, A = 3, matrix(7)
-    x0 = np.random.default_rng(7).random((N, 2))
-    a, x = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", 2))
+    x0 = np.random.default_rng(7).random((N, 8))
+    a, x = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", 8))
     make = dp.function({"y": a @ x + x})
     g = dp.function({"z": a @ x})
 
@@ -256,13 +256,13 @@ def test_a_distributed_input_written_into_between_calls_is_packed_again(on, monk
 
     Ad = A.toarray()
     y1 = Ad @ x0 + x0
-    present = np.ones((N, 2), bool)   # (y is full: A x's missing rows + x)
+    present = np.ones((N, 8), bool)   # (y is full: A x's missing rows + x)
     for first, second in run_simulated(P, body, timeout=120):
         check(first, *oracle(Ad, y1, present, "plus_times"))
         check(second, *oracle(Ad, 2 * y1, present, "plus_times"))
 
 
-@pytest.mark.parametrize("K", [1, 5])
+@pytest.mark.parametrize("K", [8, 12])
 def test_a_stack_without_room_in_shared_memory_is_copied(K, monkeypatch):
     """Planned to stack in shared memory (one node), but the segments do not fit (no room in
     /dev/shm): the rows come as messages and are stacked by copies; the same results."""

@@ -85,21 +85,26 @@ def test_only_vectors_with_missing_entries_are_stacked(monkeypatch):
 
 
 def test_on_one_node_full_rows_are_stacked_in_shared_memory():
-    """Ranks sharing a node (simulated ranks do): full rows, one column or several, are stacked
-    where the senders write them (StackMxM, shared); rows with missing entries and several
-    columns carry presence and stay with the overlapping product."""
-    A, x, _ = _problem(0, k=3)
+    """Ranks sharing a node (simulated ranks do): full rows of a cache line or more (K = 8 and 12
+    float64) are stacked where the senders write them (StackMxM, shared); narrower ones (K = 1,
+    3) keep the overlapping product, as do rows with missing entries (presence)."""
+    A, x, _ = _problem(0, k=12)
     A_, x_ = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", "k"))
     full = dp.function({"y": A_ @ x_})
-    for X in (x, x[:, :1]):
+    for k in (12, 8, 3, 1):
+        X = x[:, :k]
         vals, pres = _oracle(A, X, np.ones(X.shape, bool), "plus_times")
         for y, prog in _run(full, A, X, 3):
             stacks = [i for i in prog.instrs if type(i) is ir.StackMxM]
-            assert ir.RecvMxM not in _kinds(prog) and len(stacks) == 1 and stacks[0].shared
+            if k >= 8:
+                assert ir.RecvMxM not in _kinds(prog) and len(stacks) == 1 and stacks[0].shared
+            else:
+                assert ir.RecvMxM in _kinds(prog) and not stacks
             r, c, v = y.to_coo()
             assert np.array_equal(np.isin(np.arange(70), r), pres[:, 0]) and np.array_equal(v, vals[r, c])
     missing = _program("plus_times", False)
-    assert all(ir.RecvMxM in _kinds(prog) and ir.StackMxM not in _kinds(prog) for _, prog in _run(missing, A, x, 2))
+    assert all(ir.RecvMxM in _kinds(prog) and ir.StackMxM not in _kinds(prog)
+               for _, prog in _run(missing, A, x[:, :8], 2))
 
 
 def _column(values, present):

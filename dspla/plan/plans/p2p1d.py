@@ -214,9 +214,12 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
     # ranks on one node (the session says so, with the bytes a rank may share): the senders write
     # their rows into the receiver's memory right after its own (runtime/interp/shm.py), so one
     # product reads them all where they lie, where two would each pass over the output (the
-    # second, accumulating the arrived rows, cost soc-Slashdot0902 / random K = 256 ~20 % more)
+    # second, accumulating the arrived rows, cost soc-Slashdot0902 / random K = 256 ~20 % more).
+    # Rows of a cache line or more: narrower ones, just written by another core, cost the
+    # product's scattered reads more than one streaming copy (PageRank's column on Slashdot at
+    # P = 2: 0.15-0.25 ms more per product read in place), so they are stacked by copies
     stacked_bytes = (cols.owned[r].size + sum(lst.size for lst in recvs.values())) * row_bytes(ctx)
-    shared = not presence and not sparse and bool(recvs) and \
+    shared = not presence and not sparse and bool(recvs) and row_bytes(ctx) >= 64 and \
         0 < stacked_bytes <= ctx.opt.shared_memory_bytes
     stack = stack or shared
     if shared and SHARED_NOTE not in ctx.info.notes:

@@ -44,6 +44,9 @@ class Runtime:
         self.small: dict = {}        # SmallAllreduce of scalars -> (item.Packed, fills, ufuncs)
         self.sendbufs: dict = {}     # Pack -> its last buffer (written into again once its send is done)
         self.packed: dict = {}       # Pack -> the input it last packed (again unchanged: not packed again)
+        # (only inputs are remembered so: holding a computed value would keep the pool from
+        # reusing its memory, exec/recycle.py)
+        self.input_slots = frozenset(program.inputs.values())
         self.unchanged: dict = {}    # id -> this run's inputs the caller says are as they were last run
         for slot, value in program.consts.items():
             self.slots[slot] = value

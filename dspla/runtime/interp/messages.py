@@ -253,7 +253,7 @@ def _stack_in_place(rt: Runtime, i: StackMxM, area: shm.Stack, posted: list, t0:
     own = rt.slots[i.own]
     if not (id(own) in rt.unchanged and area.copied is own):
         local.values_into(own, area.own)
-    area.copied = own
+    area.copied = own if i.own in rt.input_slots else None   # (a computed one: not held, see core)
     for r in i.recvs:
         rt.slots[r] = None
     rt.timed("pack_s", t0)
