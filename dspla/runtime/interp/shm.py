@@ -15,6 +15,11 @@ sender's Pack writes the rows there itself. Two int64 flags per region order the
 The plan is unchanged: the same rows move, counted as before (what the cost model and the stats
 account); only the receiver no longer copies them. Each side counts its rounds per region, and
 every Send meets exactly one Recv per run, so the counts agree. ``DSPLA_SHM=0`` keeps messages.
+
+A StackMxM planned ``shared`` (p2p1d on one node) gets one area instead: its own rows, then each
+receive's region, contiguous, so its one product reads the whole operand where it lies (Stack).
+A Pack whose input is unchanged since its last round writes nothing (``repack``): the region
+still holds those rows.
 """
 from __future__ import annotations
 
