@@ -76,27 +76,30 @@ def test_products_equal_the_dense_oracle(P, semiring, missing, on, monkeypatch):
 
 
 @pytest.mark.parametrize("P", [2, 4])
+@pytest.mark.parametrize("k", [1, 8], ids=["column", "stacked"])
 @pytest.mark.filterwarnings("ignore::dspla.errors.LoopBoundWarning")   # (it runs to its bound on purpose)
-def test_a_loop_runs_its_rounds_through_the_regions(P):
+def test_a_loop_runs_its_rounds_through_the_regions(P, k):
     """y <- A y / sum(A y), seven times: a product per iteration, every round through the same
-    regions; against numpy's iteration (A's empty rows: missing in y)."""
+    regions (k = 8: the same stacked area, own rows copied anew each round); against numpy's
+    iteration (A's empty rows: missing in y)."""
     A = matrix(20 + P)
-    a, y0 = dp.sparse("A", ("n", "n")), dp.dense("y0", ("n", 1))
+    a, y0 = dp.sparse("A", ("n", "n")), dp.dense("y0", ("n", k))
 
     def body(y):
         z = a @ y
         return (z / dp.reduce_all(z),)
     (y,), its = dp.while_loop(lambda y: dp.reduce_all(y) > -1.0, body, (y0,), 7, count=True)
     f = dp.function({"y": y, "its": its})
-    y_np = np.ones((N, 1))
+    start = np.random.default_rng(P).random((N, k)) + 0.5
+    y_np = start
     for _ in range(7):
         z = A @ y_np
         y_np = z / z.sum()
-    for out, sent, _ in run(f, {"A": A, "y0": np.ones((N, 1))}, P):
+    for out, sent, stacks in run(f, {"A": A, "y0": start}, P):
         rows = A.toarray().any(axis=1)   # (an empty row of A: missing in y)
-        np.testing.assert_allclose(out["y"][rows, 0], y_np[rows, 0], rtol=1e-12)
-        assert np.isnan(out["y"][~rows, 0]).all() and out["its"][0, 0] == 7
-        assert sent >= 7
+        np.testing.assert_allclose(out["y"][rows], y_np[rows], rtol=1e-12)
+        assert np.isnan(out["y"][~rows]).all() and out["its"][0, 0] == 7
+        assert sent >= 7 and stacks == (k == 8)
 
 
 def test_a_round_is_never_overwritten_before_it_is_read():
@@ -150,11 +153,13 @@ def test_foreign_values_are_lent_and_taken_back():
 
 @pytest.mark.mpi
 def test_under_mpiexec_the_sends_go_through_shared_memory(tmp_path):
-    """Real MPI, one node, P = 2 and 3: the sends are written into the receivers' memory and the
-    result is A X (and with DSPLA_SHM=0 they are messages, with the same result)."""
+    """Real MPI, one node, P = 2 and 3: the sends are written into the receivers' memory (rows of
+    12 values: stacked after the receiver's own, one product) and the result is A X, over three
+    runs of one job (the later ones sending the unchanged rows as they lie); with DSPLA_SHM=0
+    they are messages, with the same result."""
     rng = np.random.default_rng(3)
     A = matrix(7)
-    X = rng.integers(-5, 9, (N, 4)).astype(float)
+    X = rng.integers(-5, 9, (N, 12)).astype(float)
     import scipy.io
     scipy.io.mmwrite(tmp_path / "a.mtx", A)
     np.save(tmp_path / "x.npy", X)
@@ -166,13 +171,13 @@ def test_under_mpiexec_the_sends_go_through_shared_memory(tmp_path):
             out = tmp_path / f"y{P}{on}.npz"
             r = subprocess.run([dspla, "run", str(tmp_path / "p.dspla"), "-i", f"A={tmp_path / 'a.mtx'}",
                                 "-i", f"X={tmp_path / 'x.npy'}", "--np", str(P), "--plan", "p2p1d",
-                                "--partition", "random", "--stats", str(stats), "-o", str(out)],
+                                "--partition", "random", "--stats", str(stats), "-o", str(out), "--repeat", "3"],
                                capture_output=True, text=True, timeout=180, env={**os.environ, "DSPLA_SHM": on})
             assert r.returncode == 0, r.stderr
             from dspla.io.results import read_results
             vals, pres = read_results(out)["Y"]
             want = A @ X
-            assert np.array_equal(pres, np.repeat(A.toarray().any(axis=1)[:, None], 4, axis=1))
+            assert np.array_equal(pres, np.repeat(A.toarray().any(axis=1)[:, None], 12, axis=1))
             np.testing.assert_allclose(vals[pres], want[pres], rtol=1e-13)
             sent = [r["shm_sends"] for r in json.loads(stats.read_text())["per_rank"]]
             assert all(s > 0 for s in sent) if on == "1" else not any(sent), sent
