@@ -259,18 +259,8 @@ def values_into(own, out: np.ndarray):
 
 
 def _stack_values(own, bufs: list, dtype: DType, vals: np.ndarray):
-    n_own = own.shape[0]
-    if n_own:
-        if own.nvals == n_own:
-            with values_of(own) as held:
-                vals[:n_own] = held
-        else:
-            with bitmap_of(own) as held:
-                if held is not None:
-                    vals[:n_own] = held[0]
-            if held is None:
-                vals[:n_own] = dense_parts(own)[0]
-    off = n_own
+    off = own.shape[0]
+    values_into(own, vals[:off])
     for buf, m in bufs:
         vals[off:off + m] = buf.reshape(m, 1)
         off += m

@@ -104,14 +104,6 @@ def _loop_predicted(plan, k: int) -> dict:
             "words_predicted_outside_products": outside, "loop_words_predicted": "exact" if exact else "at most"}
 
 
-def _shared_memory_bytes(comm) -> int:
-    """What a rank may put in memory the others read (runtime/interp/shm.py): the budget when
-    every rank is on one node and none turned it off (DSPLA_SHM=0), else 0 (a collective)."""
-    if comm.size < 2 or not hasattr(comm, "segments") or not comm.one_node():
-        return 0
-    return int(shm.BUDGET_MB * 2**20) if all(comm.allgather(shm.enabled())) else 0
-
-
 class DistSession:
     def __init__(self, function, comm, options: Options | None = None):
         self.f = function
@@ -250,7 +242,7 @@ class DistSession:
     def run(self, inputs: Mapping[str, Any] | None = None, repeat: int = 1, local: bool = False):
         comm, rank = self.comm, self.comm.rank
         if self._node is None:   # (every rank's first run: collectives)
-            self._node = _shared_memory_bytes(comm)
+            self._node = shm.node_budget(comm)
             self.opt = replace(self.opt, shared_memory_bytes=self._node)
         inputs = dict(inputs or {})
         dist = {k: v for k, v in inputs.items() if isinstance(v, Array) and v.dist is not None and v.dist.comm is comm}
@@ -322,7 +314,7 @@ class DistSession:
         else:
             programs = programs[0]
         self.layout = layout
-        self.runtime = Runtime(programs, comm)
+        self.runtime = Runtime(programs, comm, shared_bytes=self._node)
         self._held = {}
         self._runs = 0
 
@@ -349,13 +341,13 @@ class DistSession:
         self.layout = (plan.dims, plan.output_layouts, shapes)
         if self.runtime is not None:
             self.runtime.close()
-        self.runtime = Runtime(program, comm)
+        self.runtime = Runtime(program, comm, shared_bytes=self._node)
         self._held = {}
         self._runs = 0
 
     def _execute(self, program, inputs: dict) -> dict:
         """Run a rank program once on this communicator (SPMD planning's derived static values)."""
-        rt = Runtime(program, self.comm)
+        rt = Runtime(program, self.comm, shared_bytes=self._node)
         rt.fault = None   # (DSPLA_FAULT names an instruction of the plan's program, not of this one)
         try:
             return rt.run(inputs)

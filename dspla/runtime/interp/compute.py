@@ -101,9 +101,7 @@ def _pack(rt: Runtime, i: Pack):
     rt.slots[i.out] = None
     # an input unchanged since this Pack last packed it: the rows it packed then are the same
     # (values that depend only on unchanged inputs are computed once)
-    same = id(M) in rt.unchanged and rt.packed.get(id(i)) is M
-    if i.src in rt.input_slots:
-        rt.packed[id(i)] = M
+    same = rt.unchanged_since(i, i.src)
     end = rt.shm.sends.get(id(i))
     if end is not None:   # into the receiver's memory (shm.py), where the last round's rows stay
         rt.slots[i.out] = shm.repack(end) if same else shm.pack(end, M, i.rows, _dt(M), i.presence)

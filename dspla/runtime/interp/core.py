@@ -27,14 +27,15 @@ class Runtime:
     """A rank's program bound to a communicator: sub-communicators and windows are set up once;
     ``run`` executes one iteration."""
 
-    def __init__(self, program: RankProgram, comm, extra: dict | None = None):
+    def __init__(self, program: RankProgram, comm, extra: dict | None = None, shared_bytes: int = 0):
         self.program = program
         self.comm = comm
         self.groups = [comm] + [comm.split(color) for color in program.splits]
         self.windows = [comm.window(2 * nrows, row_bytes) for nrows, row_bytes in program.windows]
         self.parity = [1] * len(self.windows)
-        # dense rows a peer on this node writes straight into this rank's memory (shm.py)
-        self.shm = shm.Channels(comm, program)
+        # dense rows a peer on this node writes straight into this rank's memory (shm.py;
+        # shared_bytes: shm.node_budget's, 0 when the ranks are not on one node)
+        self.shm = shm.Channels(comm, program, shared_bytes)
         self.slots: list = [None] * program.n_slots
         self.pool = recycle.Pool()   # outputs of earlier runs and iterations, reused once free
         self.steps = prepared.Steps()   # local steps resolved to their C call once (exec/prepared.py)
@@ -43,9 +44,7 @@ class Runtime:
         self.lookups: dict = {}      # PackSparse -> its rows' positions (buffers.row_lookup), made once
         self.small: dict = {}        # SmallAllreduce of scalars -> (item.Packed, fills, ufuncs)
         self.sendbufs: dict = {}     # Pack -> its last buffer (written into again once its send is done)
-        self.packed: dict = {}       # Pack -> the input it last packed (again unchanged: not packed again)
-        # (only inputs are remembered so: holding a computed value would keep the pool from
-        # reusing its memory, exec/recycle.py)
+        self.last_read: dict = {}    # Pack / StackMxM -> the input it last read (see unchanged_since)
         self.input_slots = frozenset(program.inputs.values())
         self.unchanged: dict = {}    # id -> this run's inputs the caller says are as they were last run
         for slot, value in program.consts.items():
@@ -104,6 +103,16 @@ class Runtime:
 
     def took(self, route: str):
         self.routes[route] += 1
+
+    def unchanged_since(self, step, slot: int) -> bool:
+        """Whether ``slot`` holds the input ``step`` read last time, unchanged since (the caller
+        said so for this run): what the step made of it then still stands. Only inputs are
+        remembered: holding a computed value would keep the pool from reusing its memory."""
+        M = self.slots[slot]
+        same = id(M) in self.unchanged and self.last_read.get(id(step)) is M
+        if slot in self.input_slots:
+            self.last_read[id(step)] = M
+        return same
 
     def reusable(self, i):
         """Instruction i's result of the last run or iteration, to be written into, when nothing

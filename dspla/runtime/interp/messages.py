@@ -209,7 +209,7 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
     t0 = time.perf_counter()
     _wait(rt, posted)
     area = rt.shm.stacks.get(id(i))
-    if area is not None and area.own.dtype == _dt(rt.slots[i.own]).np:
+    if area is not None:   # (its receives are all in the area: shm.Channels)
         _stack_in_place(rt, i, area, posted, t0)
         return
     entries = [p.req for p in posted if p.waiting and _entries_follow(rt, p)]   # sparse: the counts came
@@ -234,14 +234,18 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
         rt.slots[r] = None
     rt.timed("pack_s", t0)
     t0 = time.perf_counter()
+    _stacked_product(rt, i, B)
+    if B is not own:   # for the next stack to write into (nothing else holds it)
+        rt.stacks[id(i)] = B
+    rt.timed("compute_s", t0)
+
+
+def _stacked_product(rt: Runtime, i: StackMxM, B):
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
     C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i),
                   into=rt.reusable(i), taken=rt.routes)
     rt.pool.keep(id(i), C)
     rt.slots[i.out] = gbops.cast(C, out)
-    if B is not own:   # for the next stack to write into (nothing else holds it)
-        rt.stacks[id(i)] = B
-    rt.timed("compute_s", t0)
 
 
 def _stack_in_place(rt: Runtime, i: StackMxM, area: shm.Stack, posted: list, t0: float):
@@ -251,24 +255,20 @@ def _stack_in_place(rt: Runtime, i: StackMxM, area: shm.Stack, posted: list, t0:
     rt.timed("wait_s", t0)
     t0 = time.perf_counter()
     own = rt.slots[i.own]
-    if not (id(own) in rt.unchanged and area.copied is own):
+    if not rt.unchanged_since(i, i.own):
         local.values_into(own, area.own)
-    area.copied = own if i.own in rt.input_slots else None   # (a computed one: not held, see core)
     for r in i.recvs:
         rt.slots[r] = None
     rt.timed("pack_s", t0)
     t0 = time.perf_counter()
-    B = gb.Matrix(_dt(own).gb, *area.whole.shape)
-    with lend.foreign_full(area.whole, B):
-        a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
-        C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i),
-                      into=rt.reusable(i), taken=rt.routes)
-        if b is not B:
-            b.clear()
+    B = rt.stacks.pop(id(i), None)   # (the empty matrix the area was lent through last time)
+    if B is None:
+        B = gb.Matrix(_dt(own).gb, *area.whole.shape)
+    with lend.foreign_full(area.whole, B):   # (a cast of B inside is a copy of its own)
+        _stacked_product(rt, i, B)
+    rt.stacks[id(i)] = B
     for p in posted:   # (read: a peer may write the next round)
         p.req.release()
-    rt.pool.keep(id(i), C)
-    rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
 
 

@@ -29,15 +29,24 @@ import numpy as np
 
 from ...exec import buffers as local
 from ...ir.types import DType
-from ...plan.ir import Loop, Pack, Recv, RecvMxM, Send, StackMxM, walk
+from ...plan.ir import Pack, Recv, RecvMxM, Send, StackMxM, walk
 
-HEADER = 128                 # bytes before a region's rows: two flags a cache line apart
+HEADER = 128                 # bytes of a region's flags: two, a cache line apart
 WRITTEN, CONSUMED = 0, 8     # the flags' int64 positions in the header
 BUDGET_MB = float(os.environ.get("DSPLA_SHM_MB", "512"))   # per rank; above it, messages
 
 
 def enabled() -> bool:
     return os.environ.get("DSPLA_SHM", "1") != "0"
+
+
+def node_budget(comm) -> int:
+    """Bytes a rank may put where the others read (a collective): the budget when every rank is
+    on one node and none turned the path off (DSPLA_SHM=0: a rank's environment may differ),
+    else 0. Planning reads it (Options.shared_memory_bytes), and so do the regions (Channels)."""
+    if comm.size < 2 or not hasattr(comm, "segments") or not comm.one_node():
+        return 0
+    return int(BUDGET_MB * 2**20) if all(comm.allgather(enabled())) else 0
 
 
 def _room() -> float:
@@ -50,17 +59,15 @@ def _room() -> float:
     return float(st.f_bavail * st.f_frsize)
 
 
-def _sends(block) -> list:
-    """((dest, tag), the Pack that filled its buffer, or None) of every Send of the block and its
-    loops, in program order (None: a sparse one, or one whose buffer no Pack filled)."""
+def _sends(instrs) -> list:
+    """((dest, tag), the Pack that filled its buffer, or None) of every Send, in program order
+    (``instrs``: plan.ir.walk's; None: a sparse one, or one whose buffer no Pack filled)."""
     out, packed = [], {}
-    for i in block:
+    for i in instrs:
         if type(i) is Pack:
             packed[i.out] = i
         elif type(i) is Send:
             out.append(((i.dest, i.tag), packed.pop(i.buf, None) if not i.sparse else None))
-        elif type(i) is Loop:
-            out += _sends(i.cond) + _sends(i.body)
     return out
 
 
@@ -177,32 +184,31 @@ def _keyed(pairs) -> dict:
 
 class Stack:
     """A StackMxM's area in this rank's segment: ``whole`` (own's rows then every receive's, as
-    one (rows, k) array), ``own`` its first rows, and the input own was last copied from."""
+    one (rows, k) array) and ``own``, its first rows."""
 
-    __slots__ = ("whole", "own", "copied")
+    __slots__ = ("whole", "own")
 
     def __init__(self, area: np.ndarray, own_rows: int, total: int, k: int, dtype: DType):
         self.whole = area[:total * k * dtype.np.itemsize].view(dtype.np).reshape(total, k)
         self.own = self.whole[:own_rows]
-        self.copied = None
 
 
 class Channels:
     """The regions of one rank program (made collectively, with the Runtime): ``sends`` maps a
     Pack's id to the sender's End, ``recvs`` a Recv's id to the receiver's, ``stacks`` a
-    StackMxM's id to its area (Stack)."""
+    StackMxM's id to its area (Stack). ``budget``: node_budget's (0: messages)."""
 
-    def __init__(self, comm, program):
+    def __init__(self, comm, program, budget: int):
         self.sends: dict = {}
         self.recvs: dict = {}
         self.stacks: dict = {}
         self.seg = None
-        if comm.size < 2 or not hasattr(comm, "segments") or not comm.one_node():
+        if not budget:
             return
         instrs = [*walk(program.setup), *walk(program.instrs)]
         read = {s for i in instrs if type(i) in (StackMxM, RecvMxM) for s in i.recvs}
         recvs = _keyed(((i.source, i.tag), i) for i in instrs if type(i) is Recv)
-        sends = {key: p for key, p in _keyed(_sends(program.setup) + _sends(program.instrs)).items() if p is not None}
+        sends = {key: p for key, p in _keyed(_sends(instrs)).items() if p is not None}
         mine_in = {key: (r.nrows, r.k, r.dtype, r.presence) for key, r in recvs.items()
                    if not r.sparse and not r.deferred and r.out in read and r.nrows * r.k}
         by_slot = {r.out: key for key, r in recvs.items()}
@@ -210,16 +216,13 @@ class Channels:
         for pos, i in enumerate(stacks):
             keys = [by_slot.get(s) for s in i.recvs]
             if i.shared and i.a in program.consts and all(key in mine_in and not mine_in[key][3] for key in keys):
-                nrows, k, dtype, _ = mine_in[keys[0]]
+                _, k, dtype, _ = mine_in[keys[0]]
                 own_rows = program.consts[i.a].ncols - sum(mine_in[key][0] for key in keys)
                 mine_stacks.append((pos, own_rows, k, dtype, keys))
-        # (one node: a few ranks' pairs; DSPLA_SHM agreed, as a rank's environment may differ)
-        tables = comm.allgather((enabled(), sorted(sends), mine_in, mine_stacks, _room()))
-        if not all(t[0] for t in tables):
-            return
-        layouts = _layouts([t[1] for t in tables], [t[2] for t in tables], [t[3] for t in tables])
+        tables = comm.allgather((sorted(sends), mine_in, mine_stacks, _room()))   # (one node: a few ranks' pairs)
+        layouts = _layouts([t[0] for t in tables], [t[1] for t in tables], [t[2] for t in tables])
         sizes = [n for _, _, n in layouts]
-        if not any(sizes) or max(sizes) > BUDGET_MB * 2**20 or sum(sizes) > min(t[4] for t in tables) / 2:
+        if not any(sizes) or max(sizes) > budget or sum(sizes) > min(t[3] for t in tables) / 2:
             return   # (the same decision on every rank: all from the gathered tables)
         regions, areas, size = layouts[comm.rank]
         seg = comm.segments(size)
