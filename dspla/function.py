@@ -169,6 +169,10 @@ class Function:
         call and again only when the sparse inputs, sizes or options change. Sessions are kept
         per communicator and options unless ``keep=False``."""
         comm = comm or world() or one_process()
+        if keep and not options:   # (every plain call: no Options built and keyed again)
+            s = self._sessions.get((id(comm),))
+            if s is not None:
+                return s
         opt = Options(**{**self._options, **options})
         if not keep:
             return DistSession(self, comm, opt)
@@ -176,6 +180,8 @@ class Function:
         s = self._sessions.get(key)
         if s is None:
             s = self._sessions[key] = DistSession(self, comm, opt)
+        if not options:
+            self._sessions[(id(comm),)] = s
         return s
 
     def _reference(self, inputs: Mapping[str, InputValue]) -> dict[str, Array]:

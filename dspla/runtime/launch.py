@@ -54,12 +54,18 @@ def current_rank() -> int:
 
 
 _WORLD: MPIComm | None = None
+_OUTSIDE = False   # decided once: a process started outside a job stays outside (every call asks)
 
 
 def world() -> MPIComm | None:
     """The MPI world communicator (initialising MPI on first use), or None outside a job."""
-    global _WORLD
-    if _WORLD is None and in_mpi_job():
+    global _WORLD, _OUTSIDE
+    if _OUTSIDE:
+        return None
+    if _WORLD is None and not in_mpi_job():
+        _OUTSIDE = True
+        return None
+    if _WORLD is None:
         keep_freed_memory()
         _WORLD = MPIComm()
         configure_threads(_WORLD.size)

@@ -109,3 +109,23 @@ def test_a_parameter_updated_in_place_is_sent_again_on_p_processes(P):
     for got in run_simulated(P, body):
         for g, w_ in zip(got, want):
             np.testing.assert_allclose(g, w_, rtol=1e-12)
+
+
+def test_a_plain_call_reuses_its_session_until_the_options_change():
+    # a plain call finds its session without building Options again; configure() and
+    # invalidate() must still reach the next call, and run(..., option=) its own session
+    f, A, X = _case()
+    np.testing.assert_allclose(_dense(f(A=A, X=X)), A @ X)
+    s = f.session()
+    f(A=A, X=X)
+    assert f.session() is s
+    f.configure(seed=7)
+    np.testing.assert_allclose(_dense(f(A=A, X=X)), A @ X)
+    assert f.session() is not s and f.session().opt.seed == 7
+    s7 = f.session()
+    f.run({"A": A, "X": X}, seed=8)
+    assert f.session(seed=8) is not s7 and f.session(seed=8).opt.seed == 8
+    assert f.session() is s7   # (the option-less call still finds the configured one)
+    f.invalidate()
+    np.testing.assert_allclose(_dense(f(A=A, X=X)), A @ X)
+    assert f.session() is not s7 and f.session().opt.seed == 7
