@@ -197,7 +197,8 @@ def main(argv=None) -> int:
             results.append(row)
             print(f"{K:>5} {ms['dspla gb']:>15} {ms['dspla np']:>15} {ms['full-C']:>15} {ms['fill+full-C']:>15} "
                   f"{ms['new']:>15} {ms['scipy']:>15} {row['ratio_min']:>14.2f} {row['ratio_median']:>7.2f} "
-                  f"{row['fill_ratio_min']:>23.2f} {row['stability_gb']:>11.2f} {row['stability_np']:>5.2f} {row['stability_full_c']:>7.2f}")
+                  f"{row['fill_ratio_min']:>23.2f} {row['stability_gb']:>11.2f} {row['stability_np']:>5.2f} "
+                  f"{row['stability_full_c']:>7.2f}")
     ranked = []
     if args.P > 1:
         print(f"per rank at P = {args.P} (p2p1d, block rows, one GraphBLAS thread each; the slowest rank per "
