@@ -50,7 +50,7 @@ from ..plan.plans import get_plan, spmd_names
 from ..plan.static import is_pattern_leaf, is_static_leaf
 from .failure import PeerError, fail
 from .interp import Runtime, shm
-from .process import settle_garbage
+from .process import collect_run_garbage, older_collections, settle_garbage
 from .wire import from_wire, to_wire
 
 
@@ -396,9 +396,10 @@ class DistSession:
             if P > 1:
                 comm.barrier()
             t0 = time.perf_counter()
+            older = older_collections()
             out = rt.run(held, unchanged if n == 0 else frozenset(held))   # (repeats: nothing changes between)
             if self._runs >= 1:
-                gc.collect()   # only this run's objects are scanned (see settle_garbage)
+                collect_run_garbage(older)   # this run's dead matrices (runtime/process.py)
             self._runs += 1
             times.append(time.perf_counter() - t0)
         mine = {**self._rank_stats(rt), "planning_s": planning_s if header["replan"] else 0.0,
