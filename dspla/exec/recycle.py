@@ -4,8 +4,10 @@ A product's full output (n x K values) costs a fresh allocation and a fill on ev
 K = 16 on soc-Slashdot0902 that was a third of the call. Writing into the previous call's output
 instead is safe only when no one holds it any more: not the user (an ``Array`` of an earlier
 result), not a carried loop value, not another slot. CPython's reference count says so exactly:
-a matrix that only the pool holds has a fixed count (python-graphblas's own back-references
-from ``M.ss`` included), measured once below. Anything else keeps it: the caller allocates as before.
+a matrix that only the pool holds has a fixed count, measured once below (with python-graphblas's
+own back-references from ``M.ss``, and without them: what the pool keeps is made acyclic,
+exec/acyclic.py, so a result the caller lets go is freed at once). Anything else keeps it: the
+caller allocates as before.
 
 A loop-carried value is still held when its instruction runs again (the next iteration reads
 it), so an instruction keeps its last two outputs: values alternate between two buffers. Only
@@ -19,6 +21,7 @@ import sys
 import graphblas as gb
 
 from ..ir.types import DType
+from .acyclic import WeakSS, acyclic
 from .item import fill
 
 SECOND = 1 << 20
@@ -35,6 +38,7 @@ class Pool:
         self.hits = 0   # matrices handed back (what the tests and the stats see)
 
     def keep(self, key, M):
+        acyclic(M)   # freed when nothing holds it, not when the collector runs (exec/acyclic.py)
         held = self._held.get(key)
         if held and held[0] is not M and _small(M) and _small(held[0]):
             self._held[key] = (M, held[0])
@@ -47,7 +51,8 @@ class Pool:
             return None
         for k in range(len(held)):   # (not enumerate: its reused result tuple would hold M too)
             M = held[k]
-            if sys.getrefcount(M) == _ALONE + 1:   # (+1: the tuple holds it too)
+            alone = _ALONE_ACYCLIC if type(M.ss) is WeakSS else _ALONE
+            if sys.getrefcount(M) == alone + 1:   # (+1: the tuple holds it too)
                 rest = held[:k] + held[k + 1:]
                 if rest:
                     self._held[key] = rest
@@ -68,13 +73,13 @@ def _small(M) -> bool:
     return r * c <= SECOND
 
 
-def _alone() -> int:
-    held = {0: gb.Matrix(float, 2, 2)}
+def _alone(weak: bool) -> int:
+    held = {0: acyclic(gb.Matrix(float, 2, 2)) if weak else gb.Matrix(float, 2, 2)}
     M = held.pop(0)
     return sys.getrefcount(M)
 
 
-_ALONE = _alone()
+_ALONE, _ALONE_ACYCLIC = _alone(False), _alone(True)
 
 
 def refill(M, nrows: int, ncols: int, value, dtype: DType):

@@ -21,6 +21,7 @@ from .._types import HostValue, Scalar
 from ..errors import InputError
 from ..ir import DType, Kind, Node
 from ..ir.types import Dim
+from .acyclic import acyclic
 from .buffers import dense_parts, from_values
 from .gbops import dtype_of
 
@@ -383,7 +384,8 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
             raise InputError(f"input {name!r} is declared {want} but got {dtype_of(m)} data, which does not "
                              f"convert safely; cast it or change the declaration")
         m = m.dup(dtype=want.gb)
-    return m
+    # what this made (not the caller's matrix) is kept for the next call and freed when replaced
+    return acyclic(m) if m is not value else m
 
 
 def _dtype(name: str, npdtype: np.dtype[Any], t: object) -> DType:

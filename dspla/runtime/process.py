@@ -78,16 +78,29 @@ def older_collections() -> int:
     return stats[1]["collections"] + stats[2]["collections"]
 
 
+FULL_EVERY = 64      # runs between full collections at the latest (see collect_run_garbage)
+_since_full = 0
+
+
 def collect_run_garbage(before: int):
     """Free what a run left in reference cycles (its dead matrices, settle_garbage above).
 
     A run's objects are made in the young generations and stay there unless the interpreter
     collected an older generation during the run, which moves the objects alive then (the run's
-    temporaries among them) into the oldest. So the young generations are collected after a run
-    unless ``older_collections()`` moved from ``before``: a full collection scans every object
-    the program holds, the user's made since the plan included, and cost 14 ms per call with
-    100,000 of them and 175 ms with a million, against 86 us for the whole call without."""
-    gc.collect(2 if older_collections() != before else 1)
+    temporaries among them) into the oldest. So the young generations are collected after a run,
+    and everything only when ``older_collections()`` moved from ``before`` or every FULL_EVERY
+    runs: a full collection scans every object the program holds, the user's made since the plan
+    included, and cost 14 ms per call with 100,000 of them and 175 ms with a million, against
+    86 us for the whole call without. What outlives a run (results, the inputs' conversions) is
+    acyclic (exec/acyclic.py) and freed by its reference count when let go; the periodic full
+    collection bounds whatever else in a cycle outlives a run and dies later."""
+    global _since_full
+    _since_full += 1
+    if older_collections() != before or _since_full >= FULL_EVERY:
+        gc.collect()
+        _since_full = 0
+    else:
+        gc.collect(1)
 
 
 def configure_threads(P: int):

@@ -1,5 +1,6 @@
 """What a run leaves in reference cycles is freed when it ends, without scanning every object
-the program holds (runtime/process.py collect_run_garbage)."""
+the program holds (runtime/process.py collect_run_garbage), and what outlives a run (results,
+the inputs' conversions) is freed as soon as it is let go (exec/acyclic.py)."""
 import gc
 import weakref
 
@@ -7,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import dspla as dp
+from dspla.runtime import process
 from dspla.runtime.process import collect_run_garbage, older_collections
 
 
@@ -41,15 +43,14 @@ def test_a_cycle_moved_to_the_oldest_generation_during_the_run_is_freed():
     assert dead() is None
 
 
-def test_plain_calls_never_collect_the_oldest_generation():
-    # with the user's objects made after the plan, a full collection on every call scanned
-    # them all (14 ms per call with 100,000, 175 ms with a million)
-    A = sp.random_array((60, 60), density=0.1, random_state=0, format="csr")
-    X = np.random.default_rng(0).random((60, 4))
+def _case(n=60, k=4):
+    A = sp.random_array((n, n), density=0.1, random_state=0, format="csr")
+    X = np.random.default_rng(0).random((n, k))
     f = dp.function(outputs={"C": dp.sparse("A", ("n", "n")) @ dp.dense("X", ("n", "k"))})
-    for _ in range(3):
-        f(A=A, X=X)
-    user = [{"i": [i]} for i in range(20_000)]
+    return f, A, X
+
+
+def _full_collections(calls):
     full = []
 
     def seen(phase, info):
@@ -57,8 +58,63 @@ def test_plain_calls_never_collect_the_oldest_generation():
             full.append(info)
     gc.callbacks.append(seen)
     try:
-        for _ in range(20):
-            np.testing.assert_allclose(f(A=A, X=X)["C"].to_numpy(fill=0.0), A @ X)
+        calls()
     finally:
         gc.callbacks.remove(seen)
-    assert not full and len(user) == 20_000
+    return len(full)
+
+
+def test_plain_calls_collect_the_oldest_generation_only_now_and_then(monkeypatch):
+    # with the user's objects made after the plan, a full collection on every call scanned
+    # them all (14 ms per call with 100,000, 175 ms with a million)
+    f, A, X = _case()
+    for _ in range(3):
+        f(A=A, X=X)
+    user = [{"i": [i]} for i in range(20_000)]
+    monkeypatch.setattr(process, "FULL_EVERY", 10**6)
+
+    def calls(n):
+        for _ in range(n):
+            np.testing.assert_allclose(f(A=A, X=X)["C"].to_numpy(fill=0.0), A @ X)
+    assert _full_collections(lambda: calls(20)) == 0 and len(user) == 20_000
+    monkeypatch.setattr(process, "FULL_EVERY", 5)   # the bound on what else may wait for one
+    assert _full_collections(lambda: calls(12)) >= 2
+
+
+def test_a_result_let_go_is_freed_at_once():
+    # large enough (> 2**20 entries) that the function keeps one output to write into again: the
+    # second call cannot take the first's (still held here), so it keeps its own and the first
+    # result is the caller's alone
+    n, k = 300_000, 4
+    rng = np.random.default_rng(0)
+    A = sp.csr_array((rng.random(n), (rng.integers(0, n, n), rng.integers(0, n, n))), shape=(n, n))
+    X = rng.random((n, k))
+    f = dp.function(outputs={"C": dp.sparse("A", ("n", "n")) @ dp.dense("X", ("n", "k"))})
+    f(A=A, X=X)
+    first = f(A=A, X=X)
+    freed = weakref.ref(first["C"].gb)
+    gc.disable()
+    try:
+        second = f(A=A, X=X)
+        assert second["C"].gb is not freed()
+        del first
+        assert freed() is None
+        np.testing.assert_allclose(second["C"].to_numpy(fill=0.0), A @ X)
+    finally:
+        gc.enable()
+
+
+def test_a_numpy_inputs_conversion_is_freed_when_a_new_one_replaces_it():
+    # a new array on every call: each call's copy used to wait in the oldest generation for a
+    # full collection (the heap grew by one copy per call)
+    f, A, X = _case(200, 8)
+    f(A=A, X=X)             # (the plan keeps the inputs it was made with)
+    f(A=A, X=X + 0.5)
+    conv = weakref.ref(f.session()._conv["X"][1])
+    gc.disable()
+    try:
+        for i in range(3):
+            np.testing.assert_allclose(f(A=A, X=X + i + 1)["C"].to_numpy(fill=0.0), A @ (X + i + 1))
+        assert conv() is None
+    finally:
+        gc.enable()
