@@ -60,12 +60,9 @@ _OUTSIDE = False   # decided once: a process started outside a job stays outside
 def world() -> MPIComm | None:
     """The MPI world communicator (initialising MPI on first use), or None outside a job."""
     global _WORLD, _OUTSIDE
-    if _OUTSIDE:
-        return None
-    if _WORLD is None and not in_mpi_job():
-        _OUTSIDE = True
-        return None
-    if _WORLD is None:
+    if _WORLD is None and not _OUTSIDE:
+        _OUTSIDE = not in_mpi_job()
+    if _WORLD is None and not _OUTSIDE:
         keep_freed_memory()
         _WORLD = MPIComm()
         configure_threads(_WORLD.size)

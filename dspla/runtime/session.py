@@ -379,9 +379,9 @@ class DistSession:
                 if P > 1:
                     pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
             mine = comm.scatter(pieces, 0) if P > 1 else pieces[0]
-            # (kept for the next calls: freed when replaced, exec/acyclic.py; the caller's own never touched)
-            self._held.update({k: acyclic(from_wire(v) if P > 1 else v) if v is not inputs.get(k) else v
-                               for k, v in mine.items()})
+            # kept for the next calls and freed when replaced (exec/acyclic.py); one process's pieces
+            # are the inputs' conversions (acyclic already, exec/values.py) or the caller's own
+            self._held.update({k: acyclic(from_wire(v)) if P > 1 else v for k, v in mine.items()})
         # the host inputs' pieces not sent again are this rank's own objects as they were (a
         # distributed input's piece is the caller's, who may have written into it: not counted)
         sent = set(mine) if header["send"] else set()

@@ -3,6 +3,7 @@ row-distributed dense value). Each plan is a registry entry: adding a plan is ad
 with ``@register_plan``; the planner and the CLI find it by name."""
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from dataclasses import dataclass
@@ -50,12 +51,7 @@ def plan_names() -> list[str]:
     return list(PLANS)
 
 
-_loaded: list = []   # (the package's directory is listed once: every call checks a plan name)
-
-
+@functools.cache   # (the package's directory is listed once: every call checks a plan name)
 def _load():
-    if _loaded:
-        return
     for m in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{m.name}")
-    _loaded.append(True)
