@@ -144,9 +144,11 @@ _I64 = np.iinfo(np.int64)
 REDUCTIONS: dict[str, Reduction] = {r.name: r for r in (
     Reduction("sum", np.add, (0.0, 0, False)),
     Reduction("prod", np.multiply, (1.0, 1, True)),
-    # fmin/fmax: a NaN is ignored, as SuiteSparse's min and max do (np.minimum would spread it)
-    Reduction("min", np.fmin, (np.inf, _I64.max, True)),
-    Reduction("max", np.fmax, (-np.inf, _I64.min, False)),
+    # fmin/fmax: a NaN is ignored, as SuiteSparse's min and max do (np.minimum would spread it);
+    # so over floats a missing entry contributes NaN, not ±inf: as neutral for every other value,
+    # and an entry present only as NaN on one process stays NaN (as GraphBLAS's product gives)
+    Reduction("min", np.fmin, (np.nan, _I64.max, True)),
+    Reduction("max", np.fmax, (np.nan, _I64.min, False)),
     Reduction("lor", np.logical_or, (0.0, 0, False)),
     Reduction("land", np.logical_and, (1.0, 1, True)),
     Reduction("lxor", np.logical_xor, (0.0, 0, False)),

@@ -36,10 +36,11 @@ def count_rule(*classes):
 class RankView:
     """A rank's instructions and planning-time pieces, as the count rules see them."""
 
-    def __init__(self, instrs, consts, rank, P, K, group_sizes, itemsize=8):
+    def __init__(self, instrs, consts, rank, P, K, group_sizes, compute: DType = DType.float64):
         self.instrs, self.consts, self.rank, self.P, self.K = instrs, consts, rank, P, K
         self.where = Where(rank, tuple(group_sizes))
-        self.itemsize = itemsize
+        self.compute = compute   # the products' compute dtype (the route a product takes depends on it)
+        self.itemsize = compute.np.itemsize
         self.recvs = {}   # slot -> the Recv / Get / IBcast posting it
         self.moved = {}   # slot -> (nnz, nrows) of a sparse piece that arrives by a collective
 

@@ -234,7 +234,7 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=N
     (ar, ac), (br, bc) = a.shape, b.shape
     a_nv, b_nv = a.nvals, b.nvals
     route = routes.choose(sr, compute, a_full=a_nv == ar * ac, b_full=b_nv == br * bc, masked=mask is not None,
-                          a_any=a_nv > 0, b_any=b_nv > 0, b_covered=b_covered)
+                          a_any=a_nv > 0, b_any=b_nv > 0, b_covered=b_covered, k=bc)
     if taken is not None:   # (a Counter)
         taken[route.name] += 1
     return _RUN[route.name](a, b, sr, compute, a_empty_rows, mask, into)

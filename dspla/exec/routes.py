@@ -6,7 +6,9 @@ cost model prices a route that starts its output full with the fill term.
 Why these routes (soc-Slashdot0902, one process, issue 17): accumulating into a full output,
 ``C(plus) << A.mxm(X)``, ran K = 16 in 5.4 ms against 13-15 ms for ``A.mxm(X).new()`` and
 22 ms for scipy, and stayed ahead at K = 64 and 256; two full float operands under plus_times
-are a dense matmul (BLAS); a masked product must never be computed unmasked first.
+are a dense matmul (BLAS); a masked product must never be computed unmasked first. The
+accumulation pays only where SuiteSparse's in-place kernel beats its own product (one dot
+product per output row): IN_PLACE below says where, per semiring, dtype and K.
 
 Within the masked and new routes (and p2p1d's accumulations), a sparse column operand is read
 from a bitmap copy (``gbops.lookup_operand``): a BFS on soc-Slashdot0902 went from 52 to 5.3 ms.
@@ -31,6 +33,36 @@ class Case(NamedTuple):
     a_any: bool       # a has entries
     b_any: bool
     b_covered: bool = False   # b full wherever a reads it (plan/facts.covers: PageRank's r / outdeg)
+    k: int = 0                # b's columns (0: not known, as in explain from symbolic types)
+
+
+# Where SuiteSparse's in-place accumulation (saxpy5, C ⊕= A ⊗ B with C full) is faster than its
+# own product into a new matrix, with B full: (monoid, multiply) -> {dtype: the least K}. Measured
+# on soc-Slashdot0902 and a 1M-entry random matrix, 1 and 2 threads, K = 1-64, every built-in
+# semiring and dtype (`dspla bench routes`, docs/local.md): in place took 0.1-0.8x the time
+# here (plus_times float32 K = 16: 0.10-0.14x), and 1.0-5x everywhere else (lor_land / land_lor
+# 2-5x, min_second / max_second on floats 1.1-2.3x, plus_pair 2.5-6x; the semirings SuiteSparse
+# has no compiled kernel for, ~1.0-1.1x). At K = 1 with B full the dot product won for every
+# semiring (1.03-2.3x); with B missing entries that A never reads (a bitmap: PageRank's r / outdeg)
+# in place won again (0.65-0.94x), so there it needs no least K.
+_FLOATS = (DType.float64, DType.float32)
+IN_PLACE: dict[tuple[str, str], dict[DType, int]] = {
+    ("plus", "times"): {DType.float64: 2, DType.float32: 4, DType.int64: 3},
+    ("plus", "second"): {DType.float64: 2, DType.float32: 2, DType.int64: 3},
+    ("plus", "first"): {DType.float64: 4, DType.float32: 4, DType.int64: 4},
+    ("min", "first"): dict.fromkeys(_FLOATS, 4),
+    ("max", "first"): dict.fromkeys(_FLOATS, 4),
+}
+
+
+def in_place_pays(sr: Semiring, compute: DType, k: int = 0, b_full: bool = True) -> bool:
+    """Whether accumulating into a full output beats GraphBLAS's own product for this semiring,
+    compute dtype and K (0: not known, taken as wide); a user's semiring accumulates by its
+    compiled kernel (exec/udfmxm.py) whatever the K."""
+    if udfmxm.applies(sr):
+        return True
+    least = IN_PLACE.get((sr.monoid.name, sr.mult.name), {}).get(compute)
+    return least is not None and (not b_full or k == 0 or k >= least)
 
 
 @dataclass(frozen=True)
@@ -46,10 +78,14 @@ def _blas(c: Case) -> bool:
         c.b_full and c.a_any and c.b_any
 
 
-def _full_c(c: Case) -> bool:
+def _fillable(c: Case) -> bool:
     # (b full where a reads it: every row of a with an entry gets a product term, so C started
-    # at the identity ends as GraphBLAS's product; 10-25% faster than `new` for PageRank's step)
+    # at the identity ends as GraphBLAS's product)
     return c.sr.monoid.identity(c.dtype) is not None and (c.b_full or c.b_covered) and c.a_any and c.b_any
+
+
+def _full_c(c: Case) -> bool:
+    return _fillable(c) and in_place_pays(c.sr, c.dtype, c.k, c.b_full)
 
 
 ROUTES = (
@@ -58,32 +94,44 @@ ROUTES = (
     Route("blas", "both operands full, plus_times over floats: a dense matmul (BLAS) on the values arrays",
           _blas),
     Route("udf-full", "a user's semiring with B full: the compiled kernel accumulates into a full C in place",
-          lambda c: udfmxm.applies(c.sr) and _full_c(c), fills=True),
-    Route("full-c", "B full (or full wherever A reads it): C starts full at the monoid's identity and SuiteSparse "
-          "accumulates C ⊕= A ⊗ B in place (then A's empty rows are made missing)", _full_c, fills=True),
+          lambda c: udfmxm.applies(c.sr) and _fillable(c), fills=True),
+    Route("full-c", "B full (or full wherever A reads it), a semiring, dtype and K where it pays (IN_PLACE): C "
+          "starts full at the monoid's identity and SuiteSparse accumulates C ⊕= A ⊗ B in place (then A's empty "
+          "rows are made missing)", _full_c, fills=True),
     # chosen by the plan, not here: products whose output the plan made full beforehand (a Fill),
     # as p2p1d's blocks of local and received rows; listed so the stats name every route one way
     Route("accumulate", "into the plan's full output (a Fill): SuiteSparse's C ⊕= A ⊗ B in place",
           lambda c: False, fills=True),
-    Route("new", "GraphBLAS's own C = A ⊕.⊗ B into a new matrix (B has missing entries, or the monoid has "
-          "no identity)", lambda c: True),
+    Route("new", "GraphBLAS's own C = A ⊕.⊗ B into a new matrix (B has missing entries, the monoid has no "
+          "identity, or accumulating in place would be slower)", lambda c: True),
 )
 BY_NAME = {r.name: r for r in ROUTES}
 
 
 def choose(sr: Semiring, compute: DType, *, a_full: bool, b_full: bool, masked: bool = False,
-           a_any: bool = True, b_any: bool = True, b_covered: bool = False) -> Route:
-    """The first route of the table that applies."""
-    case = Case(sr, compute, a_full, b_full, masked, a_any, b_any, b_covered)
+           a_any: bool = True, b_any: bool = True, b_covered: bool = False, k: int = 0) -> Route:
+    """The first route of the table that applies (``k``: b's columns, 0 if not known)."""
+    case = Case(sr, compute, a_full, b_full, masked, a_any, b_any, b_covered, k)
     for r in ROUTES:
         if r.applies(case):
             return r
     raise AssertionError("the last route applies to every product")
 
 
-def expected(sr: Semiring, compute: DType, a_dense: bool, b_dense: bool, masked: bool) -> tuple[Route, Route | None]:
+def expected(sr: Semiring, compute: DType, a_dense: bool, b_dense: bool, masked: bool,
+             k: int = 0) -> tuple[Route, Route | None]:
     """What explain shows from the types alone: the route when the dense operands are full at run
-    time, and the one taken if they are not (None when it is the same)."""
-    full = choose(sr, compute, a_full=a_dense, b_full=b_dense, masked=masked)
+    time, and the one taken if they are not (None when it is the same); ``k``: b's columns when
+    the types fix them, else 0."""
+    full = choose(sr, compute, a_full=a_dense, b_full=b_dense, masked=masked, k=k)
     gaps = choose(sr, compute, a_full=False, b_full=False, masked=masked)
     return full, (gaps if gaps is not full else None)
+
+
+def when_covered(sr: Semiring, compute: DType, b_dense: bool, masked: bool, k: int = 0) -> Route | None:
+    """The route when b has missing entries only where a reads none (planning proves it at run
+    time: PageRank's r / outdeg), if it differs from both routes ``expected`` gives."""
+    if not b_dense:
+        return None
+    covered = choose(sr, compute, a_full=False, b_full=False, b_covered=True, masked=masked, k=k)
+    return covered if covered not in expected(sr, compute, False, True, masked, k) else None

@@ -18,8 +18,7 @@ from .options import memory_cap
 
 def count(ctx, r: int) -> dict:
     """Rank r's cost-model counts of a lowered candidate."""
-    return count_rank(RankView(ctx.progs[r], ctx.consts[r], r, ctx.P, ctx.K, ctx.group_sizes(r),
-                               ctx.compute.np.itemsize))
+    return count_rank(RankView(ctx.progs[r], ctx.consts[r], r, ctx.P, ctx.K, ctx.group_sizes(r), ctx.compute))
 
 
 def cost(ctx, counts: list | None = None) -> tuple[list, dict]:

@@ -189,10 +189,14 @@ def local_routes(program) -> list[dict]:
             a, b = n.args[0].type, n.args[1].type
             sr = n.attr("semiring")
             compute = sr.dtypes(a.dtype, b.dtype)[0]
-            full, gaps = routes.expected(sr, compute, a.kind is Kind.dense, b.kind is Kind.dense, bool(n.attr("mask")))
+            k = b.ncols if isinstance(b.ncols, int) else 0   # (a symbolic K: taken as wide)
+            masked = bool(n.attr("mask"))
+            full, gaps = routes.expected(sr, compute, a.kind is Kind.dense, b.kind is Kind.dense, masked, k)
+            covered = routes.when_covered(sr, compute, b.kind is Kind.dense, masked, k)
             out.append({"product": f"{names[id(n)]} = {names[id(n.args[0])]} {sr.name} {names[id(n.args[1])]}",
                         "at": str(n.span) if n.span else None, "in_loop": where is not None,
-                        "route": full.name, "says": full.says, "else": gaps.name if gaps else None})
+                        "route": full.name, "says": full.says, "else": gaps.name if gaps else None,
+                        "covered": covered.name if covered else None})
 
     walk(program, None)
     return out
@@ -207,7 +211,9 @@ def route_lines(program) -> list[str]:
         lines.append(f"    {r['product']}{'  (in a loop)' if r['in_loop'] else ''}"
                      + (f"  # {r['at']}" if r["at"] else ""))
         lines.append(f"      {r['route']}: {r['says']}"
-                     + (f"; if a dense operand has missing entries at run time: {r['else']}" if r["else"] else ""))
+                     + (f"; if a dense operand has missing entries at run time: {r['else']}" if r["else"] else "")
+                     + (f"; if B misses entries only where A reads none (proved at planning): {r['covered']}"
+                        if r["covered"] else ""))
     return lines
 
 

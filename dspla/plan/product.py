@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from ..costmodel import load
 from ..errors import PlanError
-from ..exec import gbops, lend
+from ..exec import gbops, lend, routes
 from ..exec.buffers import csr_piece
 from ..ir import Node
 from ..ir.types import Kind
@@ -94,7 +94,13 @@ class Product:
         self.b_wide = isinstance(b.type.ncols, str) and b.type.ncols in pl.dims
 
     def in_place_if(self, full: bool) -> bool:
-        return full and self.semiring.monoid.identity(self.compute) is not None and not self.masked
+        # where SuiteSparse's in-place kernel is the slower one for this semiring and dtype
+        # (exec/routes.py IN_PLACE: lor_land, min_plus, ...), the blocks' products are made as
+        # GraphBLAS's own and accumulated; K is not asked: with several blocks into one output the
+        # in-place kernel saves their merges, which the one-product measurement behind the least
+        # K does not see
+        return full and self.semiring.monoid.identity(self.compute) is not None and not self.masked and \
+            routes.in_place_pays(self.semiring, self.compute)
 
     def entries(self, rows: np.ndarray) -> int:
         """Entries of B's rows ``rows`` (global ids) a sparse message carries: exact for a static

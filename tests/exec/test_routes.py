@@ -69,15 +69,62 @@ def test_every_route_equals_the_oracle(name, a_full, b_full):
 
 
 def test_the_table_picks_by_semiring_dtype_and_format():
-    pt, mp = SEMIRINGS["plus_times"], SEMIRINGS["min_plus"]
+    pt = SEMIRINGS["plus_times"]
     assert routes.choose(pt, F64, a_full=True, b_full=True).name == "blas"
     assert routes.choose(pt, DType.int64, a_full=True, b_full=True).name == "full-c"    # BLAS is for floats
     assert routes.choose(pt, F64, a_full=False, b_full=True).name == "full-c"
-    assert routes.choose(mp, F64, a_full=False, b_full=True).name == "full-c"
     assert routes.choose(pt, F64, a_full=False, b_full=False).name == "new"
     assert routes.choose(pt, F64, a_full=False, b_full=True, masked=True).name == "masked"
     assert routes.choose(pt, F64, a_full=False, b_full=True, b_any=False).name == "new"   # nothing to fill for
     assert all(r.says for r in routes.ROUTES)
+
+
+def test_in_place_only_where_the_table_says_it_pays():
+    """exec/routes.py IN_PLACE, by semiring, dtype and K (measured: docs/local.md)."""
+    def route(name, dtype=F64, k=16, **kw):
+        return routes.choose(SEMIRINGS[name], dtype, a_full=False, b_full=kw.pop("b_full", True), k=k, **kw).name
+    # where SuiteSparse's own product was the faster one: min_plus, lor_land, plus_pair, min_second
+    assert route("min_plus") == route("min_second") == route("plus_pair") == "new"
+    assert route("lor_land", DType.bool) == route("max_plus") == "new"
+    assert route("min_first", DType.int64) == "new" and route("min_first", DType.float32) == "full-c"
+    # the least K, per dtype
+    assert [route("plus_times", F64, k) for k in (1, 2, 16)] == ["new", "full-c", "full-c"]
+    assert [route("plus_times", DType.float32, k) for k in (2, 3, 4)] == ["new", "new", "full-c"]
+    assert [route("plus_times", DType.int64, k) for k in (2, 3)] == ["new", "full-c"]
+    assert route("plus_times", F64, 0) == "full-c"          # K not known (explain on symbolic types): wide
+    # one column with missing entries A never reads (PageRank's r / outdeg): in place at any K
+    assert route("plus_times", F64, 1, b_full=False, b_covered=True) == "full-c"
+    assert route("min_plus", F64, 1, b_full=False, b_covered=True) == "new"
+
+
+@pytest.mark.parametrize("key", sorted(routes.IN_PLACE))
+def test_each_in_place_row_equals_the_oracle_on_both_sides_of_its_least_k(key):
+    """Every (semiring, dtype) the table sends in place, at its least K (full-c) and below it
+    (new), against the dense oracle with GraphBLAS semantics."""
+    monoid, mult = key
+    add = {"plus": np.add, "min": np.fmin, "max": np.fmax}[monoid]
+    mul = {"times": np.multiply, "first": lambda x, y: x, "second": lambda x, y: y}[mult]
+    ident = {"plus": 0.0, "min": np.inf, "max": -np.inf}[monoid]
+    sr = SEMIRINGS[f"{monoid}_{mult}"]
+    rng = np.random.default_rng(5)
+    n, k = 12, 9
+    for dtype, least in routes.IN_PLACE[key].items():
+        for m in sorted({1, least - 1, least} - {0}):
+            a, b = rng.integers(1, 9, (n, k)).astype(float), rng.integers(1, 9, (k, m)).astype(float)
+            ap = rng.random((n, k)) < 0.4
+            ap[3] = False                                   # an empty row of A: missing in C
+            want, present = _oracle(a, ap, b, np.ones((k, m), bool), add, mul, ident)
+            r, c = np.nonzero(ap)
+            A = gb.Matrix.from_coo(r, c, a[r, c].astype(dtype.np), nrows=n, ncols=k, dtype=dtype.gb)
+            B = gb.Matrix.from_dense(b.astype(dtype.np), dtype=dtype.gb)
+            taken: Counter = Counter()
+            C = gbops.mxm(A, B, sr, dtype, taken=taken)
+            assert taken == {("full-c" if m >= least else "new"): 1}, (dtype, m)
+            got = np.full((n, m), np.nan)
+            r, c, v = C.to_coo()
+            got[r, c] = v
+            assert (~np.isnan(got) == present).all()
+            np.testing.assert_array_equal(got[present], want[present])   # (small integers: exact)
 
 
 def test_a_masked_product_takes_the_masked_route_and_the_stats_say_so():
@@ -96,14 +143,16 @@ def test_stats_count_the_route_of_every_iteration():
     a = sp.random_array((20, 20), density=0.3, random_state=np.random.default_rng(2), format="csr") + sp.eye_array(20)
     out = f(A=a, x=np.ones((20, 1)))
     n_its = int(out["its"].to_numpy()[0, 0])
-    assert f.last_stats["routes"] == {"full-c": n_its}
+    assert f.last_stats["routes"] == {"new": n_its}   # one full column: the dot product (IN_PLACE)
 
 
 def test_explain_lists_each_product_with_its_route():
     prog = parse("input A : sparse[n, n]\ninput x : dense[n, 1]\ny = A @ x\noutput y\n", "t.dspla")
     rows = local_routes(prog)
-    assert [r["route"] for r in rows] == ["full-c"] and rows[0]["else"] == "new"
+    assert [r["route"] for r in rows] == ["new"] and rows[0]["else"] is None and rows[0]["covered"] == "full-c"
     assert rows[0]["at"].startswith("t.dspla:3:")
+    wide = local_routes(parse("input A : sparse[n, n]\ninput X : dense[n, k]\nY = A @ X\noutput Y\n", "w.dspla"))
+    assert [(r["route"], r["else"], r["covered"]) for r in wide] == [("full-c", "new", None)]
 
 
 # ----------------------------------------------------------- a sparse column read as a bitmap
