@@ -313,6 +313,9 @@ class StackMxM(Instr):
     # ranks share a node's memory: the senders write their rows in place after own's (dense
     # values only), which alone is copied (runtime/interp/shm.py); else every part is copied
     shared: bool = False
+    # b full wherever a reads it (PageRank's r / outdeg, its missing rows filled in the stack):
+    # the product takes the route of that case (exec/routes.py)
+    covered: bool = False
     READS, WRITES = ("a", "own", "recvs", "mask"), ("out",)
 
 

@@ -260,7 +260,7 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
         whole = stacked_columns(A_r, lists)
         prog.append(StackMxM(ctx.out, ctx.const(r, ctx.gb(whole)), ctx.b, tuple(recv_slots), ctx.semiring,
                              **ctx.mask, a_empty_rows=np.flatnonzero(np.diff(whole.indptr) == 0),
-                             shared=shared, product=ctx.index))
+                             shared=shared, covered=ctx.b_covered, product=ctx.index))
     else:
         prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(blocks[r])), ctx.b, ctx.semiring, accumulate=in_place,
                         **ctx.mask, product=ctx.index))

@@ -243,7 +243,7 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
 def _stacked_product(rt: Runtime, i: StackMxM, B):
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
     C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i),
-                  into=rt.reusable(i), taken=rt.routes)
+                  into=rt.reusable(i), taken=rt.routes, b_covered=i.covered)
     rt.pool.keep(id(i), C)
     rt.slots[i.out] = gbops.cast(C, out)
 
