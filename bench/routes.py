@@ -39,23 +39,21 @@ def _dtypes(sr) -> list:
     return [DType.float64, DType.float32, DType.int64]
 
 
-def _operands(A, dtype: DType, K: int, covered: bool, rng):
-    a = gb.io.from_scipy_sparse((A > A.data.mean()).astype(bool) if dtype is DType.bool else A.astype(dtype.np))
-    n = A.shape[1]
+def _operand(n: int, dtype: DType, K: int, read: np.ndarray | None, rng):
+    """B, n x K; ``read``: the rows of B that A reads, the others left missing (covered)."""
     X = rng.random((n, K)) > 0.5 if dtype is DType.bool else (rng.random((n, K)) * 10).astype(dtype.np)
     b = gb.Matrix.from_dense(X, dtype=dtype.gb)
-    if covered:   # missing where no row of A reads: the columns of A with no entry
-        read = np.diff(A.tocsc().indptr) > 0
-        b = b.dup(mask=gb.Matrix.from_coo(np.flatnonzero(read), np.zeros(int(read.sum()), np.int64), True,
+    if read is not None:
+        rows = np.flatnonzero(read)
+        b = b.dup(mask=gb.Matrix.from_coo(np.repeat(rows, K), np.tile(np.arange(K), rows.size), True,
                                           nrows=n, ncols=K).S)
-    return a, b
+    return b
 
 
-def cell(A, sr, dtype: DType, K: int, covered: bool, rounds: int, rng) -> dict | None:
-    a, b = _operands(A, dtype, K, covered, rng)
-    if covered and b.nvals == b.nrows * b.ncols:
-        return None   # every column of A is read: nothing to leave missing
-    empty = gbops.empty_rows(a)
+def cell(a, empty, sr, dtype: DType, K: int, read: np.ndarray | None, rounds: int, rng) -> dict:
+    """full-c against new for a (dtype's copy of the graph, its empty rows ``empty``) times a B of
+    K columns (``read``: as _operand's)."""
+    b = _operand(a.ncols, dtype, K, read, rng)
     kept = {"out": None}
 
     def full_c():
@@ -76,10 +74,11 @@ def cell(A, sr, dtype: DType, K: int, covered: bool, rounds: int, rng) -> dict |
             t0 = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - t0)
+    covered = read is not None
     pick = routes.choose(sr, dtype, a_full=False, b_full=not covered, b_covered=covered, k=K).name
     best = {k: min(v) for k, v in times.items()}
     other = "new" if pick == "full-c" else "full-c"
-    return {"semiring": sr.name, "dtype": dtype.value, "K": K, "b": "covered" if covered else "full",
+    return {"semiring": sr.name, "dtype": dtype.value, "K": K, "b": "full" if read is None else "covered",
             "full_c_min_s": best["full-c"], "new_min_s": best["new"],
             "full_c_median_s": statistics.median(times["full-c"]), "new_median_s": statistics.median(times["new"]),
             "ratio": best["full-c"] / best["new"], "pick": pick, "pick_over_other": best[pick] / best[other]}
@@ -105,6 +104,14 @@ def main(argv=None) -> int:
         for gname, A in _graphs(args.graphs.split(",")).items():
             A = A.copy()
             A.data = rng.random(A.nnz) + 0.5       # (values, so no multiply sees an iso matrix)
+            # the graph in each dtype, with its empty rows; the columns A reads (None: all of them,
+            # so a covered B would be full)
+            graphs = {}
+            for dtype in (DType.float64, DType.float32, DType.int64, DType.bool):
+                a = gb.io.from_scipy_sparse((A > A.data.mean()) if dtype is DType.bool else A.astype(dtype.np))
+                graphs[dtype] = (a, gbops.empty_rows(a))
+            read = np.diff(A.tocsc().indptr) > 0
+            read = None if read.all() else read
             for t in map(int, args.threads.split(",")):
                 gb.ss.config["nthreads"] = t
                 print(f"{gname}, {t} thread(s)")
@@ -116,9 +123,9 @@ def main(argv=None) -> int:
                         if sr.monoid.identity(dtype) is None:
                             continue   # (no identity: only `new` applies)
                         for K, covered in shapes:
-                            c = cell(A, sr, dtype, K, covered, args.rounds, rng)
-                            if c is None:
-                                continue
+                            if covered and read is None:
+                                continue   # every column of A is read: nothing to leave missing
+                            c = cell(*graphs[dtype], sr, dtype, K, read if covered else None, args.rounds, rng)
                             c.update(graph=gname, threads=t)
                             cells.append(c)
                             flag = "  <- the other route was faster" if c["pick_over_other"] > 1.10 else ""

@@ -63,6 +63,16 @@ def test_every_reduction_fill_is_its_identity():
     assert used == {n for n, r in REDUCTIONS.items() if r.func is None}   # user monoids bring their own
 
 
+@pytest.mark.parametrize("name", ["min", "max"])
+def test_a_missing_float_entry_leaves_a_nan_one_process_has_as_nan(name):
+    """An entry present only as NaN on one process (all its terms NaN: GraphBLAS's product keeps
+    it NaN) and missing on the others stays NaN when combined; a number still wins over the fill."""
+    red = MONOIDS[name].reduction(DType.float64)
+    fill = red.fill(DType.float64)
+    assert np.isnan(red.ufunc.reduce(np.array([np.nan, fill, fill])))
+    assert red.ufunc.reduce(np.array([fill, 2.5, fill])) == 2.5
+
+
 def _random(rng, shape, density=0.6):
     return oracle.mat(rng.integers(-3, 4, shape).astype(np.int64), rng.random(shape) < density)
 

@@ -55,14 +55,14 @@ IN_PLACE: dict[tuple[str, str], dict[DType, int]] = {
 }
 
 
-def in_place_pays(sr: Semiring, compute: DType, k: int = 0, b_full: bool = True) -> bool:
+def in_place_pays(sr: Semiring, compute: DType, k: int = 0, covered: bool = False) -> bool:
     """Whether accumulating into a full output beats GraphBLAS's own product for this semiring,
-    compute dtype and K (0: not known, taken as wide); a user's semiring accumulates by its
-    compiled kernel (exec/udfmxm.py) whatever the K."""
+    compute dtype and K (0: not known, taken as wide); ``covered``: b proved full wherever a reads
+    it, any K. A user's semiring accumulates by its compiled kernel (exec/udfmxm.py) whatever the K."""
     if udfmxm.applies(sr):
         return True
     least = IN_PLACE.get((sr.monoid.name, sr.mult.name), {}).get(compute)
-    return least is not None and (not b_full or k == 0 or k >= least)
+    return least is not None and (covered or k == 0 or k >= least)
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def _full_c(c: Case) -> bool:
     # (proved full wherever a reads it: that case's measurement, even when b happens to be full,
     # as p2p1d's stack of PageRank's r / outdeg is: there the new route took PageRank at P = 2
     # from 1.52-1.72 to 1.75-2.20 ms per iteration)
-    return _fillable(c) and in_place_pays(c.sr, c.dtype, c.k, c.b_full and not c.b_covered)
+    return _fillable(c) and in_place_pays(c.sr, c.dtype, c.k, covered=c.b_covered)
 
 
 ROUTES = (
@@ -122,19 +122,12 @@ def choose(sr: Semiring, compute: DType, *, a_full: bool, b_full: bool, masked: 
 
 
 def expected(sr: Semiring, compute: DType, a_dense: bool, b_dense: bool, masked: bool,
-             k: int = 0) -> tuple[Route, Route | None]:
+             k: int = 0) -> tuple[Route, Route | None, Route | None]:
     """What explain shows from the types alone: the route when the dense operands are full at run
-    time, and the one taken if they are not (None when it is the same); ``k``: b's columns when
-    the types fix them, else 0."""
+    time, the one taken if they are not, and the one taken when b's missing entries are only
+    where a reads none (planning proves it: PageRank's r / outdeg); None where it is one already
+    named. ``k``: b's columns when the types fix them, else 0."""
     full = choose(sr, compute, a_full=a_dense, b_full=b_dense, masked=masked, k=k)
     gaps = choose(sr, compute, a_full=False, b_full=False, masked=masked)
-    return full, (gaps if gaps is not full else None)
-
-
-def when_covered(sr: Semiring, compute: DType, b_dense: bool, masked: bool, k: int = 0) -> Route | None:
-    """The route when b has missing entries only where a reads none (planning proves it at run
-    time: PageRank's r / outdeg), if it differs from both routes ``expected`` gives."""
-    if not b_dense:
-        return None
-    covered = choose(sr, compute, a_full=False, b_full=False, b_covered=True, masked=masked, k=k)
-    return covered if covered not in expected(sr, compute, False, True, masked, k) else None
+    covered = choose(sr, compute, a_full=False, b_full=False, b_covered=True, masked=masked, k=k) if b_dense else None
+    return full, (gaps if gaps is not full else None), (covered if covered not in (full, gaps) else None)

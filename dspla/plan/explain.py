@@ -190,9 +190,8 @@ def local_routes(program) -> list[dict]:
             sr = n.attr("semiring")
             compute = sr.dtypes(a.dtype, b.dtype)[0]
             k = b.ncols if isinstance(b.ncols, int) else 0   # (a symbolic K: taken as wide)
-            masked = bool(n.attr("mask"))
-            full, gaps = routes.expected(sr, compute, a.kind is Kind.dense, b.kind is Kind.dense, masked, k)
-            covered = routes.when_covered(sr, compute, b.kind is Kind.dense, masked, k)
+            full, gaps, covered = routes.expected(sr, compute, a.kind is Kind.dense, b.kind is Kind.dense,
+                                                  bool(n.attr("mask")), k)
             out.append({"product": f"{names[id(n)]} = {names[id(n.args[0])]} {sr.name} {names[id(n.args[1])]}",
                         "at": str(n.span) if n.span else None, "in_loop": where is not None,
                         "route": full.name, "says": full.says, "else": gaps.name if gaps else None,

@@ -62,15 +62,15 @@ def world() -> MPIComm | None:
     global _WORLD, _OUTSIDE
     if _WORLD is None and not _OUTSIDE:
         _OUTSIDE = not in_mpi_job()
-    if _WORLD is None and not _OUTSIDE:
-        keep_freed_memory()
-        _WORLD = MPIComm()
-        configure_threads(_WORLD.size)
-        freeze_startup()
-        if _WORLD.size > 1:
-            _install_abort_hook(_WORLD)
-            _install_exit_notice(_WORLD)
-        _check_launch(_WORLD)
+        if not _OUTSIDE:
+            keep_freed_memory()
+            _WORLD = MPIComm()
+            configure_threads(_WORLD.size)
+            freeze_startup()
+            if _WORLD.size > 1:
+                _install_abort_hook(_WORLD)
+                _install_exit_notice(_WORLD)
+            _check_launch(_WORLD)
     return _WORLD
 
 
