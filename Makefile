@@ -32,8 +32,11 @@ test: check
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not mpi"
 
+# The benchmarks behind the issues' bars, one after another (tens of minutes; each prints its
+# bars). One of them: `make bench BENCH=local ARGS="--rounds 5"`; every name: `dspla bench list`.
+BENCH ?= runtime local algorithms planner
 bench: install
-	$(BIN)/dspla bench all
+	for b in $(BENCH); do $(BIN)/dspla bench $$b $(ARGS) || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -48,3 +48,17 @@ def test_cluster_md_quotes_the_partition_file_refusal(tmp_path, capsys):
     assert f"({refusal})" in doc.replace("`", "")
     # the CLI never plans a partition file with shards on rank 0, as the doc once said it did
     assert "a `--partition-file` given with sharded inputs" not in doc
+
+
+
+def test_make_bench_names_benchmarks_that_exist(capsys):
+    """`make bench` once called `dspla bench all`, which is no benchmark: every name in its BENCH
+    default must be one `dspla bench list` prints."""
+    text = (ROOT / "Makefile").read_text()
+    default = re.search(r"^BENCH \?= (.+)$", text, re.M)
+    assert default, "Makefile has no BENCH ?= line"
+    assert main(["bench", "list"]) == 0
+    listed = capsys.readouterr().out.split()
+    names = default.group(1).split()
+    assert names and set(names) <= set(listed), (names, listed)
+    assert "dspla bench $$b" in text
