@@ -82,9 +82,9 @@ def test_plain_calls_collect_the_oldest_generation_only_now_and_then(monkeypatch
 
 
 def test_a_result_let_go_is_freed_at_once():
-    # large enough (> 2**20 entries) that the function keeps one output to write into again: the
-    # second call cannot take the first's (still held here), so it keeps its own and the first
-    # result is the caller's alone
+    # the function keeps its last two outputs to write into again (exec/recycle.py); with every
+    # result held across the calls, the third call makes its own and lets go of the first, which
+    # is then the caller's alone
     n, k = 300_000, 4
     rng = np.random.default_rng(0)
     A = sp.csr_array((rng.random(n), (rng.integers(0, n, n), rng.integers(0, n, n))), shape=(n, n))
@@ -96,9 +96,11 @@ def test_a_result_let_go_is_freed_at_once():
     gc.disable()
     try:
         second = f(A=A, X=X)
-        assert second["C"].gb is not freed()
+        third = f(A=A, X=X)
+        assert freed() is not second["C"].gb and freed() is not third["C"].gb
         del first
         assert freed() is None
+        np.testing.assert_allclose(third["C"].to_numpy(fill=0.0), A @ X)
         np.testing.assert_allclose(second["C"].to_numpy(fill=0.0), A @ X)
     finally:
         gc.enable()

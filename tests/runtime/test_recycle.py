@@ -104,26 +104,48 @@ def test_a_matrix_someone_else_holds_is_not_free():
     assert pool.take("k") is not None
 
 
-def test_a_small_output_keeps_a_second_buffer_and_a_large_one_does_not():
+def test_a_second_buffer_is_kept_only_after_the_latest_was_found_in_use():
     pool = recycle.Pool()
-    a, b = gb.Matrix(float, 5, 1), gb.Matrix(float, 5, 1)
-    pool.keep("k", a)
-    pool.keep("k", b)               # b the latest, a the one before
-    del a
-    got = pool.take("k")            # b is held by the test, a is free
-    assert got is not None and got is not b
-    assert pool.take("k") is None   # b still held: kept as a candidate
-    del b
-    assert pool.take("k") is not None
-    big = recycle.SECOND + 1
-    x, y = gb.Matrix(float, big, 1), gb.Matrix(float, big, 1)
-    pool.keep("big", x)
-    pool.keep("big", y)
-    del x                           # not kept twice: x is gone, y is held
-    assert pool.take("big") is None
-    pool.keep("big", y)
-    del y
-    assert pool.take("big") is not None
+    for shape in ((5, 1), (1 << 20, 2)):   # a vector and an n x K output alike
+        key = shape
+        a = gb.Matrix(float, *shape)
+        pool.keep(key, a)
+        del a
+        for _ in range(3):                 # dropped before each call: one buffer, reused
+            got = pool.take(key)
+            assert got is not None
+            pool.keep(key, got)
+            del got
+            assert len(pool._held[key]) == 1
+        b = pool.take(key)                 # the caller holds b across the next call
+        pool.keep(key, b)
+        assert pool.take(key) is None      # b in use: kept as the candidate
+        c = gb.Matrix(float, *shape)
+        pool.keep(key, c)                  # now two: c the latest, b the one before
+        del b                              # `out = f(...)`: the old result goes at the assignment
+        got = pool.take(key)               # c held, b free
+        assert got is not None and got is not c
+        pool.keep(key, got)
+        assert len(pool._held[key]) == 2
+        del got, c
+
+
+def test_out_equals_f_in_a_loop_alternates_two_outputs_and_never_overwrites_the_held_one():
+    """``out = f(...)``: the caller holds the last result while the next call runs; the two
+    outputs alternate (no new one per call) and the held one keeps its values."""
+    rng = np.random.default_rng(2)
+    n, k = 140_000, 8   # n x K over 2^20 entries (once the limit for a second buffer)
+    a = sp.random_array((n, n), density=3 / n, random_state=rng, format="csr")
+    xs = [rng.random((n, k)) for _ in range(3)]
+    f = _function()
+    out = f(A=a, X=xs[0])
+    for it in range(1, 7):
+        prev, x_prev = out, xs[(it - 1) % 3]
+        out = f(A=a, X=xs[it % 3])
+        _check(out["C"], a, xs[it % 3])
+        _check(prev["C"], a, x_prev)     # not written into while held
+        del prev
+    assert f.session().runtime.pool.hits >= 4
 
 
 def test_a_carried_vector_alternates_two_buffers_and_stays_correct():
