@@ -12,7 +12,8 @@ over this communicator: every rank passes its own piece). One call:
      the same inputs plans nothing); a distributed input on its way to another layout is moved
      by an explicit instruction of the plan;
   3. rank 0 sends each rank its pieces of the host inputs that changed;
-  4. every rank runs its program ``repeat`` times;
+  4. every rank runs its program ``repeat`` times (each repeat with every input counted changed:
+     the iterations of a benchmark move what a new X would);
   5. every rank returns its pieces as distributed ``Array``s: nothing is gathered unless asked
      (``to_numpy()`` and friends are collectives). The stats of the last iteration go to rank 0.
 
@@ -400,7 +401,10 @@ class DistSession:
                 comm.barrier()
             t0 = time.perf_counter()
             older = older_collections()
-            out = rt.run(held, unchanged if n == 0 else frozenset(held))   # (repeats: nothing changes between)
+            # a repeat is a benchmark's iteration: it counts the inputs as changed and packs and
+            # sends them as a new X would be (counted unchanged, on one node p2p1d moved nothing,
+            # and `dspla bench runtime` timed the local product alone from b8ce3b5 to 50349b6)
+            out = rt.run(held, unchanged if n == 0 else frozenset())
             if self._runs >= 1:
                 collect_run_garbage(older)   # this run's dead matrices (runtime/process.py)
             self._runs += 1
