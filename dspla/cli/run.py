@@ -62,9 +62,9 @@ def register(sub, common):
     g.add_argument("--rank0-planning", action="store_true", help="rank 0 plans every rank's program and sends "
                    "them (the way before SPMD planning; for comparison)")
     g.add_argument("--stats", help="write what moved (words, messages, times per rank and product) as JSON")
-    g.add_argument("--repeat", type=int, help="run N times after one planning (benchmarks: each repeat moves the inputs as new ones "
-                   "would be; also the run length "
-                   "--partition auto plans for, else it assumes 100)")
+    g.add_argument("--repeat", type=int, help="run N times after one planning (benchmarks: each repeat moves "
+                   "the inputs as new ones would be; also the run length --partition auto plans for, else it "
+                   "assumes 100)")
     p.add_argument("--allow-nonfinite", action="store_true",
                    help="accept NaN and infinite values in data files (with a warning) instead of refusing them")
     p.set_defaults(func=run)

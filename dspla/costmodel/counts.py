@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Callable
 
 from ..exec import routes
-from ..exec.gbops import occupied
+from ..exec.gbops import full_c_route, occupied
 from ..ir.types import DType
 from ..plan import ir
 from ..plan.ir import INSTRUCTIONS, Where
@@ -115,11 +115,17 @@ def _stack_mxm(i, v, c, t):
     # one product after every receive completed (nothing overlaps it); stacking copies the rows
     c["remote_nnzk"] += v.nnz(i.a) * v.K
     c["remote_out"] += v.rows(i.a) * v.K
-    stacked = v.consts[i.a].shape[1] if i.a in v.consts else 0
-    if i.shared:   # the peers' rows land in place: own's alone are copied
-        stacked -= sum(r.nrows for r in map(v.recvs.get, i.recvs) if r is not None)
-    c["pack_words"] += stacked * v.K
     c["calls"] += 1
+    stacked = v.consts[i.a].shape[1] if i.a in v.consts else 0
+    if not i.shared:
+        c["pack_words"] += stacked * v.K
+    elif i.mask is None and full_c_route(i.semiring, v.compute, v.K):
+        # new rows, as a run is priced: own's block reads them in place and the peers' block the
+        # rows they wrote, two passes over one full C, nothing copied (runtime/interp/messages.py)
+        c["remote_out"] += v.rows(i.a) * v.K
+        c["calls"] += 1
+    else:   # the peers' rows land in place: own's alone are copied
+        c["pack_words"] += (stacked - sum(r.nrows for r in map(v.recvs.get, i.recvs) if r is not None)) * v.K
 
 
 @count_rule(ir.SampledMxM)

@@ -286,6 +286,30 @@ def _full_c(a, b, sr, compute, a_empty_rows, mask, into):
     return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows, spare)
 
 
+def full_c_route(sr: Semiring, compute: DType, k: int):
+    """The route a product with a full b of k columns takes when it starts its output full
+    (full-c, udf-full), else None."""
+    route = routes.choose(sr, compute, a_full=False, b_full=True, k=k)
+    return route if route.name in ("full-c", "udf-full") else None
+
+
+def mxm_blocks(pairs, sr: Semiring, compute: DType, a_empty_rows, into=None, taken: dict | None = None):
+    """Σ a_k ⊕.⊗ b_k over column blocks a_k of one matrix a and the matching row blocks b_k (full)
+    of b, into one output the way full_c_route's route makes it: C starts full at the identity,
+    each product accumulates into it in place, and a's empty rows (``a_empty_rows``) are made
+    missing at the end. Only where full_c_route gives a route."""
+    route = full_c_route(sr, compute, pairs[0][1].shape[1])
+    assert route is not None, "mxm_blocks: a product that does not start its output full"
+    if taken is not None:
+        taken[route.name] += 1
+    spare = take_bitmap(into)
+    C = identity_full(pairs[0][0].shape[0], pairs[0][1].shape[1], sr.monoid, compute, into=into)
+    for a, b in pairs:
+        if not (udfmxm.applies(sr) and accumulate_full(C, a, b, sr)):
+            C(accum=binary(sr.monoid.op, compute)) << a.mxm(b, semiring(sr, compute))
+    return drop_rows(C, a_empty_rows, spare)
+
+
 def _new(a, b, sr, compute, a_empty_rows, mask, into):
     return a.mxm(lookup_operand(a, b), semiring(sr, compute)).new()
 

@@ -239,6 +239,35 @@ def test_an_unchanged_input_is_not_packed_again(P, on, monkeypatch):
             assert (sent > 0) == (on == "1")
 
 
+@pytest.mark.parametrize("P", [2, 3])
+@pytest.mark.parametrize("semiring", ["plus_times", "min_plus"])
+def test_new_rows_are_read_where_they_lie_in_two_blocks(P, semiring, monkeypatch):
+    """On the stacked path a new X (every call here) is not copied into the area: own's block of
+    A reads X's own rows in place and the peers' block the rows they wrote (gbops.mxm_blocks), where
+    the full-C route applies (plus_times; min_plus copies and makes one product); then the same X
+    again (one product over the area, own's rows copied once) and a new one. Each against numpy."""
+    from dspla.exec import gbops
+    monkeypatch.setenv("DSPLA_SHM", "1")
+    blocks = []
+    real = gbops.mxm_blocks
+    monkeypatch.setattr(gbops, "mxm_blocks", lambda *a, **k: blocks.append(1) or real(*a, **k))
+    A = matrix(7 + P)
+    rng = np.random.default_rng(P)
+    xs = [rng.integers(-4, 9, (N, 8)).astype(float) for _ in range(3)]
+    calls = [xs[0], xs[1], xs[1], xs[1], xs[2]]
+    f = dp.function({"y": dp.mxm(dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k")), semiring)})
+
+    def body(comm):
+        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=P))
+        return [s.run({"A": A, "X": x} if comm.rank == 0 else None)["y"].to_numpy(fill=np.nan) for x in calls]
+
+    for per_rank in run_simulated(P, body, timeout=120):
+        for y, x in zip(per_rank, calls):
+            check(y, *oracle(A.toarray(), x, np.ones((N, 8), bool), semiring))
+    # new X on calls 1, 2 and 5 on every rank that receives rows; none for min_plus
+    assert len(blocks) == (3 * P if semiring == "plus_times" else 0)
+
+
 @pytest.mark.parametrize("on", ["1", "0"], ids=["shm", "messages"])
 def test_repeats_move_the_inputs_as_new_ones_would_be(on, monkeypatch):
     """``run(..., repeat=3)`` is a benchmark's three iterations: every repeat packs and sends X's

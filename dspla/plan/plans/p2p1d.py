@@ -214,7 +214,9 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
     # ranks on one node (the session says so, with the bytes a rank may share): the senders write
     # their rows into the receiver's memory right after its own (runtime/interp/shm.py), so one
     # product reads them all where they lie, where two would each pass over the output (the
-    # second, accumulating the arrived rows, cost soc-Slashdot0902 / random K = 256 ~20 % more).
+    # second, accumulating the arrived rows, cost soc-Slashdot0902 / random K = 256 ~20 % more
+    # with own's rows already in the area; when they are new, the runtime makes the two blocks
+    # over the area instead of copying them there: messages._stack_in_place).
     # Rows of a cache line or more: narrower ones, just written by another core, cost the
     # product's scattered reads more than one streaming copy (PageRank's column on Slashdot at
     # P = 2: 0.15-0.25 ms more per product read in place), so they are stacked by copies

@@ -184,13 +184,14 @@ def _keyed(pairs) -> dict:
 
 class Stack:
     """A StackMxM's area in this rank's segment: ``whole`` (own's rows then every receive's, as
-    one (rows, k) array) and ``own``, its first rows."""
+    one (rows, k) array), ``own``, its first rows, and ``far``, the peers' after them."""
 
-    __slots__ = ("whole", "own")
+    __slots__ = ("whole", "own", "far")
 
     def __init__(self, area: np.ndarray, own_rows: int, total: int, k: int, dtype: DType):
         self.whole = area[:total * k * dtype.np.itemsize].view(dtype.np).reshape(total, k)
         self.own = self.whole[:own_rows]
+        self.far = self.whole[own_rows:]
 
 
 class Channels:
