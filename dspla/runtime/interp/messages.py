@@ -294,7 +294,9 @@ def _stack_in_place(rt: Runtime, i: StackMxM, area: shm.Stack, posted: list, t0:
 def _halves(rt: Runtime, i: StackMxM, own, area: shm.Stack):
     """A's columns cut at own's rows (own's block, the peers' block) and the empty matrix the
     peers' rows are lent through, made once; None when the product would not take the full-C
-    route (gbops.mxm_blocks), where one product over the stacked rows is made instead."""
+    route (gbops.mxm_blocks), where one product over the stacked rows is made instead. The cut
+    is a second copy of the rank's block of A (Slashdot, P = 2, K = 64: peak RSS per rank 462 /
+    267 MB with it, 462 / 268 without)."""
     key = (id(i), "halves")
     got = rt.stacks.get(key)
     if got is None:
