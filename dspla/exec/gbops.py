@@ -277,13 +277,18 @@ def _blas(a, b, sr, compute, a_empty_rows, mask, into):
 
 
 def _full_c(a, b, sr, compute, a_empty_rows, mask, into):
+    return _accumulated([(a, b)], sr, compute, empty_rows(a) if a_empty_rows is None else a_empty_rows, into)
+
+
+def _accumulated(pairs, sr, compute, a_empty_rows, into):
     # identity ⊕ x = x: starting C full at the identity changes nothing but speed; A's empty rows
     # are then made missing again
     spare = take_bitmap(into)
-    C = identity_full(a.shape[0], b.shape[1], sr.monoid, compute, into=into)
-    if not (udfmxm.applies(sr) and accumulate_full(C, a, b, sr)):
-        C(accum=binary(sr.monoid.op, compute)) << a.mxm(b, semiring(sr, compute))
-    return drop_rows(C, empty_rows(a) if a_empty_rows is None else a_empty_rows, spare)
+    C = identity_full(pairs[0][0].shape[0], pairs[0][1].shape[1], sr.monoid, compute, into=into)
+    for a, b in pairs:
+        if not (udfmxm.applies(sr) and accumulate_full(C, a, b, sr)):
+            C(accum=binary(sr.monoid.op, compute)) << a.mxm(b, semiring(sr, compute))
+    return drop_rows(C, a_empty_rows, spare)
 
 
 def full_c_route(sr: Semiring, compute: DType, k: int):
@@ -293,21 +298,13 @@ def full_c_route(sr: Semiring, compute: DType, k: int):
     return route if route.name in ("full-c", "udf-full") else None
 
 
-def mxm_blocks(pairs, sr: Semiring, compute: DType, a_empty_rows, into=None, taken: dict | None = None):
+def mxm_blocks(pairs, route, sr: Semiring, compute: DType, a_empty_rows, into=None, taken: dict | None = None):
     """Σ a_k ⊕.⊗ b_k over column blocks a_k of one matrix a and the matching row blocks b_k (full)
-    of b, into one output the way full_c_route's route makes it: C starts full at the identity,
-    each product accumulates into it in place, and a's empty rows (``a_empty_rows``) are made
-    missing at the end. Only where full_c_route gives a route."""
-    route = full_c_route(sr, compute, pairs[0][1].shape[1])
-    assert route is not None, "mxm_blocks: a product that does not start its output full"
+    of b, into one output as ``route`` (full_c_route's) makes one product: C starts full at the
+    identity, each product accumulates into it in place, a's empty rows made missing at the end."""
     if taken is not None:
         taken[route.name] += 1
-    spare = take_bitmap(into)
-    C = identity_full(pairs[0][0].shape[0], pairs[0][1].shape[1], sr.monoid, compute, into=into)
-    for a, b in pairs:
-        if not (udfmxm.applies(sr) and accumulate_full(C, a, b, sr)):
-            C(accum=binary(sr.monoid.op, compute)) << a.mxm(b, semiring(sr, compute))
-    return drop_rows(C, a_empty_rows, spare)
+    return _accumulated(pairs, sr, compute, a_empty_rows, into)
 
 
 def _new(a, b, sr, compute, a_empty_rows, mask, into):

@@ -40,8 +40,7 @@ class Runtime:
         self.pool = recycle.Pool()   # outputs of earlier runs and iterations, reused once free
         self.steps = prepared.Steps()   # local steps resolved to their C call once (exec/prepared.py)
         self.bitmaps: dict = {}      # slot -> a presence bitmap its Fill took back (gbops.take_bitmap)
-        self.stacks: dict = {}       # StackMxM -> its last stacked operand, written into again; and on the
-        # shared area (messages._stack_in_place) (id, 'halves'): A cut at own's rows, (id, 'placed'): own's there
+        self.stacks: dict = {}       # StackMxM -> its last stacked operand, written into again
         self.lookups: dict = {}      # PackSparse -> its rows' positions (buffers.row_lookup), made once
         self.small: dict = {}        # SmallAllreduce of scalars -> (item.Packed, fills, ufuncs)
         self.sendbufs: dict = {}     # Pack -> its last buffer (written into again once its send is done)

@@ -262,21 +262,21 @@ def _stack_in_place(rt: Runtime, i: StackMxM, area: shm.Stack, posted: list, t0:
     # unchanged: one product over the area, own's rows copied there once (if the last call read
     # them in place) and not again; new rows: the two blocks, nothing copied
     unchanged = rt.unchanged_since(i, i.own)
-    placed = unchanged and rt.stacks.get((id(i), "placed"), False)
-    halves = None if unchanged or i.mask is not None else _halves(rt, i, own, area)
-    if halves is None and not placed:
+    blocks = None if unchanged or i.mask is not None else _blocks(rt, i, own, area)
+    if blocks is None and not (unchanged and area.placed):
         local.values_into(own, area.own)
-    rt.stacks[(id(i), "placed")] = halves is None
+    area.placed = blocks is None
     for r in i.recvs:
         rt.slots[r] = None
     rt.timed("pack_s", t0)
     t0 = time.perf_counter()
-    if halves is not None:
-        a_own, a_far, F = halves
+    if blocks is not None:
+        a_own, a_far, F, route = blocks
         with lend.foreign_full(area.far, F):
-            (ao, bo, _, compute, out), (af, bf, *_) = _multiply(a_own, own, i.semiring), _multiply(a_far, F, i.semiring)
-            C = gbops.mxm_blocks([(ao, bo), (af, bf)], i.semiring, compute, i.a_empty_rows, into=rt.reusable(i),
-                                 taken=rt.routes)
+            ao, bo, _, compute, out = _multiply(a_own, own, i.semiring)
+            af, bf, *_ = _multiply(a_far, F, i.semiring)
+            C = gbops.mxm_blocks([(ao, bo), (af, bf)], route, i.semiring, compute, i.a_empty_rows,
+                                 into=rt.reusable(i), taken=rt.routes)
         rt.pool.keep(id(i), C)
         rt.slots[i.out] = gbops.cast(C, out)
     else:
@@ -291,22 +291,19 @@ def _stack_in_place(rt: Runtime, i: StackMxM, area: shm.Stack, posted: list, t0:
     rt.timed("compute_s", t0)
 
 
-def _halves(rt: Runtime, i: StackMxM, own, area: shm.Stack):
-    """A's columns cut at own's rows (own's block, the peers' block) and the empty matrix the
-    peers' rows are lent through, made once; None when the product would not take the full-C
-    route (gbops.mxm_blocks), where one product over the stacked rows is made instead. The cut
-    is a second copy of the rank's block of A (Slashdot, P = 2, K = 64: peak RSS per rank 462 /
-    267 MB with it, 462 / 268 without)."""
-    key = (id(i), "halves")
-    got = rt.stacks.get(key)
-    if got is None:
+def _blocks(rt: Runtime, i: StackMxM, own, area: shm.Stack):
+    """A's columns cut at own's rows (own's block, the peers' block), the empty matrix the peers'
+    rows are lent through and the route, made once and kept on the area; None when the product
+    would not take the full-C route, where one product over the stacked rows is made instead.
+    The cut is a second copy of the rank's block of A (Slashdot, P = 2, K = 64: peak RSS per rank
+    462 / 267 MB with it, 462 / 268 without)."""
+    if area.blocks is None:
         a = rt.slots[i.a]
-        compute = i.semiring.dtypes(_dt(a), _dt(own))[0]
+        route = gbops.full_c_route(i.semiring, i.semiring.dtypes(_dt(a), _dt(own))[0], own.shape[1])
         n = area.own.shape[0]
-        got = (a[:, :n].new(), a[:, n:].new(), gb.Matrix(_dt(own).gb, *area.far.shape)) \
-            if gbops.full_c_route(i.semiring, compute, own.shape[1]) else False
-        rt.stacks[key] = got
-    return got or None
+        area.blocks = (a[:, :n].new(), a[:, n:].new(), gb.Matrix(_dt(own).gb, *area.far.shape), route) \
+            if route else False
+    return area.blocks or None
 
 
 @handler(SampledMxM)

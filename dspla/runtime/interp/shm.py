@@ -184,14 +184,18 @@ def _keyed(pairs) -> dict:
 
 class Stack:
     """A StackMxM's area in this rank's segment: ``whole`` (own's rows then every receive's, as
-    one (rows, k) array), ``own``, its first rows, and ``far``, the peers' after them."""
+    one (rows, k) array), ``own``, its first rows, and ``far``, the peers' after them. The runtime
+    keeps there whether own's rows were last copied in (``placed``) and, once made, the product's
+    two blocks (``blocks``: messages._stack_in_place; False where they do not apply)."""
 
-    __slots__ = ("whole", "own", "far")
+    __slots__ = ("whole", "own", "far", "placed", "blocks")
 
     def __init__(self, area: np.ndarray, own_rows: int, total: int, k: int, dtype: DType):
         self.whole = area[:total * k * dtype.np.itemsize].view(dtype.np).reshape(total, k)
         self.own = self.whole[:own_rows]
         self.far = self.whole[own_rows:]
+        self.placed = False
+        self.blocks = None
 
 
 class Channels:
