@@ -38,7 +38,7 @@ class Compilation:
     P: int | None = None
     options: Options | None = None
     static: object = None           # plan.static.Static
-    dims: dict | None = None        # dim symbol -> plan.layout.DimPart
+    dims: dict | None = None        # dim symbol -> instr.layout.DimPart
     partition_info: dict | None = None
     given: dict | None = None       # input name -> the distribution of a value passed already distributed
     facts: dict | None = None       # id(node) -> plan.facts.Facts

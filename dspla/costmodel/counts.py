@@ -12,11 +12,11 @@ import math
 from collections import defaultdict
 from typing import Callable
 
+from .. import instr as ir
 from ..exec import routes
 from ..exec.gbops import full_c_route, occupied
+from ..instr import INSTRUCTIONS, Where
 from ..ir.types import DType
-from ..plan import ir
-from ..plan.ir import INSTRUCTIONS, Where
 
 CATEGORIES = ("local_nnzk", "remote_nnzk", "local_out", "remote_out", "async_nnzk", "async_out", "calls", "instrs",
               "fill_words", "pack_words", "p2p_msgs", "p2p_words", "coll_steps", "coll_words", "get_msgs",

@@ -27,7 +27,7 @@ from .gbops import dtype_of
 
 
 class Owners(Protocol):
-    """What a ``Dist`` reads of the owners of a partitioned dim (``dspla.plan.layout.DimPart``;
+    """What a ``Dist`` reads of the owners of a partitioned dim (``dspla.instr.layout.DimPart``;
     named structurally here: values sit below planning)."""
 
     parts: NDArray[np.int64]            # the owner of each index

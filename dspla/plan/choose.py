@@ -9,10 +9,10 @@ import gc
 
 from ..costmodel import RankView, count_rank, load, predict
 from ..errors import PlanError
+from ..instr import Choice, Loop, RankProgram
+from ..instr.layout import canonical
 from ..ir import Op
 from .distplan import DistPlan
-from .ir import Choice, Loop, RankProgram
-from .layout import canonical
 from .options import memory_cap
 
 
@@ -24,12 +24,11 @@ def count(ctx, r: int) -> dict:
 def cost(ctx, counts: list | None = None) -> tuple[list, dict]:
     """(per-rank counts, the candidate record explain shows) of a lowered candidate. ``counts``:
     every rank's, when each rank counted its own (SPMD planning)."""
-    spmd = counts is not None
     counts = counts or [count(ctx, r) for r in range(ctx.P)]
     cand = predict(ctx.name, counts, ctx.opt.coefficients or load(ctx.P))
-    if spmd and "words" not in ctx.info.predicted:   # (SPMD: a rank knows its own messages; the totals are these)
-        ctx.info.predicted["words"] = int(sum(c.get("words_sent", 0) for c in counts))
-        ctx.info.predicted["messages"] = int(sum(c.get("messages_sent", 0) for c in counts))
+    # the words and messages of all ranks together: the instructions' own traffic (the one account)
+    ctx.info.predicted["words"] = int(sum(c.get("words_sent", 0) for c in counts))
+    ctx.info.predicted["messages"] = int(sum(c.get("messages_sent", 0) for c in counts))
     cand.update({k: v for k, v in ctx.info.predicted.items() if k not in cand})
     cand["notes"] = list(ctx.info.notes)
     return counts, cand

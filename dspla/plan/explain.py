@@ -15,10 +15,10 @@ import scipy.sparse as sp
 from ..costmodel import load
 from ..errors import InputError
 from ..exec import routes
+from ..instr import Where
 from ..io.limits import check_memory
 from ..ir.node import Op
 from ..ir.types import Kind
-from .ir import Where
 from .options import Options
 from .partition_choice import describe
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import ir
+from .. import instr as ir
 
 SMALL = 256   # entries of one collective up to which values and presence travel together, gathered
 

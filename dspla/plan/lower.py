@@ -14,10 +14,7 @@ import numpy as np
 
 from ..algebra import BINARY, MONOIDS, UNARY
 from ..exec import gbops
-from ..ir import Node, Op, Program
-from ..ir.types import Kind
-from .facts import Facts, prove
-from .ir import (
+from ..instr import (
     AllgatherRows,
     AllgatherSparse,
     Allreduce,
@@ -30,7 +27,10 @@ from .ir import (
     TransposeRows,
     Unpermute,
 )
-from .layout import REP, Layout, canonical, piece
+from ..instr.layout import REP, Layout, canonical, piece
+from ..ir import Node, Op, Program
+from ..ir.types import Kind
+from .facts import Facts, prove
 from .options import Options
 from .product import full_where_read, lower_product
 from .sampled import applies as sampled_applies

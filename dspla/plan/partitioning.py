@@ -9,11 +9,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import PlanError
+from ..instr.layout import DimPart
 from ..ir import Node, Op
 from ..ir.types import Kind
 from ..partition import block_parts, partition
 from . import partition_choice
-from .layout import DimPart
 from .options import Options
 from .static import Static
 

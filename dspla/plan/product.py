@@ -18,13 +18,13 @@ from ..costmodel import load
 from ..errors import PlanError
 from ..exec import gbops, lend, routes
 from ..exec.buffers import csr_piece
+from ..instr import CastTo, Choice
+from ..instr.layout import Layout, canonical
 from ..ir import Node
 from ..ir.types import Kind
 from . import spmd
 from .distplan import ProductInfo
 from .facts import covers
-from .ir import CastTo, Choice
-from .layout import Layout, canonical
 from .plans import PLANS, get_plan, plan_names, spmd_names
 
 

@@ -21,11 +21,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..analysis import comm_plan
+from ..instr import Choice, Pack, Recv, SampledMxM, Send, WaitSends
+from ..instr.layout import Layout, canonical
 from ..ir import Node, Op
 from ..ir.types import Kind
 from .distplan import ProductInfo
-from .ir import Choice, Pack, Recv, SampledMxM, Send, WaitSends
-from .layout import Layout, canonical
 from .plans.p2p1d import own_sets
 from .product import ProductContext
 
@@ -83,8 +83,7 @@ def lower_sampled(pl, n: Node):
         ctx.emit_rank(pl.me, _rank_program(ctx, pl.me, S, recvs, sends, cols, sr, slots, index))
     else:
         plan = comm_plan(S, rows.parts, pl.P, b_parts=cols.parts)
-        ctx.info.predicted = {"volume_rows": plan.volume_total, "words": plan.volume_total * K,
-                              "messages": plan.npairs}
+        ctx.info.predicted = {"volume_rows": plan.volume_total}
         for r in range(pl.P):
             ctx.emit_rank(r, _rank_program(ctx, r, S[rows.owned[r]], plan.receives(r), plan.sends(r), cols, sr,
                                            slots, index))

@@ -30,10 +30,10 @@ import numpy as np
 
 from ..errors import PlanError
 from ..exec.gbops import occupied
+from ..instr import Loop, Recv, Send
+from ..instr.layout import canonical
 from ..ir import Node, Op
 from .facts import FACTS, Facts, full_rows, of_matrix
-from .ir import Loop, Recv, Send
-from .layout import canonical
 from .static import classify, is_static_leaf
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .. import instr as ir
 from ..errors import VerificationError
-from . import ir
 
 VALUE, POSTED, DEAD = "value", "posted", "dead"
 _POSTS = (ir.Recv, ir.Get, ir.IBcast, ir.ISmallAllreduce)

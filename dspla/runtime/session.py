@@ -42,11 +42,11 @@ from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError,
 from ..exec.acyclic import acyclic
 from ..exec.gbops import dtype_of
 from ..exec.values import Array, Dist, Meta
+from ..instr import Where
+from ..instr.layout import DimPart, canonical, piece
 from ..partition import METHODS
 from ..plan import spmd
 from ..plan.explain import as_text, loop_words, summed
-from ..plan.ir import Where
-from ..plan.layout import DimPart, canonical, piece
 from ..plan.options import Options
 from ..plan.plans import get_plan, spmd_names
 from ..plan.static import is_pattern_leaf, is_static_leaf

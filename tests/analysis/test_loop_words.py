@@ -107,7 +107,7 @@ def test_spmd_planning_adds_up_every_ranks_loop_words():
     import graphblas as gb
 
     from dspla.exec.values import Array, Dist
-    from dspla.plan.layout import DimPart
+    from dspla.instr.layout import DimPart
     P = 3
     A = _graph(seed=5)
     n = A.shape[0]

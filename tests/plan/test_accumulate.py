@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla.plan import ir
+from dspla import instr as ir
 from dspla.plan.options import Options
 
 INF = np.inf

@@ -14,7 +14,8 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla.plan import facts, ir
+from dspla import instr as ir
+from dspla.plan import facts
 from dspla.plan.options import Options
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession

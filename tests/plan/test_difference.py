@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dspla as dp
-from dspla.plan import ir
+from dspla import instr as ir
 from dspla.plan.options import Options
 
 from harness import run_dist

@@ -6,8 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
+from dspla import instr as ir
 from dspla.algebra import MONOIDS
-from dspla.plan import ir
 from dspla.plan.fuse import SMALL, fuse_list
 from dspla.plan.options import Options
 

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 import dspla as dp
 from dspla.exec import lend
 from dspla.exec.values import Array, Dist
-from dspla.plan.layout import DimPart
+from dspla.instr.layout import DimPart
 from dspla.plan.plans import plan_names
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession, Options

@@ -14,8 +14,8 @@ import dspla as dp
 import dspla.compile as compiler
 from dspla.exec.values import Array, Dist
 from dspla.frontend.parser import parse_file
+from dspla.instr.layout import DimPart
 from dspla.plan import facts, spmd
-from dspla.plan.layout import DimPart
 from dspla.plan.plans import spmd_names
 from dspla.plan.spmd import exchange
 from dspla.runtime.comm.sim import run_simulated

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 import dspla as dp
 from dspla.costmodel import Coefficients
-from dspla.plan.layout import DimPart
+from dspla.instr.layout import DimPart
 from dspla.plan.plans.twoface import Stripes, apply_memory_cap, classify, coalesce, stripes_of
 
 from harness import run_dist

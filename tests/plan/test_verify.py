@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
+from dspla import instr as ir
 from dspla.errors import VerificationError
-from dspla.plan import ir
 from dspla.plan.options import Options
 from dspla.plan.plans import plan_names
 from dspla.plan.verify import verify_plan

@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
+from dspla import instr as ir
 from dspla.analysis import comm_plan, comm_stats
-from dspla.plan import ir
 from dspla.plan.options import Options
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession

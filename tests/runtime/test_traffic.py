@@ -98,7 +98,7 @@ def test_loop_words_per_iteration_include_the_conditions_broadcast():
     """An iteration's words are what one more iteration adds to the run's total: its body and its
     condition check, including rank 0's broadcast of the answer when the ranks do not compute
     the condition alike (an Allreduce of floats in the condition: the loop is not 'agreed')."""
-    from dspla.plan.ir import Loop
+    from dspla.instr import Loop
 
     P, n = 3, 40
     rng = np.random.default_rng(3)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import scipy.sparse as sp
 
-from ..ir import AllgatherRows, Free, MxM
+from ...instr import AllgatherRows, Free, MxM
 from . import register_plan
 from .p2p1d import narrow_only
 
@@ -17,8 +17,6 @@ def _check(ctx):
 def lower(ctx):
     """Gather all of B on every rank (MPI_Allgatherv), then a local product."""
     cols, K = ctx.cols, ctx.K
-    ctx.info.predicted = {"words": int(K * sum(c * (ctx.P - 1) for c in cols.counts if c)),
-                          "messages": int(sum(ctx.P - 1 for c in cols.counts if c))}
 
     def local_block(r):
         # columns renumbered to the rank order in which the gathered rows arrive

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import (
+from ...instr import (
     AllgatherRows,
     Allreduce,
     Bcast,

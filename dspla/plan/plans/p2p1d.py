@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...analysis import comm_plan
-from ..ir import DropRows, Fill, MxM, Pack, PackSparse, Recv, RecvMxM, Send, StackMxM, WaitSends
+from ...instr import DropRows, Fill, MxM, Pack, PackSparse, Recv, RecvMxM, Send, StackMxM, WaitSends
 from ..spmd import exchange
 from . import register_plan
 
@@ -127,10 +127,7 @@ def add_remote_block(ctx, r: int, B: sp.csr_array, whole: bool, blocks: list, ro
 def lower(ctx):
     """1D row partition, p2p messages with hypergraph-derived send sets (seed 000)."""
     plan = comm_plan(ctx.A, ctx.rows.parts, ctx.P, b_parts=ctx.cols.parts)
-    per = chunk_rows(ctx)
-    ctx.info.predicted = {"volume_rows": plan.volume_total, "words": plan.volume_total * ctx.K,
-                          "messages": plan.npairs if per is None else
-                          int(sum(-(-lst.size // per) for r in range(ctx.P) for lst in plan.receives(r).values()))}
+    ctx.info.predicted = {"volume_rows": plan.volume_total}
     for r in range(ctx.P):
         rank_program(ctx, r, ctx.rows_of(r), plan.receives(r), plan.sends(r))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import AllgatherRows, DropRows, Fill, Free, MxM, SendRecvRows
+from ...instr import AllgatherRows, DropRows, Fill, Free, MxM, SendRecvRows
 from . import register_plan
 from .p2p1d import column_groups, narrow_only, replication, replication_check, split_by_owner
 
@@ -25,8 +25,6 @@ def lower(ctx):
     group = ctx.add_split([r // c for r in range(P)])
     dtype, presence = ctx.b_dtype.value, not ctx.b_full
     in_place = ctx.in_place
-    ctx.info.predicted = {"words": int(K * (sum((c - 1) * n for n in cols.counts) + (q - 1) * c * sb_rows.sum())),
-                          "messages": int(P * (c - 1) + P * (q - 1))}
     for r in ctx.ranks:   # (every rank, or under SPMD planning this one: it needs its own rows only)
         g = r // c
         A_r = ctx.rows_of(r)

@@ -9,7 +9,7 @@ into buffers and back) and wait (blocked in communication).
 """
 from __future__ import annotations
 
-from ...plan.ir import INSTRUCTIONS
+from ...instr import INSTRUCTIONS
 from . import collectives, compute, loops, messages, onesided  # noqa: F401  (their handlers fill EXEC)
 from .core import EXEC, Runtime, handler
 

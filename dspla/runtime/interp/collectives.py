@@ -10,8 +10,7 @@ import numpy as np
 from ...algebra import REDUCTIONS
 from ...exec import buffers as local
 from ...exec import item
-from ...ir.types import DType
-from ...plan.ir import (
+from ...instr import (
     AllgatherRows,
     AllgatherSparse,
     Allreduce,
@@ -25,6 +24,7 @@ from ...plan.ir import (
     TransposeRows,
     WaitAllreduce,
 )
+from ...ir.types import DType
 from .core import Runtime, _dt, handler
 from .messages import _Posted
 

@@ -10,8 +10,7 @@ import numpy as np
 from ...exec import buffers as local
 from ...exec import gbops
 from ...exec.reference import EVAL, INTO
-from ...ir.types import DType
-from ...plan.ir import (
+from ...instr import (
     CastTo,
     DropRows,
     Fill,
@@ -23,6 +22,7 @@ from ...plan.ir import (
     TakeRows,
     Unpermute,
 )
+from ...ir.types import DType
 from . import shm
 from .core import Runtime, _dt, handler
 

@@ -8,8 +8,8 @@ from typing import Callable
 
 from ...exec import gbops, prepared, recycle
 from ...exec.reference import Env
+from ...instr import Loop, RankProgram, Traffic, Where
 from ...ir.types import DType
-from ...plan.ir import Loop, RankProgram, Traffic, Where
 from .. import faults
 from . import shm
 

@@ -9,8 +9,8 @@ import graphblas as gb
 import numpy as np
 
 from ...exec.reference import truth
+from ...instr import Empty, Loop
 from ...ir.types import DType
-from ...plan.ir import Empty, Loop
 from .core import Runtime, handler
 
 

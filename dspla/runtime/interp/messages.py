@@ -11,8 +11,7 @@ from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss 
 
 from ...exec import buffers as local
 from ...exec import gbops, lend
-from ...ir.types import DType
-from ...plan.ir import (
+from ...instr import (
     Get,
     PackSparse,
     Recv,
@@ -23,6 +22,7 @@ from ...plan.ir import (
     StackMxM,
     WaitSends,
 )
+from ...ir.types import DType
 from . import shm
 from .compute import _multiply, _output_mask
 from .core import Runtime, _dt, handler

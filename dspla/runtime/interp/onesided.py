@@ -4,8 +4,8 @@ from __future__ import annotations
 import time
 
 from ...exec import buffers as local
+from ...instr import Get, WinExpose
 from ...ir.types import DType
-from ...plan.ir import Get, WinExpose
 from .core import Runtime, handler
 from .messages import _Posted
 

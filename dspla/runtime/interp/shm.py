@@ -28,8 +28,8 @@ import os
 import numpy as np
 
 from ...exec import buffers as local
+from ...instr import Pack, Recv, RecvMxM, Send, StackMxM, walk
 from ...ir.types import DType
-from ...plan.ir import Pack, Recv, RecvMxM, Send, StackMxM, walk
 
 HEADER = 128                 # bytes of a region's flags: two, a cache line apart
 WRITTEN, CONSUMED = 0, 8     # the flags' int64 positions in the header
@@ -61,7 +61,7 @@ def _room() -> float:
 
 def _sends(instrs) -> list:
     """((dest, tag), the Pack that filled its buffer, or None) of every Send, in program order
-    (``instrs``: plan.ir.walk's; None: a sparse one, or one whose buffer no Pack filled)."""
+    (``instrs``: instr.walk's; None: a sparse one, or one whose buffer no Pack filled)."""
     out, packed = [], {}
     for i in instrs:
         if type(i) is Pack:

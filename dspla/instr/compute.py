@@ -1,0 +1,121 @@
+"""Local work: element-wise steps, products, fills, rows dropped, packed for sending or taken,
+casts, frees."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .base import Instr
+
+
+@dataclass(frozen=True, eq=False)
+class Local(Instr):
+    """out = the expression op ``node`` evaluated on local pieces (reference semantics)."""
+    out: int
+    node: Any
+    args: tuple
+    READS, WRITES = ("args",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class MxM(Instr):
+    """out = a ⊕.⊗ b, or out ⊕= a ⊕.⊗ b with the semiring's monoid when accumulate; with a
+    ``mask`` slot (kind 'value'/'structure', maybe complemented), only entries inside it."""
+    out: int
+    a: int
+    b: int
+    semiring: Any
+    accumulate: bool = False
+    mask: int | None = None
+    mask_kind: str | None = None
+    complement: bool = False
+    a_empty_rows: Any = None   # a static a's empty rows, found at planning (not at every run)
+    b_covered: bool = False    # b full wherever a reads it, proved at planning (plan/facts.covers)
+    WRITES = ("out",)
+
+    def reads(self) -> list[int]:
+        return [self.a, self.b] + ([self.out] if self.accumulate else []) + \
+            ([self.mask] if self.mask is not None else [])
+
+
+@dataclass(frozen=True, eq=False)
+class Fill(Instr):
+    """out = a full nrows x k matrix of the monoid's identity (products then accumulate into it
+    in place, which SuiteSparse does much faster than building a new output)."""
+    out: int
+    nrows: int
+    k: int
+    monoid: Any
+    dtype: str
+    WRITES = ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class DropRows(Instr):
+    """Make ``rows`` of out missing (rows of A with no entries have no product entries)."""
+    out: int
+    rows: np.ndarray
+    READS, WRITES = ("out",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class Pack(Instr):
+    """out = rows ``rows`` of the dense local piece ``src`` as one contiguous message buffer."""
+    out: int
+    src: int
+    rows: np.ndarray
+    presence: bool = False  # carry a presence bitmap (the planner could not prove src full)
+    READS, WRITES = ("src",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class Unpermute(Instr):
+    """out = rows of src reordered: out[order[i]] = src[i] (gathered blocks -> global order)."""
+    out: int
+    src: int
+    order: np.ndarray
+    READS, WRITES = ("src",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class TakeRows(Instr):
+    """out = rows ``rows`` of src (a replicated value sliced to this rank's rows)."""
+    out: int
+    src: int
+    rows: np.ndarray
+    READS, WRITES = ("src",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class TakeCols(Instr):
+    out: int
+    src: int
+    cols: np.ndarray
+    READS, WRITES = ("src",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class CastTo(Instr):
+    """out = src cast to dtype (a product computed in one dtype whose result is another)."""
+    out: int
+    src: int
+    dtype: str
+    READS, WRITES = ("src",), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class Empty(Instr):
+    """out = an nrows x k matrix with no entries (a partial result no stage contributes to)."""
+    out: int
+    nrows: int
+    k: int
+    dtype: str
+    WRITES = ("out",)
+
+
+@dataclass(frozen=True, eq=False)
+class Free(Instr):
+    """Drop slots that are dead from here on (keeps peak memory down)."""
+    slots: tuple
