@@ -6,6 +6,7 @@ Adding an operator or semiring is adding a row here; nothing else has to change.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, SupportsFloat, SupportsIndex, TypeVar, cast
@@ -14,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import udf
-from .errors import DomainMismatch, InputError, UnknownNameError
+from .errors import DomainMismatch, InputError, NoGradient, UnknownNameError
 from .ir.types import DType, promote
 
 if TYPE_CHECKING:
@@ -35,6 +36,93 @@ _Row = TypeVar("_Row")
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
+# ------------------------------------------------------------------------------ derivatives
+@dataclass(frozen=True)
+class Derivatives:
+    """How a cotangent ``g`` passes back through a binary operator z = x op y: facts of its row
+    that reverse mode (autodiff/vjp.py) reads; ``b`` builds the IR (autodiff/builders.py).
+    Each is None where the operator has none (the gradient rule then says so).
+
+    intersection: (for x, for y), each (b, g, x, y, z) -> x's (y's) cotangent where both are present
+    union: (b, g, x, y) -> (x's, y's) over a union (eWiseAdd: a lone entry passes unchanged);
+        ``union_same_shape``: it holds for operands of one shape only
+    bound: (b, g, x, z, s, right) -> x's cotangent in z = x op s (right) or s op x
+    constant: (s, right) -> whether x op s (s op x) does not depend on x at all (x * 0)
+    product: the multiplies of the transposed products of C = A plus.op B: (A's: G plus.m Bᵀ,
+        B's: Aᵀ plus.m G, B's written (Gᵀ plus.m A)ᵀ)
+    term: d(x op y)/dx in a min/max product: "one", or "other" (y)
+
+    An operator with ``selects`` (min, max) is differentiated by where it routes the cotangent: to
+    the operand it keeps (ties: the first), so it needs no rules here."""
+    intersection: tuple | None = None
+    union: Callable[..., Any] | None = None
+    union_same_shape: bool = False
+    bound: Callable[..., Any] | None = None
+    constant: Callable[[Any, bool], bool] | None = None
+    product: tuple[str, str, str] | None = None
+    term: str | None = None
+
+
+def _union_minus(b: Any, g: Any, x: Any, y: Any) -> tuple[Any, Any]:
+    # GraphBLAS eWiseAdd minus: x - y where both are present, a lone y entry passes unchanged
+    return g, b.add(b.mask(g, x, structure=True, complement=True), b.neg(b.mask(g, x, structure=True)))
+
+
+def _union_keep(first: bool) -> Callable[..., tuple[Any, Any]]:
+    """first (second) over a union: the kept operand gets g; the other only where it is alone."""
+    def rule(b: Any, g: Any, x: Any, y: Any) -> tuple[Any, Any]:
+        other = b.mask(g, x if first else y, structure=True, complement=True)
+        return (g, other) if first else (other, g)
+    return rule
+
+
+def _div_bound(divides: bool) -> Callable[..., Any]:
+    """x / s (``divides``: x is the dividend) or s / x: -s / x^2 = -z / x."""
+    def rule(b: Any, g: Any, x: Any, z: Any, s: Any, right: bool) -> Any:
+        if right == divides:
+            return b.bind(g, "div", s)
+        return b.neg(b.mul(b.mul(g, z), x, "div"))
+    return rule
+
+
+def _pow_bound(b: Any, g: Any, x: Any, z: Any, s: Any, right: bool) -> Any:
+    if right and s == 2:
+        return b.mul(g, b.bind(x, "times", 2.0))
+    if right:                                                  # x ** s
+        return b.mul(g, b.bind(b.bind(x, "pow", s - 1), "times", s))
+    if s <= 0:                                                 # s ** x
+        raise NoGradient(f"{s} ** x has no gradient for a base <= 0")
+    return b.mul(g, b.bind(z, "times", math.log(s)))
+
+
+def _sign(positive: bool) -> Callable[..., Any]:
+    return (lambda b, g, *_: g) if positive else (lambda b, g, *_: b.neg(g))
+
+
+_PLUS = Derivatives(intersection=(_sign(True), _sign(True)), union=lambda b, g, x, y: (g, g),
+                    bound=lambda b, g, *_: g, term="one")
+_TIMES = Derivatives(intersection=(lambda b, g, x, y, z: b.mul(g, y), lambda b, g, x, y, z: b.mul(g, x)),
+                     bound=lambda b, g, x, z, s, right: b.bind(g, "times", s), constant=lambda s, right: s == 0,
+                     product=("times", "times", "times"), term="other")
+_MINUS = Derivatives(intersection=(_sign(True), _sign(False)), union=_union_minus, union_same_shape=True,
+                     bound=lambda b, g, x, z, s, right: g if right else b.neg(g))
+_RMINUS = Derivatives(intersection=(_sign(False), _sign(True)), bound=lambda b, g, x, z, s, right: b.neg(g) if right
+                      else g)
+_DIV = Derivatives(intersection=(lambda b, g, x, y, z: b.mul(g, y, "div"),
+                                 lambda b, g, x, y, z: b.neg(b.mul(b.mul(g, z), y, "div"))), bound=_div_bound(True))
+_RDIV = Derivatives(intersection=(lambda b, g, x, y, z: b.neg(b.mul(b.mul(g, z), x, "div")),   # z = y / x
+                                  lambda b, g, x, y, z: b.mul(g, x, "div")), bound=_div_bound(False))
+# x ** y: d/dx = y x^(y-1) = z y / x, d/dy = z log x
+_POW = Derivatives(intersection=(lambda b, g, x, y, z: b.mul(b.mul(g, z), b.mul(y, x, "div")),
+                                 lambda b, g, x, y, z: b.mul(b.mul(g, z), b.un(x, "log"))),
+                   bound=_pow_bound, constant=lambda s, right: right and s == 0)
+_FIRST = Derivatives(intersection=(_sign(True), _sign(True)), union=_union_keep(True), union_same_shape=True,
+                     bound=lambda b, g, *_: g, product=("first", "second", "first"), term="one")
+_SECOND = Derivatives(intersection=(_sign(True), _sign(True)), union=_union_keep(False), union_same_shape=True,
+                      bound=lambda b, g, *_: g, product=("first", "second", "first"), term="one")
+_SELECTS = Derivatives()   # min, max: by ``selects``
+
+
 # ---------------------------------------------------------------------------- binary operators
 @dataclass(frozen=True)
 class BinaryOp:
@@ -44,7 +132,8 @@ class BinaryOp:
     Facts: ``associative``/``commutative`` as usual; ``distributes_over`` names the monoids this
     operator distributes over on both sides (x*(y+z) = x*y + x*z and (y+z)*x = y*x + z*x), which
     makes a semiring of them associative as a matrix product (matrix-chain order relies on it).
-    The lists are conservative: a fact left out only forgoes a rewrite."""
+    The lists are conservative: a fact left out only forgoes a rewrite. ``selects`` and ``grad``
+    are what reverse mode reads (autodiff/vjp.py): see ``Derivatives``."""
 
     name: str
     kind: str
@@ -54,14 +143,17 @@ class BinaryOp:
     distributes_over: tuple = ()
     reads: tuple = (True, True)   # whether the left / right operand's value is used (not only its presence)
     func: Any = field(default=None, compare=False, repr=False)   # a user's Python function (None: built in)
+    # the operand it keeps, by which order (min, max: "min" / "max"; None: it computes a new value)
+    selects: str | None = None
+    grad: Derivatives | None = field(default=None, compare=False, repr=False)   # how a cotangent passes
 
     def __str__(self) -> str:
         return self.name
 
     def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
-        # a user's row travels by name (plans are scattered pickled): every rank defined the same
-        # operators (its script, or --plugin), and a function need not be picklable
-        return (get_binary, (self.name,)) if self.func is not None else super().__reduce_ex__(protocol)
+        # a row travels by name (plans are scattered pickled): every rank defined the same operators
+        # (its script, or --plugin), and neither a user's function nor a derivative rule need be picklable
+        return (get_binary, (self.name,))
 
     def dtypes(self, a: DType, b: DType, where: str = "") -> tuple[DType, DType]:
         """(dtype both operands are cast to, result dtype) for operands of dtypes a and b."""
@@ -83,21 +175,23 @@ BINARY: dict[str, BinaryOp] = {}
 
 
 def _binary(name: str, kind: str, gb: str | None = None, assoc: bool = False, comm: bool = False,
-            dist: tuple[str, ...] = (), reads: tuple[bool, bool] = (True, True)) -> None:
-    BINARY[name] = BinaryOp(name, kind, gb or name, assoc, comm, dist, reads)
+            dist: tuple[str, ...] = (), reads: tuple[bool, bool] = (True, True), selects: str | None = None,
+            grad: Derivatives | None = None) -> None:
+    BINARY[name] = BinaryOp(name, kind, gb or name, assoc, comm, dist, reads, selects=selects, grad=grad)
 
 
-_binary("plus", "arith", assoc=True, comm=True, dist=("min", "max"))
-_binary("times", "arith", assoc=True, comm=True, dist=("plus",))
-for _n in ("minus", "rminus", "pow"):
-    _binary(_n, "arith")
-_binary("div", "div", "truediv")
-_binary("rdiv", "div", "rtruediv")
-_binary("first", "select", assoc=True, reads=(True, False))
-_binary("second", "select", assoc=True, reads=(False, True))
+_binary("plus", "arith", assoc=True, comm=True, dist=("min", "max"), grad=_PLUS)
+_binary("times", "arith", assoc=True, comm=True, dist=("plus",), grad=_TIMES)
+_binary("minus", "arith", grad=_MINUS)
+_binary("rminus", "arith", grad=_RMINUS)
+_binary("pow", "arith", grad=_POW)
+_binary("div", "div", "truediv", grad=_DIV)
+_binary("rdiv", "div", "rtruediv", grad=_RDIV)
+_binary("first", "select", assoc=True, reads=(True, False), grad=_FIRST)
+_binary("second", "select", assoc=True, reads=(False, True), grad=_SECOND)
 _binary("any", "select", assoc=True, comm=True)
-_binary("min", "select", assoc=True, comm=True, dist=("max",))
-_binary("max", "select", assoc=True, comm=True, dist=("min",))
+_binary("min", "select", assoc=True, comm=True, dist=("max",), selects="min", grad=_SELECTS)
+_binary("max", "select", assoc=True, comm=True, dist=("min",), selects="max", grad=_SELECTS)
 _binary("pair", "pair", assoc=True, comm=True, dist=("any",), reads=(False, False))
 _binary("land", "logical", assoc=True, comm=True, dist=("lor",))
 _binary("lor", "logical", assoc=True, comm=True, dist=("land",))
@@ -173,6 +267,9 @@ class Monoid:
     reductions: tuple
     opname: str | None = None     # a user monoid's binary operator (built-ins share their name)
     builtin: bool = True
+    # reverse mode's facts (autodiff/vjp.py): a cotangent of the sum flows unchanged to every term
+    # (``linear``); a selecting monoid (min, max: ``selects``) routes it to the term it kept
+    linear: bool = False
 
     def __str__(self) -> str:
         return self.name
@@ -183,6 +280,10 @@ class Monoid:
     @property
     def op(self) -> BinaryOp:
         return BINARY[self.opname or self.name]
+
+    @property
+    def selects(self) -> str | None:
+        return self.op.selects
 
     def identity(self, dtype: DType) -> np.generic | None:
         if self.identities is None:
@@ -202,7 +303,7 @@ class Monoid:
 
 
 MONOIDS: dict[str, Monoid] = {m.name: m for m in (
-    Monoid("plus", "numeric", "plus", (0.0, 0, False), ("sum", "lor")),
+    Monoid("plus", "numeric", "plus", (0.0, 0, False), ("sum", "lor"), linear=True),
     Monoid("times", "numeric", "times", (1.0, 1, True), ("prod", "land")),
     Monoid("min", "any", "min", (np.inf, _I64.max, True), ("min", "land")),
     Monoid("max", "any", "max", (-np.inf, _I64.min, False), ("max", "lor")),
@@ -278,12 +379,15 @@ class UnaryOp:
     result: str
     steps: tuple = field(default=())
     func: Any = field(default=None, compare=False, repr=False)   # a user's Python function (None: built in)
+    # the cotangent of x in y = op(x), built by b (autodiff/builders.py): (b, g, x, y) -> node; None: the
+    # operator is piecewise constant or an index (its gradient is zero wherever it exists)
+    grad: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return self.name
 
     def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
-        return (get_unary, (self.name,)) if self.func is not None else super().__reduce_ex__(protocol)
+        return (get_unary, (self.name,))   # by name, as a binary operator's row
 
     def dtypes(self, a: DType, where: str = "") -> tuple[DType, DType]:
         if self.result == "float":
@@ -298,23 +402,25 @@ class UnaryOp:
 
 UNARY: dict[str, UnaryOp] = {}
 for _u in (
-    UnaryOp("relu", "numeric", (("bind", "max", 0),)),
+    UnaryOp("relu", "numeric", (("bind", "max", 0),), grad=lambda b, g, x, y: b.mul(g, b.un(x, "relu_grad"))),
     UnaryOp("relu_grad", "numeric", (("bind", "gt", 0),)),  # step: 1 where x > 0 else 0
-    UnaryOp("sigmoid", "float", (("bind", "times", -1), ("unary", "exp"), ("bind", "plus", 1), ("unary", "minv"))),
-    UnaryOp("tanh", "float", (("unary", "tanh"),)),
-    UnaryOp("exp", "float", (("unary", "exp"),)),
-    UnaryOp("log", "float", (("unary", "log"),)),
-    UnaryOp("log1p", "float", (("unary", "log1p"),)),
-    UnaryOp("expm1", "float", (("unary", "expm1"),)),
-    UnaryOp("sqrt", "float", (("unary", "sqrt"),)),
-    UnaryOp("minv", "float", (("unary", "minv"),)),
-    UnaryOp("abs", "numeric", (("unary", "abs"),)),
+    UnaryOp("sigmoid", "float", (("bind", "times", -1), ("unary", "exp"), ("bind", "plus", 1), ("unary", "minv")),
+            grad=lambda b, g, x, y: b.mul(g, b.mul(y, b.bind(y, "minus", 1.0, "left")))),
+    UnaryOp("tanh", "float", (("unary", "tanh"),), grad=lambda b, g, x, y: b.mul(g, b.bind(b.mul(y, y), "minus", 1.0,
+                                                                                          "left"))),
+    UnaryOp("exp", "float", (("unary", "exp"),), grad=lambda b, g, x, y: b.mul(g, y)),
+    UnaryOp("log", "float", (("unary", "log"),), grad=lambda b, g, x, y: b.mul(g, x, "div")),
+    UnaryOp("log1p", "float", (("unary", "log1p"),), grad=lambda b, g, x, y: b.mul(g, b.bind(x, "plus", 1.0), "div")),
+    UnaryOp("expm1", "float", (("unary", "expm1"),), grad=lambda b, g, x, y: b.mul(g, b.bind(y, "plus", 1.0))),
+    UnaryOp("sqrt", "float", (("unary", "sqrt"),), grad=lambda b, g, x, y: b.mul(g, b.bind(y, "times", 2.0), "div")),
+    UnaryOp("minv", "float", (("unary", "minv"),), grad=lambda b, g, x, y: b.neg(b.mul(g, b.mul(y, y)))),
+    UnaryOp("abs", "numeric", (("unary", "abs"),), grad=lambda b, g, x, y: b.mul(g, b.un(x, "sign"))),  # sign(0) = 0
     # x * -1, not GraphBLAS's ainv: the same values (-0.0 included) by a kernel 3x faster here
-    UnaryOp("neg", "numeric", (("bind", "times", -1),)),
+    UnaryOp("neg", "numeric", (("bind", "times", -1),), grad=lambda b, g, x, y: b.neg(g)),
     UnaryOp("sign", "numeric", (("unary", "signum"),)),
-    UnaryOp("square", "numeric", (("bind", "pow", 2),)),
+    UnaryOp("square", "numeric", (("bind", "pow", 2),), grad=lambda b, g, x, y: b.mul(g, b.bind(x, "times", 2.0))),
     UnaryOp("one", "same", (("unary", "one"),)),
-    UnaryOp("identity", "same", (("unary", "identity"),)),
+    UnaryOp("identity", "same", (("unary", "identity"),), grad=lambda b, g, x, y: g),
     UnaryOp("lnot", "same", (("unary", "lnot"),)),
     UnaryOp("rowindex", "index", (("index", "row"),)),   # each entry's row number (labels, ids)
     UnaryOp("colindex", "index", (("index", "col"),)),
@@ -398,8 +504,8 @@ def get_select(name: SelectLike) -> SelectOp:
 
 # ------------------------------------------------------------------ user-defined operators
 # A user's operator is a row like the built-ins, holding the Python function; its compiled
-# forms are made where they are used (python-graphblas's UDFs in exec/gbops.py, numba ufuncs in
-# udf.py for the reductions across processes, the product kernel in exec/udfmxm.py).
+# forms are made where they are used (python-graphblas's UDFs in kernels/gbops.py, numba ufuncs in
+# udf.py for the reductions across processes, the product kernel in kernels/udfmxm.py).
 
 def _same_function(f: Callable[..., Any], g: Callable[..., Any]) -> bool:
     # a notebook cell run twice defines an equal function anew: the same code is the same operator

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from .errors import DsplaError, UnknownNameError
-from .ir import Op, Program, verify
-from .passes import chain_order, cse, simplify
+from .ir import Op, Program
+from .passes import chain_order, cse, simplify, verify
 from .plan import facts as facts_mod
 from .plan import partitioning, spmd, static
 from .plan.choose import choose, lowered

@@ -136,6 +136,11 @@ class PlanError(DsplaError):
     """A requested plan, partition or layout cannot be used for this program or process count."""
 
 
+class NoGradient(Exception):
+    """An op (as used) has no gradient: raised by a gradient rule, with why and what to do
+    instead; reverse mode reports it as a NoGradientError naming where the op was written."""
+
+
 class LoopBoundWarning(UserWarning):
     """A loop ran as many iterations as its bound allows (``max N``): its result is whatever
     the last iteration gave, which may not be the fixed point the condition waits for."""

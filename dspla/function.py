@@ -188,7 +188,7 @@ class Function:
         t0 = time.perf_counter()
         mats, dims = self.bind(inputs)
         prog = self.bound(mats, dims)
-        env = reference.Env(mats, dims)
+        env = reference.environment(mats, dims)
         out = reference.run(self._schedule_for(prog), env)
         self.last_stats = Stats({"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0})
         return {k: Array(v, k) for k, v in out.items()}

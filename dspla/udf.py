@@ -7,9 +7,9 @@ Python function in its algebra row; this module makes the compiled forms every s
   two buffers of partial results is one call over the whole buffer (the reductions across
   processes: the simulated communicator's ``ufunc.reduce`` and MPI's user op);
 - ``njit(func)``: the function as a numba-compiled callable that other compiled kernels inline
-  (``exec/udfmxm.py``).
+  (``kernels/udfmxm.py``).
 
-python-graphblas compiles the same function for SuiteSparse (``exec/gbops.py``). numba is
+python-graphblas compiles the same function for SuiteSparse (``kernels/gbops.py``). numba is
 imported on first use only: it costs 0.3 s, and only programs with user operators need it.
 """
 from __future__ import annotations

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from ..algebra import BINARY, MONOIDS, SEMIRINGS, UNARY
 from ..errors import Span
-from ..ir import Node, Op, make
+from ..ir import Node, Op
 from ..ir.types import DType, Kind, Type
+from ..ops import make
 
 
 def one(dtype: DType = DType.float64) -> Node:

@@ -10,12 +10,12 @@ to the loss.
 """
 from __future__ import annotations
 
-from ..errors import DsplaError, Span
+from ..errors import DsplaError, NoGradient, Span
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
-from . import composite
+from ..ops import COMPOSITES
 from .builders import Builder, constant, one
-from .vjp import VJP, NoGradient
+from .vjp import VJP
 
 
 class NoGradientError(DsplaError):
@@ -65,9 +65,10 @@ def grad(loss: Node, wrt, span: Span | None = None) -> list[Node]:
             _fail(n, f"its values are {n.type.dtype}, which have no gradient", parent, loss)
         if n.name and constant(g) is None and g.name is None:
             g = g.replace(name="d" + n.name)
-        whole = composite.match(n)
+        whole = _composite(n)
         if whole is not None and dep[id(whole[1])]:   # softmax, log_softmax: one rule for the whole
-            args, needs, outs = (whole[1],), (True,), (composite.vjp(whole[0], n, g, Builder(n.span)),)
+            kind, x, vjp = whole
+            args, needs, outs = (x,), (True,), (vjp(kind, n, g, Builder(n.span)),)
         else:
             args, needs = n.args, [dep[id(a)] and ln for a, ln in zip(n.args, links[id(n)])]
             try:
@@ -98,6 +99,15 @@ def grad(loss: Node, wrt, span: Span | None = None) -> list[Node]:
             g = b.mask(g, w, structure=True)
         out.append(g)
     return out
+
+
+def _composite(n: Node):
+    """(kind, x, its vjp) when n is a composite the front ends build (ops/softmax.py), else None."""
+    for match, vjp in COMPOSITES:
+        got = match(n)
+        if got is not None:
+            return got[0], got[1], vjp
+    return None
 
 
 def _fail(n: Node, why: str, parent: dict, loss: Node):

@@ -21,9 +21,9 @@ from .. import verbosity as log
 from ..algebra import MONOIDS, SEMIRINGS
 from ..costmodel.coefficients import Coefficients
 from ..costmodel.fit import refit
-from ..exec import gbops
-from ..exec.buffers import values_of
 from ..ir.types import DType
+from ..kernels import gbops
+from ..kernels.buffers import values_of
 from .plans import plan_runs
 
 

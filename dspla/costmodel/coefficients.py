@@ -19,7 +19,8 @@ FIELDS_DOC = {
     "alpha_p2p": "s per point-to-point message", "beta_p2p": "s per word sent or received point-to-point",
     "alpha_coll": "s per collective step (x log2 of the group size)", "beta_coll": "s per word received in "
     "a collective", "alpha_get": "s per one-sided get", "beta_get": "s per word fetched one-sided",
-    "beta_pack": "s per word packed into or out of a message buffer", "gamma": "s per nonzero x K of local SpMM",
+    "beta_pack": "s per word packed into or out of a message buffer (and per entry a local element-wise "
+    "step touches)", "gamma": "s per nonzero x K of local SpMM",
     "delta": "s per output entry (rows holding entries x K) of a local SpMM",
     "beta_fill": "s per entry of an output created full at the monoid's identity (for in-place accumulation)",
     "kappa": "s per local product call or per message handled (overheads)",

@@ -1,7 +1,8 @@
 """What a lowered product will do on each rank, counted from its plan instructions.
 
 One rule per instruction type (COUNT) turns an instruction into increments of a rank's
-categories: work (nonzeros x K multiplied, output rows written, words packed, buffers held)
+categories: work (nonzeros x K multiplied, output rows written, entries an element-wise step
+touches, words packed, buffers held)
 and which channel its traffic takes (point-to-point, collective, one-sided). How many words
 and messages an instruction moves is not restated here: it is the instruction's own
 ``traffic``, the same the runtime counts, so the model's words and messages are the plan's.
@@ -13,12 +14,13 @@ from collections import defaultdict
 from typing import Callable
 
 from .. import instr as ir
-from ..exec import routes
-from ..exec.gbops import full_c_route, occupied
 from ..instr import INSTRUCTIONS, Where
 from ..ir.types import DType
+from ..kernels import routes
+from ..kernels.gbops import full_c_route, occupied
 
-CATEGORIES = ("local_nnzk", "remote_nnzk", "local_out", "remote_out", "async_nnzk", "async_out", "calls", "instrs",
+CATEGORIES = ("local_nnzk", "remote_nnzk", "local_out", "remote_out", "async_nnzk", "async_out", "local_words", "calls",
+              "instrs",
               "fill_words", "pack_words", "p2p_msgs", "p2p_words", "coll_steps", "coll_words", "get_msgs",
               "get_words", "words_sent", "messages_sent", "memory_bytes")
 
@@ -250,7 +252,13 @@ def _take_rows(i, v, c, t):
     c["pack_words"] += len(i.rows) * v.K
 
 
-@count_rule(ir.WaitSends, ir.WaitAllreduce, ir.Free, ir.DropRows, ir.CastTo, ir.Local, ir.TakeCols, ir.Unpermute,
+@count_rule(ir.Local)
+def _local(i, v, c, t):
+    # an element-wise step, a reduction, ...: the entries its op's work rule says it touches here
+    c["local_words"] += i.work
+
+
+@count_rule(ir.WaitSends, ir.WaitAllreduce, ir.Free, ir.DropRows, ir.CastTo, ir.TakeCols, ir.Unpermute,
             ir.AllgatherSparse, ir.Loop, ir.Redistribute, ir.TransposeRows)
 def _nothing(i, v, c, t):
     pass   # (a product's candidates never hold loops: products sit inside loops, not around them)

@@ -21,7 +21,9 @@ def split(c: dict, k: Coefficients) -> dict:
     """One rank's counts as seconds, by what they cost: compute, bandwidth (comm), latency."""
     g = c.get
     return {
-        "local": k.gamma * g("local_nnzk", 0.0) + k.delta * g("local_out", 0.0) + k.beta_fill * g("fill_words", 0.0),
+        # (an element-wise step streams its entries as packing does: beta_pack per entry touched)
+        "local": k.gamma * g("local_nnzk", 0.0) + k.delta * g("local_out", 0.0) + k.beta_fill * g("fill_words", 0.0)
+        + k.beta_pack * g("local_words", 0.0),
         "remote": k.gamma * g("remote_nnzk", 0.0) + k.delta * g("remote_out", 0.0),
         "async": k.gamma * g("async_nnzk", 0.0) + k.delta * g("async_out", 0.0),
         "overhead": k.kappa * g("calls", 0.0) + k.kappa_instr * g("instrs", 0.0),

@@ -20,10 +20,10 @@ from .. import display
 from .._types import HostValue, Scalar
 from ..errors import InputError
 from ..ir import DType, Kind, Node
-from ..ir.types import Dim
-from .acyclic import acyclic
-from .buffers import dense_parts, from_values
-from .gbops import dtype_of
+from ..ir.types import concrete
+from ..kernels.acyclic import acyclic
+from ..kernels.buffers import dense_parts, from_values
+from ..kernels.gbops import dtype_of
 
 
 class Owners(Protocol):
@@ -370,7 +370,7 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
         data_dtype = _dtype(name, arr.dtype, t)
         if arr.dtype != data_dtype.np:
             arr = arr.astype(data_dtype.np)
-        # a copy the matrix owns (an n x 1 one held by column, see exec/buffers.py)
+        # a copy the matrix owns (an n x 1 one held by column, see kernels/buffers.py)
         m = from_values(np.array(arr, dtype=data_dtype.np, order="C"), data_dtype) if arr.size else \
             gb.Matrix(data_dtype.gb, *arr.shape)
     else:
@@ -435,14 +435,6 @@ def check_shapes(decls: Iterable[Node], inputs: Mapping[str, object]) -> None:
         if isinstance(shape, tuple) and len(shape) == 2:
             shapes[decl.attr("name")] = _Shape(shape)
     bind_dims([d for d in decls if d.attr("name") in shapes], shapes)
-
-
-def concrete(dim: Dim, dims: Mapping[str, int], what: str = "") -> int:
-    if isinstance(dim, int):
-        return dim
-    if dim not in dims:
-        raise InputError(f"dimension {dim!r}{' of ' + what if what else ''} is not bound by any input")
-    return dims[dim]
 
 
 __all__ = ["Array", "Dist", "InputValue", "LocalPiece", "Meta", "bind_dims", "check_shapes", "concrete", "to_matrix",

@@ -22,45 +22,23 @@ from ..errors import (
     Span,
     UnknownNameError,
 )
-from ..ir import Node, Op, Program, make
+from ..ir import Node, Op, Program
 from ..ir.check import check_loop_bound, input_dims
 from ..ir.types import MAX_DIM
+from ..ops import SPELLINGS, Expr, make
+from ..ops import define as spelled
+from ..ops.define import arith, compare
+from ..ops.loop import loop_node
 from . import dsl
-from .dsl import Expr
 
 # Parameter kinds: how a call argument is read. 'expr' evaluates an expression; the others
 # read a bare name (or a string) from an algebra table, or a literal.
-E, SR, BIN, MON, UN, SEL, SCAL, DT, AX, BOOL, DIM = ("expr", "semiring", "binary operator", "monoid",
-                                                    "unary operator", "select predicate", "scalar", "dtype",
-                                                    "axis", "bool", "dim")
-_UNARY_FNS = ("relu", "relu_grad", "sigmoid", "tanh", "exp", "log", "abs", "neg", "sqrt", "step", "transpose",
-              "softmax", "log_softmax")
-# name -> (dsl function, [(param, kind, default)]); default _REQ means required
-_REQ = object()
-_MASKED = [("mask", E, None), ("complement", BOOL, False), ("structure", BOOL, False)]
-FUNCTIONS = {
-    "mxm": (dsl.mxm, [("a", E, _REQ), ("b", E, _REQ), ("semiring", SR, "plus_times"), *_MASKED]),
-    "mxv": (dsl.mxv, [("a", E, _REQ), ("v", E, _REQ), ("semiring", SR, "plus_times"), *_MASKED]),
-    "vxm": (dsl.vxm, [("u", E, _REQ), ("a", E, _REQ), ("semiring", SR, "plus_times"), *_MASKED]),
-    "update": (dsl.update, [("c", E, _REQ), ("t", E, _REQ), ("accum", BIN, None), *_MASKED,
-                            ("replace", BOOL, False)]),
-    "ewise_add": (dsl.ewise_add, [("a", E, _REQ), ("b", E, _REQ), ("op", BIN, "plus")]),
-    "ewise_mult": (dsl.ewise_mult, [("a", E, _REQ), ("b", E, _REQ), ("op", BIN, "times")]),
-    "apply": (dsl.apply, [("x", E, _REQ), ("op", "op", _REQ), ("left", SCAL, None), ("right", SCAL, None)]),
-    "reduce": (dsl.reduce, [("x", E, _REQ), ("monoid", MON, "plus"), ("axis", AX, "rows")]),
-    "reduce_rows": (dsl.reduce_rows, [("x", E, _REQ), ("monoid", MON, "plus")]),
-    "reduce_cols": (dsl.reduce_cols, [("x", E, _REQ), ("monoid", MON, "plus")]),
-    "reduce_all": (dsl.reduce_all, [("x", E, _REQ), ("monoid", MON, "plus")]),
-    "nvals": (dsl.nvals, [("x", E, _REQ)]),
-    "select": (dsl.select, [("x", E, _REQ), ("op", SEL, _REQ), ("thunk", SCAL, 0)]),
-    "mask": (dsl.mask, [("x", E, _REQ), ("m", E, _REQ), ("complement", BOOL, False), ("structure", BOOL, False)]),
-    "cast": (dsl.cast, [("x", E, _REQ), ("dtype", DT, _REQ)]),
-    "eye": (dsl.eye, [("n", DIM, _REQ), ("dtype", DT, "float64")]),
-    "full": (dsl.full, [("like", E, _REQ), ("value", SCAL, _REQ), ("dtype", DT, None)]),
-    "dropout_mask": (dsl.dropout_mask, [("x", E, _REQ), ("p", SCAL, _REQ), ("seed", E, _REQ)]),
-}
-for _f in _UNARY_FNS:
-    FUNCTIONS[_f] = ({"abs": dsl.abs_}.get(_f) or getattr(dsl, _f), [("x", E, _REQ)])
+E, SR, BIN, MON, UN, SEL, SCAL, DT, AX, BOOL, DIM = (spelled.EXPR, spelled.SEMIRING, spelled.BINARY, spelled.MONOID,
+                                                    spelled.UNARY, spelled.SELECT, spelled.SCALAR, spelled.DTYPE,
+                                                    spelled.AXIS, spelled.BOOL, spelled.DIM)
+_REQ = spelled.REQUIRED
+# name -> (builder, [(parameter, kind, default)]): every op spelled for files (dspla/ops registers them)
+FUNCTIONS = {name: (sp.fn, sp.file_params()) for name, sp in SPELLINGS.items() if sp.file is not None}
 
 COMPARISONS = ("gt", "ge", "lt", "le", "eq", "ne")
 MAX_LOOP_DEPTH = 64   # a loop body is built by a nested call: bounded, with a clear error past it
@@ -142,7 +120,7 @@ class _Builder:
             kind, dims = "dense", [dims[0], 1]
         elif len(dims) != 2:
             raise DimensionMismatch(f"{kind}[...] takes two dims (rows, columns), got {len(dims)}", span)
-        e = dsl.declare(str(name), str(kind), tuple(dims), dtype, role=str(role), span=span)
+        e = SPELLINGS["declare"].fn(str(name), str(kind), tuple(dims), dtype, role=str(role), span=span)
         self.env[str(name)] = e
         self.decls.append(e.node)
 
@@ -250,7 +228,7 @@ class _Builder:
 
         self.loops += 1
         try:
-            node = dsl.loop_node(carried, [outer[nm].node for nm in carried], cond_fn, body_fn, max_iter, span)
+            node = loop_node(carried, [outer[nm].node for nm in carried], cond_fn, body_fn, max_iter, span)
         finally:
             self.env = outer   # names first assigned in the body stay inside it
             self.loops -= 1
@@ -323,25 +301,25 @@ class _Builder:
         if kind == "call":
             return self.call(t, span, vals)
         if kind == "neg":
-            return dsl.apply(vals[id(t.children[0])], "neg", span=span)
+            return SPELLINGS["apply"].fn(vals[id(t.children[0])], "neg", span=span)
         if kind == "transpose":
-            return dsl.transpose(vals[id(t.children[0])], span=span)
+            return SPELLINGS["transpose"].fn(vals[id(t.children[0])], span=span)
         if kind in COMPARISONS:
             a, b = (self.operand(c, vals) for c in t.children)
             if not isinstance(a, Expr) and not isinstance(b, Expr):
                 raise DsplaError("a comparison needs a matrix on at least one side", span)
-            return dsl._compare(a, b, kind, span)
+            return compare(a, b, kind, span)
         if kind in ("add", "sub", "mul", "div", "matmul", "pow"):
             if _constant(t):
                 raise DsplaError(f"numbers alone ({self.fold(t)!r} here) are only allowed as an operand of an operator "
                                  "or a function argument", span)
             a, b = (self.operand(c, vals) for c in t.children)
             if kind == "matmul":
-                return dsl.mxm(self._need_expr(a, t.children[0]), self._need_expr(b, t.children[1]), "plus_times",
-                               span=span)
+                return SPELLINGS["mxm"].fn(self._need_expr(a, t.children[0]), self._need_expr(b, t.children[1]),
+                                           "plus_times", span=span)
             op = {"add": "plus", "sub": "minus", "mul": "times", "div": "div", "pow": "pow"}[kind]
             try:
-                return dsl._arith(a, b, op, span)
+                return arith(a, b, op, span)
             except TypeError as e:
                 raise DsplaError(str(e), span) from None
         raise DsplaError(f"unsupported expression {kind}", span)
@@ -452,13 +430,12 @@ class _Builder:
                     kwargs[pname] = default
                 continue
             kwargs[pname] = self.argument(pkind, bound[pname][1], str(fname), pname, vals)
-        if str(fname) == "apply" and kwargs.get("left") is None and kwargs.get("right") is None:
-            if str(kwargs["op"]) not in algebra.UNARY:
-                raise UnknownNameError("unary operator", str(kwargs["op"]), algebra.UNARY,
-                                       self.span(bound["op"][1].meta))
-        elif str(fname) == "apply" and str(kwargs["op"]) not in algebra.BINARY:
-            raise UnknownNameError("binary operator", str(kwargs["op"]), algebra.BINARY,
-                                   self.span(bound["op"][1].meta))
+        for pname, pkind, _ in params:   # an operator (apply's): unary, or binary when a scalar is bound to it
+            if pkind == spelled.OPERATOR and pname in kwargs:
+                unary = kwargs.get("left") is None and kwargs.get("right") is None
+                table, what = (algebra.UNARY, "unary operator") if unary else (algebra.BINARY, "binary operator")
+                if str(kwargs[pname]) not in table:
+                    raise UnknownNameError(what, str(kwargs[pname]), table, self.span(bound[pname][1].meta))
         try:
             return fn(**kwargs, span=span)  # table params are the DSL functions' names
         except (TypeError, ValueError) as e:
@@ -473,7 +450,7 @@ class _Builder:
         span = self.span(tree.meta) if isinstance(tree, lark.Tree) else self.span(tree)
         if kind == SR and word in self.semirings:
             return self.semirings[word]
-        if kind in _TABLES or kind == "op":
+        if kind in _TABLES or kind == spelled.OPERATOR:
             table = _TABLES.get(kind) or {**algebra.UNARY, **algebra.BINARY}
             if kind == SR:
                 table = {**table, **self.semirings}

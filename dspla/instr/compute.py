@@ -12,10 +12,12 @@ from .base import Instr
 
 @dataclass(frozen=True, eq=False)
 class Local(Instr):
-    """out = the expression op ``node`` evaluated on local pieces (reference semantics)."""
+    """out = the expression op ``node`` evaluated on local pieces (reference semantics). ``work``:
+    the entries it touches on this rank at most (its op's work rule), which the cost model prices."""
     out: int
     node: Any
     args: tuple
+    work: int = 0
     READS, WRITES = ("args",), ("out",)
 
 

@@ -112,7 +112,7 @@ class StackMxM(Instr):
     # values only), which alone is copied (runtime/interp/shm.py); else every part is copied
     shared: bool = False
     # b full wherever a reads it (PageRank's r / outdeg, its missing rows filled in the stack):
-    # the product takes the route of that case (exec/routes.py)
+    # the product takes the route of that case (kernels/routes.py)
     covered: bool = False
     READS, WRITES = ("a", "own", "recvs", "mask"), ("out",)
 

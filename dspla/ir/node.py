@@ -1,4 +1,5 @@
-"""The IR: one closed set of ops and one immutable, printable node type.
+"""The IR: an open set of ops (each defined by a module of dspla/ops) and one immutable, printable
+node type.
 
 A Node is an op applied to argument nodes with attributes, carrying its inferred Type.
 Equality and hashing are structural (op, args, attrs, type); the source span and the
@@ -7,39 +8,67 @@ in Python or in a .dspla file compares equal.
 """
 from __future__ import annotations
 
-import enum
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import Span
 from .types import Type
 
 
-class Op(enum.Enum):
-    INPUT = "input"            # name, role ('input' | 'param')
-    IDENTITY = "identity"      # the identity matrix of the node's shape (value 1)
-    MXM = "mxm"                # semiring, mask (None | 'value' | 'structure'), complement: C<M> = A ⊕.⊗ B
-                               # with the mask as a third argument; entries outside the mask are not computed
-    EWISE_ADD = "ewise_add"    # op: union of the patterns; a vector/1x1 operand broadcasts
-    EWISE_MULT = "ewise_mult"  # op: intersection of the patterns; a vector/1x1 operand broadcasts
-    APPLY = "apply"            # op: unary operator on present entries
-    APPLY_BIND = "apply_bind"  # op, scalar, side: a binary operator with a bound scalar
-    SELECT = "select"          # op, thunk: keep entries where the predicate holds
-    MASK = "mask"              # complement, structure: keep entries of arg 0 where mask arg 1 holds
-    TRANSPOSE = "transpose"
-    REDUCE = "reduce"          # monoid, axis ('rows' -> n x 1, 'cols' -> 1 x m, 'all' -> 1 x 1)
-    CAST = "cast"              # dtype
-    NVALS = "nvals"            # the number of entries present, as a 1 x 1 int64 (always present; 0 when empty)
-    DROPOUT_MASK = "dropout_mask"  # p: args (x, seed 1x1 int64): 1/(1-p) on kept entries of x's pattern
-    UPDATE = "update"          # accum, mask, complement, replace: args (c, t[, m]): GraphBLAS C<M, replace> accum= T
-    WHILE = "while"            # cond, body (sub-Programs), max_iter, carried: args (init..., captured...) -> a tuple
-    ITEM = "item"              # index: one value of a tuple (the results of a while loop)
-    # gradients of min/max products (made by dspla.autodiff, not written by users):
-    ARGBEST = "argbest"        # semiring: args (a, b, c = a ⊕.⊗ b): on c's entries, the lowest inner index k
-                               # whose term a[i,k] ⊗ b[k,j] equals c[i,j] (the winner; int64)
-    ROUTE = "route"            # axis ('cols' | 'rows'), factor: args (g, k, f): g[i,j] (times f[k,j], resp.
-                               # f[i,k], when factor) summed into [i, k] (cols: n x f.nrows) or [k, j] (rows)
+class _Ops(type):
+    """``Op.MXM`` is the op named ``"mxm"``; ``for op in Op`` gives every op defined so far, in the
+    order they were defined. The ops themselves are defined in dspla/ops, one module each."""
+
+    def __getattr__(cls, attr: str) -> "Op":
+        try:
+            return cls._by_attr[attr]   # type: ignore[attr-defined, no-any-return]
+        except KeyError:
+            raise AttributeError(f"no op {attr} (the ops are defined in dspla/ops)") from None
+
+    def __iter__(cls) -> Iterator["Op"]:
+        return iter(tuple(cls._by_value.values()))   # type: ignore[attr-defined]
+
+    def __len__(cls) -> int:
+        return len(cls._by_value)   # type: ignore[attr-defined]
+
+
+class Op(metaclass=_Ops):
+    """An operation of the IR, named as explain prints it (``mxm``, ``ewise_add``): one object per
+    name, so ops compare by identity (``n.op is Op.MXM``). The set of ops is open: a module of
+    dspla/ops defines one (``Op("kronecker")``) with all its rules."""
+
+    __slots__ = ("value", "name")
+    _by_value: ClassVar[dict[str, "Op"]] = {}
+    _by_attr: ClassVar[dict[str, "Op"]] = {}
+    value: str
+    name: str
+
+    def __new__(cls, value: str) -> "Op":
+        op = cls._by_value.get(value)
+        if op is None:
+            if not value.isidentifier():
+                raise ValueError(f"an op is named by an identifier, got {value!r}")
+            op = object.__new__(cls)
+            op.value, op.name = value, value.upper()
+            cls._by_value[value] = cls._by_attr[op.name] = op
+        return op
+
+    def __reduce__(self) -> tuple:
+        return (Op, (self.value,))   # (plans travel pickled: the same op on every rank)
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"<Op.{self.name}>"
+
+    def __copy__(self) -> "Op":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "Op":
+        return self
 
 
 Attrs = tuple  # tuple of (key, value) pairs in a fixed order; values hashable

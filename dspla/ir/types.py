@@ -8,12 +8,13 @@ pass: a dense input must have every entry present.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Union
 
 import numpy as np
 
-from ..errors import UnknownNameError
+from ..errors import InputError, UnknownNameError
 
 Dim = Union[int, str]  # an int is a fixed size; a str is a symbol bound from data at run time
 MAX_DIM = 2**63 - 1    # sizes are int64 everywhere below (GraphBLAS, numpy, MPI counts)
@@ -135,3 +136,12 @@ class TupleType:
 
 def shape_str(shape) -> str:
     return f"[{shape[0]}, {shape[1]}]"
+
+
+def concrete(dim: Dim, dims: Mapping[str, int], what: str = "") -> int:
+    """A dim's size: itself when a literal, else its binding in ``dims`` (an InputError when none)."""
+    if isinstance(dim, int):
+        return dim
+    if dim not in dims:
+        raise InputError(f"dimension {dim!r}{' of ' + what if what else ''} is not bound by any input")
+    return dims[dim]

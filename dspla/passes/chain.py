@@ -13,7 +13,8 @@ order changes the result, are left alone, and so are chains of more than MAX_FAC
 """
 from __future__ import annotations
 
-from ..ir import Node, Op, Program, make
+from ..ir import Node, Op, Program
+from ..ops import make
 from .rewrite import rewrite
 
 # The dynamic programme is cubic in the factors (0.3 s at 128); a longer chain keeps the order it

@@ -14,11 +14,11 @@ import scipy.sparse as sp
 
 from ..costmodel import load
 from ..errors import InputError
-from ..exec import routes
 from ..instr import Where
 from ..io.limits import check_memory
 from ..ir.node import Op
 from ..ir.types import Kind
+from ..kernels import routes
 from .options import Options
 from .partition_choice import describe
 
@@ -175,7 +175,7 @@ def partition_lines(plan) -> list[str]:
 
 
 def local_routes(program) -> list[dict]:
-    """Every product of the program (loop bodies too) with the local route exec/routes.py takes for
+    """Every product of the program (loop bodies too) with the local route kernels/routes.py takes for
     it when its dense operands are full at run time, and the one it takes if they are not."""
     out = []
 
@@ -205,7 +205,7 @@ def route_lines(program) -> list[str]:
     rows = local_routes(program)
     if not rows:
         return []
-    lines = ["  local products, by the route the kernel table (exec/routes.py) takes:"]
+    lines = ["  local products, by the route the kernel table (kernels/routes.py) takes:"]
     for r in rows:
         lines.append(f"    {r['product']}{'  (in a loop)' if r['in_loop'] else ''}"
                      + (f"  # {r['at']}" if r["at"] else ""))

@@ -2,68 +2,24 @@
 
 Messages of a full operand carry values only (zero-copy into GraphBLAS); others carry a
 presence bitmap too. The receiver must know which before the message arrives, so the proof is
-made once, from one rule per op (the FACTS table) and the actual static data, never per
-iteration.
+made once, from each op's fact rule (its definition's, ops/define/facts.py says what they
+mean) and the actual static data, never per iteration.
 
 A value with missing entries can still be full wherever a product reads it: PageRank's
 r / outdeg misses the dangling nodes, whose columns of Aᵀ are empty. ``over`` records which
-static values bound its missing rows (every row full in all of them is full in it), and
-``covers`` checks, against the static operand itself, that the product reads no other row.
+static values bound its missing rows, and ``covers`` checks, against the static operand
+itself, that the product reads no other row.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import graphblas as gb
 
-from ..exec.gbops import occupied
 from ..ir import Node, Op
+from ..kernels.gbops import occupied
+from ..ops import table
+from ..ops.define import NOTHING, Facts, meet
 
-
-class Facts:
-    """full: every entry present; rows: every row has an entry; cols: every column has one;
-    over: ids of static values such that every row full in all of them is full in this one
-    (None: no such bound; empty when full)."""
-    __slots__ = ("full", "rows", "cols", "over")
-
-    def __init__(self, full=False, rows=False, cols=False, over: frozenset | None = None):
-        self.full, self.rows, self.cols = full, rows or full, cols or full
-        self.over = frozenset() if full else over
-
-    def __repr__(self) -> str:
-        text = "full" if self.full else "+".join(k for k in ("rows", "cols") if getattr(self, k)) or "-"
-        return text if self.full or not self.over else f"{text} (full where {len(self.over)} static value(s) are)"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Facts) and (self.full, self.rows, self.cols, self.over) == \
-            (other.full, other.rows, other.cols, other.over)
-
-    __hash__ = None
-
-
-NOTHING = Facts(False)
-
-
-def _over(n: Node, args: list, both: bool):
-    """The ``over`` bound of an element-wise result from its operands': their union where every
-    one must hold (an intersection: ``both``), else the tighter one's (a union's result is full
-    wherever either operand is). An operand broadcast along the columns (n x 1 against n x k)
-    bounds the rows as it is; one broadcast along the rows bounds nothing unless it is full."""
-    bounds = [f.over if f.full or x.type.nrows == n.type.nrows else None for x, f in zip(n.args, args)]
-    if both:
-        return None if any(b is None for b in bounds) else frozenset().union(*bounds)
-    known = [b for b in bounds if b is not None]
-    return min(known, key=len) if known else None
-
-FACTS: dict[Op, Callable] = {}
-
-
-def fact_rule(*ops: Op):
-    def register(fn):
-        for op in ops:
-            FACTS[op] = fn
-        return fn
-    return register
+FACTS = table("facts")   # op -> its rule (the op's definition, dspla/ops)
 
 
 def of_matrix(M, lines: bool = True) -> Facts:
@@ -95,101 +51,6 @@ def covers(S, bounds: list) -> bool:
     return True
 
 
-@fact_rule(Op.INPUT)
-def _input(n: Node, a):
-    return Facts(n.type.kind.value == "dense")   # dense inputs are checked full at bind time
-
-
-def meet(x: Facts, y: Facts) -> Facts:
-    """What holds of both."""
-    over = None if x.over is None or y.over is None else x.over | y.over
-    return Facts(x.full and y.full, x.rows and y.rows, x.cols and y.cols, over)
-
-
-@fact_rule(Op.MXM)
-def _mxm(n, a):
-    if n.attr("mask") is not None:
-        return NOTHING   # only entries inside the mask
-    x, y = a
-    return Facts((x.rows and y.full) or (x.full and y.cols), rows=x.rows and y.full, cols=x.full and y.cols)
-
-
-@fact_rule(Op.EWISE_ADD)
-def _union(n, a):
-    x, y = a
-    return Facts(x.full or y.full, x.rows or y.rows, x.cols or y.cols, _over(n, a, both=False))
-
-
-@fact_rule(Op.EWISE_MULT)
-def _intersection(n, a):
-    return Facts(a[0].full and a[1].full, over=_over(n, a, both=True))
-
-
-@fact_rule(Op.APPLY, Op.APPLY_BIND, Op.CAST)
-def _same_pattern(n, a):
-    return a[0]
-
-
-@fact_rule(Op.NVALS)
-def _nvals(n, a):
-    return Facts(True)   # a count is always present (0 for an empty value)
-
-
-@fact_rule(Op.TRANSPOSE)
-def _transpose(n, a):
-    return Facts(a[0].full, a[0].cols, a[0].rows)
-
-
-@fact_rule(Op.REDUCE)
-def _reduce(n, a):
-    axis = n.attr("axis")
-    # (a row full in X has an entry: its reduction is present)
-    over = a[0].over if axis == "rows" and n.args[0].type.nrows == n.type.nrows else None
-    return Facts(a[0].rows if axis == "rows" else a[0].cols if axis == "cols" else a[0].rows, over=over)
-
-
-@fact_rule(Op.SELECT, Op.MASK, Op.DROPOUT_MASK, Op.IDENTITY, Op.ARGBEST, Op.ROUTE)
-def _unknown(n, a):
-    return NOTHING   # they drop entries by value or position (IDENTITY is static anyway)
-
-
-@fact_rule(Op.UPDATE)
-def _update(n, a):
-    if n.attr("mask") is not None:
-        return NOTHING
-    c, t = a[0], a[1]
-    return _union(n, (c, t)) if n.attr("accum") is not None else t   # without a mask: T, or C ⊕ T
-
-
-@fact_rule(Op.WHILE)
-def _while(n, a):
-    """The carried values' facts: what holds at the start and still holds after the body, given
-    that it holds before it (a fixed point from the start's facts, which can only shrink)."""
-    body, k = n.attr("body"), n.attr("carried")
-    carried = list(a[:k])
-    for _ in range(_ROUNDS):
-        given = {p.attr("name"): f for p, f in zip(body.declared, carried + list(a[k:]))}
-        out = prove(body.toposort(), {}, given)
-        new = [meet(c, out[id(v)]) for c, (_, v) in zip(carried, body.outputs)]
-        if new == carried:
-            break
-        carried = new
-    else:   # (each round weakens some fact, so this is not reached; if it were, claim nothing)
-        carried = [NOTHING] * k
-    return tuple(carried) + (Facts(True),)
-
-
-_ROUNDS = 64
-
-
-@fact_rule(Op.ITEM)
-def _item(n, a):
-    return a[0][n.attr("index")]
-
-
-assert set(FACTS) == set(Op), f"ops without a fact rule: {set(Op) - set(FACTS)}"
-
-
 def prove(order: list[Node], static: dict, given: dict | None = None, lines: bool = True) -> dict[int, Facts]:
     """``static``: id(node) -> its computed GraphBLAS value, for the nodes computed at planning;
     ``given``: facts of a sub-program's inputs, by name; ``lines``: prove of the static values
@@ -204,3 +65,6 @@ def prove(order: list[Node], static: dict, given: dict | None = None, lines: boo
         else:
             f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
     return f
+
+
+__all__ = ["FACTS", "NOTHING", "Facts", "covers", "full_rows", "meet", "of_matrix", "prove"]

@@ -1,5 +1,7 @@
-"""Lowering: each dynamic node of the program, in order, through its rule in the LOWER table,
-into instructions for every rank. Every value is kept in its canonical layout (layout.py);
+"""Lowering: each dynamic node of the program, in order, through its op's lowering rule (its
+definition's, dspla/ops; the LOWER table), into instructions for every rank. The rules build with
+the methods of ``Lowering`` (local work, reductions, the replicated fallback, the distributed
+product). Every value is kept in its canonical layout (layout.py);
 a consumer needing another layout gets an explicit conversion. A sparse x dense product over
 a partitioned dim becomes a Choice placeholder with one lowered candidate per applicable plan
 (product.py); the choose step picks one.
@@ -8,28 +10,15 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from ..algebra import BINARY, MONOIDS, UNARY
-from ..exec import gbops
-from ..instr import (
-    AllgatherRows,
-    AllgatherSparse,
-    Allreduce,
-    Local,
-    Loop,
-    MxM,
-    Redistribute,
-    TakeCols,
-    TakeRows,
-    TransposeRows,
-    Unpermute,
-)
+from ..instr import AllgatherRows, AllgatherSparse, Allreduce, Local, Redistribute, TakeCols, TakeRows, Unpermute
 from ..instr.layout import REP, Layout, canonical, piece
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
+from ..kernels import gbops
+from ..ops import table
 from .facts import Facts, prove
 from .options import Options
 from .product import full_where_read, lower_product
@@ -44,16 +33,8 @@ class Value:
     layout: Layout
 
 
-LOWER: dict[Op, Callable] = {}
-_PLUS = MONOIDS["plus"]
-
-
-def lower_rule(*ops):
-    def register(fn):
-        for op in ops:
-            LOWER[op] = fn
-        return fn
-    return register
+LOWER = table("lower")   # op -> its lowering rule
+WORK = table("work")     # op -> its local work on a rank's pieces (Local.work)
 
 
 class Lowering:
@@ -244,6 +225,129 @@ class Lowering:
     def entries(self, n: Node) -> int:
         return self.concrete(n.type.nrows) * self.concrete(n.type.ncols)
 
+    def layout(self, n: Node) -> Layout:
+        """n's canonical layout (a tuple's, for a loop, per item: layout_of each)."""
+        return canonical(n.type, self.dims)
+
+    def layout_of(self, type_) -> Layout:
+        return canonical(type_, self.dims)
+
+    def slots_of(self, n: Node) -> tuple:
+        """(slots, layout) of a value lowered already (a loop's: one per item)."""
+        v = self.vals[id(n)]
+        return v.slots, v.layout
+
+    def computed(self, n: Node) -> bool:
+        """Whether n's value is there already (lowered, a loop's outside value, or static): a rule
+        fusing n into a later node must not wait for it."""
+        return id(n) in self.vals or id(n) in self.alias or self.is_static(n)
+
+    def replicated(self, n: Node) -> bool:
+        return self.layout(n) == REP
+
+    def piece_shape(self, type_, layout: Layout, r: int) -> tuple[int, int]:
+        """Rank r's piece of a value of ``type_`` in ``layout``: (rows, columns)."""
+        rows, cols = (self.concrete(d) for d in type_.shape)
+        if layout.kind == "row":
+            rows = int(self.dims[layout.dim].counts[r])
+        elif layout.kind == "col":
+            cols = int(self.dims[layout.dim].counts[r])
+        return rows, cols
+
+    def emit_local(self, out: int, n: Node, args: tuple, layouts: tuple, layout: Layout):
+        """``Local(out, n, args)`` on every rank, with the work n's rule counts on that rank's pieces
+        (``layouts``: of n's arguments, ``layout``: of the result; extra arguments such as a
+        piece's global ids are not counted)."""
+        work = WORK[n.op]
+        self.emit(lambda r: Local(out, n, args, work=int(work(n, [self.piece_shape(a.type, lay, r) for a, lay in
+                                                                 zip(n.args, layouts)],
+                                                             self.piece_shape(n.type, layout, r)))))
+
+    # -- what the ops' lowering rules build with
+    def local(self, n: Node):
+        """n computed locally on pieces: operands in the result's layout or replicated."""
+        lay = canonical(n.type, self.dims)
+        args, layouts = [], []
+        for a in n.args:
+            al = canonical(a.type, self.dims)
+            layouts.append(al if al in (lay, REP) else REP)
+            args.append(self.value(a, layouts[-1]))
+        out = self.slot()
+        self.emit_local(out, n, tuple(args), tuple(layouts), lay)
+        self.set(n, out, lay)
+
+    def via_rep(self, n: Node):
+        """The always-correct fallback: gather operands, compute replicated, keep this rank's part."""
+        args = tuple(self.value(a, REP) for a in n.args)
+        rep = self.slot()
+        self.emit_local(rep, n, args, (REP,) * len(args), REP)
+        self.vals[id(n)] = Value(rep, REP)
+        lay = canonical(n.type, self.dims)
+        if lay != REP:
+            self.set(n, self.value(n, lay), lay)
+
+    def reduced(self, n: Node, part: int, monoid):
+        """n is the ⊕ over ranks of this rank's partial ``part``: an Allreduce, then n's layout."""
+        rep = part
+        if self.P > 1:   # (one process: the partial is the whole)
+            rep = self.slot()
+            self.emit(Allreduce(rep, part, monoid, entries=self.entries(n)))
+        self.vals[id(n)] = Value(rep, REP)
+        nl = canonical(n.type, self.dims)
+        if nl != REP:
+            self.set(n, self.value(n, nl), nl)
+
+    def reduction(self, n: Node, axis: str, monoid):
+        """A reduction of n's one argument along ``axis`` by ``monoid``: local when the axis is
+        whole on every rank, else each rank's partial and their ⊕ (``reduced``)."""
+        (x,) = n.args
+        xl = canonical(x.type, self.dims)
+        if xl == REP or (xl.kind == "row" and axis == "rows") or (xl.kind == "col" and axis == "cols"):
+            return self.local(n)
+        part = self.slot()
+        self.emit_local(part, n, (self.value(x),), (xl,), REP)   # this rank's partial reduction
+        self.reduced(n, part, monoid)
+
+    def with_global_ids(self, n: Node):
+        """n computed locally on its arguments (extra ones replicated) and this rank's global row or
+        column ids, passed as two more arguments (row ids, column ids; None for the other axis)."""
+        lay = canonical(n.type, self.dims)
+        layouts = (canonical(n.args[0].type, self.dims),) + (REP,) * (len(n.args) - 1)
+        args = (self.value(n.args[0]),) + tuple(self.value(a, REP) for a in n.args[1:])
+        if lay != REP:
+            ids = self.const_all(lambda r: self.dims[lay.dim].owned[r])
+            none = self.const_all(lambda r: None)
+            args += (ids, none) if lay.kind == "row" else (none, ids)
+        out = self.slot()
+        self.emit_local(out, n, args, layouts, lay)
+        self.set(n, out, lay)
+
+    def product(self, n: Node):
+        """A sparse x dense product over a partitioned dim: one candidate per plan (product.py)."""
+        return lower_product(self, n)
+
+    def sampled(self, n: Node) -> bool:
+        """Lowers n as the sampled product (G Bᵀ on a sparse pattern, sampled.py) when it is one."""
+        if not sampled_applies(self, n):
+            return False
+        lower_sampled(self, n)
+        return True
+
+    def full_where_read(self, a: Node, fb: Facts) -> bool:
+        return full_where_read(self, a, fb)
+
+    def lower_sub(self, prog: Program, given: dict) -> list[int]:
+        """Lower a loop's condition or body into the current block; the slots of its outputs."""
+        order = prog.toposort()
+        self.facts.update(prove(order, {}, given))
+        self.names.update({k: v for k, v in prog.names().items() if k not in self.names})   # labels for explain
+        self.count_uses(prog)
+        for m in order:
+            if m.op is Op.INPUT or id(m) in self.fused:
+                continue   # placeholders: carried slots or outside values; values lowered with another
+            LOWER[m.op](self, m)
+        return [self.value(v) for _, v in prog.outputs]
+
     def count_uses(self, prog: Program):
         for k, users in prog.users().items():
             self.uses.setdefault(k, []).extend(users)
@@ -302,321 +406,6 @@ class Lowering:
         if self.P > 2:
             lines.append(f"  (ranks 2..{self.P - 1} alike)")
         return "\n".join(lines)
-
-
-# ----------------------------------------------------------------------- lowering rules
-def _local(pl: Lowering, n: Node):
-    """n computed locally on pieces: operands in the result's layout or replicated."""
-    lay = canonical(n.type, pl.dims)
-    args = []
-    for a in n.args:
-        al = canonical(a.type, pl.dims)
-        args.append(pl.value(a, al if al in (lay, REP) else REP))
-    out = pl.slot()
-    pl.emit(Local(out, n, tuple(args)))
-    pl.set(n, out, lay)
-
-
-def _via_rep(pl: Lowering, n: Node):
-    """The always-correct fallback: gather operands, compute replicated, keep this rank's part."""
-    args = tuple(pl.value(a, REP) for a in n.args)
-    rep = pl.slot()
-    pl.emit(Local(rep, n, args))
-    pl.vals[id(n)] = Value(rep, REP)
-    lay = canonical(n.type, pl.dims)
-    if lay != REP:
-        pl.set(n, pl.value(n, lay), lay)
-
-
-def _reduced(pl: Lowering, n: Node, part: int, monoid):
-    """n is the ⊕ over ranks of this rank's partial ``part``: an Allreduce, then n's layout."""
-    rep = part
-    if pl.P > 1:   # (one process: the partial is the whole)
-        rep = pl.slot()
-        pl.emit(Allreduce(rep, part, monoid, entries=pl.entries(n)))
-    pl.vals[id(n)] = Value(rep, REP)
-    nl = canonical(n.type, pl.dims)
-    if nl != REP:
-        pl.set(n, pl.value(n, nl), nl)
-
-
-@lower_rule(Op.EWISE_ADD, Op.EWISE_MULT, Op.APPLY_BIND, Op.CAST, Op.MASK, Op.UPDATE)
-def _elementwise(pl: Lowering, n: Node):
-    _local(pl, n)
-
-
-@lower_rule(Op.APPLY)
-def _apply(pl: Lowering, n: Node):
-    if n.attr("op").result == "index":   # global row/column numbers: the piece's ids go along
-        return _with_global_ids(pl, n)
-    if n.attr("op").name == "neg" and _difference(pl, n):
-        return None
-    _local(pl, n)
-
-
-def _difference(pl: Lowering, n: Node) -> bool:
-    """``X + (-Y)`` (how ``X - Y`` is written: a lone Y entry becomes -Y) as one
-    ``ewise_add[minus](X, Y)`` when X is proven full: then no position holds Y alone, so the
-    two agree, and the negated copy of Y is never built (PageRank's convergence test)."""
-    users = pl.uses.get(id(n), [])
-    if len(users) != 1 or users[0] is None:
-        return False
-    u, y = users[0], n.args[0]
-    if u.op is not Op.EWISE_ADD or u.attr("op").name != "plus" or u.args[1] is not n or u.args[0] is n:
-        return False
-    x = u.args[0]
-    if id(x) not in pl.vals and id(x) not in pl.alias and not pl.is_static(x):
-        return False   # X comes later in the order
-    fx = pl.facts.get(id(pl.resolve(x)))
-    if fx is None or not fx.full or not (x.type.shape == y.type.shape == u.type.shape):
-        return False
-    if not (x.type.dtype == y.type.dtype == n.type.dtype == u.type.dtype and x.type.dtype.is_float):
-        return False   # (integer negation and subtraction differ at the type's edges)
-    lay = canonical(u.type, pl.dims)
-    if canonical(x.type, pl.dims) != lay or canonical(y.type, pl.dims) != lay:
-        return False
-    out = pl.slot()
-    minus = Node(Op.EWISE_ADD, (x, y), (("op", BINARY["minus"]),), u.type)
-    pl.emit(Local(out, minus, (pl.value(x, lay), pl.value(y, lay))))
-    pl.set(u, out, lay)
-    pl.fused.add(id(u))
-    return True
-
-
-@lower_rule(Op.SELECT)
-def _select(pl: Lowering, n: Node):
-    if n.attr("op").on == "index" and canonical(n.type, pl.dims) != REP:
-        return _with_global_ids(pl, n)  # tril/triu/diag need global positions: the piece's ids go along
-    _local(pl, n)
-
-
-@lower_rule(Op.TRANSPOSE)
-def _transpose(pl: Lowering, n: Node):
-    (x,) = n.args
-    xl, nl = canonical(x.type, pl.dims), canonical(n.type, pl.dims)
-    flip = {"row": "col", "col": "row", "rep": "rep"}
-    if Layout(flip[xl.kind], xl.dim) == nl or (xl == REP and nl == REP):
-        out = pl.slot()
-        pl.emit(Local(out, n, (pl.value(x),)))
-        pl.set(n, out, nl)
-    elif xl.kind == "row" and nl == xl and x.type.shape[0] == x.type.shape[1]:
-        # a square value by rows (Aᵀ of a graph): entries travel to their new rows' owners
-        d, src, out = pl.dims[xl.dim], pl.value(x), pl.slot()
-        pl.emit(lambda r: TransposeRows(out, src, d.owned[r], d.parts, d.pos, int(d.counts[r]), d.size))
-        pl.set(n, out, nl)
-    else:
-        _via_rep(pl, n)
-
-
-@lower_rule(Op.REDUCE, Op.NVALS)
-def _reduce(pl: Lowering, n: Node):
-    """A reduction, or a count (nvals: a sum of the pieces' counts, over everything)."""
-    (x,) = n.args
-    xl = canonical(x.type, pl.dims)
-    axis, monoid = (n.attr("axis"), n.attr("monoid")) if n.op is Op.REDUCE else ("all", _PLUS)
-    if xl == REP or (xl.kind == "row" and axis == "rows") or (xl.kind == "col" and axis == "cols"):
-        return _local(pl, n)
-    part = pl.slot()
-    pl.emit(Local(part, n, (pl.value(x),)))   # this rank's partial reduction
-    _reduced(pl, n, part, monoid)
-
-
-def _accumulated(pl: Lowering, n: Node, layout: Layout) -> bool:
-    """``ewise_add(X, A ⊕.⊗ B, ⊕)``, the product used nowhere else, as GraphBLAS's own
-    ``C ⊕= A ⊕.⊗ B`` on a copy of X (an accumulator is exactly an eWiseAdd with it): the
-    product's output is never built and X is combined in the same pass (label propagation,
-    Bellman-Ford). Emits it and returns True, or returns False to lower the product as usual."""
-    users = pl.uses.get(id(n), [])
-    sr = n.attr("semiring")
-    if n.attr("mask") is not None or len(users) != 1 or users[0] is None:
-        return False
-    u = users[0]
-    if u.op is not Op.EWISE_ADD or u.attr("op").name != sr.monoid.op.name or u.args[0] is u.args[1]:
-        return False
-    x = u.args[1] if u.args[0] is n else u.args[0]
-    if u.args[0] is n and not u.attr("op").commutative:
-        return False
-    if id(x) not in pl.vals and id(x) not in pl.alias and not pl.is_static(x):
-        return False   # X comes later in the order (X @ S + A @ (X @ N): both products accumulate-able)
-    compute = sr.dtypes(n.args[0].type.dtype, n.args[1].type.dtype)[0]
-    if not (x.type.shape == n.type.shape == u.type.shape and x.type.dtype == n.type.dtype == u.type.dtype == compute):
-        return False
-    if canonical(x.type, pl.dims) != layout or canonical(u.type, pl.dims) != layout:
-        return False
-    out = pl.slot()
-    copy = Node(Op.APPLY, (x,), (("op", UNARY["identity"]),), x.type)   # the accumulation writes in place
-    pl.emit(Local(out, copy, (pl.value(x, layout),)))
-    pl.emit(MxM(out, operand(pl, n, n.args[0]), operand(pl, n, n.args[1]), sr, accumulate=True))
-    pl.set(u, out, layout)
-    pl.fused.add(id(u))
-    return True
-
-
-def operand(pl: Lowering, n: Node, x: Node, layout: Layout | None = None) -> int:
-    """A product's operand: a static one already in the dtype the semiring reads it in."""
-    sr, (a, b) = n.attr("semiring"), (y.type.dtype for y in n.args[:2])
-    wanted = sr.operand_dtypes(a, b, sr.dtypes(a, b)[0])
-    return pl.value(x, layout, wanted[0] if x is n.args[0] else wanted[1])
-
-
-def mask_fields(pl: Lowering, n: Node, layout: Layout) -> dict:
-    """The MxM fields of a (maybe) masked product: the mask's slot in ``layout``."""
-    if n.attr("mask") is None:
-        return {}
-    return {"mask": pl.value(n.args[2], layout), "mask_kind": n.attr("mask"), "complement": n.attr("complement")}
-
-
-@lower_rule(Op.MXM)
-def _mxm(pl: Lowering, n: Node):
-    a, b = n.args[0], n.args[1]
-    inner = a.type.ncols
-    sr = n.attr("semiring")
-    nl = canonical(n.type, pl.dims)
-    if isinstance(inner, str) and inner in pl.dims:
-        al = canonical(a.type, pl.dims)
-        wide = isinstance(b.type.ncols, str) and b.type.ncols in pl.dims   # B's columns distributed too
-        if al.kind == "row" and pl.is_static(a) and canonical(b.type, pl.dims).kind == "row" \
-                and (not wide or b.type.kind is Kind.sparse):
-            if pl.P == 1:   # one process: nothing moves, the product is the local kernel's
-                if _accumulated(pl, n, al):
-                    return None
-                out = pl.slot()
-                empty = gbops.empty_rows(pl.static_value(a))   # (a is static here)
-                fb = pl.facts[id(b)]
-                covered = n.attr("mask") is None and full_where_read(pl, a, fb)   # (a masked product: its own route)
-                pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), sr, **mask_fields(pl, n, al),
-                            a_empty_rows=empty, b_covered=covered))
-                return pl.set(n, out, al)
-            return lower_product(pl, n)
-        if al.kind == "col" or al.kind == "row" and not pl.is_static(a):
-            if al.kind == "row":  # a dynamic row-distributed operand: gather B (sparsity-unaware)
-                out = pl.slot()
-                pl.emit(MxM(out, pl.value(a), pl.value(b, REP), sr, **mask_fields(pl, n, al)))
-                pl.set(n, out, al)
-                return None
-            # a's columns are distributed like b's rows: local partial (inside the mask) + reduce
-            part = pl.slot()
-            pl.emit(MxM(part, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, REP)))
-            return _reduced(pl, n, part, sr.monoid)
-        return _via_rep(pl, n)
-    if sampled_applies(pl, n):   # (G Bᵀ) on a sparse pattern: the SpMM's send sets (sampled.py)
-        return lower_sampled(pl, n)
-    # inner dim not distributed: a's rows and b's columns decide the result's layout
-    al, bl = canonical(a.type, pl.dims), canonical(b.type, pl.dims)
-    out = pl.slot()
-    a_slot = operand(pl, n, a, al if al in (nl, REP) else REP)
-    b_slot = operand(pl, n, b, bl if bl in (nl, REP) else REP)
-    if al == nl and bl == nl and nl != REP:  # both distributed the same way: one must be whole
-        b_slot = operand(pl, n, b, REP)
-    pl.emit(MxM(out, a_slot, b_slot, sr, **mask_fields(pl, n, nl)))
-    pl.set(n, out, nl)
-
-
-@lower_rule(Op.WHILE)
-def _while(pl: Lowering, n: Node):
-    """One Loop instruction: the condition and the body lowered once, into their own blocks, on
-    the slots of the carried values; values from outside are read from their outside slots
-    (converted, when needed, before the loop)."""
-    cond, body, k = n.attr("cond"), n.attr("body"), n.attr("carried")
-    holders = body.declared
-    depth = len(pl.stack) - 1
-    init = tuple(pl.value(a, canonical(h.type, pl.dims)) for a, h in zip(n.args[:k], holders))
-    carry = tuple(pl.slot() for _ in range(k))
-    for h, s in zip(holders[:k], carry):
-        pl.set(h, s)
-    for prog in (cond, body):
-        for h, a in zip(prog.declared[k:], n.args[k:]):
-            pl.alias[id(h)] = (a, depth)
-    # facts inside: the carried values' (the loop's fixed point), the outside values' own
-    given = {h.attr("name"): f for h, f in zip(holders, list(pl.facts[id(n)][:k]) +
-                                               [pl.facts[id(pl.resolve(a))] for a in n.args[k:]])}
-    index, outer = pl.loops, pl.in_loop
-    pl.loops += 1
-    pl.in_loop = index
-    try:
-        with pl.block() as cond_block:
-            cond_slot = _lower_sub(pl, cond, given)[0]
-        with pl.block() as body_block:
-            results = tuple(_lower_sub(pl, body, given))
-    finally:
-        pl.in_loop = outer
-    count = pl.slot()
-    limit = pl.concrete(n.attr("max_iter"))
-    where = str(n.span) if n.span is not None else ""
-    pl.emit(lambda r: Loop(init, carry, cond_block[r], cond_slot, body_block[r], results, count, limit, loop=index,
-                           where=where))
-    pl.vals[id(n)] = Value(carry + (count,), tuple(canonical(t, pl.dims) for t in n.type.items))
-
-
-def _lower_sub(pl: Lowering, prog: Program, given: dict) -> list[int]:
-    """Lower a loop's condition or body into the current block; the slots of its outputs."""
-    order = prog.toposort()
-    pl.facts.update(prove(order, {}, given))
-    pl.names.update({k: v for k, v in prog.names().items() if k not in pl.names})   # labels for explain
-    pl.count_uses(prog)
-    for m in order:
-        if m.op is Op.INPUT or id(m) in pl.fused:
-            continue   # placeholders: carried slots or outside values; values lowered with another
-        LOWER[m.op](pl, m)
-    return [pl.value(v) for _, v in prog.outputs]
-
-
-@lower_rule(Op.ITEM)
-def _item(pl: Lowering, n: Node):
-    t = pl.vals[id(n.args[0])]
-    i = n.attr("index")
-    pl.vals[id(n)] = Value(t.slots[i], t.layout[i])
-
-
-@lower_rule(Op.DROPOUT_MASK)
-def _dropout(pl: Lowering, n: Node):
-    """Local, with this rank's global row (or column) ids, so the mask does not depend on P."""
-    _with_global_ids(pl, n)
-
-
-def _with_global_ids(pl: Lowering, n: Node):
-    """n computed locally on its arguments (extra ones replicated) and this rank's global row or
-    column ids, passed as two more arguments (row ids, column ids; None for the other axis)."""
-    lay = canonical(n.type, pl.dims)
-    args = (pl.value(n.args[0]),) + tuple(pl.value(a, REP) for a in n.args[1:])
-    if lay != REP:
-        ids = pl.const_all(lambda r: pl.dims[lay.dim].owned[r])
-        none = pl.const_all(lambda r: None)
-        args += (ids, none) if lay.kind == "row" else (none, ids)
-    out = pl.slot()
-    pl.emit(Local(out, n, args))
-    pl.set(n, out, lay)
-
-
-@lower_rule(Op.ARGBEST, Op.ROUTE)
-def _winners(pl: Lowering, n: Node):
-    """The gradients of min/max products: local when the operand indexed by rows (A, or the
-    cotangent) is laid out like the result, with the other operand whole; ROUTE to B's rows sums
-    every rank's partial with one Allreduce; anything else through the replicated fallback."""
-    lay = canonical(n.type, pl.dims)
-    first = canonical(n.args[0].type, pl.dims)
-    if n.op is Op.ROUTE and n.attr("axis") == "rows":
-        g, k, a = n.args
-        if first != REP and canonical(a.type, pl.dims) == first and canonical(k.type, pl.dims) == first:
-            part = pl.slot()
-            pl.emit(Local(part, n, (pl.value(g), pl.value(k), pl.value(a))))
-            return _reduced(pl, n, part, _PLUS)
-        return _via_rep(pl, n)
-    rowwise = n.args[0] if n.op is Op.ARGBEST else n.args[1]   # A for the winners; the winners for ROUTE
-    if lay != REP and first == lay and canonical(rowwise.type, pl.dims) == lay:
-        out = pl.slot()
-        keep = (0, 2) if n.op is Op.ARGBEST else (0, 1)
-        pl.emit(Local(out, n, tuple(pl.value(a) if i in keep else pl.value(a, REP) for i, a in enumerate(n.args))))
-        return pl.set(n, out, lay)
-    _via_rep(pl, n)
-
-
-@lower_rule(Op.INPUT, Op.IDENTITY)
-def _never(pl: Lowering, n: Node):
-    raise AssertionError(f"{n!r} is handled before lowering")
-
-
-assert set(LOWER) == set(Op), f"ops without a lowering rule: {set(Op) - set(LOWER)}"
 
 
 def _send_lists(src, dst, r: int) -> tuple:

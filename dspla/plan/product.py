@@ -16,12 +16,12 @@ import scipy.sparse as sp
 
 from ..costmodel import load
 from ..errors import PlanError
-from ..exec import gbops, lend, routes
-from ..exec.buffers import csr_piece
 from ..instr import CastTo, Choice
 from ..instr.layout import Layout, canonical
 from ..ir import Node
 from ..ir.types import Kind
+from ..kernels import gbops, lend, routes
+from ..kernels.buffers import csr_piece
 from . import spmd
 from .distplan import ProductInfo
 from .facts import covers
@@ -95,7 +95,7 @@ class Product:
 
     def in_place_if(self, full: bool) -> bool:
         # where SuiteSparse's in-place kernel is the slower one for this semiring and dtype
-        # (exec/routes.py IN_PLACE: lor_land, min_plus, ...), the blocks' products are made as
+        # (kernels/routes.py IN_PLACE: lor_land, min_plus, ...), the blocks' products are made as
         # GraphBLAS's own and accumulated; K is not asked: with several blocks into one output the
         # in-place kernel saves their merges, which the one-product measurement behind the least
         # K does not see
@@ -159,7 +159,7 @@ class Product:
         """A as scipy CSR in the compute dtype, original indexing (shared by the candidates);
         under SPMD planning, this rank's rows of it. While this product is lowered (``lending``,
         set by lower_product), A's own arrays are read where they lie when SuiteSparse holds it
-        by row in that dtype (exec/lend.py): no copy of the rank's rows; else a copy, cached
+        by row in that dtype (kernels/lend.py): no copy of the rank's rows; else a copy, cached
         for the products after this one."""
         key = (id(self._A), self.compute)
         if key in self._csr:

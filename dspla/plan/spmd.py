@@ -29,10 +29,10 @@ import graphblas as gb
 import numpy as np
 
 from ..errors import PlanError
-from ..exec.gbops import occupied
 from ..instr import Loop, Recv, Send
 from ..instr.layout import canonical
 from ..ir import Node, Op
+from ..kernels.gbops import occupied
 from .facts import FACTS, Facts, full_rows, of_matrix
 from .static import classify, is_static_leaf
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 
 import graphblas as gb
 
-from ..exec import gbops
-from ..exec.reference import EVAL, Env, ewise_cast
-from ..exec.values import concrete
+from ..exec.reference import EVAL, environment
 from ..ir import Node, Op
-from ..ir.types import Kind
+from ..ir.types import Kind, concrete
+from ..kernels import gbops
+from ..ops.ewise import ewise_cast
 
 
 @dataclass
@@ -108,7 +108,7 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
     for i, n in enumerate(order):
         for a in n.args:
             last[id(a)] = i
-    env = Env(mats, dims)
+    env = environment(mats, dims)
     values: dict[int, object] = {}
     for i, n in enumerate(order):
         if id(n) not in st:

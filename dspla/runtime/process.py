@@ -92,7 +92,7 @@ def collect_run_garbage(before: int):
     runs: a full collection scans every object the program holds, the user's made since the plan
     included, and cost 14 ms per call with 100,000 of them and 175 ms with a million, against
     86 us for the whole call without. What outlives a run (results, the inputs' conversions) is
-    acyclic (exec/acyclic.py) and freed by its reference count when let go; the periodic full
+    acyclic (kernels/acyclic.py) and freed by its reference count when let go; the periodic full
     collection bounds whatever else in a cycle outlives a run and dies later."""
     global _since_full
     _since_full += 1

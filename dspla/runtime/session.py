@@ -39,11 +39,11 @@ import numpy as np
 from .. import compile as compiler
 from ..display import Stats
 from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError, warn
-from ..exec.acyclic import acyclic
-from ..exec.gbops import dtype_of
 from ..exec.values import Array, Dist, Meta
 from ..instr import Where
 from ..instr.layout import DimPart, canonical, piece
+from ..kernels.acyclic import acyclic
+from ..kernels.gbops import dtype_of
 from ..partition import METHODS
 from ..plan import spmd
 from ..plan.explain import as_text, loop_words, summed
@@ -380,7 +380,7 @@ class DistSession:
                 if P > 1:
                     pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
             mine = comm.scatter(pieces, 0) if P > 1 else pieces[0]
-            # kept for the next calls and freed when replaced (exec/acyclic.py); one process's pieces
+            # kept for the next calls and freed when replaced (kernels/acyclic.py); one process's pieces
             # are the inputs' conversions (acyclic already, exec/values.py) or the caller's own
             self._held.update({k: acyclic(from_wire(v)) if P > 1 else v for k, v in mine.items()})
         # the host inputs' pieces not sent again are this rank's own objects as they were (a
@@ -497,7 +497,7 @@ class DistSession:
                 rec["messages_sent_per_iteration"] = rec["messages_sent_total"] / its
             products.append(rec)
         out["products"] = products
-        # the local products' routes (exec/routes.py), summed over ranks: which kernel ran how often
+        # the local products' routes (kernels/routes.py), summed over ranks: which kernel ran how often
         out["routes"] = dict(sum((Counter(r.get("routes", {})) for r in per_rank), Counter()))
         out["planning_s"] = planning_s
         part_s = sum(info.get("seconds", 0.0) for info in plan.partition.values()) if planning_s else 0.0

@@ -1,4 +1,4 @@
-"""A matrix made acyclic (exec/acyclic.py) is freed by its reference count and still behaves as
+"""A matrix made acyclic (kernels/acyclic.py) is freed by its reference count and still behaves as
 python-graphblas's own everywhere its ``ss`` accessor is used. The oracle is the dense array the
 matrix was made from."""
 import copy
@@ -10,7 +10,7 @@ import graphblas as gb
 import numpy as np
 import pytest
 
-from dspla.exec.acyclic import acyclic, is_acyclic
+from dspla.kernels.acyclic import acyclic, is_acyclic
 
 DENSE = np.arange(12, dtype=np.float64).reshape(4, 3)
 

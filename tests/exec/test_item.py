@@ -1,5 +1,5 @@
-"""1 x 1 values through SuiteSparse's typed element calls (exec/item.py) and the numpy route of
-built-in operators on two 1 x 1 values (reference._scalar_binary). The oracle is
+"""1 x 1 values through SuiteSparse's typed element calls (kernels/item.py) and the numpy route of
+built-in operators on two 1 x 1 values (kernels/scalars.py). The oracle is
 python-graphblas itself: its indexing for single entries, its element-wise kernels for the
 operators, on 1 x 1 matrices with and without an entry."""
 import itertools
@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from dspla.algebra import BINARY
-from dspla.exec import gbops
-from dspla.exec.item import empty, item, scalar, set_item
-from dspla.exec.reference import _SCALAR_OPS, _scalar_binary
 from dspla.ir.types import DType
+from dspla.kernels import gbops
+from dspla.kernels.item import empty, item, scalar, set_item
+from dspla.kernels.scalars import SCALAR_OPS as _SCALAR_OPS
+from dspla.kernels.scalars import scalar_binary as _scalar_binary
 
 
 @pytest.mark.parametrize("dt", list(DType))
@@ -100,7 +101,7 @@ def test_integer_division_pow_and_user_operators_are_left_to_graphblas():
 @pytest.mark.parametrize("start", ["empty", "sparse", "bitmap", "full"])
 def test_fill_makes_every_entry_the_value_whatever_the_format(dt, start):
     # the identities the products start from include each dtype's extremes (min's identity is its max)
-    from dspla.exec.item import fill
+    from dspla.kernels.item import fill
     info = np.iinfo(dt.np) if np.issubdtype(dt.np, np.integer) else None
     values = [dt.np.type(0), dt.np.type(1)] + ([dt.np.type(info.min), dt.np.type(info.max)] if info else [])
     if np.issubdtype(dt.np, np.floating):

@@ -1,4 +1,4 @@
-"""Arrays lent by SuiteSparse's unpack/pack calls (exec/lend.py): the views show the matrix's
+"""Arrays lent by SuiteSparse's unpack/pack calls (kernels/lend.py): the views show the matrix's
 values and presence as python-graphblas's public API reads them, writes through them land in
 the matrix, the matrix is whole again after the block, and layouts that are not C-ordered
 (values by column of a wide matrix, iso values, sparse) are declined."""
@@ -8,7 +8,7 @@ import graphblas as gb
 import numpy as np
 import pytest
 
-from dspla.exec import lend
+from dspla.kernels import lend
 
 
 def _bitmap(values, present, by_row=True):

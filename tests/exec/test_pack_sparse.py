@@ -9,8 +9,8 @@ import graphblas as gb
 import numpy as np
 import pytest
 
-from dspla.exec import buffers
 from dspla.ir.types import DType
+from dspla.kernels import buffers
 
 
 def _entries(buf: np.ndarray, dtype: DType) -> list:

@@ -1,4 +1,4 @@
-"""Prepared local steps (exec/prepared.py): the element-wise ops, reductions and 1 x 1 arithmetic
+"""Prepared local steps (kernels/prepared.py): the element-wise ops, reductions and 1 x 1 arithmetic
 a loop repeats run as one GraphBLAS C call, writing into the previous call's result once it is
 free. Each case is called twice with fresh operands (the second writes into the first's memory)
 and checked against the dense-numpy oracle of the golden tests; the runtime must have used the

@@ -1,4 +1,4 @@
-"""The local product's route table (exec/routes.py): which route each case takes, every route
+"""The local product's route table (kernels/routes.py): which route each case takes, every route
 equal to a dense numpy oracle with GraphBLAS semantics (a missing entry is not a zero), the
 route taken reported in the run stats and shown by explain."""
 from collections import Counter
@@ -10,9 +10,9 @@ import scipy.sparse as sp
 
 import dspla as dp
 from dspla.algebra import SEMIRINGS
-from dspla.exec import gbops, routes
 from dspla.frontend.parser import parse
 from dspla.ir.types import DType
+from dspla.kernels import gbops, routes
 from dspla.plan.explain import local_routes
 
 F64 = DType.float64
@@ -80,7 +80,7 @@ def test_the_table_picks_by_semiring_dtype_and_format():
 
 
 def test_in_place_only_where_the_table_says_it_pays():
-    """exec/routes.py IN_PLACE, by semiring, dtype and K (measured: docs/local.md)."""
+    """kernels/routes.py IN_PLACE, by semiring, dtype and K (measured: docs/local.md)."""
     def route(name, dtype=F64, k=16, **kw):
         return routes.choose(SEMIRINGS[name], dtype, a_full=False, b_full=kw.pop("b_full", True), k=k, **kw).name
     # where SuiteSparse's own product was the faster one: min_plus, lor_land, plus_pair, min_second

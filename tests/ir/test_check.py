@@ -4,8 +4,9 @@ import pytest
 
 import dspla as dp
 from dspla.errors import InputError, UnknownNameError, VerificationError
-from dspla.ir import Program, verify
+from dspla.ir import Program
 from dspla.ir.check import check_loop_bound, check_program, input_dims
+from dspla.passes import verify
 
 
 def _two_typed_inputs() -> Program:

@@ -6,9 +6,9 @@ import pytest
 import dspla as dp
 from dspla import compile as compiler
 from dspla.errors import VerificationError
-from dspla.ir import Op, Program, verify
+from dspla.ir import Op, Program
 from dspla.ir.types import Kind, Type
-from dspla.passes import cse, simplify
+from dspla.passes import cse, simplify, verify
 
 
 def test_nodes_are_structural_and_hashable():

@@ -170,8 +170,8 @@ def test_values_only_pack_and_stack_read_the_present_rows(fmt):
     """pack_rows without presence on a column with missing entries sends the rows asked for
     (all present); stack_values puts own's values then each message's into one full column,
     also when written into the last stack again; own is left as it was."""
-    from dspla.exec import buffers
     from dspla.ir.types import DType
+    from dspla.kernels import buffers
     rng = np.random.default_rng(7)
     last = None
     for _ in range(3):
@@ -203,7 +203,7 @@ def test_the_stacked_product_writes_into_its_last_output_only_when_dropped(P, se
     """StackMxM's output is written into on the next call once nothing holds it; results the
     caller keeps (as distributed values) stay as they were. The stacked column is full but
     covered (its own missing rows filled), so plus_times at K = 1 takes the covered case's
-    route (exec/routes.py), and a user's semiring its compiled kernel, both into a full output."""
+    route (kernels/routes.py), and a user's semiring its compiled kernel, both into a full output."""
     A_, x_, w_ = pagerank_step()
     sr = "plus_times" if semiring == "plus_times" else \
         dp.semiring.define("covered_plus_times", monoid="plus", op=_times)
@@ -244,7 +244,7 @@ def test_one_process_takes_the_full_output_route_when_covered(transposed, semiri
     (route full-c, A's empty rows made missing after), where A ⊕.⊗ (x / outdeg), which reads
     missing rows, takes GraphBLAS's own product (new); both equal the dense oracle, also for a
     node nothing points to (its output row is missing). min_plus is not one of the semirings
-    accumulated in place (exec/routes.py IN_PLACE): new either way."""
+    accumulated in place (kernels/routes.py IN_PLACE): new either way."""
     A_, x_, w_ = pagerank_step()
     f = dp.function({"y": dp.mxm(A_.T if transposed else A_, w_, semiring)})
     A = graph(40).tolil()

@@ -1,4 +1,4 @@
-"""Planning reads A's rows where SuiteSparse holds them (exec/lend.py's csr), not a scipy copy
+"""Planning reads A's rows where SuiteSparse holds them (kernels/lend.py's csr), not a scipy copy
 of them: the arrays are lent while one product's candidates are lowered and given back after.
 Results equal dense numpy with GraphBLAS semantics for every plan, on rank 0's path and SPMD;
 the caller's matrix is left as it was; matrices that cannot be lent (by column, hypersparse,
@@ -11,9 +11,9 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla.exec import lend
 from dspla.exec.values import Array, Dist
 from dspla.instr.layout import DimPart
+from dspla.kernels import lend
 from dspla.plan.plans import plan_names
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession, Options

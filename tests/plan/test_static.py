@@ -70,7 +70,7 @@ def test_a_reduced_identity_is_a_full_vector_of_one(monoid, monkeypatch):
     """reduce_rows(eye(n)) (cc's labels start from it) and reduce_cols: one entry per row, so a
     full vector of 1 whatever the monoid; the identity itself is never built. Used as a product's
     operand and after rowindex, for P = 1 and 2."""
-    from dspla.exec import gbops
+    from dspla.kernels import gbops
     built = []
     real = gbops.identity
     monkeypatch.setattr(gbops, "identity", lambda *a: built.append(a) or real(*a))

@@ -1,6 +1,6 @@
 """What a run leaves in reference cycles is freed when it ends, without scanning every object
 the program holds (runtime/process.py collect_run_garbage), and what outlives a run (results,
-the inputs' conversions) is freed as soon as it is let go (exec/acyclic.py)."""
+the inputs' conversions) is freed as soon as it is let go (kernels/acyclic.py)."""
 import gc
 import weakref
 
@@ -82,7 +82,7 @@ def test_plain_calls_collect_the_oldest_generation_only_now_and_then(monkeypatch
 
 
 def test_a_result_let_go_is_freed_at_once():
-    # the function keeps its last two outputs to write into again (exec/recycle.py); with every
+    # the function keeps its last two outputs to write into again (kernels/recycle.py); with every
     # result held across the calls, the third call makes its own and lets go of the first, which
     # is then the caller's alone
     n, k = 300_000, 4

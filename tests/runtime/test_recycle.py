@@ -1,4 +1,4 @@
-"""Output buffers reused once nothing holds them (exec/recycle.py): a product's output from an
+"""Output buffers reused once nothing holds them (kernels/recycle.py): a product's output from an
 earlier call is written into again only when the user dropped it; one the user keeps is never
 touched. Expectations come from scipy/numpy, not from dspla."""
 import gc
@@ -9,8 +9,8 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla.exec import recycle
 from dspla.ir.types import DType
+from dspla.kernels import recycle
 from dspla.runtime.comm.sim import run_simulated
 
 
@@ -67,7 +67,7 @@ def test_a_dropped_result_is_written_into_and_stays_correct():
 def test_a_reused_bitmap_is_taken_only_when_it_is_that_pattern():
     """drop_rows uses the presence bitmap of the output it writes into again only when it is
     exactly 'every row but these': the count matches and nothing is present in those rows."""
-    from dspla.exec import gbops
+    from dspla.kernels import gbops
     vals = np.arange(12.0).reshape(4, 3)
 
     def dropped(rows):

@@ -18,8 +18,8 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla.exec import lend
 from dspla.ir.types import DType
+from dspla.kernels import lend
 from dspla.plan.options import Options
 from dspla.runtime.comm.sim import SimComm, run_simulated
 from dspla.runtime.interp import shm
@@ -246,7 +246,7 @@ def test_new_rows_are_read_where_they_lie_in_two_blocks(P, semiring, monkeypatch
     A reads X's own rows in place and the peers' block the rows they wrote (gbops.mxm_blocks), where
     the full-C route applies (plus_times; min_plus copies and makes one product); then the same X
     again (one product over the area, own's rows copied once) and a new one. Each against numpy."""
-    from dspla.exec import gbops
+    from dspla.kernels import gbops
     monkeypatch.setenv("DSPLA_SHM", "1")
     blocks = []
     real = gbops.mxm_blocks

@@ -117,8 +117,8 @@ def _column(values, present):
 
 
 def _wire(values, present, with_presence):
-    from dspla.exec import buffers
     from dspla.ir.types import DType
+    from dspla.kernels import buffers
     buf = buffers.recv_buffer(len(values), 1, DType.float64, with_presence)
     if with_presence:
         nb = len(values) * 8
@@ -133,8 +133,8 @@ def _sparse_wire(values, present):
     """A sparse Recv's buffer as PackSparse makes it: the count, then positions, then values."""
     import graphblas as gb
 
-    from dspla.exec import buffers
     from dspla.ir.types import DType
+    from dspla.kernels import buffers
     rows = np.arange(len(values))
     M = gb.Matrix.from_coo(rows[present], np.zeros(int(present.sum()), np.int64), values[present],
                            nrows=len(values), ncols=1)
@@ -146,8 +146,8 @@ def test_stack_column_writes_own_then_arrived_rows_into_the_last_stack():
     when a later stack writes into the matrix the previous one returned (nothing stale stays),
     for dense messages with and without presence, sparse ones (present entries only, as a BFS
     frontier's), and own held full, as a bitmap or sparse."""
-    from dspla.exec import buffers
     from dspla.ir.types import DType
+    from dspla.kernels import buffers
     rng = np.random.default_rng(3)
     last = None
     for round_ in range(6):
@@ -175,8 +175,8 @@ def test_stack_column_writes_own_then_arrived_rows_into_the_last_stack():
 def test_stack_column_declines_what_it_cannot_stack_and_stacks_an_iso_column():
     import graphblas as gb
 
-    from dspla.exec import buffers
     from dspla.ir.types import DType
+    from dspla.kernels import buffers
     iso = gb.Matrix.from_coo([0, 2], [0, 0], 1.0, nrows=5, ncols=1)   # an iso-valued column: its entries
     assert buffers.stack_column(iso, [], DType.float64).isequal(iso)
     wide = gb.Matrix.from_dense(np.ones((3, 2)))

@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from ...exec.buffers import csr_pack
 from ...instr import Alltoall, Bcast, BcastSparse, DropRows, Fill, Free, MxM
+from ...kernels.buffers import csr_pack
 from . import register_plan
 from .p2p1d import column_groups, narrow_only, split_by_owner
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ...exec.buffers import window_row_bytes
 from ...instr import DropRows, Fill, Get, IBcast, MxM, Pack, RecvMxM, WaitSends, WinExpose
+from ...kernels.buffers import window_row_bytes
 from ..options import memory_cap
 from . import register_plan
 from .p2p1d import add_remote_block, narrow_only

@@ -8,8 +8,6 @@ import graphblas as gb
 import numpy as np
 
 from ...algebra import REDUCTIONS
-from ...exec import buffers as local
-from ...exec import item
 from ...instr import (
     AllgatherRows,
     AllgatherSparse,
@@ -25,6 +23,8 @@ from ...instr import (
     WaitAllreduce,
 )
 from ...ir.types import DType
+from ...kernels import buffers as local
+from ...kernels import item
 from .core import Runtime, _dt, handler
 from .messages import _Posted
 

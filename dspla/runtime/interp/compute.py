@@ -7,8 +7,6 @@ import time
 
 import numpy as np
 
-from ...exec import buffers as local
-from ...exec import gbops
 from ...exec.reference import EVAL, INTO
 from ...instr import (
     CastTo,
@@ -23,6 +21,8 @@ from ...instr import (
     Unpermute,
 )
 from ...ir.types import DType
+from ...kernels import buffers as local
+from ...kernels import gbops
 from . import shm
 from .core import Runtime, _dt, handler
 
@@ -33,7 +33,7 @@ def _local(rt: Runtime, i: Local):
     args = [rt.slots[a] for a in i.args]
     if i.node.op in INTO:
         into = rt.reusable(i)
-        M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (exec/prepared.py), if one applies
+        M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (kernels/prepared.py), if one applies
         if M is None:
             M = EVAL[i.node.op](i.node, args, rt.env, into=into)
         if all(M is not a for a in args):   # (an operand passed through is not ours to reuse)

@@ -6,14 +6,15 @@ import time
 from collections import Counter
 from typing import Callable
 
-from ...exec import gbops, prepared, recycle
-from ...exec.reference import Env
 from ...instr import Loop, RankProgram, Traffic, Where
 from ...ir.types import DType
+from ...kernels import gbops, prepared, recycle
+from ...ops import Env, table
 from .. import faults
 from . import shm
 
 EXEC: dict[type, Callable] = {}
+_PREPARE = table("prepare")   # op -> its prepared C call, when its definition has one
 
 
 def handler(cls):
@@ -38,7 +39,7 @@ class Runtime:
         self.shm = shm.Channels(comm, program, shared_bytes)
         self.slots: list = [None] * program.n_slots
         self.pool = recycle.Pool()   # outputs of earlier runs and iterations, reused once free
-        self.steps = prepared.Steps()   # local steps resolved to their C call once (exec/prepared.py)
+        self.steps = prepared.Steps(_PREPARE)   # local steps resolved to their C call once (kernels/prepared.py)
         self.bitmaps: dict = {}      # slot -> a presence bitmap its Fill took back (gbops.take_bitmap)
         self.stacks: dict = {}       # StackMxM -> its last stacked operand, written into again
         self.lookups: dict = {}      # PackSparse -> its rows' positions (buffers.row_lookup), made once
@@ -97,7 +98,7 @@ class Runtime:
         self.at_bound: dict = {}     # loop -> (source position, bound), when it stopped at its bound
         self.loop_s: dict = {}       # loop -> seconds in it
         self.loop_words: dict = {}   # loop -> words this rank sent in each iteration (the dynamic ones' too)
-        self.routes: Counter = Counter()   # local product route (exec/routes.py) -> times taken
+        self.routes: Counter = Counter()   # local product route (kernels/routes.py) -> times taken
         self.shm_sends = 0                 # sends written into the receiver's memory (shm.py)
         self.packs_reused = 0              # Packs of an unchanged input: the last rows sent again
 
@@ -116,7 +117,7 @@ class Runtime:
 
     def reusable(self, i):
         """Instruction i's result of the last run or iteration, to be written into, when nothing
-        else holds it any more (exec/recycle.py); its slot lets go of it first."""
+        else holds it any more (kernels/recycle.py); its slot lets go of it first."""
         self.slots[i.out] = None
         return self.pool.take(id(i))
 

@@ -8,9 +8,9 @@ import time
 import graphblas as gb
 import numpy as np
 
-from ...exec.reference import truth
 from ...instr import Empty, Loop
 from ...ir.types import DType
+from ...ops.loop import truth
 from .core import Runtime, handler
 
 

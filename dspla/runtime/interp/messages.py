@@ -9,8 +9,6 @@ import graphblas as gb
 import numpy as np
 from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
 
-from ...exec import buffers as local
-from ...exec import gbops, lend
 from ...instr import (
     Get,
     PackSparse,
@@ -23,6 +21,8 @@ from ...instr import (
     WaitSends,
 )
 from ...ir.types import DType
+from ...kernels import buffers as local
+from ...kernels import gbops, lend
 from . import shm
 from .compute import _multiply, _output_mask
 from .core import Runtime, _dt, handler

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import time
 
-from ...exec import buffers as local
 from ...instr import Get, WinExpose
 from ...ir.types import DType
+from ...kernels import buffers as local
 from .core import Runtime, handler
 from .messages import _Posted
 

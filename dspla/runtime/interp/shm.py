@@ -27,9 +27,9 @@ import os
 
 import numpy as np
 
-from ...exec import buffers as local
 from ...instr import Pack, Recv, RecvMxM, Send, StackMxM, walk
 from ...ir.types import DType
+from ...kernels import buffers as local
 
 HEADER = 128                 # bytes of a region's flags: two, a cache line apart
 WRITTEN, CONSUMED = 0, 8     # the flags' int64 positions in the header

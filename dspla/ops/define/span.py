@@ -6,10 +6,12 @@ import linecache
 import os
 import sys
 
-from ..errors import Span
+from ...errors import Span
 
-_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_FRONTEND = os.path.dirname(os.path.abspath(__file__))
+_OPS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PKG = os.path.dirname(_OPS)
+# the builders' own modules: the ops' definitions and the front ends
+_DSL = (_OPS + os.sep, os.path.join(_PKG, "frontend") + os.sep)
 # a code object's file name -> (inside the package, inside the DSL itself); abspath is ~3 us a
 # call and every DSL call walks several frames
 _KIND: dict[str, tuple[bool, bool]] = {}
@@ -21,7 +23,7 @@ def _kind(filename: str) -> tuple[bool, bool]:
         path = os.path.abspath(filename)
         frozen = filename.startswith("<frozen ")   # (the interpreter's own: runpy, importlib)
         got = _KIND[filename] = (frozen or path.startswith(_PKG + os.sep),
-                                 frozen or path.startswith(_FRONTEND + os.sep))
+                                 frozen or path.startswith(_DSL))
     return got
 
 

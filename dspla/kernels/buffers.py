@@ -53,7 +53,7 @@ def unpack_full(M) -> np.ndarray:
 def values_of(M):
     """The C-ordered values array of a full matrix, lent for the duration of the block."""
     with lend.full(M) as values:
-        if values is not None:   # its own array, by the C calls (exec/lend.py)
+        if values is not None:   # its own array, by the C calls (kernels/lend.py)
             yield values
             return
     values = unpack_full(M)
@@ -176,7 +176,7 @@ def bitmap_of(M):
     """(values, presence as int8) of a matrix SuiteSparse holds as a bitmap, lent for the block
     (nothing is copied); None for other formats and iso-valued bitmaps."""
     with lend.bitmap(M) as lent:
-        if lent is not None:   # its own arrays, by the C calls (exec/lend.py)
+        if lent is not None:   # its own arrays, by the C calls (kernels/lend.py)
             yield lent.values, lent.present
             return
     held = None if M.ss.is_iso else unpack_bitmap(M)

@@ -1,14 +1,15 @@
 """The IR verifier, run after every pass.
 
-It re-derives every node's type with the op's rule and checks input names are used
-consistently. A failure names the node, shows its arguments and users and its source span.
+It re-derives every node's type with the op's rule (its definition's, dspla/ops), checks that
+it carries the op's attributes and that input names are used consistently. A failure names the
+node, shows its arguments and users and its source span.
 """
 from __future__ import annotations
 
 from ..errors import DsplaError, VerificationError
-from .node import Node, Op
-from .program import Program
-from .typing import ATTRS, TYPE_RULES, _where
+from ..ir import Node, Op, Program
+from ..ops import DEFINITIONS
+from ..ops.define import Where
 
 
 def verify(program: Program, after: str = "") -> Program:
@@ -25,16 +26,16 @@ def verify(program: Program, after: str = "") -> Program:
 
     for node in program.toposort():
         keys = {k for k, _ in node.attrs}
-        if keys != ATTRS[node.op]:
-            fail(node, f"attributes {sorted(keys)} but {node.op.value} takes {sorted(ATTRS[node.op])}")
+        d = DEFINITIONS[node.op]
+        if keys != d.attrs:
+            fail(node, f"attributes {sorted(keys)} but {node.op.value} takes {sorted(d.attrs)}")
         if node.op is Op.INPUT:
             prev = inputs.setdefault(node.attr("name"), node)
             if prev is not node and prev.type != node.type:
                 fail(node, f"input {node.attr('name')!r} used with two types: {prev.type} and {node.type}")
             continue
         try:
-            want = TYPE_RULES[node.op](node.args, dict(node.attrs), node.type, _where(node.op, node.args,
-                                                                                     node.attrs), node.span)
+            want = d.type(node.args, dict(node.attrs), node.type, Where(node.op, node.args, node.attrs), node.span)
         except DsplaError as e:
             fail(node, f"ill-typed: {e.message}")
         if want != node.type:

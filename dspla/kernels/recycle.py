@@ -6,7 +6,7 @@ instead is safe only when no one holds it any more: not the user (an ``Array`` o
 result), not a carried loop value, not another slot. CPython's reference count says so exactly:
 a matrix that only the pool holds has a fixed count, measured once below (with python-graphblas's
 own back-references from ``M.ss``, and without them: what the pool keeps is made acyclic,
-exec/acyclic.py, so a result the caller lets go is freed at once). Anything else keeps it: the
+kernels/acyclic.py, so a result the caller lets go is freed at once). Anything else keeps it: the
 caller allocates as before.
 
 A value still held when its instruction runs again keeps it from being reused: a loop-carried
@@ -41,7 +41,7 @@ class Pool:
         self.hits = 0   # matrices handed back (what the tests and the stats see)
 
     def keep(self, key, M):
-        acyclic(M)   # freed when nothing holds it, not when the collector runs (exec/acyclic.py)
+        acyclic(M)   # freed when nothing holds it, not when the collector runs (kernels/acyclic.py)
         held = self._held.get(key)
         if held and held[0] is not M:   # (held: the one take found in use, or the other of two)
             self._held[key] = (M, held[0])

@@ -53,7 +53,7 @@ def cast(M, dtype: DType):
 
 
 def apply_unary(M, op: UnaryOp, compute: DType, out: DType, into=None):
-    """``into``: a free matrix (exec/recycle.py) the last step may write into instead of a new one."""
+    """``into``: a free matrix (kernels/recycle.py) the last step may write into instead of a new one."""
     M = cast(M, compute)
     last = len(op.steps) - 1
     for k, step in enumerate(op.steps):
@@ -69,7 +69,7 @@ def apply_unary(M, op: UnaryOp, compute: DType, out: DType, into=None):
 
 
 def new(expr, dtype: DType, into=None):
-    """expr's value as a matrix of ``dtype``: written into ``into`` (a free matrix, exec/recycle.py)
+    """expr's value as a matrix of ``dtype``: written into ``into`` (a free matrix, kernels/recycle.py)
     when it has that dtype and shape, else a new one."""
     if into is not None and into.dtype == dtype.gb and into.shape == expr.shape:
         into << expr
@@ -136,7 +136,7 @@ def is_full(M) -> bool:
 
 def identity_full(nrows: int, ncols: int, m: Monoid, dtype: DType, into=None):
     """A full matrix holding the monoid's identity: ``into`` refilled when it fits (a free matrix,
-    exec/recycle.py), else new (zeros come from calloc: nearly free).
+    kernels/recycle.py), else new (zeros come from calloc: nearly free).
 
     Built-in min and max over floats start at NaN, not at ±inf: SuiteSparse's min and max ignore
     a NaN, so NaN is as neutral as the identity for every other value, and an entry whose terms
@@ -211,7 +211,7 @@ def mask_of(m, kind: str, complement: bool):
 
 
 def accumulate_full(C, a, b, sr: Semiring, rows=None) -> bool:
-    """C[rows, :] ⊕= a ⊕.⊗ b in place by the compiled kernel of a user's semiring (exec/udfmxm.py),
+    """C[rows, :] ⊕= a ⊕.⊗ b in place by the compiled kernel of a user's semiring (kernels/udfmxm.py),
     when it applies: C and b full, of one dtype (the compute dtype). False: the caller asks
     SuiteSparse."""
     if not (udfmxm.applies(sr) and is_full(C) and is_full(b) and b.nvals and C.nvals) or C is b \
@@ -225,10 +225,10 @@ def accumulate_full(C, a, b, sr: Semiring, rows=None) -> bool:
 
 def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=None, taken: dict | None = None,
         b_covered: bool = False):
-    """a ⊕.⊗ b in the compute dtype, by the first route of exec/routes.py's table that applies.
+    """a ⊕.⊗ b in the compute dtype, by the first route of kernels/routes.py's table that applies.
     ``a_empty_rows``: a's empty rows when the caller knows them (planning-time matrices).
     ``mask`` (a mask_of object): SuiteSparse's masked product, computing only entries inside it.
-    ``into``: a free matrix (exec/recycle.py) whose memory a full route may write into.
+    ``into``: a free matrix (kernels/recycle.py) whose memory a full route may write into.
     ``taken``: a Counter of route names, counted in (the run stats). ``b_covered``: planning proved
     b full wherever a reads it (plan/facts.covers)."""
     (ar, ac), (br, bc) = a.shape, b.shape
@@ -312,4 +312,4 @@ def _new(a, b, sr, compute, a_empty_rows, mask, into):
 
 
 _RUN = {"masked": _masked, "blas": _blas, "udf-full": _full_c, "full-c": _full_c, "new": _new}
-assert set(_RUN) == set(routes.BY_NAME) - {"accumulate"}, "every route of exec/routes.py has a runner here"
+assert set(_RUN) == set(routes.BY_NAME) - {"accumulate"}, "every route of kernels/routes.py has a runner here"

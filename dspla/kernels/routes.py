@@ -58,7 +58,7 @@ IN_PLACE: dict[tuple[str, str], dict[DType, int]] = {
 def in_place_pays(sr: Semiring, compute: DType, k: int = 0, covered: bool = False) -> bool:
     """Whether accumulating into a full output beats GraphBLAS's own product for this semiring,
     compute dtype and K (0: not known, taken as wide); ``covered``: b proved full wherever a reads
-    it, any K. A user's semiring accumulates by its compiled kernel (exec/udfmxm.py) whatever the K."""
+    it, any K. A user's semiring accumulates by its compiled kernel (kernels/udfmxm.py) whatever the K."""
     if udfmxm.applies(sr):
         return True
     least = IN_PLACE.get((sr.monoid.name, sr.mult.name), {}).get(compute)

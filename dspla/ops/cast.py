@@ -1,0 +1,52 @@
+"""cast: the values in another dtype (attribute: dtype). Python: ``dp.cast``; files: the same."""
+from __future__ import annotations
+
+from .._types import DTypeLike
+from ..errors import NoGradient, Span
+from ..ir.types import DType
+from ..kernels import gbops
+from .define import DTYPE, EXPR, Expr, define, make, named, node_of, span_or_caller, spelling, touched
+
+CAST = define("cast", attrs=("dtype",))
+
+
+@CAST.type_rule
+def _type(args, attrs, given, where, span):
+    (x,) = args
+    return x.type.with_(dtype=attrs["dtype"])
+
+
+@CAST.eval_rule()
+def _evaluate(node, args, env):
+    return gbops.cast(args[0], node.attr("dtype"))
+
+
+@CAST.fact_rule
+def _facts(n, a):
+    return a[0]   # the pattern is kept
+
+
+@CAST.lower_rule
+def _lower(pl, n):
+    pl.local(n)
+
+
+@CAST.work_rule
+def _work(n, args, out):
+    return touched(args, out)
+
+
+@CAST.vjp_rule()
+def _vjp(n, g, needs, b):
+    x = n.args[0]
+    if not x.type.dtype.is_float:
+        name = x.name + " = " if x.name else ""
+        raise NoGradient(f"its argument {name}{x.op_text()} has {x.type.dtype} values, which have no gradient"
+                         + (" (a comparison is piecewise constant; use it as a mask instead)"
+                            if x.type.dtype.value == "bool" else ""))
+    return (b.cast(g, x.type.dtype),)
+
+
+@spelling(file=(("x", EXPR), ("dtype", DTYPE)))
+def cast(x: Expr, dtype: DTypeLike, *, span: Span | None = None) -> Expr:
+    return Expr(make(CAST.op, (node_of(x),), (("dtype", named(DType.parse, dtype, span)),), span=span_or_caller(span)))

@@ -1,0 +1,99 @@
+"""input: a value the caller gives (attributes: its name, and its role, 'input' | 'param' | 'loop':
+data, a parameter a trainer updates, or a loop's placeholder). Python: ``dp.sparse``, ``dp.dense``,
+``dp.param``, ``dp.vector``, ``dp.declare``; files: ``input A : sparse[n, n]``."""
+from __future__ import annotations
+
+from typing import Literal
+
+from .._types import DTypeLike, KindLike, ShapeLike
+from ..errors import DimensionMismatch, DsplaError, Span
+from ..ir.types import MAX_DIM, Dim, DType, Kind, Type
+from .define import Expr, Facts, define, make, named, span_or_caller, spelling
+
+INPUT = define("input", attrs=("name", "role"))
+
+
+@INPUT.type_rule
+def _type(args, attrs, given, where, span):
+    if given is None:
+        raise ValueError(f"{where}: an input needs its declared type")
+    return given
+
+
+@INPUT.eval_rule()
+def _evaluate(node, args, env):
+    return env.inputs[node.attr("name")]
+
+
+@INPUT.fact_rule
+def _facts(n, a):
+    return Facts(n.type.kind.value == "dense")   # dense inputs are checked full at bind time
+
+
+@INPUT.lower_rule
+def _lower(pl, n):
+    raise AssertionError(f"{n!r} is handled before lowering")
+
+
+@INPUT.work_rule
+def _work(n, args, out):
+    return 0   # (given: nothing is computed)
+
+
+@INPUT.vjp_rule()
+def _vjp(n, g, needs, b):
+    return ()
+
+
+# ------------------------------------------------------------------------- the spellings
+def shape_of(shape: ShapeLike, where: str) -> tuple[Dim, Dim]:
+    if isinstance(shape, (int, str)):
+        shape = (shape,)
+    shape = tuple(shape)
+    if len(shape) == 1:
+        shape = (shape[0], 1)
+    if len(shape) != 2:
+        raise DimensionMismatch(f"{where}: a shape has one or two dims, got {shape!r}")
+    for d in shape:
+        if isinstance(d, bool) or not (isinstance(d, str) and d.isidentifier() or isinstance(d, int) and d >= 0):
+            raise DimensionMismatch(f"{where}: dims are non-negative ints or symbol names, got {d!r}")
+        if isinstance(d, int) and d > MAX_DIM:
+            raise DimensionMismatch(f"{where}: dim {d} does not fit in 64 bits")
+    return shape
+
+
+@spelling()
+def declare(name: str, kind: KindLike, shape: ShapeLike, dtype: DTypeLike = "float64",
+            role: Literal["input", "param"] = "input", *, span: Span | None = None) -> Expr:
+    if not isinstance(name, str) or not name.isidentifier():
+        raise DsplaError(f"an input name must be an identifier, got {name!r}", span)
+    if role not in ("input", "param"):
+        raise ValueError(f"role is 'input' or 'param', got {role!r}")
+    t = Type(Kind(str(kind)), shape_of(shape, name), named(DType.parse, dtype, span))
+    return Expr(make(INPUT.op, (), (("name", name), ("role", role)), type=t, span=span_or_caller(span), name=name))
+
+
+@spelling()
+def sparse(name: str, shape: ShapeLike, dtype: DTypeLike = "float64", *, span: Span | None = None) -> Expr:
+    """A sparse input matrix: ``sparse("A", ("n", "n"))``; symbolic dims bind from data."""
+    return declare(name, Kind.sparse, shape, dtype, span=span_or_caller(span))
+
+
+@spelling()
+def dense(name: str, shape: ShapeLike, dtype: DTypeLike = "float64", *, span: Span | None = None) -> Expr:
+    """A dense input (every entry present): ``dense("X", ("n", "f"))``."""
+    return declare(name, Kind.dense, shape, dtype, span=span_or_caller(span))
+
+
+@spelling()
+def param(name: str, shape: ShapeLike, dtype: DTypeLike = "float64", kind: KindLike = "dense", *,
+          span: Span | None = None) -> Expr:
+    """A parameter: an input a trainer may update (dense by default)."""
+    return declare(name, kind, shape, dtype, role="param", span=span_or_caller(span))
+
+
+@spelling()
+def vector(name: str, n: Dim, dtype: DTypeLike = "float64", kind: KindLike = "dense", *,
+           span: Span | None = None) -> Expr:
+    """A column vector input: an n x 1 matrix."""
+    return declare(name, kind, (n, 1), dtype, span=span_or_caller(span))

@@ -1,0 +1,53 @@
+"""mask: keep the entries of arg 0 where the mask arg 1 holds (attributes: complement; structure:
+where the mask has an entry, else where its value is true). Python: ``dp.mask``; files: the same."""
+from __future__ import annotations
+
+from ..errors import Span
+from .define import BOOL, EXPR, NOTHING, Expr, define, dims_differ, make, node_of, span_or_caller, spelling, touched
+
+MASK = define("mask", attrs=("complement", "structure"))
+
+
+@MASK.type_rule
+def _type(args, attrs, given, where, span):
+    x, m = args
+    if tuple(x.type.shape) != tuple(m.type.shape):
+        dims_differ(where, "the mask must have the shape of the value", x, m, x.type.shape, m.type.shape, span)
+    return x.type
+
+
+@MASK.eval_rule()
+def _evaluate(node, args, env):
+    x, m = args
+    mask = m.S if node.attr("structure") else m.V
+    if node.attr("complement"):
+        mask = ~mask
+    return x.dup(mask=mask)
+
+
+@MASK.fact_rule
+def _facts(n, a):
+    return NOTHING   # it drops entries where the mask does not hold
+
+
+@MASK.lower_rule
+def _lower(pl, n):
+    pl.local(n)
+
+
+@MASK.work_rule
+def _work(n, args, out):
+    return touched(args, out)
+
+
+@MASK.vjp_rule(linked=lambda n: (True, False))
+def _vjp(n, g, needs, b):
+    return (g, None)
+
+
+@spelling(file=(("x", EXPR), ("m", EXPR), ("complement", BOOL), ("structure", BOOL)))
+def mask(x: Expr, m: Expr, *, complement: bool = False, structure: bool = False, span: Span | None = None) -> Expr:
+    """Keep entries of x where the mask m holds: its value is true (or, with structure=True,
+    it is present); complement=True keeps the others."""
+    return Expr(make(MASK.op, (node_of(x), node_of(m)), (("complement", bool(complement)),
+                                                         ("structure", bool(structure))), span=span_or_caller(span)))

@@ -1,0 +1,131 @@
+"""reduce: reduce with a monoid (attributes: monoid; axis 'rows' -> n x 1, 'cols' -> 1 x m, 'all'
+-> 1 x 1); a row with no entries gives a missing entry. Python: ``dp.reduce``, ``dp.reduce_rows``,
+``dp.reduce_cols``, ``dp.reduce_all``; files: the same."""
+from __future__ import annotations
+
+from typing import Literal
+
+from suitesparse_graphblas import ffi, lib
+
+from .. import algebra
+from .._types import MonoidLike
+from ..errors import NoGradient, Span
+from ..ir.types import Kind, Type
+from ..kernels import gbops
+from ..kernels.item import _TYPED, check, scalar, writer
+from ..kernels.prepared import NULL, counter, dtype_of_type, typed_name
+from .define import AXIS, EXPR, MONOID, Expr, Facts, define, make, named, node_of, span_or_caller, spelling, touched
+
+REDUCE = define("reduce", attrs=("monoid", "axis"))
+
+
+@REDUCE.type_rule
+def _type(args, attrs, given, where, span):
+    (x,) = args
+    axis = attrs["axis"]
+    shape = {"rows": (x.type.nrows, 1), "cols": (1, x.type.ncols), "all": (1, 1)}[axis]
+    out = attrs["monoid"].check(x.type.dtype, where)
+    return Type(Kind.dense, shape, out)
+
+
+@REDUCE.eval_rule(into=True)
+def _evaluate(node, args, env, into=None):
+    (x,) = args
+    m, axis = node.attr("monoid"), node.attr("axis")
+    dt = node.type.dtype
+    x = gbops.cast(x, dt)
+    mon = gbops.monoid(m, dt)
+    if axis == "rows":
+        return gbops.column(x.reduce_rowwise(mon).new(), x.shape[0])
+    if axis == "cols":
+        return gbops.row(x.reduce_columnwise(mon).new(), x.shape[1])
+    s = x.reduce_scalar(mon).new()
+    return scalar(None if s.is_empty else s.value, dt, into)   # (an empty reduction leaves it missing)
+
+
+@REDUCE.prepare_rule
+def _prepare(node, sig):
+    ((gdt, _, _),) = sig
+    m, dt = node.attr("monoid"), node.type.dtype
+    name = typed_name(dt)
+    if node.attr("axis") != "all" or dtype_of_type(gdt) is not dt or name is None or gbops._user(m):
+        return None
+    mon = gbops.monoid(m, dt)
+    fn = getattr(lib, f"GrB_Matrix_reduce_{name}")
+    cell = ffi.new(f"{_TYPED[name].ctype}*")
+    count, write = counter(), writer(dt)
+
+    def step(args, into):
+        if not count(args[0]):   # an empty reduction leaves the result missing
+            return write(None, into)
+        check(fn(cell, NULL, mon.gb_obj, args[0].gb_obj[0], NULL), "reduce")
+        return write(cell[0], into)
+    return step
+
+
+@REDUCE.fact_rule
+def _facts(n, a):
+    axis = n.attr("axis")
+    # (a row full in X has an entry: its reduction is present)
+    over = a[0].over if axis == "rows" and n.args[0].type.nrows == n.type.nrows else None
+    return Facts(a[0].rows if axis == "rows" else a[0].cols if axis == "cols" else a[0].rows, over=over)
+
+
+@REDUCE.lower_rule
+def _lower(pl, n):
+    pl.reduction(n, n.attr("axis"), n.attr("monoid"))
+
+
+@REDUCE.work_rule
+def _work(n, args, out):
+    return touched(args, out)
+
+
+@REDUCE.vjp_rule()
+def _vjp(n, g, needs, b):
+    x = n.args[0]
+    m, axis = n.attr("monoid"), n.attr("axis")
+    if m.linear:
+        return (b.spread(x, g),)
+    if m.selects is None:
+        raise NoGradient(f"reductions with {m.name} have no gradient rule (differentiable: plus, min, max)")
+    cand = b.mask(x, b.mul(x, n, "eq"))          # entries equal to their row's (column's, ...) result
+    if axis == "rows":
+        idx = b.un(cand, "colindex")
+        win = b.mul(idx, b.reduce(idx, "min", "rows"), "eq")
+        return (b.mask(b.spread(cand, g), win),)
+    if axis == "cols":
+        idx = b.un(cand, "rowindex")
+        win = b.mul(idx, b.reduce(idx, "min", "cols"), "eq")
+        return (b.mask(b.spread(cand, g), win),)
+    ri = b.un(cand, "rowindex")                   # all: the first winner in row-major order
+    row = b.mask(cand, b.mul(ri, b.reduce(ri, "min", "all"), "eq"))
+    ci = b.un(row, "colindex")
+    win = b.mul(ci, b.reduce(ci, "min", "all"), "eq")
+    return (b.mask(b.spread(row, g), win),)
+
+
+@spelling(file=(("x", EXPR), ("monoid", MONOID), ("axis", AXIS)))
+def reduce(x: Expr, monoid: MonoidLike = "plus", axis: Literal["rows", "cols", "all"] = "rows", *,
+           span: Span | None = None) -> Expr:
+    """Reduce with a monoid: axis 'rows' gives an n x 1 vector (one value per row), 'cols' a
+    1 x m vector, 'all' a 1 x 1 scalar. A row with no entries gives a missing entry."""
+    if axis not in ("rows", "cols", "all"):
+        raise ValueError(f"axis is 'rows', 'cols' or 'all', got {axis!r}")
+    return Expr(make(REDUCE.op, (node_of(x),), (("monoid", named(algebra.get_monoid, monoid, span)), ("axis", axis)),
+                     span=span_or_caller(span)))
+
+
+@spelling(file=(("x", EXPR), ("monoid", MONOID)))
+def reduce_rows(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
+    return reduce(x, monoid, "rows", span=span_or_caller(span))
+
+
+@spelling(file=(("x", EXPR), ("monoid", MONOID)))
+def reduce_cols(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
+    return reduce(x, monoid, "cols", span=span_or_caller(span))
+
+
+@spelling(file=(("x", EXPR), ("monoid", MONOID)))
+def reduce_all(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
+    return reduce(x, monoid, "all", span=span_or_caller(span))

@@ -1,0 +1,98 @@
+"""select: keep the entries where a predicate holds (attributes: op, a select predicate; thunk, the
+value it compares with or the diagonal offset). Python: ``dp.select(X, ">", 0)``,
+``dp.select(A, "tril")``; files: the same."""
+from __future__ import annotations
+
+import graphblas as gb
+import numpy as np
+
+from .. import algebra
+from .._types import Scalar, SelectLike
+from ..errors import DomainMismatch, Span
+from ..ir.types import DType, promote
+from ..kernels import gbops
+from .define import (
+    EXPR,
+    NOTHING,
+    SCALAR,
+    SELECT,
+    Expr,
+    define,
+    make,
+    named,
+    node_of,
+    scalar,
+    scalar_dtype,
+    span_or_caller,
+    spelling,
+    touched,
+)
+
+SELECT_OP = define("select", attrs=("op", "thunk"))
+
+
+@SELECT_OP.type_rule
+def _type(args, attrs, given, where, span):
+    (x,) = args
+    op = attrs["op"]  # nonzero takes no thunk: it applies to bool values whatever the thunk
+    if op.on == "value" and op.name != "nonzero" and x.type.dtype is DType.bool \
+            and not isinstance(attrs["thunk"], bool):
+        raise DomainMismatch(f"{where}: comparing bool values with {attrs['thunk']!r}", span)
+    return x.type
+
+
+@SELECT_OP.eval_rule()
+def _evaluate(node, args, env):
+    # a distributed piece of a position predicate passes its global row/column ids (None: identity)
+    x, row_ids, col_ids = (list(args) + [None, None])[:3]
+    op, thunk = node.attr("op"), node.attr("thunk")
+    if op.on == "index" and (row_ids is not None or col_ids is not None):
+        r, c, v = x.to_coo()
+        gr = r if row_ids is None else np.asarray(row_ids)[r]
+        gc = c if col_ids is None else np.asarray(col_ids)[c]
+        d, k = gc.astype(np.int64) - gr.astype(np.int64), int(thunk)   # the diagonal an entry is on
+        keep = {"tril": d <= k, "triu": d >= k, "diag": d == k, "offdiag": d != k}[op.name]
+        return gb.Matrix.from_coo(r[keep], c[keep], v[keep], nrows=x.shape[0], ncols=x.shape[1], dtype=x.dtype)
+    if op.on == "index":
+        return x.select(getattr(gb.select, op.gb), int(thunk)).new()
+    dt = gbops.dtype_of(x)
+    if op.name == "nonzero":
+        return x.select(gb.select.valuene, dt.np.type(0)).new()
+    # The thunk is a weak Python scalar (as in numpy 2): int64 values compared with 0.5 or
+    # -1.5 compare in float64, not against a thunk truncated to 0 or -1.
+    cmp = promote(dt, scalar_dtype(thunk, dt))
+    if cmp is dt:
+        return x.select(getattr(gb.select, op.gb), dt.np.type(thunk)).new()
+    keep = gbops.cast(x, cmp).select(getattr(gb.select, op.gb), cmp.np.type(thunk)).new()
+    return x.dup(mask=keep.S)
+
+
+@SELECT_OP.fact_rule
+def _facts(n, a):
+    return NOTHING   # it drops entries by value or position
+
+
+@SELECT_OP.lower_rule
+def _lower(pl, n):
+    if n.attr("op").on == "index" and not pl.replicated(n):
+        return pl.with_global_ids(n)  # tril/triu/diag need global positions: the piece's ids go along
+    pl.local(n)
+
+
+@SELECT_OP.work_rule
+def _work(n, args, out):
+    return touched(args, out)
+
+
+@SELECT_OP.vjp_rule()
+def _vjp(n, g, needs, b):
+    """Pass-through on the kept entries (g lives on them)."""
+    return (g,)
+
+
+@spelling(file=(("x", EXPR), ("op", SELECT), ("thunk", SCALAR)))
+def select(x: Expr, op: SelectLike, thunk: Scalar = 0, *, span: Span | None = None) -> Expr:
+    """Keep entries where a predicate holds: ``select(X, ">", 0)``, ``select(A, "tril")``."""
+    return Expr(make(SELECT_OP.op, (node_of(x),), (("op", named(algebra.get_select, op, span)),
+                                                   ("thunk", scalar(thunk))),
+                     span=span_or_caller(span)))

@@ -1,0 +1,58 @@
+"""transpose: Xᵀ. Python: ``dp.transpose(x)``, ``x.T``; files: ``transpose(x)``, ``x'``."""
+from __future__ import annotations
+
+from ..errors import Span
+from ..instr import TransposeRows
+from ..instr.layout import REP, Layout
+from .define import EXPR, Expr, Facts, define, make, node_of, span_or_caller, spelling, touched
+
+TRANSPOSE = define("transpose")
+
+
+@TRANSPOSE.type_rule
+def _type(args, attrs, given, where, span):
+    (x,) = args
+    return x.type.with_(shape=(x.type.ncols, x.type.nrows))
+
+
+@TRANSPOSE.eval_rule()
+def _evaluate(node, args, env):
+    return args[0].T.new()
+
+
+@TRANSPOSE.fact_rule
+def _facts(n, a):
+    return Facts(a[0].full, a[0].cols, a[0].rows)
+
+
+@TRANSPOSE.lower_rule
+def _lower(pl, n):
+    (x,) = n.args
+    xl, nl = pl.layout(x), pl.layout(n)
+    flip = {"row": "col", "col": "row", "rep": "rep"}
+    if Layout(flip[xl.kind], xl.dim) == nl or (xl == REP and nl == REP):
+        out = pl.slot()
+        pl.emit_local(out, n, (pl.value(x),), (xl,), nl)
+        pl.set(n, out, nl)
+    elif xl.kind == "row" and nl == xl and x.type.shape[0] == x.type.shape[1]:
+        # a square value by rows (Aᵀ of a graph): entries travel to their new rows' owners
+        d, src, out = pl.dims[xl.dim], pl.value(x), pl.slot()
+        pl.emit(lambda r: TransposeRows(out, src, d.owned[r], d.parts, d.pos, int(d.counts[r]), d.size))
+        pl.set(n, out, nl)
+    else:
+        pl.via_rep(n)
+
+
+@TRANSPOSE.work_rule
+def _work(n, args, out):
+    return touched(args, out)
+
+
+@TRANSPOSE.vjp_rule()
+def _vjp(n, g, needs, b):
+    return (b.T(g),)
+
+
+@spelling(file=(("x", EXPR),))
+def transpose(x: Expr, *, span: Span | None = None) -> Expr:
+    return Expr(make(TRANSPOSE.op, (node_of(x),), (), span=span_or_caller(span)))
