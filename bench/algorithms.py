@@ -224,7 +224,7 @@ def worker(graph: str, out: str, rounds: int, floor: bool = False):
 
     import dspla as dp
     from dspla.analysis import comm_stats
-    from dspla.io.graph import load_graph
+    from dspla.formats.graph import load_graph
 
     comm = dp.world()
     A = sp.csr_array(load_graph(graph, quiet=True), dtype=np.float64) if comm.rank == 0 else None
@@ -275,7 +275,7 @@ def kernels_worker(graph: str, out: str, iterations: int = 60):
     values stop changing; the work per iteration does not.)"""
     from mpi4py import MPI
 
-    from dspla.io.graph import load_graph
+    from dspla.formats.graph import load_graph
     comm = MPI.COMM_WORLD
     gb.ss.config["nthreads"] = 1
     A = sp.csr_array(load_graph(graph, quiet=True), dtype=np.float64)
@@ -346,7 +346,7 @@ def main(argv=None) -> int:
     if args.worker:
         worker(args.worker[0], args.worker[1], args.rounds, args.floor)
         return 0
-    from dspla.io.graph import load_graph
+    from dspla.formats.graph import load_graph
     A = sp.csr_array(load_graph(args.graph, quiet=True), dtype=np.float64)
     print(f"commit {git_commit()}; {os.path.basename(args.graph)}: {A.shape[0]} nodes, {A.nnz} edges; "
           f"medians of {args.rounds} interleaved rounds")

@@ -239,7 +239,7 @@ def pyg(argv):
 def _shp_graph(name):
     import scipy.sparse as sp
 
-    from dspla.io import load_graph
+    from dspla.formats import load_graph
     from dspla.models import load_node_data
     if name == "cora":
         return load_node_data("cora", data_dir=PLANETOID).adjacency

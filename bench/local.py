@@ -48,7 +48,7 @@ def _graphs(names: list) -> dict:
     out = {}
     for name in names:
         if name == "slashdot":
-            from dspla.io.graph import load_graph
+            from dspla.formats.graph import load_graph
             if not os.path.exists(SLASHDOT):
                 print(f"skipping soc-Slashdot0902: {SLASHDOT} is absent")
                 continue

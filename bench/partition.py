@@ -43,7 +43,7 @@ def datasets_dir() -> Path:
 def load(name: str):
     import scipy.sparse as sp
 
-    from dspla.io.graph import load_graph
+    from dspla.formats.graph import load_graph
 
     rel, directed = GRAPHS[name]
     path = datasets_dir() / rel

@@ -68,7 +68,7 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--P", default="1,2", help="process counts, comma-separated")
     ap.add_argument("--rounds", type=int, default=10, help="timed products per K and configuration")
     ap.add_argument("--trials", type=int, default=2, help="alternating sets of jobs the rounds are split over")
-    ap.add_argument("--graph", default=SLASHDOT, help="graph or sparse matrix file (dspla.io.graph.load_graph)")
+    ap.add_argument("--graph", default=SLASHDOT, help="graph or sparse matrix file (dspla.formats.graph.load_graph)")
     ap.add_argument("--petsc-python", default=PETSC_PYTHON, help="a Python with petsc4py")
     ap.add_argument("--petsc-mpiexec", default=PETSC_MPIEXEC, help="the mpiexec of PETSc's MPI")
     ap.add_argument("--json", help="write the figures here")
@@ -264,7 +264,7 @@ def main(argv=None) -> int:
         return 0
     import graphblas as gb
 
-    from dspla.io.graph import load_graph
+    from dspla.formats.graph import load_graph
     if not os.path.exists(args.graph):
         raise SystemExit(f"{args.graph} not found (soc-Slashdot0902 lives in ../shared/datasets beside the clone)")
     A = sp.csr_array(load_graph(args.graph, quiet=True), dtype=np.float64)

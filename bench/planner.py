@@ -34,7 +34,7 @@ GRAPHS = {"ca-HepPh": "snap/ca-HepPh.txt", "email-Enron": "snap/email-Enron.txt"
 def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
     """Runs under mpiexec on every rank."""
     import dspla as dp
-    from dspla.io.graph import load_graph
+    from dspla.formats.graph import load_graph
     from dspla.plan.options import Options, memory_cap
     from dspla.plan.plans import plan_names
     from dspla.runtime.launch import world

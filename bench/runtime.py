@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as d:
         prog = os.path.join(d, "spmm.dspla")
         open(prog, "w").write("input A : sparse[n, n]\ninput X : dense[n, k]\nT = A @ X\noutput T\n")
-        from dspla.io.graph import load_graph
+        from dspla.formats.graph import load_graph
         n = load_graph(args.graph, quiet=True).shape[0]
         rng = np.random.default_rng(0)
         print("P=1 runs with one GraphBLAS thread (one core, like each P=2 rank); P=1* with the default threads")

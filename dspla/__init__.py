@@ -9,21 +9,21 @@ from typing import TYPE_CHECKING
 
 from . import binary, errors, monoid, plot, semiring, unary
 from .errors import (
-                     DataFormatError,
-                     DimensionMismatch,
-                     DomainMismatch,
-                     DsplaError,
-                     DsplaSyntaxError,
-                     InputError,
-                     LoopBoundWarning,
-                     UnknownNameError,
+    DataFormatError,
+    DimensionMismatch,
+    DomainMismatch,
+    DsplaError,
+    DsplaSyntaxError,
+    InputError,
+    LoopBoundWarning,
+    UnknownNameError,
 )
-from .exec.values import Array
 from .frontend import dsl as _dsl
 from .frontend.dsl import Expr, grad
 from .function import Function, function
 from .runtime.launch import world
 from .runtime.shards import load_shards
+from .values import Array
 from .verbosity import quiet
 
 # dp.mxm, dp.relu, dp.while_loop, ...: every op's Python spelling, as its definition registers it

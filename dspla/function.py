@@ -6,11 +6,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
-from . import compile as compiler
+from . import compiler, reference
 from .display import Stats, Text
 from .errors import DsplaError, InputError, UnknownNameError
-from .exec import reference
-from .exec.values import Array, InputValue, Meta, bind_dims, check_shapes, to_matrix
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
 from .ir.check import check_program
@@ -20,6 +18,7 @@ from .plan.options import Options
 from .runtime.launch import one_process, world
 from .runtime.process import keep_freed_memory
 from .runtime.session import DistSession
+from .values import Array, InputValue, Meta, bind_dims, check_shapes, to_matrix
 
 if TYPE_CHECKING:
     from graphblas import Matrix

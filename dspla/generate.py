@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import DsplaError
-from .io.snap import edges_to_csr
+from .formats.snap import edges_to_csr
 
 _CHUNK = 1 << 22  # edges drawn per batch: bounds temporary memory for huge graphs
 
@@ -165,7 +165,7 @@ def random_geometric(n: int, radius: float | None = None, avg_degree: float | No
 
 @dataclass(frozen=True)
 class SBMData:
-    """A node-classification dataset (same fields as :class:`dspla.io.planetoid.PlanetoidData`)."""
+    """A node-classification dataset (same fields as :class:`dspla.formats.planetoid.PlanetoidData`)."""
 
     adjacency: sp.csr_array   # n x n symmetric, no self loops, values 1.0
     features: np.ndarray      # n x f dense

@@ -18,8 +18,8 @@ def arguments(doc: str, extra=None) -> argparse.Namespace:
 
 def load(args, weights: bool = False):
     """The graph, on every rank (only rank 0's copy is read by dspla; the others' are not used)."""
+    from dspla.formats.graph import load_graph
     from dspla.generate import rmat
-    from dspla.io.graph import load_graph
     A = load_graph(args.graph, quiet=True) if args.graph else rmat(scale=args.scale, edge_factor=8, seed=1,
                                                                      directed=True)
     if weights and not args.graph:

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dspla.exec.values import Array
 from dspla.plan.options import Options
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession
+from dspla.values import Array
 
 
 def run_dist(f, inputs: dict, P: int, repeat: int = 1, **options):

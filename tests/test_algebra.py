@@ -7,7 +7,7 @@ import pytest
 from dspla.algebra import MONOIDS, REDUCTIONS, SEMIRINGS
 from dspla.ir.types import DType
 
-from exec.golden import oracle
+from reference.golden import oracle
 
 DTYPES = [DType.float64, DType.float32, DType.int64, DType.bool]
 # every built-in monoid with every dtype of its domain (user monoids, which other test modules

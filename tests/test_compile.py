@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla import compile as compiler
+from dspla import compiler
 from dspla.errors import UnknownNameError
 from dspla.plan.options import Options
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import dspla as dp
 from dspla._types import RunOptions
 from dspla.display import Stats, Text
-from dspla.exec.values import Dist, LocalPiece
 from dspla.plan.options import Options
 from dspla.runtime.comm.mpi import MPIComm
+from dspla.values import Dist, LocalPiece
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(dp.__file__).resolve().parent

@@ -9,10 +9,10 @@ from ..calibration import calibrate
 from ..calibration.quality import assess, notes
 from ..costmodel import load, save, user_path
 from ..errors import DsplaError
-from ..io.files import check_writable, check_writable_dir
+from ..formats.files import check_writable, check_writable_dir
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, relaunch, world
-from .run import _strip
+from .arguments import without_options
 
 
 def register(sub, common):
@@ -44,7 +44,7 @@ def run(args):
         if os.path.exists(path):
             check_writable(path, "calibration")
     if not in_mpi_job():
-        return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
+        return relaunch(args.np, without_options(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
 
     comm = world()
     t0 = time.perf_counter()

@@ -6,7 +6,7 @@ import sys
 from ..frontend.parser import parse_file
 from ..function import Function
 from ..ir.lint import lint_warnings
-from .common import add_plugin_option, load_plugins
+from .arguments import add_plugin_option, load_plugins
 
 
 def register(sub, common):

@@ -12,12 +12,12 @@ import numpy as np
 
 from ..analysis import comm_stats
 from ..errors import DataFormatError, DsplaError, UnknownNameError
-from ..io.files import atomic_write, check_writable
-from ..io.graph import load_graph
-from ..io.npy import load_npy
+from ..formats.files import atomic_write, check_writable
+from ..formats.graph import load_graph
+from ..formats.npy import load_npy
 from ..partition import METHODS, partition
 from ..partition.balance import imbalance
-from ..partition.core import as_pattern
+from ..partition.partitioner import as_pattern
 from ..partition.simple import random_parts
 from .partition import add_graph_args, add_partition_args, method_params
 

@@ -10,7 +10,7 @@ from ..errors import DsplaError
 from ..models import TrainConfig, Trainer, gcn_step, load_node_data
 from ..models.trainer import default_plan
 from ..runtime.launch import in_mpi_job, relaunch, world
-from .run import _strip
+from .arguments import without_options
 
 
 def register(sub, common):
@@ -33,7 +33,8 @@ def run(args):
         raise DsplaError("need --np >= 1, --nodes >= 2000 and --epochs >= 1")
     if not in_mpi_job() and args.np > 1:
         print(f"dspla demo: re-launching on {args.np} MPI processes", file=sys.stderr, flush=True)
-        return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}) + ["--np", str(args.np)], args.mpiexec)
+        argv = without_options(sys.argv[1:], {"--np", "--mpiexec"}) + ["--np", str(args.np)]
+        return relaunch(args.np, argv, args.mpiexec)
 
 
     t_start = time.perf_counter()

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import json
 
-from ..compile import step_names
+from ..compiler import step_names
 from ..errors import DsplaError
+from ..formats import generate_inputs, is_generated, read_input
 from ..frontend.parser import parse_file
 from ..function import Function
-from ..io import generate_inputs, is_generated, read_input
 from ..plan.explain import MissingDims, compare
-from .common import add_plugin_option, load_plugins, parse_dims, parse_inputs
+from .arguments import add_plugin_option, load_plugins, parse_dims, parse_inputs
 
 
 def register(sub, common):

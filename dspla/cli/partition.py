@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from ..analysis import comm_stats
 from ..errors import UnknownNameError
-from ..io.files import check_writable
-from ..io.graph import load_graph
+from ..formats.files import check_writable
+from ..formats.graph import load_graph
 from ..partition import METHODS, partition
-from ..partition.core import as_pattern
+from ..partition.partitioner import as_pattern
 
 
 def add_graph_args(p) -> None:

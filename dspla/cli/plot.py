@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from .. import plot as plots
-from ..io.files import check_writable
+from ..formats.files import check_writable
 
 HELP = {"comm-stats": "dspla comm-stats --json records: volume and messages per process vs P, per method",
         "stats": "dspla run --stats: per-rank words, messages, compute/pack/wait time, peak memory",

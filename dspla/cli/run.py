@@ -6,24 +6,22 @@ import os
 import sys
 import time
 
-import numpy as np
-
 from ..errors import DsplaError, say_warning
-from ..exec.values import Array
+from ..formats import generate_inputs, is_generated, read_input, write_results
+from ..formats.files import atomic_write, check_writable, jsonable
+from ..formats.inputs import input_path
+from ..formats.npy import load_npy
+from ..formats.shards import read_manifest
 from ..frontend.parser import parse_file
 from ..function import Function
-from ..io import generate_inputs, is_generated, read_input, write_results
-from ..io.files import atomic_write, check_writable
-from ..io.inputs import input_path
-from ..io.npy import load_npy
-from ..io.shards import read_manifest
 from ..plan.explain import partition_lines
 from ..runtime import faults
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
 from ..runtime.session import check_choices
 from ..runtime.shards import load_shards
-from .common import add_plugin_option, load_plugins, parse_dims, parse_inputs
+from ..values import Array
+from .arguments import add_plugin_option, load_plugins, parse_dims, parse_inputs, without_options
 
 
 def register(sub, common):
@@ -70,21 +68,6 @@ def register(sub, common):
     p.set_defaults(func=run)
 
 
-def _strip(argv, flags):
-    """argv without the given options (and their values): what the re-launched ranks get."""
-    out, skip = [], False
-    for a in argv:
-        if skip:
-            skip = False
-            continue
-        name = a.split("=", 1)[0]
-        if name in flags:
-            skip = "=" not in a
-            continue
-        out.append(a)
-    return out
-
-
 def run(args):
     # everything that can be checked without reading the data, before any process is started
     load_plugins(args.plugin)
@@ -106,7 +89,7 @@ def run(args):
     if args.np is not None and not in_mpi_job():
         if args.np < 1:
             raise DsplaError(f"--np must be at least 1, got {args.np}")
-        argv = _strip(sys.argv[1:], {"--np", "--mpiexec"})
+        argv = without_options(sys.argv[1:], {"--np", "--mpiexec"})
         return relaunch(args.np, argv, args.mpiexec)
 
     f = Function(program)
@@ -167,7 +150,7 @@ def run(args):
         write_results(args.out, out)
     if args.stats:
         with atomic_write(args.stats, "w") as fh:
-            json.dump(stats, fh, indent=1, default=_jsonable)
+            json.dump(stats, fh, indent=1, default=jsonable)
     for name, bad in nonfinite.items():
         if bad and not args.allow_nonfinite:   # (allowed in the inputs: expected in the outputs)
             say_warning(f"output {name} has {bad} NaN or infinite entries (a 0 / 0 or inf - inf in the program)")
@@ -241,11 +224,3 @@ def shard_reading(args, m: dict) -> str | None:
         return "random" if args.partition == "random" else "block"
     raise DsplaError(f"{args.shards} was sharded for P = {m['P']} processes but this job has {P}: run with --np "
                      f"{m['P']}, or shard again with -P {P}")
-
-
-def _jsonable(x):
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    return str(x)

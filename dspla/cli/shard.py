@@ -12,15 +12,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DsplaError, UnknownNameError
-from ..io import read_input
-from ..io.files import check_writable_dir
-from ..io.inputs import input_path
-from ..io.npy import load_npy
-from ..io.shards import write_shards
+from ..formats import read_input
+from ..formats.files import check_writable_dir
+from ..formats.inputs import input_path
+from ..formats.npy import load_npy
+from ..formats.shards import write_shards
 from ..models.data import load_node_data, shard_inputs
 from ..partition import METHODS, partition
-from ..partition.core import as_pattern
-from .common import parse_inputs
+from ..partition.partitioner import as_pattern
+from .arguments import add_dataset_options, parse_inputs
 from .partition import add_partition_args, method_params
 
 
@@ -40,13 +40,7 @@ def register(sub, common):
     p.add_argument("--dim", default="n", help="the name of the partitioned dim (default n)")
     p.add_argument("--out", "-o", required=True, help="the shard directory to write")
     d = p.add_argument_group("a training dataset (for dspla train --shards): its A, X, Y, T, labels and split")
-    d.add_argument("--dataset", help="cora, citeseer, pubmed (Planetoid files in --data-dir) or sbm (generated)")
-    d.add_argument("--data-dir", help="the folder with the Planetoid ind.<name>.* files")
-    d.add_argument("--nodes", type=int, default=10000, help="sbm: number of nodes")
-    d.add_argument("--classes", type=int, default=7, help="sbm: number of classes")
-    d.add_argument("--feature-dim", type=int, help="sbm: feature width")
-    d.add_argument("--avg-degree", type=float, default=10.0, help="sbm: average degree")
-    d.add_argument("--data-seed", type=int, default=0, help="seed of generated graphs, features, labels, splits")
+    add_dataset_options(d)
     add_partition_args(p)
     p.set_defaults(func=run)
 

@@ -12,9 +12,9 @@ import sys
 import numpy as np
 
 from ..errors import DsplaError, UnknownNameError, say_warning
+from ..formats.files import atomic_write, check_writable, check_writable_dir, jsonable
+from ..formats.shards import read_manifest
 from ..frontend.parser import parse_file
-from ..io.files import atomic_write, check_writable, check_writable_dir
-from ..io.shards import read_manifest
 from ..models import TrainConfig, Trainer, load_node_data
 from ..models import checkpoint as ckpt
 from ..models.data import ShardedData
@@ -24,7 +24,8 @@ from ..plan.plans import plan_names
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
 from ..runtime.shards import load_shards
-from .run import _strip, shard_reading
+from .arguments import add_dataset_options, without_options
+from .run import shard_reading
 
 
 def register(sub, common):
@@ -34,16 +35,10 @@ def register(sub, common):
     p.add_argument("file", help="the step program (.dspla): inputs A, X, Y, T[, seed]; params; outputs loss, "
                                 "logits, d<param>")
     d = p.add_argument_group("data")
-    d.add_argument("--dataset", help="cora, citeseer, pubmed (Planetoid files in --data-dir) or sbm (generated)")
-    d.add_argument("--data-dir", help="the folder with the Planetoid ind.<name>.* files")
+    add_dataset_options(d)
     d.add_argument("--graph", help="a graph file (.mtx, edge list, .npz) instead of --dataset")
     d.add_argument("--features", help="with --graph: node features (.npy, n x f); default random Gaussian")
     d.add_argument("--labels", help="with --graph: node labels (.npy, n ints); default random")
-    d.add_argument("--nodes", type=int, default=10000, help="sbm: number of nodes (default 10000)")
-    d.add_argument("--classes", type=int, default=7, help="sbm / random labels: number of classes (default 7)")
-    d.add_argument("--feature-dim", type=int, help="sbm / random features: width (default 64 / 128)")
-    d.add_argument("--avg-degree", type=float, default=10.0, help="sbm: average degree (default 10)")
-    d.add_argument("--data-seed", type=int, default=0, help="seed of generated graphs, features, labels, splits")
     d.add_argument("--shards", metavar="DIR", help="a dataset sharded by dspla shard --dataset: every rank reads "
                    "its own rows (instead of --dataset/--graph)")
     t = p.add_argument_group("training")
@@ -169,7 +164,7 @@ def run(args):
     check_step(differentiate(program), args.file)
     shard_read = _check_shards(args, program) if args.shards else None
     if args.np is not None and not in_mpi_job():
-        return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
+        return relaunch(args.np, without_options(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
 
     comm = world()
     rank = comm.rank if comm else 0
@@ -238,12 +233,4 @@ def print_summary(r: dict, out=None):
 def write_json(path: str, result: dict):
     clean = {k: v for k, v in result.items() if k not in ("logits", "params")}
     with atomic_write(path, "w") as fh:
-        json.dump(clean, fh, indent=1, default=_jsonable)
-
-
-def _jsonable(x):
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    return str(x)
+        json.dump(clean, fh, indent=1, default=jsonable)

@@ -13,7 +13,7 @@ import os
 from dataclasses import asdict, dataclass, fields
 from importlib import resources
 
-from ..io.files import atomic_write
+from ..formats.files import atomic_write
 
 FIELDS_DOC = {
     "alpha_p2p": "s per point-to-point message", "beta_p2p": "s per word sent or received point-to-point",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import graphblas as gb
 import numpy as np
 
-from ..io.limits import check_memory
+from ..formats.limits import check_memory
 from . import gbops
 
 _MULT = {"plus": np.add, "times": np.multiply, "first": lambda a, b: a, "second": lambda a, b: b}

@@ -10,8 +10,8 @@ import os
 import numpy as np
 
 from ..errors import DsplaError
-from ..io.files import atomic_write
-from ..io.npy import check_npz_members
+from ..formats.files import atomic_write, jsonable
+from ..formats.npy import check_npz_members
 
 FILE = "checkpoint.npz"
 
@@ -20,7 +20,7 @@ def save(directory: str, meta: dict, arrays: dict) -> str:
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, FILE)
     payload = {f"a/{k}": np.asarray(v) for k, v in arrays.items()}
-    payload["meta"] = np.frombuffer(json.dumps(meta, default=_jsonable).encode(), dtype=np.uint8)
+    payload["meta"] = np.frombuffer(json.dumps(meta, default=jsonable).encode(), dtype=np.uint8)
     with atomic_write(path, durable=True) as fh:   # temporary file, fsync, rename, fsync the folder
         np.savez(fh, **payload)
     return path
@@ -39,11 +39,3 @@ def load(directory: str) -> tuple[dict, dict] | None:
     except Exception as e:  # noqa: BLE001 - any unreadable file is reported the same way
         raise DsplaError(f"cannot read checkpoint {path}: {e}") from None
     return meta, arrays
-
-
-def _jsonable(x):
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    return str(x)

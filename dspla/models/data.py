@@ -10,11 +10,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DsplaError, UnknownNameError
+from ..formats import load_graph
+from ..formats.finite import check_finite
+from ..formats.npy import load_npy
+from ..formats.planetoid import load_planetoid
 from ..generate import contextual_sbm
-from ..io import load_graph
-from ..io.finite import check_finite
-from ..io.npy import load_npy
-from ..io.planetoid import load_planetoid
 
 PLANETOID = ("cora", "citeseer", "pubmed")
 
@@ -152,7 +152,7 @@ def load_node_data(dataset: str | None = None, *, data_dir: str | None = None, g
                    homophily: float = 0.8, data_seed: int = 0, normalize_features: bool | None = None,
                    allow_nonfinite: bool = False) -> NodeData:
     """``dataset``: a Planetoid name (``data_dir`` holds ind.<name>.*), ``sbm`` (generated), or None
-    with ``graph`` a graph file (see dspla.io.load_graph). NaN or infinite features are refused
+    with ``graph`` a graph file (see dspla.formats.load_graph). NaN or infinite features are refused
     unless ``allow_nonfinite``."""
     rng = np.random.default_rng(data_seed)
     if graph is None and dataset is None:

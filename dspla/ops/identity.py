@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._types import DTypeLike
 from ..errors import DimensionMismatch, DsplaError, Span
-from ..io.limits import check_memory
+from ..formats.limits import check_memory
 from ..ir.types import Dim, DType, Kind, Type, concrete
 from ..kernels import gbops
 from .define import DIM, DTYPE, NOTHING, Expr, define, make, named, span_or_caller, spelling

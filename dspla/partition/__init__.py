@@ -7,7 +7,6 @@
 Methods live in registry tables (METHODS, EDGE_METHODS); importing this package fills them.
 """
 from . import graph, hp, simple, stochastic  # noqa: F401  (register the row methods)
-from .core import PartitionResult, edge_methods, methods, partition
 from .edge import (
                    EdgePartitionResult,
                    SplitGraph,
@@ -19,6 +18,7 @@ from .edge import (
                    vertex_cut,
 )
 from .hypergraph import Hypergraph, column_net
+from .partitioner import PartitionResult, edge_methods, methods, partition
 from .registry import EDGE_METHODS, METHODS, Method, register
 from .simple import block_parts, random_parts
 from .stochastic import UniformNodeSampler, nets_needed

@@ -14,8 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DsplaError
-from ..io.files import atomic_write
-from ..io.npy import check_npz_members
+from ..formats.files import atomic_write
+from ..formats.npy import check_npz_members
 
 # Bumped whenever an algorithm changes so that old entries are not reused.
 CACHE_VERSION = 5

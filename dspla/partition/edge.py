@@ -27,9 +27,9 @@ from . import cache as _cache
 from .backends import BACKENDS, partition_hypergraph
 from .balance import backend_eps, rebalance
 from .balance import imbalance as _imb
-from .core import _check_request, _params_key, _unknown_params, as_pattern
 from .graph import metis_parts, symmetrised_graph
 from .hypergraph import Hypergraph, drop_small_nets
+from .partitioner import _check_request, _params_key, _unknown_params, as_pattern
 from .progress import as_progress
 from .registry import EDGE_METHODS, Job, Method, get, register
 

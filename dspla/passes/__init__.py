@@ -1,5 +1,5 @@
 """Compiler passes on the expression IR: pure functions Program -> Program, and the IR verifier
-(verify.py) run after each. The order they run in is dspla.compile.PIPELINE."""
+(verify.py) run after each. The order they run in is dspla.compiler.PIPELINE."""
 from __future__ import annotations
 
 from .chain import chain_order

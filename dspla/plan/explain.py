@@ -14,8 +14,8 @@ import scipy.sparse as sp
 
 from ..costmodel import load
 from ..errors import InputError
+from ..formats.limits import check_memory
 from ..instr import Where
-from ..io.limits import check_memory
 from ..ir.node import Op
 from ..ir.types import Kind
 from ..kernels import routes

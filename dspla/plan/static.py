@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 
 import graphblas as gb
 
-from ..exec.reference import EVAL, environment
 from ..ir import Node, Op
 from ..ir.types import Kind, concrete
 from ..kernels import gbops
 from ..ops.ewise import ewise_cast
+from ..reference import EVAL, environment
 
 
 @dataclass

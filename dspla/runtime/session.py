@@ -36,10 +36,9 @@ from typing import Any
 import graphblas as gb
 import numpy as np
 
-from .. import compile as compiler
+from .. import compiler
 from ..display import Stats
 from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError, warn
-from ..exec.values import Array, Dist, Meta
 from ..instr import Where
 from ..instr.layout import DimPart, canonical, piece
 from ..kernels.acyclic import acyclic
@@ -50,6 +49,7 @@ from ..plan.explain import as_text, loop_words, summed
 from ..plan.options import Options
 from ..plan.plans import get_plan, spmd_names
 from ..plan.static import is_pattern_leaf, is_static_leaf
+from ..values import Array, Dist, Meta
 from .failure import PeerError, fail
 from .interp import Runtime, shm
 from .process import collect_run_garbage, older_collections, settle_garbage

@@ -1,6 +1,6 @@
 """Loading a shard set on every rank of a job: each rank reads only its own files and gets
 distributed ``Array``s (rows of the partitioned dim on their owners), usable as inputs of any
-function. The format is ``dspla.io.shards``'s.
+function. The format is ``dspla.formats.shards``'s.
 
     values = dp.load_shards("graph.shards")          # every rank calls it
     out = f(A=values["A"], X=values["X"], W=w)      # A and X never pass through one process
@@ -20,12 +20,12 @@ import graphblas as gb
 import numpy as np
 from numpy.typing import NDArray
 
-from ..exec.values import Array, Dist
+from ..formats.shards import ShardError, ownership, read_manifest, read_rank, read_rows
 from ..instr.layout import DimPart
-from ..io.shards import ShardError, ownership, read_manifest, read_rank, read_rows
 from ..ir.types import DType
 from ..partition import block_parts
 from ..partition.simple import random_parts
+from ..values import Array, Dist
 from .comm import Comm
 from .failure import agree
 from .launch import one_process, world
@@ -37,7 +37,7 @@ def _piece(value: tuple[NDArray[Any], NDArray[Any], NDArray[Any], tuple[int, int
            dtype: str) -> gb.Matrix:
     """A GraphBLAS matrix that takes over the arrays read (no copy: a rank's piece is in memory
     once, not twice, while it loads). Only arrays that own their memory, with GraphBLAS's types
-    (indices uint64), are taken as they are: io.shards reads them so; anything else is copied."""
+    (indices uint64), are taken as they are: formats.shards reads them so; anything else is copied."""
     own: list[_Require] = ["C", "W", "O"]   # contiguous, writable, owned: GraphBLAS may take them as they are
     if isinstance(value, tuple):   # CSR: indptr, indices, data, shape
         indptr, indices, data, shape = value

@@ -101,7 +101,7 @@ def test_pairs_are_sorted_and_csr_consistent():
 
 
 def test_km1_equals_total_volume_on_real_graph():
-    from dspla.io.graph import load_graph
+    from dspla.formats.graph import load_graph
 
     A = sp.csr_matrix(load_graph(dataset("snap", "ca-HepPh.txt")))
     C = A.tocsc()

@@ -106,8 +106,8 @@ def test_spmd_planning_adds_up_every_ranks_loop_words():
     added up, and equal what the run measured."""
     import graphblas as gb
 
-    from dspla.exec.values import Array, Dist
     from dspla.instr.layout import DimPart
+    from dspla.values import Array, Dist
     P = 3
     A = _graph(seed=5)
     n = A.shape[0]

@@ -17,7 +17,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from dspla.cli.main import main
-from dspla.io.shards import write_shards
+from dspla.formats.shards import write_shards
 
 from conftest import ROOT
 

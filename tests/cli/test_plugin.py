@@ -8,8 +8,8 @@ import scipy.sparse as sp
 
 from dspla.cli.main import main
 from dspla.errors import DsplaError, UnknownNameError
+from dspla.formats.results import read_results
 from dspla.frontend.parser import parse
-from dspla.io.results import read_results
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "examples" / "tropical_plugin.py"

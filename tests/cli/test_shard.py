@@ -14,9 +14,9 @@ import scipy.io
 import scipy.sparse as sp
 
 from dspla.cli.main import main
+from dspla.formats.results import read_results
+from dspla.formats.shards import read_manifest, write_shards
 from dspla.frontend.parser import parse_file
-from dspla.io.results import read_results
-from dspla.io.shards import read_manifest, write_shards
 from dspla.models import TrainConfig, Trainer, load_node_data
 from dspla.models.data import ShardedData, shard_inputs
 from dspla.partition import random_parts

@@ -4,7 +4,7 @@ from dataclasses import replace
 import pytest
 
 import dspla as dp
-from dspla import compile as compiler
+from dspla import compiler
 from dspla.errors import VerificationError
 from dspla.ir import Op, Program
 from dspla.ir.types import Kind, Type

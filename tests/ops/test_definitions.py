@@ -15,7 +15,6 @@ import dspla as dp
 from dspla import instr as ir
 from dspla.autodiff import VJP
 from dspla.costmodel import RankView, count_rank, shipped, split
-from dspla.exec.reference import EVAL
 from dspla.frontend.parser import FUNCTIONS, parse
 from dspla.ir import Op
 from dspla.ops import DEFINITIONS, SPELLINGS, check
@@ -23,6 +22,7 @@ from dspla.ops.define import RULES
 from dspla.plan.facts import FACTS
 from dspla.plan.lower import LOWER, WORK
 from dspla.plan.options import Options
+from dspla.reference import EVAL
 
 OPS = Path(dp.__file__).parent / "ops"
 

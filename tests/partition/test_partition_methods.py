@@ -79,7 +79,7 @@ def test_both_hypergraph_backends(backend):
 
 def test_hypergraph_on_real_graph_meets_eps_and_km1_is_volume():
     from dspla.analysis import comm_stats
-    from dspla.io.graph import load_graph
+    from dspla.formats.graph import load_graph
 
     A = sp.csr_matrix(load_graph(dataset("snap", "ca-HepPh.txt")))
     r = partition(A, 8, "hypergraph", seed=0, cache=False, preset="default")
@@ -178,7 +178,7 @@ def test_rebalance_meets_the_bound_with_heavy_rows(seed):
 def test_graph_partition_of_ca_hepph_honours_eps_at_large_P():
     # METIS leaves parts of 3-4 clique rows (about 250-430 nonzeros each) over the bound at P = 256
     # and 512; the fix-up must still end within eps (it used to stop at 0.16 and 0.50)
-    from dspla.io.graph import load_graph
+    from dspla.formats.graph import load_graph
     A = sp.csr_matrix(load_graph(dataset("snap", "ca-HepPh.txt")))
     for P in (256, 512):
         r = partition(A, P, "graph", eps=0.03, seed=1, cache=False)

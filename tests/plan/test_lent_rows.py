@@ -11,12 +11,12 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla.exec.values import Array, Dist
 from dspla.instr.layout import DimPart
 from dspla.kernels import lend
 from dspla.plan.plans import plan_names
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession, Options
+from dspla.values import Array, Dist
 
 
 def _graph(n=90, seed=0):

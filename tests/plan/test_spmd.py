@@ -11,8 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
-import dspla.compile as compiler
-from dspla.exec.values import Array, Dist
+import dspla.compiler as compiler
 from dspla.frontend.parser import parse_file
 from dspla.instr.layout import DimPart
 from dspla.plan import facts, spmd
@@ -20,6 +19,7 @@ from dspla.plan.plans import spmd_names
 from dspla.plan.spmd import exchange
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.session import DistSession, Options
+from dspla.values import Array, Dist
 
 
 def graph(n=200, density=0.03, seed=0, empty=(3, 4)):

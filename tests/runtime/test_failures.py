@@ -16,7 +16,7 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from dspla.io.results import read_results
+from dspla.formats.results import read_results
 
 pytestmark = pytest.mark.mpi
 BIN = Path(sys.executable).parent

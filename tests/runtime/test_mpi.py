@@ -14,7 +14,7 @@ import scipy.io
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla.io.results import read_results
+from dspla.formats.results import read_results
 
 pytestmark = pytest.mark.mpi
 BIN = Path(sys.executable).parent
@@ -75,7 +75,7 @@ def test_measured_traffic_equals_analysis_on_a_real_graph(tmp_path):
     import json
 
     from dspla.analysis import comm_stats
-    from dspla.io.graph import load_graph
+    from dspla.formats.graph import load_graph
     from dspla.partition import partition
 
     from conftest import dataset

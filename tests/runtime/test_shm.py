@@ -174,7 +174,7 @@ def test_under_mpiexec_the_sends_go_through_shared_memory(tmp_path):
                                 "--partition", "random", "--stats", str(stats), "-o", str(out), "--repeat", "3"],
                                capture_output=True, text=True, timeout=180, env={**os.environ, "DSPLA_SHM": on})
             assert r.returncode == 0, r.stderr
-            from dspla.io.results import read_results
+            from dspla.formats.results import read_results
             vals, pres = read_results(out)["Y"]
             want = A @ X
             assert np.array_equal(pres, np.repeat(A.toarray().any(axis=1)[:, None], 12, axis=1))
@@ -189,7 +189,7 @@ def test_a_wait_on_a_peer_whose_process_is_gone_ends_with_an_error():
     second, not a wait for ever. A zombie (exited, not yet reaped) counts as gone."""
     from types import SimpleNamespace
 
-    from dspla.io.files import process_alive as _alive
+    from dspla.formats.files import process_alive as _alive
     from dspla.runtime.comm.mpi import MPISegments
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()                                      # exited and reaped: no such process

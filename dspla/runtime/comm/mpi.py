@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ...io.files import process_alive
+from ...formats.files import process_alive
 from . import layout
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...instr import INSTRUCTIONS
 from . import collectives, compute, loops, messages, onesided  # noqa: F401  (their handlers fill EXEC)
-from .core import EXEC, Runtime, handler
+from .interpreter import EXEC, Runtime, handler
 
 assert set(EXEC) == set(INSTRUCTIONS), f"instructions without a handler: {set(INSTRUCTIONS) - set(EXEC)}"
 

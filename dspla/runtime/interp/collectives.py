@@ -25,7 +25,7 @@ from ...instr import (
 from ...ir.types import DType
 from ...kernels import buffers as local
 from ...kernels import item
-from .core import Runtime, _dt, handler
+from .interpreter import Runtime, _dt, handler
 from .messages import _Posted
 
 

@@ -7,7 +7,6 @@ import time
 
 import numpy as np
 
-from ...exec.reference import EVAL, INTO
 from ...instr import (
     CastTo,
     DropRows,
@@ -23,8 +22,9 @@ from ...instr import (
 from ...ir.types import DType
 from ...kernels import buffers as local
 from ...kernels import gbops
+from ...reference import EVAL, INTO
 from . import shm
-from .core import Runtime, _dt, handler
+from .interpreter import Runtime, _dt, handler
 
 
 @handler(Local)

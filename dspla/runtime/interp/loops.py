@@ -11,7 +11,7 @@ import numpy as np
 from ...instr import Empty, Loop
 from ...ir.types import DType
 from ...ops.loop import truth
-from .core import Runtime, handler
+from .interpreter import Runtime, handler
 
 
 def _sent(rt: Runtime) -> int:

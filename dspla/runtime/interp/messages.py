@@ -25,7 +25,7 @@ from ...kernels import buffers as local
 from ...kernels import gbops, lend
 from . import shm
 from .compute import _multiply, _output_mask
-from .core import Runtime, _dt, handler
+from .interpreter import Runtime, _dt, handler
 
 
 class _Posted:

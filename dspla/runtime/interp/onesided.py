@@ -6,7 +6,7 @@ import time
 from ...instr import Get, WinExpose
 from ...ir.types import DType
 from ...kernels import buffers as local
-from .core import Runtime, handler
+from .interpreter import Runtime, handler
 from .messages import _Posted
 
 

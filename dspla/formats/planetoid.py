@@ -1,7 +1,7 @@
 """The Planetoid citation datasets (Cora, Citeseer, Pubmed) in the Kipf & Welling files
 ``ind.<name>.{x,y,tx,ty,allx,ally,graph,test.index}``.
 
-The pickles are read only through :mod:`dspla.io.unpickle`. What the files hold:
+The pickles are read only through :mod:`dspla.formats.unpickle`. What the files hold:
 
 - ``allx``/``ally``: features and one-hot labels of the first ``len(allx)`` nodes, whose first
   ``len(x)`` rows (= ``x``/``y``) are the labelled training nodes;

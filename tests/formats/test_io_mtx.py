@@ -8,7 +8,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from dspla.errors import DataFormatError
-from dspla.io.mtx import load_mtx
+from dspla.formats.mtx import load_mtx
 
 from conftest import dataset
 

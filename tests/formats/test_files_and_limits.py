@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from dspla.errors import DataFormatError, DsplaError
-from dspla.io import read_input
-from dspla.io.files import atomic_write, check_writable, check_writable_dir, sweep_stale
-from dspla.io.limits import parse_size
+from dspla.formats import read_input
+from dspla.formats.files import atomic_write, check_writable, check_writable_dir, sweep_stale
+from dspla.formats.limits import parse_size
 from dspla.models import checkpoint
 from dspla.partition import cache
 

@@ -8,6 +8,8 @@ import socket
 import tempfile
 from contextlib import contextmanager
 
+import numpy as np
+
 from ..errors import DsplaError
 
 _TMP = ".dspla-tmp"   # temporary files are named .NAME.HOST.PID.dspla-tmp, beside the target
@@ -127,3 +129,13 @@ def atomic_write(path, mode: str = "wb", durable: bool = False):
 
 
 __all__ = ["atomic_write", "check_writable", "check_writable_dir", "sweep_stale"]
+
+
+def jsonable(x):
+    """What ``json.dump`` cannot take, as JSON (its ``default=``): numpy scalars and arrays as the
+    numbers and lists they hold, anything else as its text."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return str(x)

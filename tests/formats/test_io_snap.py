@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from dspla.errors import DataFormatError, DsplaError
-from dspla.io.snap import load_snap
+from dspla.formats.snap import load_snap
 
 from conftest import dataset
 

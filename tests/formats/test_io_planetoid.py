@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 from dspla.errors import DataFormatError
-from dspla.io.planetoid import PlanetoidData, load_planetoid
-from dspla.io.unpickle import restricted_load
+from dspla.formats.planetoid import PlanetoidData, load_planetoid
+from dspla.formats.unpickle import restricted_load
 
 from conftest import dataset
 

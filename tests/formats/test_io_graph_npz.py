@@ -4,9 +4,9 @@ import pytest
 import scipy.sparse as sp
 
 from dspla.errors import DataFormatError, DsplaError
-from dspla.io import read_input
-from dspla.io.graph import load_graph
-from dspla.io.npz import load_npz
+from dspla.formats import read_input
+from dspla.formats.graph import load_graph
+from dspla.formats.npz import load_npz
 
 from conftest import dataset
 
@@ -95,7 +95,7 @@ def test_read_input_real_edge_list():
 
 
 def test_slow_load_reports_timing_on_stderr(tmp_path, monkeypatch, capsys):
-    import dspla.io.graph as graph
+    import dspla.formats.graph as graph
     (tmp_path / "e.txt").write_text("0 1\n")
     load_graph(tmp_path / "e.txt")
     assert capsys.readouterr().err == ""

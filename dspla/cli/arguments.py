@@ -1,4 +1,5 @@
-"""Argument parsing helpers shared by subcommands."""
+"""The command line's arguments as the subcommands share them: inputs and dims, plugins, a
+node-classification dataset's flags, and the arguments a re-launched job's ranks get."""
 from __future__ import annotations
 
 import importlib.util
@@ -60,3 +61,31 @@ def load_plugins(paths) -> list:
             raise DsplaError(f"--plugin {path} failed: {type(e).__name__}: {e}") from None
         mods.append(mod)
     return mods
+
+
+def add_dataset_options(group) -> None:
+    """The flags naming a node-classification dataset (``dspla train``, ``dspla shard --dataset``):
+    one definition, so both commands take and describe them alike."""
+    group.add_argument("--dataset", help="cora, citeseer, pubmed (Planetoid files in --data-dir) or sbm (generated)")
+    group.add_argument("--data-dir", help="the folder with the Planetoid ind.<name>.* files")
+    group.add_argument("--nodes", type=int, default=10000, help="sbm: number of nodes (default 10000)")
+    group.add_argument("--classes", type=int, default=7, help="sbm, or random labels: number of classes (default 7)")
+    group.add_argument("--feature-dim", type=int, help="sbm, or random features: their width (default 64 for sbm, "
+                       "128 for random features)")
+    group.add_argument("--avg-degree", type=float, default=10.0, help="sbm: average degree (default 10)")
+    group.add_argument("--data-seed", type=int, default=0, help="seed of generated graphs, features, labels, splits")
+
+
+def without_options(argv, flags):
+    """argv without the given options (and their values): what the re-launched ranks get."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if name in flags:
+            skip = "=" not in a
+            continue
+        out.append(a)
+    return out

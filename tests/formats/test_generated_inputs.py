@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dspla.errors import DsplaError
-from dspla.io.inputs import generate_inputs
+from dspla.formats.inputs import generate_inputs
 from dspla.ir.types import DType, Kind, Type
 
 

@@ -6,7 +6,7 @@ Formats by extension:
 - ``.mtx``, ``.mtx.gz``: MatrixMarket (symmetric files come back mirrored; array-format files
   are converted to sparse, dropping zeros);
 - ``.txt``, ``.txt.gz``, ``.edges``, ``.el`` (and their ``.gz``): edge lists, see
-  :mod:`dspla.io.snap` (directed by default, ids relabelled to 0..n-1);
+  :mod:`dspla.formats.snap` (directed by default, ids relabelled to 0..n-1);
 - ``.npz``: a ``scipy.sparse.save_npz`` file (or an .npz holding one 2-D array).
 
 ``directed``: ``None`` keeps the file's own meaning (edge lists: directed; MatrixMarket/npz: the

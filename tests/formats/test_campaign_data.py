@@ -19,7 +19,7 @@ import pytest
 import scipy.sparse as sp
 
 from dspla.cli.main import main
-from dspla.io.results import read_results
+from dspla.formats.results import read_results
 
 from conftest import dataset
 
@@ -289,7 +289,7 @@ def test_a_gzip_comment_expanding_to_300_mb_costs_no_300_mb(tmp_path):
 
 def test_a_pickled_6_gb_array_is_never_allocated(tmp_path):
     (tmp_path / "bomb.pkl").write_bytes(b"cnumpy\nndarray\n((I1000000000\nI6\ntS'u1'\ntR.")
-    code = ("from dspla.io.unpickle import restricted_load\nfrom dspla.errors import DataFormatError\n"
+    code = ("from dspla.formats.unpickle import restricted_load\nfrom dspla.errors import DataFormatError\n"
             f"try:\n    restricted_load({str(tmp_path / 'bomb.pkl')!r})\nexcept DataFormatError as e:\n"
             f"    print('refused')\nprint({HWM})\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -1,4 +1,4 @@
-"""Shard sets (dspla.io.shards): what is written is what each rank reads back, by its own files
+"""Shard sets (dspla.formats.shards): what is written is what each rank reads back, by its own files
 or by rows of a one-process set; every way a set can be damaged or mismatched is one clear error."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from dspla.errors import DataFormatError
-from dspla.io.shards import ShardError, ownership, read_manifest, read_rank, read_rows, write_shards
+from dspla.formats.shards import ShardError, ownership, read_manifest, read_rank, read_rows, write_shards
 from dspla.runtime.comm.sim import run_simulated
 from dspla.runtime.shards import _piece, load_shards
 

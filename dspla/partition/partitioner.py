@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DimensionMismatch, PlanError
-from ..io.files import atomic_write
+from ..formats.files import atomic_write
 from . import balance
 from . import cache as _cache
 from .progress import as_progress

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import dspla as dp
-from tests.exec.golden import oracle
-from tests.exec.golden.gen import check, random_mat, to_input
+from tests.reference.golden import oracle
+from tests.reference.golden.gen import check, random_mat, to_input
 
 SHAPES = {"1x1": (1, 1), "col": (7, 1), "mat": (5, 4)}
 

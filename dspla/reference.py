@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..ir import Program
-from ..ops import Env, definition, table
+from .ir import Program
+from .ops import Env, definition, table
 
 EVAL = table("evaluate")
 # ops whose rule takes ``into=``: a free matrix (kernels/recycle.py: nothing else holds it) that it

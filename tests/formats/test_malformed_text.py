@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from dspla.errors import DataFormatError, DsplaError
-from dspla.io import load_graph, read_input
-from dspla.io._textfile import lines_from, read_all
-from dspla.io.mtx import load_mtx
-from dspla.io.npy import load_npy
-from dspla.io.planetoid import _test_index
-from dspla.io.snap import load_snap
+from dspla.formats import load_graph, read_input
+from dspla.formats._textfile import lines_from, read_all
+from dspla.formats.mtx import load_mtx
+from dspla.formats.npy import load_npy
+from dspla.formats.planetoid import _test_index
+from dspla.formats.snap import load_snap
 
 BANNER = "%%MatrixMarket matrix coordinate real general\n"
 INT_BANNER = "%%MatrixMarket matrix coordinate integer general\n"
@@ -134,7 +134,7 @@ def test_error_path_reads_no_more_than_the_file(tmp_path):
 def test_a_nan_or_infinite_snap_weight_is_refused_at_its_line(tmp_path):
     """weighted=True makes the third column the edge values: refused when not finite, as a
     MatrixMarket value is, naming the line (comment lines in between counted)."""
-    from dspla.io.snap import load_snap
+    from dspla.formats.snap import load_snap
     p = tmp_path / "w.txt"
     p.write_text("# c\n0 1 1.5\n# mid\n1 2 nan\n2 0 inf\n")
     with pytest.raises(DataFormatError) as e:

@@ -1,0 +1,19 @@
+"""The values a program takes and returns: ``Array`` (a result, whole or distributed over a job,
+with GraphBLAS semantics: a missing entry is not a zero) and how the caller's data becomes the
+matrices a run binds (array.py). Vectors and scalars get modules of their own beside it."""
+from .array import (
+    Array,
+    Communicator,
+    Dist,
+    InputValue,
+    LocalPiece,
+    Meta,
+    Owners,
+    bind_dims,
+    check_shapes,
+    concrete,
+    to_matrix,
+)
+
+__all__ = ["Array", "Communicator", "Dist", "InputValue", "LocalPiece", "Meta", "Owners", "bind_dims", "check_shapes",
+           "concrete", "to_matrix"]
