@@ -1,20 +1,22 @@
-"""The compiler, as one list of steps.
+"""The compiler, as lists of steps.
 
-    verify -> simplify -> cse -> chain-order -> static-eval -> partition -> facts -> lower
-           -> choose -> fuse -> verify-plan
+    PIPELINE:      verify -> simplify -> cse -> chain-order -> static-eval -> partition -> facts
+                   -> lower -> choose -> fuse -> verify-plan
+    SPMD_PIPELINE: the same steps by name; from static-eval on, every rank plans its own program
+                   from its pieces of the graph (plan/spmd.py)
 
 The first three need only the program (they run when a Function is made); chain-order needs
 the sizes of the inputs (it runs when they are known, for one process too); the rest plan
-for P processes. Every step is a function ``Compilation -> Compilation``; the steps on the
-expression IR are checked by the IR verifier after each, and the plan is checked by the last
-step. Each step is timed (``Compilation.timings``) and its result printable
-(``dspla explain FILE --np P --dump-after STEP``).
+for P processes. Every step is a function ``Compilation -> Compilation`` that returns a new
+one and changes nothing it was given; the steps on the expression IR are checked by the IR
+verifier after each, and the plan is checked by the last step. Each step is timed
+(``Compilation.timings``) and its result printable (``dspla explain FILE --np P --dump-after STEP``).
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .errors import DsplaError, UnknownNameError
 from .ir import Op, Program
@@ -28,28 +30,39 @@ from .plan.lower import lower
 from .plan.options import Options
 from .plan.verify import verify_plan
 
+if TYPE_CHECKING:
+    from graphblas import Matrix
+
+    from .instr import RankProgram
+    from .instr.layout import DimPart
+    from .ops import Facts
+    from .plan.distplan import DistPlan
+    from .plan.lower import Lowering
+    from .plan.static import Static
+    from .values import Communicator, Dist, Meta
+
 
 @dataclass(frozen=True)
 class Compilation:
     """Everything known about one program at one point of the pipeline."""
     program: Program
-    mats: dict | None = None        # input name -> graphblas Matrix (values only needed by static-eval)
-    sizes: dict | None = None       # dim symbol -> size
+    mats: dict[str, Matrix | Meta] | None = None   # the inputs (values only needed by static-eval)
+    sizes: dict[str, int] | None = None            # dim symbol -> size
     P: int | None = None
     options: Options | None = None
-    static: object = None           # plan.static.Static
-    dims: dict | None = None        # dim symbol -> instr.layout.DimPart
-    partition_info: dict | None = None
-    given: dict | None = None       # input name -> the distribution of a value passed already distributed
-    facts: dict | None = None       # id(node) -> plan.facts.Facts
-    lowering: object = None         # plan.lower.Lowering (products with their candidates)
-    plan: object = None             # plan.distplan.DistPlan
+    static: Static | None = None
+    dims: dict[str, DimPart] | None = None         # the partitioned dims' owners
+    partition_info: dict[str, dict] | None = None  # dim symbol -> how it was partitioned (explain, the stats)
+    given: dict[str, Dist] | None = None           # inputs passed already distributed: how they are laid out
+    facts: dict[int, Facts] | None = None          # id(node) -> what planning proved of it
+    lowering: Lowering | None = None               # every rank's instructions, products with their candidates
+    plan: DistPlan | None = None
     # SPMD planning (plan/spmd.py): every rank of ``comm`` runs the P steps for itself; ``local``
     # holds its pieces of the sharded static inputs (name -> graphblas Matrix)
-    comm: object = None
-    local: dict | None = None
-    execute: Callable | None = None   # SPMD: run(rank program, inputs) -> outputs, for derived static values
-    timings: dict = field(default_factory=dict)
+    comm: Communicator | None = None
+    local: dict[str, Matrix] | None = None
+    execute: Callable[[RankProgram, dict], dict] | None = None   # SPMD: run a rank program (derived static values)
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -81,9 +94,11 @@ def _chain(c: Compilation) -> Compilation:
     return replace(c, program=chain_order(c.program, c.sizes, _nnz_hint(c)))
 
 
+def _verify(c: Compilation) -> Compilation:
+    return replace(c, program=verify(c.program, after="verify"))
+
+
 def _static(c: Compilation) -> Compilation:
-    if c.comm is not None:
-        return _static_spmd(c)
     return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes))
 
 
@@ -107,7 +122,7 @@ def _static_spmd(c: Compilation) -> Compilation:
         plan = run(Compilation(pre, sizes=c.sizes, P=c.P, options=c.options, given=c.given, comm=c.comm,
                                static=static.Static(set(ident), ident), dims=dims,
                                partition_info={d: {"method": p.method} for d, p in dims.items()}),
-                   start="facts", stop="verify-plan").plan
+                   start="facts", stop="verify-plan", pipeline=SPMD_PIPELINE).plan
         out = c.execute(plan.programs[0], {n.attr("name"): c.local[n.attr("name")] for n in pre_order
                                            if n.op is Op.INPUT})
         values.update({id(n): out[f"static{k}"] for k, n in enumerate(todo)})
@@ -116,19 +131,23 @@ def _static_spmd(c: Compilation) -> Compilation:
 
 
 def _partition(c: Compilation) -> Compilation:
-    if c.comm is not None:   # SPMD: the dims were fixed by static-eval (the shards' or rank 0's)
-        return c
     dims, info = partitioning.partition_dims(c.program.toposort(), c.static, c.sizes, c.P, c.options, c.given)
     return replace(c, dims=dims, partition_info=info)
 
 
+def _adopt_partition(c: Compilation) -> Compilation:
+    return c   # SPMD: the dims were fixed by static-eval (the shards' owners, or rank 0's partition)
+
+
 def _facts(c: Compilation) -> Compilation:
-    if c.comm is not None:
-        return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm, c.dims))
     # one process sends no messages, whose presence bitmaps the rows / columns facts spare: it
     # proves only which static values are full and which bound others' missing rows (a product's
     # full-output route), not the two reductions over each (a few ms for a large graph)
     return replace(c, facts=facts_mod.prove(c.program.toposort(), c.static.values, lines=c.P > 1))
+
+
+def _facts_spmd(c: Compilation) -> Compilation:
+    return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm, c.dims))
 
 
 def _lower(c: Compilation) -> Compilation:
@@ -141,15 +160,17 @@ def _choose(c: Compilation) -> Compilation:
 
 
 def _fuse(c: Compilation) -> Compilation:
-    fuse(c.plan.programs, c.comm)   # (SPMD: this rank's program; verdicts compared by one allgather)
-    return c
+    # (SPMD: this rank's program; the verdicts compared by one allgather)
+    return replace(c, plan=replace(c.plan, programs=fuse(c.plan.programs, c.comm)))
 
 
 def _verify_plan(c: Compilation) -> Compilation:
-    if c.comm is not None:   # this rank's program only: messages checked against the others'
-        spmd.verify(c.plan.programs[0], c.comm)
-    else:
-        verify_plan(c.plan.programs)
+    verify_plan(c.plan.programs)
+    return c
+
+
+def _verify_plan_spmd(c: Compilation) -> Compilation:
+    spmd.verify(c.plan.programs[0], c.comm)   # this rank's program only: messages checked against the others'
     return c
 
 
@@ -165,19 +186,36 @@ def _show_programs(c: Compilation) -> str:
     return "\n".join(str(p) for p in shown) + more
 
 
-PIPELINE: tuple[Step, ...] = (
-    Step("verify", lambda c: c, lambda c: str(c.program)),
-    Step("simplify", _ir_pass(simplify), lambda c: str(c.program)),
-    Step("cse", _ir_pass(cse), lambda c: str(c.program)),
-    Step("chain-order", _chain, lambda c: str(c.program), needs="sizes"),
-    Step("static-eval", _static, lambda c: c.static.describe(c.program.toposort(), c.program.names()), needs="P"),
-    Step("partition", _partition, lambda c: partitioning.describe(c.dims), needs="P"),
-    Step("facts", _facts, _show_facts, needs="P"),
-    Step("lower", _lower, lambda c: c.lowering.describe(), needs="P"),
-    Step("choose", _choose, lambda c: as_text(c.plan, c.P, c.options), needs="P"),
-    Step("fuse", _fuse, _show_programs, needs="P"),
-    Step("verify-plan", _verify_plan, _show_programs, needs="P"),
+def _show_program(c: Compilation) -> str:
+    return str(c.program)
+
+
+_IR_STEPS: tuple[Step, ...] = (
+    Step("verify", _verify, _show_program),
+    Step("simplify", _ir_pass(simplify), _show_program),
+    Step("cse", _ir_pass(cse), _show_program),
+    Step("chain-order", _chain, _show_program, needs="sizes"),
 )
+
+
+def _planning(static_eval, partition, facts, verify_plan) -> tuple[Step, ...]:
+    return (
+        Step("static-eval", static_eval, lambda c: c.static.describe(c.program.toposort(), c.program.names()),
+             needs="P"),
+        Step("partition", partition, lambda c: partitioning.describe(c.dims), needs="P"),
+        Step("facts", facts, _show_facts, needs="P"),
+        Step("lower", _lower, lambda c: c.lowering.describe(), needs="P"),
+        Step("choose", _choose, lambda c: as_text(c.plan, c.P, c.options), needs="P"),
+        Step("fuse", _fuse, _show_programs, needs="P"),
+        Step("verify-plan", verify_plan, _show_programs, needs="P"),
+    )
+
+
+# rank 0 plans every rank's program
+PIPELINE: tuple[Step, ...] = _IR_STEPS + _planning(_static, _partition, _facts, _verify_plan)
+# every rank plans its own (Compilation.comm), from its pieces of the sharded graph
+SPMD_PIPELINE: tuple[Step, ...] = _IR_STEPS + _planning(_static_spmd, _adopt_partition, _facts_spmd,
+                                                        _verify_plan_spmd)
 
 
 def step_names() -> list[str]:
@@ -201,8 +239,8 @@ def run(c: Compilation, start: str | None = None, stop: str | None = None, dump_
         t0 = time.perf_counter()
         before = c.program
         c = step.run(c)
-        if step.needs != "P" and (c.program is not before or step.name == "verify"):
-            # a step on the expression IR: verified after it (a step that changed nothing leaves
+        if step.needs != "P" and c.program is not before and step.run is not _verify:
+            # a rewrite of the expression IR: verified after it (a step that changed nothing leaves
             # the program it was given, verified already)
             c = replace(c, program=verify(c.program, after=step.name))
         timings[step.name] = time.perf_counter() - t0
@@ -232,8 +270,6 @@ def distribute(c: Compilation, P: int, options: Options, dump_after: str | None 
     t0 = time.perf_counter()
     spmd_only = {"dims": dims, "partition_info": partition_info} if comm is not None else {}
     c = run(replace(c, P=P, options=options, timings={}, given=given, comm=comm, local=local, execute=execute,
-                    **spmd_only), start="static-eval",
-            dump_after=dump_after, dump=dump)
-    c.plan.planning_s = time.perf_counter() - t0
-    c.plan.steps_s = dict(c.timings)
-    return c
+                    **spmd_only), start="static-eval", dump_after=dump_after, dump=dump,
+            pipeline=PIPELINE if comm is None else SPMD_PIPELINE)
+    return replace(c, plan=replace(c.plan, planning_s=time.perf_counter() - t0, steps_s=dict(c.timings)))

@@ -27,8 +27,8 @@ def cost(ctx, counts: list | None = None) -> tuple[list, dict]:
     counts = counts or [count(ctx, r) for r in range(ctx.P)]
     cand = predict(ctx.name, counts, ctx.opt.coefficients or load(ctx.P))
     # the words and messages of all ranks together: the instructions' own traffic (the one account)
-    ctx.info.predicted["words"] = int(sum(c.get("words_sent", 0) for c in counts))
-    ctx.info.predicted["messages"] = int(sum(c.get("messages_sent", 0) for c in counts))
+    cand["words"] = int(sum(c.get("words_sent", 0) for c in counts))
+    cand["messages"] = int(sum(c.get("messages_sent", 0) for c in counts))
     cand.update({k: v for k, v in ctx.info.predicted.items() if k not in cand})
     cand["notes"] = list(ctx.info.notes)
     return counts, cand
@@ -113,6 +113,7 @@ def pick(info, candidates, opt, P: int, counted: dict | None = None):
     info.plan = cand["plan"]
     info.predicted = {k: cand[k] for k in ("predicted_s", "words_max", "messages_max") if k in cand}
     info.predicted.update(ctx.info.predicted)
+    info.predicted.update(words=cand["words"], messages=cand["messages"])
     info.notes.extend(ctx.info.notes)
     others = sorted((c for c in info.candidates if "predicted_s" in c and c is not cand),
                     key=lambda c: c["predicted_s"])
@@ -152,7 +153,10 @@ def choose(pl, partition_info: dict) -> DistPlan:
     """The chosen plan of every product spliced in: one RankProgram per rank (SPMD planning:
     this rank's only)."""
     counted = gathered_counts(pl) if pl.me is not None else [None] * len(pl.products)
-    chosen = [pick(info, cands, pl.opt, pl.P, got) for info, cands, got in zip(pl.products, pl.candidates, counted)]
+    # the products' records, made anew: the lowering's stay as lowering left them
+    products = [dataclasses.replace(i, notes=list(i.notes), predicted=dict(i.predicted), candidates=list(i.candidates),
+                                    counts=dict(i.counts)) for i in pl.products]
+    chosen = [pick(info, cands, pl.opt, pl.P, got) for info, cands, got in zip(products, pl.candidates, counted)]
     progs = [[] for _ in range(pl.P)]
     consts = [dict(c) for c in pl.consts]
     splits, windows = list(pl.splits), list(pl.windows)
@@ -183,5 +187,5 @@ def choose(pl, partition_info: dict) -> DistPlan:
     input_layouts = {n.attr("name"): canonical(n.type, pl.dims) for n in pl.order
                      if n.op is Op.INPUT and n.attr("name") in pl.inputs}
     static = frozenset(name for name, n in pl.program.outputs if id(n) in pl.static)
-    return DistPlan(pl.P, programs, pl.dims, input_layouts, out_layouts, pl.products, partition_info, 0.0,
+    return DistPlan(pl.P, programs, pl.dims, input_layouts, out_layouts, products, partition_info, 0.0,
                     pl.program, static, planning="spmd" if pl.me is not None else "rank 0")

@@ -204,10 +204,11 @@ def _mark(instrs: list, agreed: dict) -> list:
 
 
 def fuse(programs: list, comm=None) -> list:
-    """Every rank's program rewritten (in place: the programs are the plan's own). A loop goes
-    without its broadcast only when every rank's program shows its condition agreed. With
-    ``comm`` (SPMD planning: ``programs`` is this rank's own), the ranks compare their verdicts
-    by one small allgather, and no planning-time value is taken as the same everywhere."""
+    """Every rank's program rewritten, as new programs (those given are left as they were). A
+    loop goes without its broadcast only when every rank's program shows its condition agreed.
+    With ``comm`` (SPMD planning: ``programs`` is this rank's own), the ranks compare their
+    verdicts by one small allgather, and no planning-time value is taken as the same everywhere."""
+    programs = [replace(p) for p in programs]   # (instrs and setup are rebuilt below; consts are shared)
     verdicts = []
     first = programs[0].consts
     # planning-time values every rank was given as one object (replicated ones)
