@@ -38,7 +38,7 @@ def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
     from dspla.plan.options import Options, memory_cap
     from dspla.plan.plans import plan_names
     from dspla.runtime.launch import world
-    from dspla.runtime.session import DistSession
+    from dspla.session import DistSession
 
     comm = world()
     P = comm.size
@@ -59,7 +59,7 @@ def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
         # memory on the larger graphs at K = 256.
         for _ in range(rounds):
             for plan in plan_names() + ["auto"]:
-                s = DistSession(f, comm, Options(plan=plan, partition="hypergraph", seed=0,
+                s = DistSession(f.compiled, comm, Options(plan=plan, partition="hypergraph", seed=0,
                                                  replication=2 if P % 2 == 0 else 1, progress=False))
                 s.run(inputs, repeat=1)
                 chosen = comm.bcast(s.plan.products[0].plan if comm.rank == 0 else None, 0)

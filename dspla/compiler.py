@@ -29,6 +29,8 @@ from .plan.fuse import fuse
 from .plan.lower import lower
 from .plan.options import Options
 from .plan.verify import verify_plan
+from .reference import Schedule
+from .runtime.interp import Runtime
 
 if TYPE_CHECKING:
     from graphblas import Matrix
@@ -61,7 +63,6 @@ class Compilation:
     # holds its pieces of the sharded static inputs (name -> graphblas Matrix)
     comm: Communicator | None = None
     local: dict[str, Matrix] | None = None
-    execute: Callable[[RankProgram, dict], dict] | None = None   # SPMD: run a rank program (derived static values)
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -123,11 +124,21 @@ def _static_spmd(c: Compilation) -> Compilation:
                                static=static.Static(set(ident), ident), dims=dims,
                                partition_info={d: {"method": p.method} for d, p in dims.items()}),
                    start="facts", stop="verify-plan", pipeline=SPMD_PIPELINE).plan
-        out = c.execute(plan.programs[0], {n.attr("name"): c.local[n.attr("name")] for n in pre_order
-                                           if n.op is Op.INPUT})
+        out = _execute(plan.programs[0], c.comm, c.options, {n.attr("name"): c.local[n.attr("name")]
+                                                            for n in pre_order if n.op is Op.INPUT})
         values.update({id(n): out[f"static{k}"] for k, n in enumerate(todo)})
     keep = {id(n) for n in order if id(n) in ids and id(n) in values}
     return replace(c, static=static.Static(ids, {i: values[i] for i in keep}, deferred))
+
+
+def _execute(program: RankProgram, comm: Communicator, options: Options, inputs: dict) -> dict:
+    """Run a rank program once on ``comm``, every rank together (the derived static values' plan)."""
+    rt = Runtime(program, comm, shared_bytes=options.shared_memory_bytes)
+    rt.fault = None   # (DSPLA_FAULT names an instruction of the plan's program, not of this one)
+    try:
+        return rt.run(inputs)
+    finally:
+        rt.close()
 
 
 def _partition(c: Compilation) -> Compilation:
@@ -260,16 +271,58 @@ def for_sizes(c: Compilation, mats: dict, sizes: dict) -> Compilation:
 
 
 def distribute(c: Compilation, P: int, options: Options, dump_after: str | None = None, dump=None,
-               given: dict | None = None, comm=None, local: dict | None = None, execute=None,
+               given: dict | None = None, comm=None, local: dict | None = None,
                dims: dict | None = None, partition_info: dict | None = None) -> Compilation:
     """The plan for P processes: static evaluation through plan verification. ``c`` has its
     sizes bound (for_sizes); ``given``: how inputs passed already distributed are laid out.
     With ``comm`` (SPMD planning, a collective): this rank's program, from its pieces ``local``
-    of the sharded static inputs; ``execute(program, inputs)`` runs a rank program (the derived
-    static values'); ``dims``/``partition_info``: the partition rank 0 made (the in-memory path)."""
+    of the sharded static inputs (the derived static values are computed by a plan of their own,
+    run there and then by the runtime); ``dims``/``partition_info``: the partition rank 0 made
+    (the in-memory path)."""
     t0 = time.perf_counter()
     spmd_only = {"dims": dims, "partition_info": partition_info} if comm is not None else {}
-    c = run(replace(c, P=P, options=options, timings={}, given=given, comm=comm, local=local, execute=execute,
+    c = run(replace(c, P=P, options=options, timings={}, given=given, comm=comm, local=local,
                     **spmd_only), start="static-eval", dump_after=dump_after, dump=dump,
             pipeline=PIPELINE if comm is None else SPMD_PIPELINE)
     return replace(c, plan=replace(c.plan, planning_s=time.perf_counter() - t0, steps_s=dict(c.timings)))
+
+
+class Compiled:
+    """A program compiled as far as it goes without data (``frontend``), and for each size of its
+    inputs met so far (``sized``, cached by the sizes and the sparse inputs' entry counts, with
+    the reference executor's schedule of that program)."""
+
+    def __init__(self, program: Program) -> None:
+        self.compilation = frontend(program)
+        self.program = self.compilation.program
+        self.inputs = self.program.inputs
+        self._sparse = {n.attr("name") for n in self.inputs if n.type.kind.value == "sparse"}
+        self._sized: dict[tuple, tuple[Compilation, Schedule]] = {}
+
+    @property
+    def timings(self) -> dict[str, float]:
+        return self.compilation.timings
+
+    def sized(self, mats: dict, dims: dict) -> Compilation:
+        """The compilation for these sizes (matrix-chain order applied), with the inputs bound."""
+        nnz = {k: m.nvals for k, m in mats.items() if k in self._sparse}
+        key = (tuple(sorted(dims.items())), tuple(sorted(nnz.items())))
+        hit = self._sized.get(key)
+        if hit is None:
+            if len(self._sized) > 16:
+                self._sized.clear()
+            c = for_sizes(self.compilation, mats, dims)
+            hit = self._sized[key] = (c, Schedule(c.program))
+        c, _ = hit
+        return Compilation(c.program, mats, dims, timings=c.timings)
+
+    def schedule(self, program: Program) -> Schedule:
+        """The reference executor's schedule of a sized program (made once)."""
+        for c, sched in self._sized.values():
+            if c.program is program:
+                return sched
+        return Schedule(program)
+
+    def forget(self) -> None:
+        """Drop every sized compilation (inputs changed in place)."""
+        self._sized = {}

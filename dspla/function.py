@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from . import compiler, reference
 from .display import Stats, Text
-from .errors import DsplaError, InputError, UnknownNameError
+from .errors import DsplaError, UnknownNameError
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
 from .ir.check import check_program
@@ -17,8 +17,8 @@ from .plan.explain import as_json, as_text, synthesize
 from .plan.options import Options
 from .runtime.launch import one_process, world
 from .runtime.process import keep_freed_memory
-from .runtime.session import DistSession
-from .values import Array, InputValue, Meta, bind_dims, check_shapes, to_matrix
+from .session import DistSession
+from .values import Array, InputValue, Meta, bind_inputs
 
 if TYPE_CHECKING:
     from graphblas import Matrix
@@ -34,11 +34,10 @@ class Function:
 
     def __init__(self, program: Program) -> None:
         self.source_program = check_program(program)   # user errors, before the compiler's verifier
-        self.compiled = compiler.frontend(program)
+        self.compiled = compiler.Compiled(program)
         self.program = self.compiled.program
         self.inputs = self.program.inputs
         self._decl = {n.attr("name"): n for n in self.inputs}
-        self._sized: dict[tuple[Any, ...], tuple[compiler.Compilation, reference.Schedule]] = {}
         self._options: dict[str, Any] = {}
         self._sessions: dict[tuple[Any, ...], DistSession] = {}
         self._last_stats: Stats | None = None
@@ -69,43 +68,16 @@ class Function:
 
     def bind(self, inputs: Mapping[str, InputValue]) -> tuple[dict[str, Matrix | Meta], dict[str, int]]:
         """Check and convert inputs: (name -> graphblas Matrix, dim symbol -> size)."""
-        missing = [k for k in self._decl if k not in inputs]
-        extra = [k for k in inputs if k not in self._decl]
-        if missing or extra:
-            parts = []
-            if missing:
-                parts.append(f"missing input{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}")
-            if extra:
-                parts.append(f"unexpected input{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}")
-            raise InputError(f"{'; '.join(parts)}; the program takes "
-                             f"{', '.join(f'{k}: {n.type}' for k, n in self._decl.items())}")
-        check_shapes(self._decl.values(), inputs)   # sizes first, before converting anything
-        mats = {k: to_matrix(inputs[k], self._decl[k]) for k in self._decl}
-        return mats, bind_dims(self._decl.values(), mats)
+        return bind_inputs(self._decl, inputs)
 
     def sized(self, mats: dict[str, Matrix | Meta], dims: dict[str, int]) -> compiler.Compilation:
         """The compilation for these sizes (matrix-chain order applied), with the inputs bound.
         Cached by the sizes and the sparse inputs' entry counts."""
-        nnz = {k: m.nvals for k, m in mats.items() if self._decl[k].type.kind.value == "sparse"}
-        key = (tuple(sorted(dims.items())), tuple(sorted(nnz.items())))
-        hit = self._sized.get(key)
-        if hit is None:
-            if len(self._sized) > 16:
-                self._sized.clear()
-            c = compiler.for_sizes(self.compiled, mats, dims)
-            hit = self._sized[key] = (c, reference.Schedule(c.program))
-        c, _ = hit
-        return compiler.Compilation(c.program, mats, dims, timings=c.timings)
+        return self.compiled.sized(mats, dims)
 
     def bound(self, mats: dict[str, Matrix | Meta], dims: dict[str, int]) -> Program:
         """The program for these sizes."""
         return self.sized(mats, dims).program
-
-    def _schedule_for(self, prog: Program) -> reference.Schedule:
-        for c, sched in self._sized.values():
-            if c.program is prog:
-                return sched
-        return reference.Schedule(prog)
 
     def __call__(self, **inputs: InputValue) -> dict[str, Array]:
         """Run on the given inputs, planned once and then run as often as it is called.
@@ -130,7 +102,7 @@ class Function:
         """Forget every kept conversion and plan: the next call binds and plans from scratch (for
         inputs changed in place)."""
         self._sessions = {}
-        self._sized = {}
+        self.compiled.forget()
 
     def configure(self, **options: Unpack[RunOptions]) -> Function:
         """Set distributed options (plan, partition, parts, seed, eps, replication, stripe_width,
@@ -174,11 +146,11 @@ class Function:
                 return s
         opt = Options(**{**self._options, **options})
         if not keep:
-            return DistSession(self, comm, opt)
+            return DistSession(self.compiled, comm, opt)
         key = (id(comm), opt.key())
         s = self._sessions.get(key)
         if s is None:
-            s = self._sessions[key] = DistSession(self, comm, opt)
+            s = self._sessions[key] = DistSession(self.compiled, comm, opt)
         if not options:
             self._sessions[(id(comm),)] = s
         return s
@@ -188,7 +160,7 @@ class Function:
         mats, dims = self.bind(inputs)
         prog = self.bound(mats, dims)
         env = reference.environment(mats, dims)
-        out = reference.run(self._schedule_for(prog), env)
+        out = reference.run(self.compiled.schedule(prog), env)
         self.last_stats = Stats({"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0})
         return {k: Array(v, k) for k, v in out.items()}
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from dspla.plan.options import Options
 from dspla.runtime.comm.sim import run_simulated
-from dspla.runtime.session import DistSession
+from dspla.session import DistSession
 from dspla.values import Array
 
 
@@ -13,7 +13,7 @@ def run_dist(f, inputs: dict, P: int, repeat: int = 1, **options):
     """(outputs gathered whole on rank 0, stats) of f on P simulated ranks; inputs given on
     rank 0 only. Every rank gets distributed results; gathering them is a collective."""
     def body(comm):
-        s = DistSession(f, comm, Options(**options))
+        s = DistSession(f.compiled, comm, Options(**options))
         out = s.run(inputs if comm.rank == 0 else None, repeat=repeat)
         return gather(out), s.last_stats
     return run_simulated(P, body, timeout=120)[0]

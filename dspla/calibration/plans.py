@@ -9,7 +9,7 @@ from ..function import function
 from ..generate import erdos_renyi, random_geometric, rmat
 from ..plan.options import Options
 from ..plan.plans import plan_names
-from ..runtime.session import DistSession
+from ..session import DistSession
 
 
 def _graphs(quick: bool):
@@ -37,7 +37,7 @@ def plan_runs(comm, quick: bool = False, say=None, repeat: int = 3) -> list | No
             for plan in plan_names():
                 opts = Options(plan=plan, partition=part, seed=0, replication=2 if comm.size % 2 == 0 else 1,
                                cache=True, progress=False)
-                s = DistSession(f, comm, opts)
+                s = DistSession(f.compiled, comm, opts)
                 inputs = {"A": A, "X": X} if comm.rank == 0 else None
                 s.run(inputs, repeat=1)                         # plans; checks the plan can run here
                 s.run(inputs, repeat=repeat)

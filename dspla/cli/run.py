@@ -18,8 +18,8 @@ from ..plan.explain import partition_lines
 from ..runtime import faults
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
-from ..runtime.session import check_choices
 from ..runtime.shards import load_shards
+from ..session import check_choices
 from ..values import Array
 from .arguments import add_plugin_option, load_plugins, parse_dims, parse_inputs, without_options
 

@@ -1,6 +1,6 @@
 """The values a program takes and returns: ``Array`` (a result, whole or distributed over a job,
 with GraphBLAS semantics: a missing entry is not a zero) and how the caller's data becomes the
-matrices a run binds (array.py). Vectors and scalars get modules of their own beside it."""
+matrices a run binds (array.py, binding.py). Vectors and scalars get modules of their own beside it."""
 from .array import (
     Array,
     Communicator,
@@ -14,6 +14,7 @@ from .array import (
     concrete,
     to_matrix,
 )
+from .binding import bind_inputs
 
-__all__ = ["Array", "Communicator", "Dist", "InputValue", "LocalPiece", "Meta", "Owners", "bind_dims", "check_shapes",
-           "concrete", "to_matrix"]
+__all__ = ["Array", "Communicator", "Dist", "InputValue", "LocalPiece", "Meta", "Owners", "bind_dims", "bind_inputs",
+           "check_shapes", "concrete", "to_matrix"]

@@ -10,8 +10,9 @@ import scipy.sparse as sp
 
 import dspla as dp
 from dspla.analysis import comm_stats
+from dspla.plan.options import Options
 from dspla.runtime.comm.sim import run_simulated
-from dspla.runtime.session import DistSession, Options
+from dspla.session import DistSession
 
 
 def _pagerank():
@@ -54,7 +55,7 @@ def test_an_exact_loop_measures_what_was_predicted_every_iteration(P, plan):
     f = _pagerank()
 
     def body(comm):
-        s = DistSession(f, comm, Options(plan=plan, partition="random", seed=1))
+        s = DistSession(f.compiled, comm, Options(plan=plan, partition="random", seed=1))
         s.run({"A": A, "r0": np.ones((A.shape[0], 1))} if comm.rank == 0 else None)
         return s.last_stats, s.explain() if comm.rank == 0 else "", s.plan.dims["n"].parts
     stats, after, parts = run_simulated(P, body, timeout=120)[0]
@@ -91,7 +92,7 @@ def test_a_sparse_operands_loop_predicts_the_most_it_can_move(P):
     s0 = sp.csr_array(([True], ([0], [0])), shape=(150, 1))
 
     def body(comm):
-        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=1))
+        s = DistSession(f.compiled, comm, Options(plan="p2p1d", partition="random", seed=1))
         s.run({"A": A, "s": s0} if comm.rank == 0 else None)
         return s.last_stats
     stats = run_simulated(P, body, timeout=120)[0]
@@ -119,7 +120,7 @@ def test_spmd_planning_adds_up_every_ranks_loop_words():
         dist = Dist("row", "n", part, comm)
         ins = {"A": Array(gb.io.from_scipy_sparse(A[rows]), "A", dist, A.shape),
                "r0": Array(gb.Matrix.from_dense(np.ones((rows.size, 1))), "r0", dist, (n, 1))}
-        s = DistSession(f, comm, Options(plan="p2p1d"))
+        s = DistSession(f.compiled, comm, Options(plan="p2p1d"))
         s.run(ins)
         return s.last_stats, s.explain() if comm.rank == 0 else "", s.plan.planning
     stats, text, planning = run_simulated(P, body, timeout=120)[0]

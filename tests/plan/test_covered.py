@@ -18,7 +18,7 @@ from dspla import instr as ir
 from dspla.plan import facts
 from dspla.plan.options import Options
 from dspla.runtime.comm.sim import run_simulated
-from dspla.runtime.session import DistSession
+from dspla.session import DistSession
 
 from harness import check_present as check
 from harness import product_oracle as oracle
@@ -43,7 +43,7 @@ def graph(seed: int, dangling=(2, 7, 31), sinks_read: bool = True) -> sp.csr_arr
 
 def run(f, inputs: dict, P: int, spmd: bool):
     def body(comm):
-        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=3, spmd=spmd))
+        s = DistSession(f.compiled, comm, Options(plan="p2p1d", partition="random", seed=3, spmd=spmd))
         out = s.run(inputs if comm.rank == 0 else None, repeat=2)
         return out["y"].to_numpy(fill=np.nan), s.runtime.program
     return run_simulated(P, body, timeout=120)
@@ -218,7 +218,7 @@ def test_the_stacked_product_writes_into_its_last_output_only_when_dropped(P, se
         return oracle(A.toarray().T, w, present, "plus_times")
 
     def body(comm):
-        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=3))
+        s = DistSession(f.compiled, comm, Options(plan="p2p1d", partition="random", seed=3))
         kept = [s.run({"A": A, "x": x} if comm.rank == 0 else None)["y"] for x in xs]   # all held
         last, same = None, 0
         for x in xs * 2:                                                                # dropped at once

@@ -13,9 +13,10 @@ import scipy.sparse as sp
 import dspla as dp
 from dspla.instr.layout import DimPart
 from dspla.kernels import lend
+from dspla.plan.options import Options
 from dspla.plan.plans import plan_names
 from dspla.runtime.comm.sim import run_simulated
-from dspla.runtime.session import DistSession, Options
+from dspla.session import DistSession
 from dspla.values import Array, Dist
 
 
@@ -80,7 +81,7 @@ def test_every_plan_plans_from_lent_rows_and_equals_the_oracle(P, plan, held):
     keep = G.dup()
 
     def body(comm):
-        s = DistSession(f, comm, Options(plan=plan, partition="random", seed=1))
+        s = DistSession(f.compiled, comm, Options(plan=plan, partition="random", seed=1))
         out = s.run({"A": G, "X": X} if comm.rank == 0 else None)
         return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}
     for got in run_simulated(P, body, timeout=120):
@@ -104,7 +105,7 @@ def test_spmd_planning_reads_its_rows_in_place(plan):
         Ga = gb.io.from_scipy_sparse(A[rows])
         keep = Ga.dup()
         ins = {"A": Array(Ga, "A", dist, A.shape), "X": Array(gb.Matrix.from_dense(X[rows]), "X", dist, X.shape)}
-        out = DistSession(f, comm, Options(plan=plan)).run(ins)
+        out = DistSession(f.compiled, comm, Options(plan=plan)).run(ins)
         assert Ga.isequal(keep) and Ga.ss.format == "csr"
         return out["Y"].to_numpy(fill=np.nan)
     for got in run_simulated(P, body, timeout=120):

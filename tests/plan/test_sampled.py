@@ -19,7 +19,7 @@ import scipy.sparse as sp
 import dspla as dp
 from dspla.plan.options import Options
 from dspla.runtime.comm.sim import run_simulated
-from dspla.runtime.session import DistSession
+from dspla.session import DistSession
 
 from harness import gather, run_dist
 
@@ -132,7 +132,7 @@ def test_edge_weight_gradient_by_finite_differences_on_p_processes():
     eps = 1e-6
 
     def body(comm):
-        s = DistSession(f, comm, Options())
+        s = DistSession(f.compiled, comm, Options())
         root = comm.rank == 0
 
         def run(data):

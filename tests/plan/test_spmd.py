@@ -15,10 +15,11 @@ import dspla.compiler as compiler
 from dspla.frontend.parser import parse_file
 from dspla.instr.layout import DimPart
 from dspla.plan import facts, spmd
+from dspla.plan.options import Options
 from dspla.plan.plans import spmd_names
 from dspla.plan.spmd import exchange
 from dspla.runtime.comm.sim import run_simulated
-from dspla.runtime.session import DistSession, Options
+from dspla.session import DistSession
 from dspla.values import Array, Dist
 
 
@@ -49,12 +50,12 @@ def sharded(comm, parts, **values) -> dict:
 def run_both(f, P, parts, A, X, **options):
     """((sharded) result, stats, explain), ((in memory, same partition) result, stats)."""
     def spmd(comm):
-        s = DistSession(f, comm, Options(**options))
+        s = DistSession(f.compiled, comm, Options(**options))
         out = s.run(sharded(comm, parts, A=A, X=X))
         return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}, s.last_stats, s.explain() if comm.rank == 0 else ""
 
     def rank0(comm):
-        s = DistSession(f, comm, Options(parts=parts, partition="file", spmd=False, **options))
+        s = DistSession(f.compiled, comm, Options(parts=parts, partition="file", spmd=False, **options))
         out = s.run({"A": A, "X": X} if comm.rank == 0 else None)
         return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}, s.last_stats
     return run_simulated(P, spmd, timeout=120)[0], run_simulated(P, rank0, timeout=120)[0]
@@ -191,7 +192,7 @@ def test_what_cannot_be_planned_spmd_falls_back_and_says_so():
     f = dp.function({"C": a @ x})
 
     def body(comm):
-        s = DistSession(f, comm, Options(parts=other, partition="file"))
+        s = DistSession(f.compiled, comm, Options(parts=other, partition="file"))
         out = s.run(sharded(comm, parts, A=A, X=X))
         return out["C"].to_numpy(fill=np.nan), s.last_stats, s.explain() if comm.rank == 0 else ""
     got, stats, text = run_simulated(P, body)[0]
@@ -269,7 +270,7 @@ def test_in_memory_path_is_the_spmd_path(plan):
     f = dp.function({"C": a @ x, "D": dp.reduce_rows(a.T) * x})
 
     def body(comm, spmd):
-        s = DistSession(f, comm, Options(plan=plan, partition="random", replication=2, spmd=spmd))
+        s = DistSession(f.compiled, comm, Options(plan=plan, partition="random", replication=2, spmd=spmd))
         out = s.run({"A": A, "X": X} if comm.rank == 0 else None)
         return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}, s.last_stats, s.explain() if comm.rank == 0 \
             else ""
@@ -297,7 +298,7 @@ def test_position_selects_run_on_the_pieces(op, k):
     parts = np.random.default_rng(1).integers(0, 3, 60)
 
     def body(comm):
-        out = DistSession(f, comm, Options()).run(sharded(comm, parts, A=A))
+        out = DistSession(f.compiled, comm, Options()).run(sharded(comm, parts, A=A))
         return out["L"].to_numpy(fill=np.nan)
     same(run_simulated(3, body)[0], want)
 
@@ -311,7 +312,7 @@ def test_triangles_from_shards():
     parts = np.random.default_rng(0).integers(0, 4, 80)
 
     def body(comm):
-        s = DistSession(f, comm, Options())
+        s = DistSession(f.compiled, comm, Options())
         out = s.run(sharded(comm, parts, A=A))
         return int(out["triangles"].to_numpy()[0, 0]), s.last_stats and s.last_stats["planning"]
     assert run_simulated(4, body)[0] == (want, "spmd")   # (the stats are rank 0's)
@@ -327,7 +328,7 @@ def test_a_failure_while_rank0_partitions_ends_every_rank(monkeypatch):
     f = dp.function({"C": dp.sparse("A", ("n", "n")) @ dp.dense("X", ("n", "k"))})
 
     def body(comm):
-        DistSession(f, comm, Options()).run({"A": A, "X": X} if comm.rank == 0 else None)
+        DistSession(f.compiled, comm, Options()).run({"A": A, "X": X} if comm.rank == 0 else None)
     with pytest.raises(Exception, match="partitioner crashed"):
         run_simulated(3, body, timeout=20)
 
@@ -343,10 +344,10 @@ def test_pagerank_loop_from_shards():
 
     def body(comm, how):
         if how == "shards":
-            s = DistSession(f, comm, Options())
+            s = DistSession(f.compiled, comm, Options())
             out = s.run(sharded(comm, parts, A=A, r0=r0))
         else:
-            s = DistSession(f, comm, Options(parts=parts, partition="file", spmd=False))
+            s = DistSession(f.compiled, comm, Options(parts=parts, partition="file", spmd=False))
             out = s.run({"A": A, "r0": r0} if comm.rank == 0 else None)
         return out["r"].to_numpy()[:, 0], s.last_stats and s.last_stats["planning"]
     (got, how), (ref, how_ref) = run_simulated(3, body, "shards")[0], run_simulated(3, body, "rank 0")[0]
@@ -370,10 +371,10 @@ def test_derived_value_on_a_dim_the_shards_do_not_partition():
 
     def body(comm, spmd_):
         if spmd_:
-            s = DistSession(f, comm, Options())
+            s = DistSession(f.compiled, comm, Options())
             out = s.run(sharded(comm, parts, A=A, X=X, Y=Y))
         else:
-            s = DistSession(f, comm, Options(parts=parts, partition="file", spmd=False))
+            s = DistSession(f.compiled, comm, Options(parts=parts, partition="file", spmd=False))
             out = s.run({"A": A, "X": X, "Y": Y} if comm.rank == 0 else None)
         return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}
     got, ref = run_simulated(3, body, True)[0], run_simulated(3, body, False)[0]

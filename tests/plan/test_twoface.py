@@ -98,14 +98,14 @@ def test_gets_from_both_halves_of_the_window_across_calls():
     stale half would still hold the previous one) must match A @ X each time."""
     from dspla.plan.options import Options
     from dspla.runtime.comm.sim import run_simulated
-    from dspla.runtime.session import DistSession
+    from dspla.session import DistSession
     Asym, Xs = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
     f = dp.function(outputs={"C": Asym @ Xs})
     coef = Coefficients(beta_coll=1.0, alpha_coll=2.0, beta_get=1.0, alpha_get=3.0, gamma=0.5, kappa=1.0)
     Xv = [np.arange(32.0).reshape(8, 4) * (t + 1) - t for t in range(4)]
 
     def body(comm):
-        s = DistSession(f, comm, Options(plan="twoface", parts=PARTS, stripe_width=W, coefficients=coef))
+        s = DistSession(f.compiled, comm, Options(plan="twoface", parts=PARTS, stripe_width=W, coefficients=coef))
         outs = []
         for t, X in enumerate(Xv):
             out = s.run({"A": A, "X": X} if comm.rank == 0 else None, repeat=2 if t == 3 else 1)

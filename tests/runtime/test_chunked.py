@@ -11,7 +11,7 @@ from dspla import instr as ir
 from dspla.analysis import comm_plan, comm_stats
 from dspla.plan.options import Options
 from dspla.runtime.comm.sim import run_simulated
-from dspla.runtime.session import DistSession
+from dspla.session import DistSession
 
 
 def _problem(seed: int, missing: bool):
@@ -37,7 +37,8 @@ def _run(A, X, P: int, message_bytes: int, missing: bool = False):
     f = dp.function({"C": A_ @ (dp.select(X_, ">", 0) if missing else X_)})
 
     def body(comm):
-        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=3, message_bytes=message_bytes))
+        opts = Options(plan="p2p1d", partition="random", seed=3, message_bytes=message_bytes)
+        s = DistSession(f.compiled, comm, opts)
         out = s.run({"A": A, "X": X} if comm.rank == 0 else None, repeat=2)
         whole = out["C"].to_graphblas()
         return whole, s.plan, s.last_stats, s.runtime.program

@@ -23,7 +23,7 @@ from dspla.kernels import lend
 from dspla.plan.options import Options
 from dspla.runtime.comm.sim import SimComm, run_simulated
 from dspla.runtime.interp import shm
-from dspla.runtime.session import DistSession
+from dspla.session import DistSession
 
 from harness import check_present as check
 from harness import product_oracle as oracle
@@ -40,7 +40,7 @@ def matrix(seed: int) -> sp.csr_array:
 
 def run(f, inputs: dict, P: int, repeat: int = 1, plan: str = "p2p1d"):
     def body(comm):
-        s = DistSession(f, comm, Options(plan=plan, partition="random", seed=P))
+        s = DistSession(f.compiled, comm, Options(plan=plan, partition="random", seed=P))
         for _ in range(repeat):
             out = s.run(inputs if comm.rank == 0 else None)
         return {k: v.to_numpy(fill=np.nan) for k, v in out.items()}, s.runtime.shm_sends, len(s.runtime.shm.stacks)
@@ -222,7 +222,7 @@ def test_an_unchanged_input_is_not_packed_again(P, on, monkeypatch):
     calls = [X, X, X2, X2, X]
 
     def body(comm):
-        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=P))
+        s = DistSession(f.compiled, comm, Options(plan="p2p1d", partition="random", seed=P))
         got = []
         for x in calls:
             out = s.run({"A": A, "X": x} if comm.rank == 0 else None)
@@ -258,7 +258,7 @@ def test_new_rows_are_read_where_they_lie_in_two_blocks(P, semiring, monkeypatch
     f = dp.function({"y": dp.mxm(dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k")), semiring)})
 
     def body(comm):
-        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=P))
+        s = DistSession(f.compiled, comm, Options(plan="p2p1d", partition="random", seed=P))
         return [s.run({"A": A, "X": x} if comm.rank == 0 else None)["y"].to_numpy(fill=np.nan) for x in calls]
 
     for per_rank in run_simulated(P, body, timeout=120):
@@ -280,7 +280,7 @@ def test_repeats_move_the_inputs_as_new_ones_would_be(on, monkeypatch):
     f = dp.function({"y": dp.sparse("A", ("n", "n")) @ dp.dense("X", ("n", "k"))})
 
     def body(comm):
-        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=P))
+        s = DistSession(f.compiled, comm, Options(plan="p2p1d", partition="random", seed=P))
         out = s.run({"A": A, "X": X} if comm.rank == 0 else None, repeat=3)
         first = (out["y"].to_numpy(fill=np.nan), s.runtime.packs_reused)
         out = s.run({"A": A, "X": X} if comm.rank == 0 else None)
@@ -329,7 +329,7 @@ def test_a_stack_without_room_in_shared_memory_is_copied(K, monkeypatch):
     f = dp.function({"y": dp.mxm(dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k")), "min_plus")})
 
     def body(comm):
-        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=P))
+        s = DistSession(f.compiled, comm, Options(plan="p2p1d", partition="random", seed=P))
         outs = [s.run({"A": A, "X": X} if comm.rank == 0 else None)["y"].to_numpy(fill=np.nan) for _ in range(2)]
         shared = [i for i in s.runtime.program.instrs if type(i).__name__ == "StackMxM" and i.shared]
         return outs, len(shared), len(s.runtime.shm.stacks), s.runtime.shm_sends

@@ -11,7 +11,7 @@ import dspla as dp
 from dspla import instr as ir
 from dspla.plan.options import Options
 from dspla.runtime.comm.sim import run_simulated
-from dspla.runtime.session import DistSession
+from dspla.session import DistSession
 
 
 def _problem(seed: int, k: int = 1):
@@ -44,7 +44,8 @@ def _program(semiring: str, masked: bool):
 
 def _run(f, A, x, P, message_bytes=1 << 20):
     def body(comm):
-        s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=1, message_bytes=message_bytes))
+        opts = Options(plan="p2p1d", partition="random", seed=1, message_bytes=message_bytes)
+        s = DistSession(f.compiled, comm, opts)
         out = s.run({"A": A, "x": x} if comm.rank == 0 else None, repeat=2)
         return out["y"].to_graphblas(), s.runtime.program
     return run_simulated(P, body, timeout=120)
@@ -203,7 +204,7 @@ def test_a_sparse_vector_is_stacked_from_its_present_entries(P, semiring, mask):
         s = sp.csr_array((x[pres], (np.nonzero(pres)[0], np.zeros(int(pres.sum()), int))), shape=(70, 1))
 
         def body(comm):
-            sess = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=1))
+            sess = DistSession(f.compiled, comm, Options(plan="p2p1d", partition="random", seed=1))
             inputs = {"A": A, "s": s, **({"seen": sp.csr_array(seen.astype(float))} if mask else {})}
             out = sess.run(inputs if comm.rank == 0 else None, repeat=2)
             return out["y"].to_graphblas(), sess.runtime.program

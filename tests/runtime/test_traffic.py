@@ -11,7 +11,7 @@ from dspla.analysis import comm_stats
 from dspla.plan.options import Options
 from dspla.plan.plans import plan_names
 from dspla.runtime.comm.sim import run_simulated
-from dspla.runtime.session import DistSession
+from dspla.session import DistSession
 
 OPTS = {"shift1d": {"replication": 2}, "15d": {"replication": 2}, "twoface": {"stripe_width": 4}}
 
@@ -25,7 +25,7 @@ def _run(plan, P, full=True):
     X = rng.random((48, 4))
 
     def body(comm):
-        s = DistSession(f, comm, Options(plan=plan, partition="random", seed=2, **OPTS.get(plan, {})))
+        s = DistSession(f.compiled, comm, Options(plan=plan, partition="random", seed=2, **OPTS.get(plan, {})))
         s.run({"A": A, "X": X} if comm.rank == 0 else None, repeat=2)
         return s.plan, s.last_stats
     plan_, stats = run_simulated(P, body, timeout=120)[0]
@@ -75,7 +75,7 @@ def test_data_dependent_words_are_marked_as_a_bound():
     opts = dict(plan="p2p1d", partition="random", seed=2)
 
     def body(comm):
-        s = DistSession(f, comm, Options(**opts))
+        s = DistSession(f.compiled, comm, Options(**opts))
         s.run({"A": A, "S": S, "X": X} if comm.rank == 0 else None)
         return s.plan, s.last_stats
     distplan, stats = run_simulated(P, body, timeout=120)[0]
@@ -112,7 +112,7 @@ def test_loop_words_per_iteration_include_the_conditions_broadcast():
         f = dp.function({"L": x})
 
         def body(comm, f=f):
-            s = DistSession(f, comm, Options(plan="p2p1d", partition="random", seed=1))
+            s = DistSession(f.compiled, comm, Options(plan="p2p1d", partition="random", seed=1))
             s.run({"A": A, "X": X} if comm.rank == 0 else None)
             return s.last_stats, [i.agreed for i in s.runtime.program.instrs if type(i) is Loop]
         stats, agreed = run_simulated(P, body, timeout=120)[0]

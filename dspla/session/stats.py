@@ -1,0 +1,111 @@
+"""What a run reports: each rank's counts (``rank_stats``), gathered to rank 0 and summed up
+against the plan's predictions (``summary``): words and messages, times, loops, peak memory."""
+from __future__ import annotations
+
+import resource
+import statistics
+import sys
+from collections import Counter
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory so far (Linux reports KiB; simulated ranks share one
+    process, so they report the same number)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def _loop_predicted(plan, k: int) -> dict:
+    """Loop k's words per iteration as planned, all ranks together (DistPlan.loop_words, summed
+    once at planning): the products', those outside products (scalar allreduces, the
+    condition's broadcast), and whether the sum is exact or the most a sparse operand can move."""
+    products, outside, exact = plan.loop_words.get(k, (0, 0, True))
+    return {"words_predicted_per_iteration": products + outside, "words_predicted_products": products,
+            "words_predicted_outside_products": outside, "loop_words_predicted": "exact" if exact else "at most"}
+
+
+def rank_stats(rt) -> dict:
+    """What this rank's runtime counted in its last run: traffic, times, iterations, routes."""
+    per_product = {k: t._asdict() for k, t in rt.counters.items()}
+    total = {"words_sent": 0, "words_received": 0, "messages_sent": 0, "messages_received": 0}
+    for c in per_product.values():
+        for k in total:
+            total[k] += c[k]
+    return {**total, **rt.times, "products": per_product, "product_s": dict(rt.product_times),
+            "iterations": dict(rt.iterations), "at_bound": dict(rt.at_bound), "loop_s": dict(rt.loop_s),
+            "loop_words": dict(rt.loop_words), "routes": dict(rt.routes), "shm_sends": rt.shm_sends,
+            "data_dependent": sorted(rt.data_dependent)}
+
+
+def summary(plan, per_rank: list, planning_s: float, times: list, requested_plan: str) -> dict:
+    """The stats of a run (rank 0): every rank's figures (``rank_stats``) against the plan's
+    predictions, per product and per loop."""
+    P = len(per_rank)
+
+    def agg(rows, key):
+        v = [r[key] for r in rows]
+        return sum(v), (sum(v) / P if P else 0), max(v) if v else 0
+
+    chosen = sorted({p.plan for p in plan.products})
+    name = chosen[0] if len(chosen) == 1 else ("+".join(chosen) if chosen else requested_plan)
+    out = {"plan": name, "requested_plan": requested_plan, "partition": _partition_name(plan), "P": P}
+    for key in ("words_sent", "messages_sent"):
+        tot, avg, mx = agg(per_rank, key)
+        out[f"{key}_total"], out[f"{key}_avg"], out[f"{key}_max"] = tot, avg, mx
+    out["per_rank"] = [{k: r[k] for k in ("words_sent", "words_received", "messages_sent", "messages_received",
+                                          "compute_s", "pack_s", "wait_s", "peak_rss_bytes", "planning_s",
+                                          "first_iteration_s", "shm_sends")} for r in per_rank]
+    # who planned: every rank its own program (sharded inputs), or rank 0 all of them
+    out["planning"] = plan.planning
+    if plan.planning_note:
+        out["planning_note"] = plan.planning_note
+    rss = [r["peak_rss_bytes"] for r in per_rank]
+    out["peak_rss_bytes_max"], out["peak_rss_bytes_median"] = max(rss), statistics.median(rss)
+    iterations = per_rank[0]["iterations"]   # every rank runs a loop the same number of times
+    # per loop: iterations, seconds (the slowest rank), and the words all ranks sent in each
+    # iteration (a BFS's words follow its frontier)
+    out["loops"] = [{"loop": k, "iterations": v, "seconds": max(r["loop_s"].get(k, 0.0) for r in per_rank),
+                     "words_per_iteration": [int(sum(w)) for w in
+                                             zip(*(r["loop_words"].get(k, []) for r in per_rank))],
+                     "stopped_at_bound": k in per_rank[0]["at_bound"], **_loop_predicted(plan, k)}
+                    for k, v in sorted(iterations.items())]
+    products = []
+    data_dependent = set().union(*(r["data_dependent"] for r in per_rank))
+    for p in plan.products:
+        rows = [r["products"].get(p.index, {"words_sent": 0, "words_received": 0, "messages_sent": 0,
+                                            "messages_received": 0}) for r in per_rank]
+        rec = {"index": p.index, "expr": p.expr, "plan": p.plan, "K": p.K, "predicted": p.predicted,
+               "notes": p.notes, "why": p.why,
+               # "exact": measured words equal the predicted ones; "at most": a sparse operand's
+               # messages carry its present entries only, so the prediction is a bound
+               "words_predicted": "at most" if p.index in data_dependent else "exact",
+               "measured_s_max": max(r["product_s"].get(p.index, 0.0) for r in per_rank),
+               "measured_s_avg": sum(r["product_s"].get(p.index, 0.0) for r in per_rank) / max(1, P)}
+        for key in ("words_sent", "messages_sent"):
+            tot, avg, mx = agg(rows, key)
+            rec[f"{key}_total"], rec[f"{key}_avg"], rec[f"{key}_max"] = tot, avg, mx
+        if p.loop is not None:   # a product in a loop body ran once per iteration
+            rec["loop"] = p.loop
+            its = max(1, iterations.get(p.loop, 0))
+            rec["iterations"] = iterations.get(p.loop, 0)
+            rec["words_sent_per_iteration"] = rec["words_sent_total"] / its
+            rec["messages_sent_per_iteration"] = rec["messages_sent_total"] / its
+        products.append(rec)
+    out["products"] = products
+    # the local products' routes (kernels/routes.py), summed over ranks: which kernel ran how often
+    out["routes"] = dict(sum((Counter(r.get("routes", {})) for r in per_rank), Counter()))
+    out["planning_s"] = planning_s
+    part_s = sum(info.get("seconds", 0.0) for info in plan.partition.values()) if planning_s else 0.0
+    out["partition_s"] = part_s
+    out["planning_without_partition_s"] = max(0.0, planning_s - part_s)
+    # the compiler's steps, each timed (the size-dependent passes and the planning steps)
+    out["compile_s"] = dict(plan.steps_s) if planning_s else {}
+    out["iteration_s"] = times
+    out["iteration_s_median"] = statistics.median(times)
+    return out
+
+
+def _partition_name(plan) -> str:
+    methods = {d: info.get("method") for d, info in plan.partition.items()}
+    vals = sorted(set(methods.values()))
+    return vals[0] if len(vals) == 1 else ",".join(f"{d}:{m}" for d, m in methods.items()) if vals else "none"
