@@ -22,7 +22,7 @@ slowest rank (a barrier before every product):
   rank (dspla's default under MPI), every rank calling ``f``; the call's whole time, per-call
   overhead included.
 
-Ratios: dspla / PETSc at P = 1 and at P = 2 (min and median). The issue's figure to keep:
+Ratios: dspla / PETSc at P = 1 and at P = 2 (min and median). The figure to keep:
 dspla ahead (0.52-0.62x PETSc's time at P = 1, 0.46-0.61x at P = 2). Agreement: every run's C
 against scipy's ``A @ X`` (relative difference of the Frobenius norms, and the largest absolute
 difference on sample rows, block boundaries included) and dspla's sample rows against PETSc's.

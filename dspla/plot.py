@@ -1,7 +1,7 @@
 """Figures of what dspla measured, from the JSON its commands write (matplotlib, Agg backend):
 
 - ``comm_stats``, from ``dspla comm-stats ... --json``: volume and messages per process vs P, one
-  line per method (average solid, maximum dashed): seed 000's Table 2 as a figure;
+  line per method (average solid, maximum dashed): Demirci et al.'s Table 2 as a figure;
 - ``stats``, from ``dspla run ... --stats``: per rank, words and messages sent and received,
   compute/pack/wait time, peak memory;
 - ``train``, from ``dspla train ... --json``: loss and accuracy per epoch;

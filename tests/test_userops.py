@@ -21,7 +21,7 @@ def _sym():
 
 
 def test_a_newcomers_semiring_from_python_functions():
-    """The script of issue 16, as the user first wrote it: a max-times semiring of functions."""
+    """A user's script, as first written: a max-times semiring of functions."""
     def mx(x, y):
         return x if x > y else y
 

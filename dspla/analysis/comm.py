@@ -1,4 +1,4 @@
-"""Exact communication of the 1D row-parallel product C = A @ B (seed 000, eqs. 8-9).
+"""Exact communication of the 1D row-parallel product C = A @ B (Demirci et al., eqs. 8-9).
 
 Rows of A (and of C) are owned by ``parts``; rows of the dense operand B by ``b_parts`` (the same
 partition when A is square). Process p needs row j of B iff some row i it owns has A[i, j] present
@@ -179,7 +179,7 @@ def send_lists(A, parts, p: int, P: int | None = None, b_parts=None) -> dict[int
 
 def connectivity_minus_one(A, parts, P: int | None = None, b_parts=None) -> int:
     """KM1 of the column-net hypergraph of A (a net per column j, pins: the rows with a nonzero in
-    column j, plus the vertex owning row j of B -- the diagonal of seed 000's A + I), i.e.
+    column j, plus the vertex owning row j of B -- the diagonal of Demirci et al.'s A + I), i.e.
     sum over columns of (number of parts the net touches - 1). Equals the total volume in rows."""
     A = sp.csr_matrix(A)
     n, m = A.shape

@@ -1,4 +1,4 @@
-"""Per-process traffic and load of a 1D plan, in the terms of seed 000 Table 2.
+"""Per-process traffic and load of a 1D plan, in the terms of Demirci et al.'s Table 2.
 
 "Per process" means SENT by that process, as in the paper; received figures are kept too.
 Volumes are in rows of B; words = rows x K.

@@ -94,28 +94,61 @@ def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficien
     rng = np.random.default_rng(0)
     sizes = [1, 64, 1024, 16384, 131072] if quick else [1, 16, 256, 4096, 32768, 262144, 1048576]
     data: dict[str, list] = {k: [] for k in ("p2p", "coll", "get", "spmm", "pack", "fill")}
-
-    # point-to-point: ping-pong between rank 0 and rank 1 (half a round trip per message)
     say(f"ping-pong over {len(sizes)} sizes")
-    if P > 1:
-        for n in sizes:
-            buf = np.ones(n)
-            if rank in (0, 1):
-                peer = 1 - rank
+    _ping_pong(comm, sizes, data)
+    _collectives(comm, sizes, data, say)
+    say("one-sided gets")
+    _gets(comm, quick, data)
+    say("local SpMM over nnz x K and density")
+    _spmm(quick, rng, data)
+    say("packing rows")
+    _pack_and_fill(rng, data, say)
+    # whole plans on generated graphs, for the end-to-end refit below
+    say("every plan on generated graphs")
+    records = plan_runs(comm, quick=quick, say=say) if plans else None
+    cores = _shared_cores(comm)
+    gathered = comm.gather(data, 0)
+    if rank != 0:
+        return None
+    fits, coefs = _fit_families(gathered)
+    say("fitted: " + ", ".join(f"{k} R2={v['r2']:.3f}" for k, v in fits.items()))
+    base = Coefficients()
+    micro = Coefficients(**{**base.as_dict(), **coefs, "source": f"calibrated at P={P}", "P": P, "cores": cores})
+    if not records:
+        return micro, fits
+    final, report = refit(records, micro)
+    fits["plans"] = report
+    say(f"end-to-end refit on {report['samples']} plan runs: predicted/measured within [0.67, 1.5] "
+        f"{report['before']['within_0.67_1.5']:.0%} -> {report['after']['within_0.67_1.5']:.0%}")
+    return final, fits
 
-                def pp():
-                    for _ in range(4):
-                        if rank == 0:
-                            comm.waitall([comm.isend(buf, peer, 7)])
-                            comm.waitall([comm.irecv(buf, peer, 7)])
-                        else:
-                            comm.waitall([comm.irecv(buf, peer, 7)])
-                            comm.waitall([comm.isend(buf, peer, 7)])
-                t = _time(pp) / 8
-                data["p2p"].append(([1.0, 2.0 * n], t))  # a message is packed once and copied once
-            comm.barrier()
 
-    # collectives over sizes and group sizes
+def _ping_pong(comm, sizes: list, data: dict) -> None:
+    """Point-to-point: ping-pong between rank 0 and rank 1 (half a round trip per message)."""
+    rank = comm.rank
+    if comm.size < 2:
+        return
+    for n in sizes:
+        buf = np.ones(n)
+        if rank in (0, 1):
+            peer = 1 - rank
+
+            def pp():
+                for _ in range(4):
+                    if rank == 0:
+                        comm.waitall([comm.isend(buf, peer, 7)])
+                        comm.waitall([comm.irecv(buf, peer, 7)])
+                    else:
+                        comm.waitall([comm.irecv(buf, peer, 7)])
+                        comm.waitall([comm.isend(buf, peer, 7)])
+            t = _time(pp) / 8
+            data["p2p"].append(([1.0, 2.0 * n], t))  # a message is packed once and copied once
+        comm.barrier()
+
+
+def _collectives(comm, sizes: list, data: dict, say) -> None:
+    """Collectives over sizes and group sizes."""
+    P, rank = comm.size, comm.rank
     groups = [(P, comm)]
     if P >= 4:
         groups.append((2, comm.split(rank // 2)))
@@ -132,30 +165,34 @@ def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficien
             t = _sync_time(comm, lambda: sub.bcast_buf(b, 0))
             data["coll"].append(([np.ceil(np.log2(g)) if g > 1 else 0.0, n], t))
 
-    # one-sided gets: runs of rows from rank (r+1) % P, with and without coalescing
-    say("one-sided gets")
-    if P > 1:
-        K = 16
-        rows = 4096 if quick else 16384
-        win = comm.window(rows, K * 8)
-        win.buf[:] = 1
-        win.expose()
-        target = (rank + 1) % P
-        for nget, run in [(1, 1), (1, 64), (1, 1024), (16, 1), (16, 16), (64, 1), (64, 8), (256, 1)]:
-            starts = (np.arange(nget) * (rows // max(nget, 1)))[:nget].astype(np.int64)
-            counts = np.full(nget, min(run, rows // max(nget, 1)), dtype=np.int64)
-            out = np.empty((int(counts.sum()), K))
-            pattern = win.pattern(starts, counts)
 
-            def get():
-                comm.waitall([win.get(out, target, pattern)])
-            t = _sync_time(comm, get)
-            data["get"].append(([1.0, float(counts.sum() * K)], t))
-        comm.barrier()
-        win.free()
+def _gets(comm, quick: bool, data: dict) -> None:
+    """One-sided gets: runs of rows from rank (r+1) % P, with and without coalescing."""
+    P, rank = comm.size, comm.rank
+    if P < 2:
+        return
+    K = 16
+    rows = 4096 if quick else 16384
+    win = comm.window(rows, K * 8)
+    win.buf[:] = 1
+    win.expose()
+    target = (rank + 1) % P
+    for nget, run in [(1, 1), (1, 64), (1, 1024), (16, 1), (16, 16), (64, 1), (64, 8), (256, 1)]:
+        starts = (np.arange(nget) * (rows // max(nget, 1)))[:nget].astype(np.int64)
+        counts = np.full(nget, min(run, rows // max(nget, 1)), dtype=np.int64)
+        out = np.empty((int(counts.sum()), K))
+        pattern = win.pattern(starts, counts)
 
-    # local SpMM over nnz x K and density (every rank measures its own; rank 0's are fitted)
-    say("local SpMM over nnz x K and density")
+        def get():
+            comm.waitall([win.get(out, target, pattern)])
+        t = _sync_time(comm, get)
+        data["get"].append(([1.0, float(counts.sum() * K)], t))
+    comm.barrier()
+    win.free()
+
+
+def _spmm(quick: bool, rng, data: dict) -> None:
+    """Local SpMM over nnz x K and density (every rank measures its own; rank 0's are fitted)."""
     for nnz in ([20_000, 200_000] if quick else [20_000, 100_000, 400_000]):
         for per_row in (2, 8, 32):
             n = max(64, nnz // per_row)
@@ -167,19 +204,19 @@ def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficien
                 # time ~ per call + per (nonzero x K) + per output entry (rows x K)
                 data["spmm"].append(([1.0, float(A.nnz * K), float(n * K)], t))
 
-    # packing rows into a message buffer
-    say("packing rows")
+
+def _pack_and_fill(rng, data: dict, say) -> None:
+    """Packing rows into a message buffer; creating a full output at the identity (the start of
+    an in-place accumulation), written once: calloc hands out untouched zero pages, so without
+    the write the cost would show up later, in the product that first writes them."""
     for m in (1000, 5000, 20000, 50000, 200000):
         src = rng.random((max(m, 1000) * 2, 32))
         idx = np.sort(rng.choice(src.shape[0], m, replace=False))
         out = np.empty((m, 32))
         t = _time(lambda: np.take(src, idx, axis=0, out=out))
         data["pack"].append(([float(m * 32)], t))
-
-    # creating a full output at the identity (the start of an in-place accumulation), written
-    # once: calloc hands out untouched zero pages, so without the write the cost would show up
-    # later, in the product that first writes them
     say("filling outputs")
+
     def fill(m):
         M = gbops.identity_full(m, 32, MONOIDS["plus"], DType.float64)
         with values_of(M) as v:
@@ -188,23 +225,21 @@ def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficien
         t = _time(lambda: fill(m))
         data["fill"].append(([float(m * 32)], t))
 
-    # whole plans on generated graphs, for the end-to-end refit below
-    say("every plan on generated graphs")
-    records = plan_runs(comm, quick=quick, say=say) if plans else None
 
-    cores = _shared_cores(comm)
-    gathered = comm.gather(data, 0)
-    if rank != 0:
-        return None
+_FAMILIES = [("p2p", ["alpha_p2p", "beta_p2p"]), ("coll", ["alpha_coll", "beta_coll"]),
+             ("get", ["alpha_get", "beta_get"]), ("spmm", ["kappa", "gamma", "delta"]), ("pack", ["beta_pack"]),
+             ("fill", ["beta_fill"])]
+
+
+def _fit_families(gathered: list) -> tuple[dict, dict]:
+    """(fits, coefficients) of every family of measurements, rank 0's, with a collective step or a
+    get taken as the slowest rank's (it ends when the slowest does)."""
     mine = gathered[0]
-    fits = {}
-    coefs = {}
-    for family in ("coll", "get"):  # a collective step ends when its slowest rank does
+    fits, coefs = {}, {}
+    for family in ("coll", "get"):
         for i, (x, _) in enumerate(mine[family]):
             mine[family][i] = (x, max(per[family][i][1] for per in gathered))
-    for family, names, _keys in [("p2p", ["alpha_p2p", "beta_p2p"], None), ("coll", ["alpha_coll", "beta_coll"], None),
-                                ("get", ["alpha_get", "beta_get"], None), ("spmm", ["kappa", "gamma", "delta"], None),
-                                ("pack", ["beta_pack"], None), ("fill", ["beta_fill"], None)]:
+    for family, names in _FAMILIES:
         rows = mine[family]
         if not rows:
             continue
@@ -213,13 +248,4 @@ def calibrate(comm, quick: bool = False, plans: bool = True) -> tuple[Coefficien
         f = fit(X, y, names)
         fits[family] = f
         coefs.update(f["coefficients"])
-    say("fitted: " + ", ".join(f"{k} R2={v['r2']:.3f}" for k, v in fits.items()))
-    base = Coefficients()
-    micro = Coefficients(**{**base.as_dict(), **coefs, "source": f"calibrated at P={P}", "P": P, "cores": cores})
-    if not records:
-        return micro, fits
-    final, report = refit(records, micro)
-    fits["plans"] = report
-    say(f"end-to-end refit on {report['samples']} plan runs: predicted/measured within [0.67, 1.5] "
-        f"{report['before']['within_0.67_1.5']:.0%} -> {report['after']['within_0.67_1.5']:.0%}")
-    return final, fits
+    return fits, coefs

@@ -1,6 +1,6 @@
 """dspla comm-stats GRAPH -P 16,64 --methods hypergraph,graph,random [-K 64] [--json out.json]
 
-Exact traffic of the 1D p2p product A @ B for each (method, P), printed in the layout of seed 000
+Exact traffic of the 1D p2p product A @ B for each (method, P), printed in the layout of Demirci et al.'s
 Table 2 (average and maximum volume and messages per process, normalised to random partitioning)
 and optionally written as JSON: one record per (method, P), volumes in rows of B.
 """
@@ -66,7 +66,7 @@ def _load_partition_file(path: str, n: int):
 
 
 def record(method: str, A, parts, P: int, K: int, imbalance: float, seconds: float, b_parts=None, **extra) -> dict:
-    """One JSON record of comm-stats (the fields the issue fixes first, then extras)."""
+    """One JSON record of comm-stats (the fixed fields first, then extras)."""
 
     s = comm_stats(A, parts, P, K, b_parts=b_parts).summary()
     rec = {"method": method, "P": P, "volume_total": s["volume_total"], "volume_avg": s["volume_avg"],
@@ -129,7 +129,7 @@ def run(args):
 
 
 def format_table(records: list[dict], baseline: dict | None = None) -> str:
-    """Seed 000 Table 2 layout per P: each method's average/maximum volume and messages relative
+    """Demirci et al.'s Table 2 layout per P: each method's average/maximum volume and messages relative
     to RP, an HP/GP row when both are present, then the absolute numbers."""
     baseline = dict(baseline or {})
     for r in records:

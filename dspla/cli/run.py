@@ -69,29 +69,11 @@ def register(sub, common):
 
 
 def run(args):
-    # everything that can be checked without reading the data, before any process is started
-    load_plugins(args.plugin)
-    program = parse_file(args.file)
-    specs = parse_inputs(args.input)
-    dims = parse_dims(args.dim)
-    for spec in specs.values():
-        if not is_generated(spec):
-            input_path(spec)
-    for path, what in ((args.out, "results (--out)"), (args.stats, "stats (--stats)")):
-        if path:
-            check_writable(path, what)
-    if args.partition_file and not os.path.isfile(args.partition_file):
-        raise DsplaError(f"partition file not found: {args.partition_file}")
-    shard_read = _check_shards(args, program, specs) if args.shards else None
-    check_choices(args.plan, args.partition)   # on one process too, where they are not used: a typo now
-    if args.repeat is not None and args.repeat < 1:
-        raise DsplaError(f"--repeat must be at least 1, got {args.repeat}")
+    checked = _checked(args)   # everything that can be checked without reading the data, first
     if args.np is not None and not in_mpi_job():
-        if args.np < 1:
-            raise DsplaError(f"--np must be at least 1, got {args.np}")
         argv = without_options(sys.argv[1:], {"--np", "--mpiexec"})
         return relaunch(args.np, argv, args.mpiexec)
-
+    program, specs, dims, shard_read = checked
     f = Function(program)
     comm = world()
     rank = comm.rank if comm else 0
@@ -116,24 +98,9 @@ def run(args):
     t0 = time.perf_counter()
     if comm is None:
         out = f(**data)
-        stats = dict(f.last_stats)
+        stats, choice = dict(f.last_stats), []
     else:
-        options = {"plan": args.plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
-                   "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
-                   "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning,
-                   "message_bytes": args.message_bytes}
-        if args.partition_file:
-            options["parts"] = parts
-            options["partition"] = "file"
-        out = f.run(data, repeat=args.repeat or 1, **options)
-        stats = f.last_stats
-        choice = partition_lines(f.session(comm, **options).plan) if rank == 0 else []
-        loads = comm.gather(load_s, 0) if comm.size > 1 else [load_s]
-        if rank == 0:
-            for r, seconds in enumerate(loads):
-                stats["per_rank"][r]["load_s"] = seconds
-            stats["startup_s"] = {k: max(r.get(k, 0.0) for r in stats["per_rank"])
-                                  for k in ("load_s", "planning_s", "first_iteration_s")}
+        out, stats, choice = _run_on(comm, f, data, parts, load_s, args)
     dt = time.perf_counter() - t0
     # collectives (every rank): the results gathered to rank 0 only when they are written
     summary = {name: (arr.shape, arr.dtype, arr.nvals) for name, arr in out.items()}
@@ -144,8 +111,60 @@ def run(args):
                if arr.shape == (1, 1)}
     if rank != 0:
         return 0
-    out = {name: Array(M, name) for name, M in whole.items()}
-    # the files first: a closed stdout must not lose them
+    _report(args, comm, {name: Array(M, name) for name, M in whole.items()}, stats, choice, summary, nonfinite,
+            scalars, dt)
+    return 0
+
+
+def _checked(args) -> tuple:
+    """(program, input specs, dims, the shards' partition) once every argument that can be
+    checked without reading data is: before any process is started."""
+    load_plugins(args.plugin)
+    program = parse_file(args.file)
+    specs = parse_inputs(args.input)
+    dims = parse_dims(args.dim)
+    for spec in specs.values():
+        if not is_generated(spec):
+            input_path(spec)
+    for path, what in ((args.out, "results (--out)"), (args.stats, "stats (--stats)")):
+        if path:
+            check_writable(path, what)
+    if args.partition_file and not os.path.isfile(args.partition_file):
+        raise DsplaError(f"partition file not found: {args.partition_file}")
+    shard_read = _check_shards(args, program, specs) if args.shards else None
+    check_choices(args.plan, args.partition)   # on one process too, where they are not used: a typo now
+    if args.repeat is not None and args.repeat < 1:
+        raise DsplaError(f"--repeat must be at least 1, got {args.repeat}")
+    if args.np is not None and not in_mpi_job() and args.np < 1:
+        raise DsplaError(f"--np must be at least 1, got {args.np}")
+    return program, specs, dims, shard_read
+
+
+def _run_on(comm, f: Function, data, parts, load_s: float, args) -> tuple:
+    """(results, stats, the partition's description) of a run on the job's ranks with the
+    command line's options; rank 0's stats carry every rank's load and start-up times."""
+    options = {"plan": args.plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
+               "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
+               "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning,
+               "message_bytes": args.message_bytes}
+    if args.partition_file:
+        options["parts"] = parts
+        options["partition"] = "file"
+    out = f.run(data, repeat=args.repeat or 1, **options)
+    stats = f.last_stats
+    choice = partition_lines(f.session(comm, **options).plan) if comm.rank == 0 else []
+    loads = comm.gather(load_s, 0) if comm.size > 1 else [load_s]
+    if comm.rank == 0:
+        for r, seconds in enumerate(loads):
+            stats["per_rank"][r]["load_s"] = seconds
+        stats["startup_s"] = {k: max(r.get(k, 0.0) for r in stats["per_rank"])
+                              for k in ("load_s", "planning_s", "first_iteration_s")}
+    return out, stats, choice
+
+
+def _report(args, comm, out: dict, stats, choice: list, summary: dict, nonfinite: dict, scalars: dict,
+            dt: float) -> None:
+    """Rank 0: the files first (a closed stdout must not lose them), then what the run gave."""
     if args.out:
         write_results(args.out, out)
     if args.stats:
@@ -176,7 +195,6 @@ def run(args):
             print(memory_line(stats))
     if args.out:
         print(f"wrote {args.out} ({dt:.3f} s)")
-    return 0
 
 
 def memory_line(stats: dict) -> str:

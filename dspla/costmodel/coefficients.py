@@ -50,7 +50,7 @@ class Coefficients:
         return asdict(self)
 
     def twoface(self, K: int | None = None) -> dict:
-        """The same coefficients under seed 001's names (eqs. 4.1-4.3): sync = collectives,
+        """The same coefficients under the Two-Face thesis's names (eqs. 4.1-4.3): sync = collectives,
         async = one-sided gets, gamma_A/kappa_A = local compute per nonzero x K / per stripe."""
         return {"beta_S": self.beta_coll, "alpha_S": self.alpha_coll, "beta_A": self.beta_get,
                 "alpha_A": self.alpha_get, "gamma_A": self.gamma, "kappa_A": self.kappa}

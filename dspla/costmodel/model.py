@@ -43,14 +43,14 @@ def _sum(t: dict) -> float:
 
 @overlap_rule("p2p1d")
 def _p2p1d(t: dict) -> float:
-    """Seed 000 Alg. 1: the local product runs while the messages are in flight. Packing the
+    """Demirci et al.'s Alg. 1: the local product runs while the messages are in flight. Packing the
     send buffers comes first, on the same thread."""
     return t["pack"] + max(t["local"], t["p2p_bw"] + t["p2p_lat"]) + t["remote"] + t["overhead"]
 
 
 @overlap_rule("twoface")
 def _twoface(t: dict) -> float:
-    """Seed 001 Alg. 4.2 run from one thread: the sync half's collectives and the async half's
+    """The Two-Face thesis's Alg. 4.2 run from one thread: the sync half's collectives and the async half's
     gets are all posted before the local product, so both halves' transfers are in flight
     side by side with it (eq. 4.4 balances them); computing on what arrives follows."""
     sync_comm = t["coll_bw"] + t["coll_lat"]

@@ -4,7 +4,7 @@ A loop runs the same element-wise steps on the same kinds of values at every ite
 the evaluation rules (exec/reference.py) each step re-derives its dtypes, operator objects and
 broadcast case, then goes through python-graphblas's expression machinery: 20-90 us of Python per
 step on soc-Slashdot0902's PageRank, as much as the arithmetic on the whole vector, and the same
-at every P, so it was most of what kept P = 2 from halving P = 1's iteration (issue 12).
+at every P, so it was most of what kept P = 2 from halving P = 1's iteration.
 
 A prepared step resolves all of that the first time it sees its operands' dtypes and shapes (its
 signature): the typed ``GrB_*`` function, the operator object, the bound value as a C scalar.

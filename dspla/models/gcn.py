@@ -2,7 +2,7 @@
 
 One call of the compiled step computes, for parameters W1 (f x h) and W2 (h x c):
 
-    forward                                   backward (seed 000 §3.1, seed 003 §III)
+    forward                                   backward (Demirci et al. §3.1, CAGNET §III)
     Xd  = X * (dropout_mask(X, p, seed) + 0 X)  G2  = (softmax(Z2) - Y) * T
     Z1  = Â (Xd W1)                           AG2 = Âᵀ G2                (reused twice:)
     H1  = relu(Z1)                            dW2 = H1dᵀ AG2

@@ -1,4 +1,4 @@
-"""Mini-batch GCN training (seed 000 §4.3.3): each step draws a batch of target nodes and a sampled
+"""Mini-batch GCN training (Demirci et al. §4.3.3): each step draws a batch of target nodes and a sampled
 neighbourhood, and runs the same step program on that subgraph (its A, so the program's Â is
 the sampled graph's normalised adjacency); the loss is averaged over the batch's targets.
 

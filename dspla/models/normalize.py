@@ -9,8 +9,8 @@ because it depends only on the sparse input A).
 ``+`` is the element-wise union with plus, so an existing self loop of weight w becomes w + 1 (as
 in Kipf's ``adj + I``); ``*`` with an n x 1 / 1 x n operand is an intersection that broadcasts,
 i.e. a diagonal scaling that keeps A's pattern. For a directed graph (A not symmetric) D holds the
-row sums (out-degrees + 1) and Â is not symmetric: the backward pass then uses Âᵀ (seed 000
-§3.1, seed 003 §III).
+row sums (out-degrees + 1) and Â is not symmetric: the backward pass then uses Âᵀ (Demirci et al.
+§3.1, CAGNET §III).
 
 :func:`gcn_norm_scipy` is the same matrix computed directly in scipy: the independent oracle the
 tests compare the expression against.

@@ -1,4 +1,5 @@
-"""Edge partitioning (seed 002): blocks of edges, objective the vertex cut sum_v (|I(v)| - 1).
+"""Edge partitioning (Schlag et al., Scalable Edge Partitioning): blocks of edges, objective the
+vertex cut sum_v (|I(v)| - 1).
 
 Two methods, same table style as the row partitioners:
 
@@ -114,7 +115,7 @@ def _spac(job: Job) -> np.ndarray:
 
 
 def edge_hypergraph(edges: np.ndarray, n: int) -> Hypergraph:
-    """A vertex per edge, a net per node of G with the edges incident to it (seed 002 §2.3)."""
+    """A vertex per edge, a net per node of G with the edges incident to it (Schlag et al., §2.3)."""
     m = edges.shape[0]
     ends = np.r_[edges[:, 0], edges[:, 1]]
     eid = np.r_[np.arange(m, dtype=np.int64), np.arange(m, dtype=np.int64)]
@@ -134,7 +135,7 @@ def _edge_hgp(job: Job) -> np.ndarray:
 
 
 register(Method("spac", _spac, weight="edges", square_only=True, backends=("metis",),
-                summary="split-and-connect graph + METIS (seed 002 §2.3)"), EDGE_METHODS)
+                summary="split-and-connect graph + METIS (Schlag et al., §2.3)"), EDGE_METHODS)
 register(Method("hypergraph", _edge_hgp, weight="edges", square_only=True, backends=BACKENDS, params=("preset",),
                 summary="hypergraph model of edge partitioning, KM1 = vertex cut"), EDGE_METHODS)
 

@@ -1,4 +1,4 @@
-"""GP: METIS on the symmetrised graph (seed 000 §4.3.1).
+"""GP: METIS on the symmetrised graph (Demirci et al. §4.3.1).
 
 Every directed edge (i, j) becomes an undirected edge {i, j} of unit cost; self loops are dropped
 (METIS forbids them); vertex weight = nonzeros of row i of A (at least 1: METIS and KaHyPar need

@@ -1,4 +1,4 @@
-"""HP: the column-net hypergraph model minimising connectivity-1 = exact volume (seed 000 §4.3.2).
+"""HP: the column-net hypergraph model minimising connectivity-1 = exact volume (Demirci et al. §4.3.2).
 
 Defaults chosen by measurement (docs/partitioning.md): Mt-KaHyPar's ``quality`` preset, one
 trial, then the bottleneck refinement (refine.py), which lowers the largest per-process send

@@ -1,4 +1,4 @@
-"""The column-net hypergraph model of a row partition (seed 000 §4.3.2, eq. 10).
+"""The column-net hypergraph model of a row partition (Demirci et al. §4.3.2, eq. 10).
 
 A vertex per row of A, weighted by the row's nonzeros; a net per column j whose pins are the rows
 with a nonzero in column j. For a square A the net also gets vertex j (the diagonal the paper's

@@ -1,4 +1,4 @@
-"""Structure-blind partitioners: ``block`` (contiguous rows) and ``random`` (RP of seed 000)."""
+"""Structure-blind partitioners: ``block`` (contiguous rows) and ``random`` (RP in Demirci et al.)."""
 from __future__ import annotations
 
 import numpy as np

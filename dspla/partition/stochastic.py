@@ -1,4 +1,4 @@
-"""SHP: the stochastic hypergraph model for mini-batch training (seed 000 §4.3.3, Algorithm 3).
+"""SHP: the stochastic hypergraph model for mini-batch training (Demirci et al. §4.3.3, Algorithm 3).
 
 b mini-batches are sampled; each gives the column-net hypergraph of its computation subgraph; the
 union of their nets over all n vertices is partitioned, which minimises the expected volume of a
@@ -22,7 +22,7 @@ from .registry import Job, Method, register
 
 
 def nets_needed(P: int, error: float = 1.0, delta: float = 0.05) -> int:
-    """Eq. 14 of seed 000: nets needed to estimate the expected connectivity within ``error``
+    """Eq. 14 of Demirci et al.: nets needed to estimate the expected connectivity within ``error``
     (in parts) with confidence 1 - delta."""
     if error <= 0 or not 0 < delta < 1:
         raise PlanError(f"need error > 0 and 0 < delta < 1, got error={error}, delta={delta}")

@@ -255,7 +255,7 @@ class DistSession:
             older = older_collections()
             # a repeat is a benchmark's iteration: it counts the inputs as changed and packs and
             # sends them as a new X would be (counted unchanged, on one node p2p1d moved nothing,
-            # and `dspla bench runtime` timed the local product alone from b8ce3b5 to 50349b6)
+            # and `dspla bench runtime` timed the local product alone)
             out = rt.run(held, unchanged if n == 0 else frozenset())
             if self._runs >= 1:
                 collect_run_garbage(older)   # this run's dead matrices (runtime/process.py)

@@ -10,7 +10,7 @@ from conftest import dataset
 
 
 def figure2():
-    """Seed 000 Figure 2 as reconstructed from its text: v4 is fetched by v2, v3, v5, v6; P3 = {v5, v6}
+    """Demirci et al.'s Figure 2 as reconstructed from its text: v4 is fetched by v2, v3, v5, v6; P3 = {v5, v6}
     needs rows 1, 2 from P1 and row 4 from P2; w(v1) = 3. Self loops included (A + I)."""
     edges = [(1, 2), (1, 5), (2, 4), (2, 6), (3, 4), (4, 5), (4, 6)]
     A = np.eye(6)

@@ -1,4 +1,4 @@
-"""The malformed-data campaign of issue 15, kept: every file below is wrong, and the command
+"""A malformed-data campaign, kept: every file below is wrong, and the command
 reading it must say so with one message naming the file (and the line, for text formats), exit 2
 and never show a traceback; files that claim sizes they do not hold must not make the process
 allocate for the claim."""

@@ -1,4 +1,4 @@
-"""The malformed-program campaign of issue 15, kept: every program below is wrong, and
+"""A malformed-program campaign, kept: every program below is wrong, and
 ``dspla check`` must say so with one message that locates it (``file:line:col``), exit 2 and
 never show a traceback.
 

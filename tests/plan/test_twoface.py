@@ -1,4 +1,4 @@
-"""Two-Face's preprocessing (seed 001 §4.2, Algorithm 4.1) on a hand-worked example in the
+"""Two-Face's preprocessing (the Two-Face thesis §4.2, Algorithm 4.1) on a hand-worked example in the
 setting of the thesis's Figure 4.2 (4 nodes, W = 2, row panels of one row), run coalescing as in
 §4.3.2, the memory cap, and the plan on both halves against a dense oracle."""
 import numpy as np

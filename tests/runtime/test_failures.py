@@ -1,5 +1,5 @@
 """Every failure path of a real MPI job ends every rank within 10 s, with one message on stderr
-and a non-zero exit status (issue 15): errors only rank 0 sees, errors on another rank before
+and a non-zero exit status: errors only rank 0 sees, errors on another rank before
 and after the first collective, a killed rank, SIGINT/SIGTERM to dspla's launcher, a missing or
 wrong launcher, a closed stdout, and the training command's bad pickles and checkpoints."""
 from __future__ import annotations

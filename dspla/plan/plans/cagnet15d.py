@@ -1,4 +1,4 @@
-"""15d — CAGNET's 1.5D block-row algorithm (seed 003 §IV-B, Algorithm 2) with replication c.
+"""15d — CAGNET's 1.5D block-row algorithm (§IV-B, Algorithm 2) with replication c.
 
 Ranks form a P/c x c grid, rank r = (i, j) = (r // c, r % c). Block row i of A, B and C is the
 union of the 1D rows of process row i, replicated on its c members: B's block row by an
@@ -27,7 +27,7 @@ from .p2p1d import column_groups, narrow_only, replication, replication_check, s
 
 
 def chunks(nblocks: int, c: int) -> list:
-    """Block columns handled by each process column (seed 003: p/c^2 each; the remainder to the last)."""
+    """Block columns handled by each process column (CAGNET: p/c^2 each; the remainder to the last)."""
     per = nblocks // c
     out = [list(range(j * per, (j + 1) * per)) for j in range(c)]
     out[-1].extend(range(c * per, nblocks))

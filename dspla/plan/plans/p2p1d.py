@@ -1,4 +1,5 @@
-"""p2p1d — seed 000 Algorithm 1: 1D rows, point-to-point messages with exact send sets.
+"""p2p1d — Algorithm 1 of Demirci et al. (Scalable GCN Training on Distributed-Memory Systems):
+1D rows, point-to-point messages with exact send sets.
 
 Per rank m: the local rows of A split into A_mm (columns m owns) and one block A_mn per peer n
 it receives from (columns renumbered to the order of n's send list). Receives are posted first,
@@ -125,7 +126,7 @@ def add_remote_block(ctx, r: int, B: sp.csr_array, whole: bool, blocks: list, ro
 
 @register_plan("p2p1d", spmd=lambda ctx: lower_spmd(ctx))
 def lower(ctx):
-    """1D row partition, p2p messages with hypergraph-derived send sets (seed 000)."""
+    """1D row partition, p2p messages with hypergraph-derived send sets (Demirci et al.)."""
     plan = comm_plan(ctx.A, ctx.rows.parts, ctx.P, b_parts=ctx.cols.parts)
     ctx.info.predicted = {"volume_rows": plan.volume_total}
     for r in range(ctx.P):
@@ -191,13 +192,15 @@ SHARED_NOTE = ("p2p1d on one node: senders write the rows into the receiver's sh
                "rows, and one product reads them where they lie (StackMxM, shared)")
 
 
-def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
-    """Rank r's instructions: receives posted, send lists packed and sent, the local block
-    multiplied while messages fly, each arriving block multiplied and accumulated."""
-    rows, cols, K = ctx.rows, ctx.cols, ctx.K
+def _route(ctx, r: int, recvs: dict) -> tuple[bool, bool, bool, bool]:
+    """How rank r's product takes the rows it receives: (presence: rows carry a presence bitmap,
+    stack: one product over own and received rows once all arrived, shared: the senders write
+    them into this rank's memory, in_place: the output starts full and every block accumulates
+    into it)."""
+    cols = ctx.cols
     # a sparse B sends the present entries of its rows (PackSparse); a dense one its rows, with a
     # presence bitmap unless it is proven full
-    dtype, sparse = ctx.b_dtype.value, ctx.b_sparse
+    sparse = ctx.b_sparse
     presence = not _values_only(ctx) and not sparse
     # a vector with missing entries (a distance vector): its output cannot start full, so the
     # arrived rows' product would be accumulated into a bitmap, which cost more than the overlap
@@ -207,7 +210,7 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
     # accumulated into the first cost more than the first. A vector full wherever A reads it
     # (PageRank's r / outdeg) too, as values only: a second product over the arrived columns
     # cost more than the copy (P = 2: 0.82 ms against 0.70 + 0.08 for the stack)
-    stack = (presence or sparse or ctx.b_covered) and not ctx.in_place and K == 1 and bool(recvs)
+    stack = (presence or sparse or ctx.b_covered) and not ctx.in_place and ctx.K == 1 and bool(recvs)
     # ranks on one node (the session says so, with the bytes a rank may share): the senders write
     # their rows into the receiver's memory right after its own (runtime/interp/shm.py), so one
     # product reads them all where they lie, where two would each pass over the output (the
@@ -225,6 +228,15 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
         ctx.info.notes.append(SHARED_NOTE)
     # (B full where A reads it: every output row with an entry of A gets a product term)
     in_place = ctx.in_place_if(_values_only(ctx)) and not stack
+    return presence, stack, shared, in_place
+
+
+def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
+    """Rank r's instructions: receives posted, send lists packed and sent, the local block
+    multiplied while messages fly, each arriving block multiplied and accumulated."""
+    rows, cols, K = ctx.rows, ctx.cols, ctx.K
+    dtype, sparse = ctx.b_dtype.value, ctx.b_sparse
+    presence, stack, shared, in_place = _route(ctx, r, recvs)
     per = chunk_rows(ctx)
     recv_pieces, send_pieces = chunked(recvs, per), chunked(sends, per)
     # own columns by local position, received ones by position in the sender's list (chunk)

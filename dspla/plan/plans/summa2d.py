@@ -1,4 +1,4 @@
-"""2d — CAGNET's 2D SUMMA SpMM (seed 003 §IV-C) on a sqrt(P) x sqrt(P) grid.
+"""2d — CAGNET's 2D SUMMA SpMM (§IV-C) on a sqrt(P) x sqrt(P) grid.
 
 Rank r = (i, j) = (r // s, r % s). Row block i of A and C is the union of the 1D rows of
 process row i; block k of A's columns / B's rows the union of the 1D rows of process row k;

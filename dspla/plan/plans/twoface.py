@@ -1,4 +1,4 @@
-"""twoface — seed 001 chapter 4: sync stripes by collectives, async stripes by one-sided gets.
+"""twoface — the Two-Face thesis (Block, 2024), chapter 4: sync stripes by collectives, async stripes by one-sided gets.
 
 A keeps its 1D rows. Inside each megatile (rows of rank r x columns owned by rank q) the
 columns, in q's local order, are cut into stripes of width W. Algorithm 4.1 classifies every
@@ -28,7 +28,7 @@ from .p2p1d import add_remote_block, narrow_only
 
 
 def default_width(K: int) -> int:
-    """Stripe width: seed 001 uses wide stripes for small K; keep a stripe around 8 KiB of B."""
+    """Stripe width: the Two-Face thesis uses wide stripes for small K; keep a stripe around 8 KiB of B."""
     return int(max(8, min(512, 1024 // max(1, K) * 8)))
 
 
@@ -138,18 +138,34 @@ def _check(ctx):
 @register_plan("twoface", check=_check, spmd=True)
 def lower(ctx):
     """Two-Face: per-stripe choice of collective (sync) or one-sided get (async)."""
-    rows, cols, K, P = ctx.rows, ctx.cols, ctx.K, ctx.P
     W = _width(ctx)
+    base = np.r_[0, np.cumsum(-(-ctx.cols.counts // W))]   # each owner's first stripe id
+    per_rank, summary = _classify(ctx, W, base)
+    groups, split_ids, placed = _sync_groups(ctx, summary, base)
+    win = ctx.add_window([(int(ctx.cols.counts[r]), window_row_bytes(ctx.K, ctx.b_dtype, not ctx.b_full))
+                          for r in range(ctx.P)])
+    gets, served = _async_gets(ctx, per_rank)
+    n_async, n_sync, moved = (sum(x[k] for x in summary) for k in (1, 2, 3))
+    ctx.info.predicted = {"stripe_width": W, "async_stripes": n_async, "sync_stripes": n_sync,
+                          "sync_groups": len(groups), "memory_cap_moved": moved}
+    ctx.info.notes.append(f"twoface: W={W}, {n_async} async / {n_sync} sync stripes, {len(groups)} broadcast groups"
+                          + (f", {moved} stripes made async by the memory cap" if moved else ""))
+    sync = (groups, split_ids, placed, base, W)
+    for r, (A_r, _, csid, _, async_col, _, _, _) in per_rank.items():
+        pieces, block = _pieces(ctx, r, A_r, csid, async_col, gets[r], sync)
+        ctx.emit_rank(r, _rank_program(ctx, r, A_r, pieces, block, gets[r], sync, win, served))
+
+
+def _classify(ctx, W: int, base: np.ndarray):
+    """Every rank's stripes classified (Algorithm 4.1, then the memory cap); under SPMD planning
+    each rank its own, and one allgather tells every rank which stripes each needs in sync:
+    (per rank: (A_r, stripes, each column's stripe, touched columns, async columns, stripe ids,
+    async flags, stripes the cap moved), per rank: (sync stripe ids, #async, #sync, #moved))."""
+    rows, cols, K = ctx.rows, ctx.cols, ctx.K
     coef = ctx.coefficients.twoface(K)
     itemsize = ctx.b_dtype.np.itemsize
-    dtype, presence = ctx.b_dtype.value, not ctx.b_full
-    in_place = ctx.in_place
-    cap = memory_cap(ctx.opt, P)
-    nstripes = -(-cols.counts // W)
-    base = np.r_[0, np.cumsum(nstripes)]
+    cap = memory_cap(ctx.opt, ctx.P)
     total = int(base[-1])
-    # 1. classify every rank's stripes (Algorithm 4.1, then the memory cap); under SPMD planning
-    #    each rank its own, and one allgather tells every rank which stripes each needs in sync
     per_rank = {}
     for r in ctx.ranks:
         A_r = ctx.rows_of(r)
@@ -166,13 +182,18 @@ def lower(ctx):
         per_rank[r] = (A_r, st, csid, touched, async_col, gids, is_async, m)
     summary = ctx.per_rank(lambda r: (per_rank[r][5][~per_rank[r][6]], int(per_rank[r][6].sum()),
                                       int((~per_rank[r][6]).sum()), per_rank[r][7]))
+    return per_rank, summary
+
+
+def _sync_groups(ctx, summary: list, base: np.ndarray):
+    """Sync stripes of one owner needed by the same set of ranks share one broadcast; groups with
+    disjoint members share one sub-communicator split (fewer collective set-ups). Returns
+    (groups: (owner, members, stripe ids), the splits' group numbers, each group's split)."""
+    P, total = ctx.P, int(base[-1])
     sync_need = np.zeros((total, P), dtype=bool)
     for r, (sync_gids, _, _, _) in enumerate(summary):
         sync_need[sync_gids, r] = True
-    n_async, n_sync, moved = (sum(x[k] for x in summary) for k in (1, 2, 3))
-    # 2. sync groups: stripes of one owner needed by the same set of ranks share one broadcast;
-    #    groups with disjoint members share one sub-communicator split (fewer collective set-ups)
-    groups = []   # (owner, members tuple, stripe ids)
+    groups = []
     for q in range(P):
         need = sync_need[base[q]:base[q + 1]]
         has = np.flatnonzero(need.any(axis=1))
@@ -195,10 +216,14 @@ def lower(ctx):
         used.update(members)
         splits[si][2] = color + 1
         placed.append(si)
-    split_ids = [ctx.add_split(colors) for colors, _, _ in splits]
-    # 3. async fetch lists: for each (r, q), the rows of q's async stripes r touches; what each
-    #    owner serves (its WinExpose's account) summed over the ranks that get from it
-    win = ctx.add_window([(int(cols.counts[r]), window_row_bytes(K, ctx.b_dtype, presence)) for r in range(P)])
+    return groups, [ctx.add_split(colors) for colors, _, _ in splits], placed
+
+
+def _async_gets(ctx, per_rank: dict):
+    """For each (r, q), the rows of q's async stripes r touches (runs coalesced, and every row the
+    runs cover), and what each owner serves (its WinExpose's account: words and gets), summed over
+    the ranks that get from it."""
+    cols, K, P = ctx.cols, ctx.K, ctx.P
     gets = {}
     for r, (_, _, _, touched, async_col, _, _, _) in per_rank.items():
         gets[r] = {}
@@ -217,106 +242,107 @@ def lower(ctx):
             msgs[q] += 1
         return words, msgs
     taken = ctx.per_rank(serves)
-    served_words = sum(w for w, _ in taken)
-    served_msgs = sum(m for _, m in taken)
-    ctx.info.predicted = {"stripe_width": W, "async_stripes": n_async, "sync_stripes": n_sync,
-                          "sync_groups": len(groups), "memory_cap_moved": moved}
-    ctx.info.notes.append(f"twoface: W={W}, {n_async} async / {n_sync} sync stripes, {len(groups)} broadcast groups"
-                          + (f", {moved} stripes made async by the memory cap" if moved else ""))
-    # 4. per rank: the column blocks and the instructions. Every entry of one column goes to the
-    #    same piece at the same position, so both are worked out per column (ckey, cpos) and the
-    #    entries only gathered once per piece: no per-entry int64 arrays, no COO copy of the rows
-    for r, (A_r, _, csid, _, async_col, _, _, _) in per_rank.items():
-        ncols = cols.parts.size
-        ckey = np.full(ncols, -1, dtype=np.int32)     # -1: no piece; else a piece id
-        # the column's position in its piece (int32 when it fits: scipy keeps such indices int32)
-        cpos = np.zeros(ncols, dtype=np.int32 if ncols < np.iinfo(np.int32).max else np.int64)
-        pieces = []                                    # (kind, info, width)
-        mine = cols.parts == r
-        ckey[mine] = 0
-        cpos[mine] = cols.pos[mine]
-        del mine
-        pieces.append(("local", None, int(cols.counts[r])))
-        for q, (_, _, fetched) in gets[r].items():
-            m = async_col & (cols.parts == q)
-            pid = len(pieces)
-            ckey[m] = pid
-            cpos[m] = np.searchsorted(fetched, cols.pos[m])
-            pieces.append(("get", q, fetched.size))
-        in_group = np.zeros(total, dtype=bool)
-        for gi, (q, members, sids) in enumerate(groups):
-            if r not in members:
-                continue
-            stripe_rows = np.concatenate([np.arange(ix * W, min((ix + 1) * W, cols.counts[q]))
-                                          for ix in sids - base[q]])
-            if r == q:
-                pieces.append(("root", gi, stripe_rows))
-                continue
-            in_group[sids] = True
-            m = (csid >= 0) & in_group[np.maximum(csid, 0)] & ~async_col
-            in_group[sids] = False
-            pid = len(pieces)
-            ckey[m] = pid
-            cpos[m] = np.searchsorted(stripe_rows, cols.pos[m])
-            pieces.append(("bcast", gi, stripe_rows.size))
-        del in_group
-        key = ckey.astype(np.int16 if len(pieces) < (1 << 15) else np.int32)[A_r.indices]   # each entry's piece
-        del ckey
-        assert (key >= 0).all(), "twoface: an entry of A was assigned to no piece"
-        prog, posted, blocks, row_lists, roots = [], [], [], [], []
-        ntot = rows.counts[r]
+    return gets, (sum(w for w, _ in taken), sum(m for _, m in taken))
 
-        # the entries grouped by piece, each group in row order (a stable sort: 16-bit keys sort
-        # by radix); one pass for all pieces, where a scan per piece cost nnz x pieces at large P
-        order = np.argsort(key, kind="stable")
-        bounds = np.searchsorted(key[order], np.arange(len(pieces) + 1))
-        del key
 
-        def block(pid, width):
-            # the entries of one piece, in row order, columns renumbered
-            sel = order[bounds[pid]:bounds[pid + 1]]
-            indptr = np.searchsorted(sel, A_r.indptr)   # the piece's entries before each row
-            B = sp.csr_array((A_r.data[sel], cpos[A_r.indices[sel]], indptr), shape=(A_r.shape[0], width))
-            B.sum_duplicates()   # canonical (sorted columns), as the COO construction made it
-            return B
+def _pieces(ctx, r: int, A_r, csid, async_col, gets: dict, sync: tuple):
+    """Rank r's column pieces (local, one per owner it gets from, one per broadcast group it is in)
+    and ``block(pid, width)``, a piece's entries of A_r with its columns renumbered. Every entry of
+    one column goes to the same piece at the same position, so both are worked out per column
+    (ckey, cpos) and the entries gathered once per piece: no per-entry int64 arrays, no COO copy."""
+    cols = ctx.cols
+    groups, _, _, base, W = sync
+    ncols = cols.parts.size
+    ckey = np.full(ncols, -1, dtype=np.int32)     # -1: no piece; else a piece id
+    # the column's position in its piece (int32 when it fits: scipy keeps such indices int32)
+    cpos = np.zeros(ncols, dtype=np.int32 if ncols < np.iinfo(np.int32).max else np.int64)
+    pieces = []                                    # (kind, info, width)
+    mine = cols.parts == r
+    ckey[mine] = 0
+    cpos[mine] = cols.pos[mine]
+    del mine
+    pieces.append(("local", None, int(cols.counts[r])))
+    for q, (_, _, fetched) in gets.items():
+        m = async_col & (cols.parts == q)
+        ckey[m] = len(pieces)
+        cpos[m] = np.searchsorted(fetched, cols.pos[m])
+        pieces.append(("get", q, fetched.size))
+    in_group = np.zeros(int(base[-1]), dtype=bool)
+    for gi, (q, members, sids) in enumerate(groups):
+        if r not in members:
+            continue
+        stripe_rows = np.concatenate([np.arange(ix * W, min((ix + 1) * W, cols.counts[q])) for ix in sids - base[q]])
+        if r == q:
+            pieces.append(("root", gi, stripe_rows))
+            continue
+        in_group[sids] = True
+        m = (csid >= 0) & in_group[np.maximum(csid, 0)] & ~async_col
+        in_group[sids] = False
+        ckey[m] = len(pieces)
+        cpos[m] = np.searchsorted(stripe_rows, cols.pos[m])
+        pieces.append(("bcast", gi, stripe_rows.size))
+    del in_group
+    key = ckey.astype(np.int16 if len(pieces) < (1 << 15) else np.int32)[A_r.indices]   # each entry's piece
+    del ckey
+    assert (key >= 0).all(), "twoface: an entry of A was assigned to no piece"
+    # the entries grouped by piece, each group in row order (a stable sort: 16-bit keys sort by
+    # radix); one pass for all pieces, where a scan per piece cost nnz x pieces at large P
+    order = np.argsort(key, kind="stable")
+    bounds = np.searchsorted(key[order], np.arange(len(pieces) + 1))
+    del key
 
-        prog.append(WinExpose(win, ctx.b, int(cols.counts[r]), K, dtype, presence=presence,
-                              served_words=int(served_words[r]), served_messages=int(served_msgs[r]),
-                              product=ctx.index))
-        for pid, (kind, info, width) in enumerate(pieces):
-            if kind == "get":
-                starts, counts, fetched = gets[r][info]
-                s_ = ctx.slot()
-                prog.append(Get(s_, win, info, int(cols.counts[info]), starts, counts, int(fetched.size), K, dtype,
-                                presence=presence, product=ctx.index))
-                posted.append((s_, pid, width))
-        for pid, (kind, info, width) in enumerate(pieces):   # in group order: the same on every member
+    def block(pid, width):
+        sel = order[bounds[pid]:bounds[pid + 1]]
+        indptr = np.searchsorted(sel, A_r.indptr)   # the piece's entries before each row
+        B = sp.csr_array((A_r.data[sel], cpos[A_r.indices[sel]], indptr), shape=(A_r.shape[0], width))
+        B.sum_duplicates()   # canonical (sorted columns), as the COO construction made it
+        return B
+    return pieces, block
+
+
+def _rank_program(ctx, r: int, A_r, pieces: list, block, gets: dict, sync: tuple, win: int, served: tuple) -> list:
+    """Rank r's instructions: expose B, post the gets, post the broadcasts (in group order: the
+    same on every member), multiply the local block, then each arriving piece as it completes."""
+    cols, K = ctx.cols, ctx.K
+    groups, split_ids, placed, _, _ = sync
+    dtype, presence, in_place = ctx.b_dtype.value, not ctx.b_full, ctx.in_place
+    prog, posted, blocks, row_lists, roots = [], [], [], [], []
+    prog.append(WinExpose(win, ctx.b, int(cols.counts[r]), K, dtype, presence=presence,
+                          served_words=int(served[0][r]), served_messages=int(served[1][r]), product=ctx.index))
+    for pid, (kind, info, width) in enumerate(pieces):
+        if kind == "get":
+            starts, counts, fetched = gets[info]
+            s_ = ctx.slot()
+            prog.append(Get(s_, win, info, int(cols.counts[info]), starts, counts, int(fetched.size), K, dtype,
+                            presence=presence, product=ctx.index))
+            posted.append((s_, pid, width))
+    for pid, (kind, info, width) in enumerate(pieces):
+        if kind in ("root", "bcast"):
+            q, members, _ = groups[info]
+            buf = None
             if kind == "root":
-                q, members, _ = groups[info]
                 buf = ctx.slot()
                 prog.append(Pack(buf, ctx.b, width, presence=presence, product=ctx.index))
-                s_ = ctx.slot()
-                prog.append(IBcast(s_, buf, members.index(q), int(width.size), K, dtype, presence=presence,
-                                   group=split_ids[placed[info]], product=ctx.index))
+            s_ = ctx.slot()
+            prog.append(IBcast(s_, buf, members.index(q), int(width.size) if kind == "root" else width, K, dtype,
+                               presence=presence, group=split_ids[placed[info]], product=ctx.index))
+            if kind == "root":
                 roots.append(s_)
-            elif kind == "bcast":
-                q, members, _ = groups[info]
-                s_ = ctx.slot()
-                prog.append(IBcast(s_, None, members.index(q), width, K, dtype, presence=presence,
-                                   group=split_ids[placed[info]], product=ctx.index))
+            else:
                 posted.append((s_, pid, width))
-        if in_place:
-            prog.append(Fill(ctx.out, int(ntot), K, ctx.semiring.monoid, ctx.compute.value, product=ctx.index))
-        prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(block(0, pieces[0][2]))), ctx.b, ctx.semiring,
-                        accumulate=in_place, **ctx.mask, product=ctx.index))
-        for _, pid, width in posted:
-            add_remote_block(ctx, r, block(pid, width), ctx.whole_blocks, blocks, row_lists)
-        if posted:
-            prog.append(RecvMxM(ctx.out, tuple(p[0] for p in posted), tuple(blocks), ctx.semiring, tuple(row_lists),
-                                **ctx.mask, product=ctx.index))
-        if roots:
-            prog.append(WaitSends(tuple(roots), product=ctx.index))
-        empty = np.flatnonzero(np.diff(A_r.indptr) == 0)
-        if in_place and empty.size:
-            prog.append(DropRows(ctx.out, empty, product=ctx.index))
-        ctx.emit_rank(r, prog)
+    if in_place:
+        prog.append(Fill(ctx.out, int(ctx.rows.counts[r]), K, ctx.semiring.monoid, ctx.compute.value,
+                         product=ctx.index))
+    prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(block(0, pieces[0][2]))), ctx.b, ctx.semiring,
+                    accumulate=in_place, **ctx.mask, product=ctx.index))
+    for _, pid, width in posted:
+        add_remote_block(ctx, r, block(pid, width), ctx.whole_blocks, blocks, row_lists)
+    if posted:
+        prog.append(RecvMxM(ctx.out, tuple(p[0] for p in posted), tuple(blocks), ctx.semiring, tuple(row_lists),
+                            **ctx.mask, product=ctx.index))
+    if roots:
+        prog.append(WaitSends(tuple(roots), product=ctx.index))
+    empty = np.flatnonzero(np.diff(A_r.indptr) == 0)
+    if in_place and empty.size:
+        prog.append(DropRows(ctx.out, empty, product=ctx.index))
+    return prog

@@ -1,126 +1,38 @@
-"""The algebra: binary operators, monoids, semirings, unary operators and select predicates.
-
-Each is a row in a table keyed by its GraphBLAS name. A row says what the operator is
-(domain, result dtype, identity) and how SuiteSparse:GraphBLAS computes it (``gb``).
-Adding an operator or semiring is adding a row here; nothing else has to change.
-"""
+"""The algebra's rows: binary operators, reductions, monoids, semirings, unary operators and
+select predicates, each a row in a table keyed by its GraphBLAS name. A row says what the
+operator is (domain, result dtype, identity; associativity, distributivity, derivatives) and how
+SuiteSparse:GraphBLAS computes it (``gb``). Adding an operator or semiring is adding a row here."""
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, SupportsFloat, SupportsIndex, TypeVar, cast
+from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from . import udf
-from .errors import DomainMismatch, InputError, NoGradient, UnknownNameError
-from .ir.types import DType, promote
+from .. import udf
+from ..errors import DomainMismatch, UnknownNameError
+from ..ir.types import DType, promote
+from .derivatives import (
+    _DIV,
+    _FIRST,
+    _MINUS,
+    _PLUS,
+    _POW,
+    _RDIV,
+    _RMINUS,
+    _SECOND,
+    _SELECTS,
+    _TIMES,
+    Derivatives,
+)
 
 if TYPE_CHECKING:
-    from typing_extensions import TypeIs
-
-    from ._types import (
-        BinaryFunction,
-        BinaryOpLike,
-        MonoidLike,
-        SelectLike,
-        SemiringLike,
-        UnaryFunction,
-        UnaryOpLike,
-    )
+    from .._types import BinaryFunction, MonoidLike, SelectLike, SemiringLike
 
 F64, F32, I64, BOOL = DType.float64, DType.float32, DType.int64, DType.bool
 _Row = TypeVar("_Row")
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-# ------------------------------------------------------------------------------ derivatives
-@dataclass(frozen=True)
-class Derivatives:
-    """How a cotangent ``g`` passes back through a binary operator z = x op y: facts of its row
-    that reverse mode (autodiff/vjp.py) reads; ``b`` builds the IR (autodiff/builders.py).
-    Each is None where the operator has none (the gradient rule then says so).
-
-    intersection: (for x, for y), each (b, g, x, y, z) -> x's (y's) cotangent where both are present
-    union: (b, g, x, y) -> (x's, y's) over a union (eWiseAdd: a lone entry passes unchanged);
-        ``union_same_shape``: it holds for operands of one shape only
-    bound: (b, g, x, z, s, right) -> x's cotangent in z = x op s (right) or s op x
-    constant: (s, right) -> whether x op s (s op x) does not depend on x at all (x * 0)
-    product: the multiplies of the transposed products of C = A plus.op B: (A's: G plus.m Bᵀ,
-        B's: Aᵀ plus.m G, B's written (Gᵀ plus.m A)ᵀ)
-    term: d(x op y)/dx in a min/max product: "one", or "other" (y)
-
-    An operator with ``selects`` (min, max) is differentiated by where it routes the cotangent: to
-    the operand it keeps (ties: the first), so it needs no rules here."""
-    intersection: tuple | None = None
-    union: Callable[..., Any] | None = None
-    union_same_shape: bool = False
-    bound: Callable[..., Any] | None = None
-    constant: Callable[[Any, bool], bool] | None = None
-    product: tuple[str, str, str] | None = None
-    term: str | None = None
-
-
-def _union_minus(b: Any, g: Any, x: Any, y: Any) -> tuple[Any, Any]:
-    # GraphBLAS eWiseAdd minus: x - y where both are present, a lone y entry passes unchanged
-    return g, b.add(b.mask(g, x, structure=True, complement=True), b.neg(b.mask(g, x, structure=True)))
-
-
-def _union_keep(first: bool) -> Callable[..., tuple[Any, Any]]:
-    """first (second) over a union: the kept operand gets g; the other only where it is alone."""
-    def rule(b: Any, g: Any, x: Any, y: Any) -> tuple[Any, Any]:
-        other = b.mask(g, x if first else y, structure=True, complement=True)
-        return (g, other) if first else (other, g)
-    return rule
-
-
-def _div_bound(divides: bool) -> Callable[..., Any]:
-    """x / s (``divides``: x is the dividend) or s / x: -s / x^2 = -z / x."""
-    def rule(b: Any, g: Any, x: Any, z: Any, s: Any, right: bool) -> Any:
-        if right == divides:
-            return b.bind(g, "div", s)
-        return b.neg(b.mul(b.mul(g, z), x, "div"))
-    return rule
-
-
-def _pow_bound(b: Any, g: Any, x: Any, z: Any, s: Any, right: bool) -> Any:
-    if right and s == 2:
-        return b.mul(g, b.bind(x, "times", 2.0))
-    if right:                                                  # x ** s
-        return b.mul(g, b.bind(b.bind(x, "pow", s - 1), "times", s))
-    if s <= 0:                                                 # s ** x
-        raise NoGradient(f"{s} ** x has no gradient for a base <= 0")
-    return b.mul(g, b.bind(z, "times", math.log(s)))
-
-
-def _sign(positive: bool) -> Callable[..., Any]:
-    return (lambda b, g, *_: g) if positive else (lambda b, g, *_: b.neg(g))
-
-
-_PLUS = Derivatives(intersection=(_sign(True), _sign(True)), union=lambda b, g, x, y: (g, g),
-                    bound=lambda b, g, *_: g, term="one")
-_TIMES = Derivatives(intersection=(lambda b, g, x, y, z: b.mul(g, y), lambda b, g, x, y, z: b.mul(g, x)),
-                     bound=lambda b, g, x, z, s, right: b.bind(g, "times", s), constant=lambda s, right: s == 0,
-                     product=("times", "times", "times"), term="other")
-_MINUS = Derivatives(intersection=(_sign(True), _sign(False)), union=_union_minus, union_same_shape=True,
-                     bound=lambda b, g, x, z, s, right: g if right else b.neg(g))
-_RMINUS = Derivatives(intersection=(_sign(False), _sign(True)), bound=lambda b, g, x, z, s, right: b.neg(g) if right
-                      else g)
-_DIV = Derivatives(intersection=(lambda b, g, x, y, z: b.mul(g, y, "div"),
-                                 lambda b, g, x, y, z: b.neg(b.mul(b.mul(g, z), y, "div"))), bound=_div_bound(True))
-_RDIV = Derivatives(intersection=(lambda b, g, x, y, z: b.neg(b.mul(b.mul(g, z), x, "div")),   # z = y / x
-                                  lambda b, g, x, y, z: b.mul(g, x, "div")), bound=_div_bound(False))
-# x ** y: d/dx = y x^(y-1) = z y / x, d/dy = z log x
-_POW = Derivatives(intersection=(lambda b, g, x, y, z: b.mul(b.mul(g, z), b.mul(y, x, "div")),
-                                 lambda b, g, x, y, z: b.mul(b.mul(g, z), b.un(x, "log"))),
-                   bound=_pow_bound, constant=lambda s, right: right and s == 0)
-_FIRST = Derivatives(intersection=(_sign(True), _sign(True)), union=_union_keep(True), union_same_shape=True,
-                     bound=lambda b, g, *_: g, product=("first", "second", "first"), term="one")
-_SECOND = Derivatives(intersection=(_sign(True), _sign(True)), union=_union_keep(False), union_same_shape=True,
-                      bound=lambda b, g, *_: g, product=("first", "second", "first"), term="one")
-_SELECTS = Derivatives()   # min, max: by ``selects``
 
 
 # ---------------------------------------------------------------------------- binary operators
@@ -153,7 +65,7 @@ class BinaryOp:
     def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
         # a row travels by name (plans are scattered pickled): every rank defined the same operators
         # (its script, or --plugin), and neither a user's function nor a derivative rule need be picklable
-        return (get_binary, (self.name,))
+        return (binary_row, (self.name,))
 
     def dtypes(self, a: DType, b: DType, where: str = "") -> tuple[DType, DType]:
         """(dtype both operands are cast to, result dtype) for operands of dtypes a and b."""
@@ -387,7 +299,7 @@ class UnaryOp:
         return self.name
 
     def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
-        return (get_unary, (self.name,))   # by name, as a binary operator's row
+        return (unary_row, (self.name,))   # by name, as a binary operator's row
 
     def dtypes(self, a: DType, where: str = "") -> tuple[DType, DType]:
         if self.result == "float":
@@ -480,19 +392,12 @@ def get_monoid(name: MonoidLike) -> Monoid:
     return _lookup(MONOIDS, "monoid", name, Monoid)
 
 
-def get_binary(name: BinaryOpLike) -> BinaryOp:
-    if isinstance(name, Monoid):
-        return name.op
-    func = getattr(name, "orig_func", None)
-    if func is not None and _graphblas_name(name) not in BINARY:   # a python-graphblas user-defined operator
-        return define_binary(cast(str, _graphblas_name(name)), func)
+def binary_row(name: str) -> BinaryOp:
+    """The binary operator row of that name (how a row travels pickled)."""
     return _lookup(BINARY, "binary operator", name, BinaryOp)
 
 
-def get_unary(name: UnaryOpLike) -> UnaryOp:
-    func = getattr(name, "orig_func", None)
-    if func is not None and _graphblas_name(name) not in UNARY:
-        return define_unary(cast(str, _graphblas_name(name)), func)
+def unary_row(name: str) -> UnaryOp:
     return _lookup(UNARY, "unary operator", name, UnaryOp)
 
 
@@ -500,125 +405,3 @@ def get_select(name: SelectLike) -> SelectOp:
     if isinstance(name, str) and name in SELECT_ALIASES:
         name = SELECT_ALIASES[name]
     return _lookup(SELECT, "select predicate", name, SelectOp)
-
-
-# ------------------------------------------------------------------ user-defined operators
-# A user's operator is a row like the built-ins, holding the Python function; its compiled
-# forms are made where they are used (python-graphblas's UDFs in kernels/gbops.py, numba ufuncs in
-# udf.py for the reductions across processes, the product kernel in kernels/udfmxm.py).
-
-def _same_function(f: Callable[..., Any], g: Callable[..., Any]) -> bool:
-    # a notebook cell run twice defines an equal function anew: the same code is the same operator
-    return f is g or (getattr(f, "__code__", None) is not None and getattr(f, "__code__", None) == getattr(
-        g, "__code__", None))
-
-
-_Defined = TypeVar("_Defined", BinaryOp, Monoid, UnaryOp)
-
-
-def _register(table: dict[str, _Defined], kind: str, row: _Defined, same: Callable[[_Defined], bool]) -> _Defined:
-    if not row.name.isidentifier():
-        raise InputError(f"a {kind} name must be an identifier, got {row.name!r}")
-    old = table.get(row.name)
-    if old is not None and not same(old):
-        raise InputError(f"{kind} {row.name!r} is already defined"
-                         + ("" if getattr(old, "func", None) is not None or not getattr(old, "builtin", True)
-                            else " (built in)") + "; choose another name")
-    if old is not None:
-        return old
-    table[row.name] = row
-    return row
-
-
-def _function(func: _F, kind: str, nargs: int) -> _F:
-    if not callable(func) or isinstance(func, type):
-        raise InputError(f"a user {kind} is a Python function of {nargs} number(s), got {type(func).__name__}")
-    udf.check_compiles(func, nargs)
-    return func
-
-
-def define_binary(name: str, func: BinaryFunction, *, associative: bool = False, commutative: bool = False,
-                  distributes_over: Iterable[str] = ()) -> BinaryOp:
-    """A binary operator from a Python function of two numbers (compiled with numba, as
-    python-graphblas's ``binary.register_new``); it takes and returns the operands' dtype. The
-    facts are the user's word: ``distributes_over`` (monoid names) lets matrix-chain order
-    re-parenthesise products of a semiring built on it."""
-    func = _function(func, "binary operator", 2)
-    row = BinaryOp(name, "arith", name, bool(associative), bool(commutative), tuple(map(str, distributes_over)),
-                   func=func)
-    return _register(BINARY, "binary operator", row, lambda old: old.func is not None and _same_function(
-        old.func, func) and old == row)
-
-
-def _identities(identity: SupportsFloat) -> tuple[float, int, None]:
-    """(float, int64, None): an infinite identity stands for int64's extreme, as for the built-in
-    min and max; a bool identity is not offered (user monoids are numeric)."""
-    try:
-        v = float(identity)
-    except (TypeError, ValueError):
-        raise InputError(f"a monoid's identity is a number, got {identity!r}") from None
-    if np.isnan(v):
-        raise InputError("a monoid's identity cannot be NaN")
-    i = _I64.max if v == np.inf else _I64.min if v == -np.inf else int(v)
-    if np.isfinite(v) and i != v:
-        raise InputError(f"a monoid's identity applies to int64 values too: {identity!r} is not a whole number")
-    return (v, i, None)
-
-
-def define_monoid(name: str, op: BinaryOpLike | BinaryFunction, identity: SupportsFloat) -> Monoid:
-    """A monoid from a binary operator (a name, a row, a python-graphblas operator or a Python
-    function, which becomes the binary operator ``name``) and its identity, which the user
-    declares (GraphBLAS cannot infer one). It must be associative and commutative: partial
-    results are combined in whatever order processes finish."""
-    ids = _identities(identity)   # first: a refused monoid leaves no operator behind
-    if callable(op) and not isinstance(op, (BinaryOp, Monoid)) and _graphblas_name(op) is None:
-        binop = define_binary(name, op, associative=True, commutative=True)
-    else:
-        binop = get_binary(cast("BinaryOpLike", op))
-    if binop.func is None:
-        raise InputError(f"monoid {name!r}: {binop.name!r} is built in; the built-in monoids are "
-                         f"{', '.join(sorted(MONOIDS))}")
-    red = Reduction(f"udf.{name}", UserUfunc(binop.func), (ids[0], ids[1], False), func=binop.func)
-    row = Monoid(name, "numeric", name, ids, (red.name, red.name), opname=binop.name, builtin=False)
-    out = _register(MONOIDS, "monoid", row, lambda old: old == row)
-    REDUCTIONS.setdefault(red.name, red)
-    return out
-
-
-def define_unary(name: str, func: UnaryFunction) -> UnaryOp:
-    """A unary operator from a Python function of one number (numeric values, dtype kept)."""
-    func = _function(func, "unary operator", 1)
-    row = UnaryOp(name, "numeric", (("udf", name),), func=func)
-    return _register(UNARY, "unary operator", row, lambda old: old.func is not None and _same_function(
-        old.func, func))
-
-
-def define_semiring(name: str, monoid: MonoidLike | BinaryFunction, op: BinaryOpLike | BinaryFunction,
-                    identity: SupportsFloat | None = None) -> Semiring:
-    """A semiring from a monoid and a multiply, usable by name everywhere. Each may be a name, a
-    row, a python-graphblas operator object, or a Python function: a function for the monoid
-    becomes the monoid ``NAME_add`` (``identity`` required), one for the multiply the binary
-    operator ``NAME_mult``."""
-    if not isinstance(name, str) or not name.isidentifier():
-        raise InputError(f"semiring name must be an identifier, got {name!r}")
-    if _is_function(monoid):
-        if identity is None:
-            raise InputError(f"semiring {name!r}: a monoid from a Python function needs its identity "
-                             "(identity=...), e.g. math.inf for a minimum")
-        monoid = define_monoid(f"{name}_add", monoid, identity)
-    elif identity is not None:
-        raise InputError(f"semiring {name!r}: identity= is for a monoid given as a function; "
-                         f"monoid {getattr(monoid, 'name', monoid)!s} has its own")
-    if _is_function(op):
-        op = define_binary(f"{name}_mult", op)
-    sr = Semiring(name, get_monoid(monoid), get_binary(op), builtin=False)
-    old = SEMIRINGS.get(name)
-    if old is not None and (old.monoid, old.mult) != (sr.monoid, sr.mult):
-        raise InputError(f"semiring {name!r} is already defined as {old.monoid.name}.{old.mult.name}")
-    SEMIRINGS.setdefault(name, sr)
-    return SEMIRINGS[name]
-
-
-def _is_function(x: object) -> TypeIs[BinaryFunction]:
-    return callable(x) and not isinstance(x, (BinaryOp, Monoid, UnaryOp, Semiring, type)) and \
-        _graphblas_name(x) is None
