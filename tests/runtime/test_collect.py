@@ -112,7 +112,7 @@ def test_a_numpy_inputs_conversion_is_freed_when_a_new_one_replaces_it():
     f, A, X = _case(200, 8)
     f(A=A, X=X)             # (the plan keeps the inputs it was made with)
     f(A=A, X=X + 0.5)
-    conv = weakref.ref(f.session()._conv["X"][1])
+    conv = weakref.ref(f.session().inputs.conv["X"][1])
     gc.disable()
     try:
         for i in range(3):

@@ -8,18 +8,20 @@ import scipy.sparse as sp
 
 import dspla as dp
 from dspla.errors import DsplaError
-from dspla.function import Function
+from dspla.session import inputs as inputs_module
 
 
 @pytest.fixture
 def binds(monkeypatch):
+    """The inputs of every call the session binds (checks and converts): values.bind_inputs, as
+    the session calls it."""
     calls = []
-    real = Function.bind
+    real = inputs_module.bind_inputs
 
-    def spy(self, inputs):
+    def spy(decls, inputs):
         calls.append(sorted(inputs))
-        return real(self, inputs)
-    monkeypatch.setattr(Function, "bind", spy)
+        return real(decls, inputs)
+    monkeypatch.setattr(inputs_module, "bind_inputs", spy)
     return calls
 
 
