@@ -115,6 +115,9 @@ def _recv_mxm(i, v, c, t):
 @count_rule(ir.StackMxM)
 def _stack_mxm(i, v, c, t):
     # one product after every receive completed (nothing overlaps it); stacking copies the rows
+    if i.flops is not None:   # sparse x sparse: its multiply-adds, output entries, the entries stacked
+        _spgemm(i, v, c, sum(v.recvs[r].traffic(v.where).words_received for r in i.recvs if r in v.recvs))
+        return
     c["remote_nnzk"] += v.nnz(i.a) * v.K
     c["remote_out"] += v.rows(i.a) * v.K
     c["calls"] += 1
@@ -129,6 +132,14 @@ def _stack_mxm(i, v, c, t):
         c["remote_out"] += v.rows(i.a) * v.K
     else:   # the peers' rows land in place: own's alone are copied
         c["pack_words"] += (stacked - sum(r.nrows for r in map(v.recvs.get, i.recvs) if r is not None)) * v.K
+
+
+def _spgemm(i, v, c, stacked: int):
+    c["remote_nnzk"] += i.flops
+    c["remote_out"] += i.out_entries
+    c["calls"] += 1
+    c["pack_words"] += stacked
+    c["memory_bytes"] += i.out_entries * (v.itemsize + 8) + stacked * (v.itemsize + 8)
 
 
 @count_rule(ir.SampledMxM)
@@ -236,8 +247,9 @@ def _small_allreduce(i, v, c, t):
 
 @count_rule(ir.Pack, ir.PackSparse)
 def _pack(i, v, c, t):
-    c["pack_words"] += len(i.rows) * v.K
-    c["memory_bytes"] += len(i.rows) * v.K * v.itemsize
+    words = len(i.rows) * v.K if getattr(i, "entries", None) is None else i.entries * 2   # (a position each)
+    c["pack_words"] += words
+    c["memory_bytes"] += words * v.itemsize
 
 
 @count_rule(ir.Fill, ir.Empty)

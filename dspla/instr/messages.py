@@ -16,6 +16,7 @@ class PackSparse(Instr):
     out: int
     src: int
     rows: np.ndarray
+    entries: int | None = None   # the entries planning expects (exact for a static operand)
     READS, WRITES = ("src",), ("out",)
 
 
@@ -114,6 +115,10 @@ class StackMxM(Instr):
     # b full wherever a reads it (PageRank's r / outdeg, its missing rows filled in the stack):
     # the product takes the route of that case (kernels/routes.py)
     covered: bool = False
+    # a sparse x sparse product (b's columns distributed too): planning's estimate of the output's
+    # entries and its exact multiply-adds (plan/spgemm_size.py), which the cost model prices
+    out_entries: int | None = None
+    flops: int | None = None
     READS, WRITES = ("a", "own", "recvs", "mask"), ("out",)
 
 

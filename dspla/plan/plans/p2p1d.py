@@ -16,11 +16,13 @@ message reaches MPI's 2^31-element count limit.
 """
 from __future__ import annotations
 
+import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
 
 from ...analysis import comm_plan
 from ...instr import DropRows, Fill, MxM, Pack, PackSparse, Recv, RecvMxM, Send, StackMxM, WaitSends
+from ..spgemm_size import b_summary, output_entries
 from ..spmd import exchange
 from . import register_plan
 
@@ -139,7 +141,34 @@ def lower_spmd(ctx):
     it (plan/spmd.py: one Alltoall of counts, one Alltoallv of row ids). The totals explain
     shows come from every rank's counts, gathered by choose."""
     recvs, sends = own_sets(ctx.comm, ctx.A, ctx.cols, ctx.me, ctx.P)
+    ctx.known_entries = sparse_counts(ctx, recvs, sends)
+    if ctx.b_wide:
+        b_summary(ctx)   # (a collective: every rank, whether or not it stacks)
     rank_program(ctx, ctx.me, ctx.A, recvs, sends)
+
+
+def sparse_counts(ctx, recvs: dict, sends: dict) -> dict | None:
+    """SPMD planning with a static sparse B (A @ A, L·L): the entries of every message, exact —
+    each rank counts those of the rows it sends, and one Alltoall tells each receiver — so the
+    words predicted are the words moved and the receive buffers are priced at their size.
+    {("send" | "recv", peer): entries}; None when B is not static (planning bounds them)."""
+    pl = ctx.product.pl
+    b = ctx.node.args[1]
+    if not ctx.b_sparse or not pl.is_static(b):
+        return None
+    degree = np.diff(sp.csr_array(gb.io.to_scipy_sparse(pl.static_value(b), format="csr")).indptr)
+    counts = np.zeros(ctx.P, dtype=np.int64)
+    for q, lst in sends.items():
+        counts[q] = int(degree[ctx.cols.pos[lst]].sum())
+    theirs = np.zeros(ctx.P, dtype=np.int64)
+    ones = np.ones(ctx.P, dtype=np.int64)
+    ctx.comm.alltoallv(counts, ones, theirs, ones)
+    return {**{("send", q): int(counts[q]) for q in sends}, **{("recv", q): int(theirs[q]) for q in recvs}}
+
+
+def _entries(ctx, side: str, q: int, lst) -> int:
+    known = getattr(ctx, "known_entries", None)
+    return known[(side, q)] if known is not None else ctx.entries(lst)
 
 
 def own_sets(comm, A_r: sp.csr_array, cols, me: int, P: int) -> tuple[dict, dict]:
@@ -211,6 +240,10 @@ def _route(ctx, r: int, recvs: dict) -> tuple[bool, bool, bool, bool]:
     # (PageRank's r / outdeg) too, as values only: a second product over the arrived columns
     # cost more than the copy (P = 2: 0.82 ms against 0.70 + 0.08 for the stack)
     stack = (presence or sparse or ctx.b_covered) and not ctx.in_place and ctx.K == 1 and bool(recvs)
+    # a sparse B whose columns are distributed too (A @ A, a triangle count's L·L): one product
+    # over the stacked rows too, where accumulating each arrived block's product into C turned
+    # C into a bitmap (rows x n bytes: 9.6 GB a rank at R-MAT 16, P = 4) and merged it per block
+    stack = stack or (sparse and ctx.b_wide and bool(recvs))
     # ranks on one node (the session says so, with the bytes a rank may share): the senders write
     # their rows into the receiver's memory right after its own (runtime/interp/shm.py), so one
     # product reads them all where they lie, where two would each pass over the output (the
@@ -251,27 +284,30 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
         deferred = not stack and not sparse and posted > 0 and posted + lst.size * row_bytes(ctx) > window
         posted = window + 1 if deferred else posted + (0 if sparse else lst.size * row_bytes(ctx))
         prog.append(Recv(s, q, ctx.tag, lst.size, K, dtype, presence=presence, sparse=sparse,
-                         expect=ctx.entries(lst) if sparse else None, deferred=deferred, product=ctx.index))
+                         expect=_entries(ctx, "recv", q, lst) if sparse else None, deferred=deferred,
+                         product=ctx.index))
         recv_slots.append(s)
         if not stack:
             add_remote_block(ctx, r, blocks[(q, j)], in_place or ctx.masked, block_slots, row_lists)
     for (q, _), lst in send_pieces:
         s = ctx.slot()
         if sparse:
-            prog.append(PackSparse(s, ctx.b, cols.pos[lst], product=ctx.index))
+            prog.append(PackSparse(s, ctx.b, cols.pos[lst], entries=_entries(ctx, "send", q, lst), product=ctx.index))
         else:
             prog.append(Pack(s, ctx.b, cols.pos[lst], presence=presence, product=ctx.index))
-        prog.append(Send(s, q, ctx.tag, ctx.entries(lst) if sparse else lst.size * K, dtype, presence, sparse,
-                         product=ctx.index))
+        words = _entries(ctx, "send", q, lst) if sparse else lst.size * K
+        prog.append(Send(s, q, ctx.tag, words, dtype, presence, sparse, product=ctx.index))
         send_slots.append(s)
     if in_place:
         prog.append(Fill(ctx.out, int(rows.counts[r]), K, ctx.semiring.monoid, ctx.compute.value,
                          product=ctx.index))
     if stack:   # the row block with its columns as the operand is stacked: own, then each receive's
         whole = stacked_columns(A_r, lists)
+        size = output_entries(ctx, r, A_r) if ctx.b_wide else None
         prog.append(StackMxM(ctx.out, ctx.const(r, ctx.gb(whole)), ctx.b, tuple(recv_slots), ctx.semiring,
                              **ctx.mask, a_empty_rows=np.flatnonzero(np.diff(whole.indptr) == 0),
-                             shared=shared, covered=ctx.b_covered, product=ctx.index))
+                             shared=shared, covered=ctx.b_covered, out_entries=size and size[0],
+                             flops=size and size[1], product=ctx.index))
     else:
         prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(blocks[r])), ctx.b, ctx.semiring, accumulate=in_place,
                         **ctx.mask, product=ctx.index))
