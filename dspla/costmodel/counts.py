@@ -22,7 +22,7 @@ from ..kernels.gbops import full_c_route, occupied
 CATEGORIES = ("local_nnzk", "remote_nnzk", "local_out", "remote_out", "async_nnzk", "async_out", "local_words", "calls",
               "instrs",
               "fill_words", "pack_words", "p2p_msgs", "p2p_words", "coll_steps", "coll_words", "get_msgs",
-              "get_words", "words_sent", "messages_sent", "memory_bytes")
+              "get_words", "words_sent", "messages_sent", "memory_bytes", "spgemm_work")
 
 COUNT: dict[type, Callable] = {}
 
@@ -135,11 +135,27 @@ def _stack_mxm(i, v, c, t):
 
 
 def _spgemm(i, v, c, stacked: int):
-    c["remote_nnzk"] += i.flops
-    c["remote_out"] += i.out_entries
+    # a sparse x sparse product's multiply-adds and output entries (SuiteSparse's hash/Gustavson
+    # kernels cost ~10x an SpMM's per nonzero: model.SPGEMM_S prices them)
+    c["spgemm_work"] += i.flops + i.out_entries
     c["calls"] += 1
     c["pack_words"] += stacked
     c["memory_bytes"] += i.out_entries * (v.itemsize + 8) + stacked * (v.itemsize + 8)
+
+
+@count_rule(ir.StackedMxM)
+def _stacked_mxm(i, v, c, t):
+    # the pieces are copied into one operand each (priced as packing) and multiplied once
+    stacked = sum(v.nnz(s) for s in i.a_parts + i.b_parts)
+    _spgemm(i, v, c, stacked)
+
+
+@count_rule(ir.AlltoallSparse)
+def _alltoall_sparse(i, v, c, t):
+    c["p2p_msgs"] += t.messages_received
+    c["p2p_words"] += t.words_received
+    c["pack_words"] += 2 * (t.words_sent + t.words_received)   # a row and a column id with each value
+    c["memory_bytes"] += (t.words_sent + 2 * t.words_received) * (v.itemsize + 16)
 
 
 @count_rule(ir.SampledMxM)

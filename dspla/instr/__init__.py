@@ -7,6 +7,7 @@ from .collectives import (
     AllgatherSparse,
     Allreduce,
     Alltoall,
+    AlltoallSparse,
     Bcast,
     BcastSparse,
     IBcast,
@@ -17,7 +18,7 @@ from .collectives import (
     WaitAllreduce,
     ring_allreduce_words,
 )
-from .compute import CastTo, DropRows, Empty, Fill, Free, Local, MxM, Pack, TakeCols, TakeRows, Unpermute
+from .compute import CastTo, DropRows, Empty, Fill, Free, Local, MxM, Pack, StackedMxM, TakeCols, TakeRows, Unpermute
 from .loops import Loop, walk
 from .messages import PackSparse, Recv, RecvMxM, SampledMxM, Send, SendRecvRows, StackMxM, WaitSends
 from .onesided import Get, WinExpose
@@ -27,9 +28,10 @@ from .program import Choice, RankProgram
 COLLECTIVES = tuple(c for c in INSTRUCTIONS if c.COLLECTIVE)
 
 __all__ = [
-    "COLLECTIVES", "INSTRUCTIONS", "NO_TRAFFIC", "AllgatherRows", "AllgatherSparse", "Allreduce", "Alltoall", "Bcast",
+    "COLLECTIVES", "INSTRUCTIONS", "NO_TRAFFIC", "AllgatherRows", "AllgatherSparse", "Allreduce", "Alltoall",
+    "AlltoallSparse", "Bcast",
     "BcastSparse", "CastTo", "Choice", "DropRows", "Empty", "Fill", "Free", "Get", "IBcast", "ISmallAllreduce",
     "Instr", "Local", "Loop", "MxM", "Pack", "PackSparse", "RankProgram", "Recv", "RecvMxM", "Redistribute",
-    "SampledMxM", "Send", "SendRecvRows", "SmallAllreduce", "StackMxM", "TakeCols", "TakeRows", "Traffic",
+    "SampledMxM", "Send", "SendRecvRows", "SmallAllreduce", "StackMxM", "StackedMxM", "TakeCols", "TakeRows", "Traffic",
     "TransposeRows", "Unpermute", "WaitAllreduce", "WaitSends", "Where", "WinExpose", "ring_allreduce_words", "walk",
 ]

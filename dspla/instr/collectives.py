@@ -272,3 +272,26 @@ class TransposeRows(Instr):
 
     def traffic(self, where, payload=None):
         return NO_TRAFFIC if payload is None else Traffic(*payload)
+
+
+@dataclass(frozen=True, eq=False)
+class AlltoallSparse(Instr):
+    """Rows of a sparse block back to their owners inside ``group``: member m gets rows
+    bounds[m]:bounds[m + 1] of src, its columns renumbered to global ids by ``cols``; out is
+    this rank's nrows x ncols, every member's pieces together (their columns are disjoint). The
+    entries are known when it runs (payload: the Traffic to and from the others); planning's
+    estimate is ``expect`` (words sent, messages sent, words received, messages received)."""
+    out: int
+    src: int
+    bounds: np.ndarray
+    cols: np.ndarray
+    nrows: int
+    ncols: int
+    group: int = 0
+    expect: tuple = (0, 0, 0, 0)
+    READS, WRITES = ("src",), ("out",)
+    COLLECTIVE = True
+    DYNAMIC = True
+
+    def traffic(self, where, payload=None):
+        return Traffic(*(int(x) for x in (self.expect if payload is None else payload)))

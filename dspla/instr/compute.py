@@ -43,6 +43,25 @@ class MxM(Instr):
 
 
 @dataclass(frozen=True, eq=False)
+class StackedMxM(Instr):
+    """out = [a_0 a_1 ...] ⊕.⊗ [b_0; b_1; ...]: one product over the pieces of a sparse x sparse
+    product's inner dimension that arrived stage by stage (Sparse SUMMA's stages), where
+    accumulating a product per stage would merge the output once per stage. Inside ``mask`` when
+    there is one; the pieces are freed once used. ``out_entries``: planning's estimate of the
+    output's entries (plan/spgemm_size.py); ``flops``: its multiply-adds, exact."""
+    out: int
+    a_parts: tuple
+    b_parts: tuple
+    semiring: Any
+    mask: int | None = None
+    mask_kind: str | None = None
+    complement: bool = False
+    out_entries: int = 0
+    flops: int = 0
+    READS, WRITES = ("a_parts", "b_parts", "mask"), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
 class Fill(Instr):
     """out = a full nrows x k matrix of the monoid's identity (products then accumulate into it
     in place, which SuiteSparse does much faster than building a new output)."""

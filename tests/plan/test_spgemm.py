@@ -35,8 +35,10 @@ def _masked():
     return dp.function({"T": dp.mxm(L, L, "plus_times", mask=L, structure=True)}, inputs=[A])
 
 
-@pytest.mark.parametrize("P", [2, 3, 4])
-@pytest.mark.parametrize("plan", ["p2p1d"])
+CASES = [("p2p1d", 2), ("p2p1d", 3), ("p2p1d", 4), ("summa2d_sparse", 4), ("summa2d_sparse", 6)]
+
+
+@pytest.mark.parametrize("plan,P", CASES)
 def test_a_times_a_equals_scipy(plan, P):
     A = _graph(90, 0.05, P)
     got, stats = run_dist(_square(), {"A": A}, P, plan=plan)
@@ -45,8 +47,7 @@ def test_a_times_a_equals_scipy(plan, P):
     assert stats["products"][0]["plan"] == plan
 
 
-@pytest.mark.parametrize("P", [2, 4])
-@pytest.mark.parametrize("plan", ["p2p1d"])
+@pytest.mark.parametrize("plan,P", [c for c in CASES if c[1] in (2, 4, 6)])
 def test_masked_product_equals_scipy(plan, P):
     A = _graph(80, 0.08, 10 + P)
     A = (A + A.T).astype(np.int64)
@@ -57,3 +58,21 @@ def test_masked_product_equals_scipy(plan, P):
     want.eliminate_zeros()
     g = sp.csr_array(got["T"].to_scipy())
     assert _entries(g) == _entries(want)
+
+
+@pytest.mark.parametrize("spmd", [True, False])
+def test_p2p1d_words_measured_equal_predicted(spmd):
+    """A static sparse B: every message's entries are known at planning (under SPMD planning by
+    one exchange of counts), so the words predicted are the words moved."""
+    A = _graph(120, 0.04, 7)
+    _, stats = run_dist(_square(), {"A": A}, 4, plan="p2p1d", spmd=spmd)
+    p = stats["products"][0]
+    assert p["predicted"]["words"] == p["words_sent_total"] > 0
+
+
+def test_summa2d_sparse_grid_and_skips():
+    from dspla.plan.plans.spgemm2d import grid
+    assert [grid(P) for P in (4, 6, 8, 9, 12)] == [(2, 2), (2, 3), (2, 4), (3, 3), (3, 4)]
+    f = _square()
+    text = f.explain(np=2, A=_graph(40, 0.1, 1))
+    assert "summa2d_sparse skipped: no grid of at least 2 x 2 for P=2" in text

@@ -16,13 +16,12 @@ message reaches MPI's 2^31-element count limit.
 """
 from __future__ import annotations
 
-import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
 
 from ...analysis import comm_plan
 from ...instr import DropRows, Fill, MxM, Pack, PackSparse, Recv, RecvMxM, Send, StackMxM, WaitSends
-from ..spgemm_size import b_summary, output_entries
+from ..spgemm_size import b_summary, operand, output_entries
 from ..spmd import exchange
 from . import register_plan
 
@@ -156,7 +155,7 @@ def sparse_counts(ctx, recvs: dict, sends: dict) -> dict | None:
     b = ctx.node.args[1]
     if not ctx.b_sparse or not pl.is_static(b):
         return None
-    degree = np.diff(sp.csr_array(gb.io.to_scipy_sparse(pl.static_value(b), format="csr")).indptr)
+    degree = np.diff(operand(ctx, b, csr=True).indptr)
     counts = np.zeros(ctx.P, dtype=np.int64)
     for q, lst in sends.items():
         counts[q] = int(degree[ctx.cols.pos[lst]].sum())

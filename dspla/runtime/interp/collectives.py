@@ -13,6 +13,7 @@ from ...instr import (
     AllgatherSparse,
     Allreduce,
     Alltoall,
+    AlltoallSparse,
     Bcast,
     BcastSparse,
     IBcast,
@@ -271,11 +272,12 @@ def _alltoall(rt: Runtime, i: Alltoall):
     rt.timed("pack_s", t0)
 
 
-def _exchange_coo(rt: Runtime, i, sc: np.ndarray, send, dt: DType) -> list:
+def _exchange_coo(rt: Runtime, i, sc: np.ndarray, send, dt: DType, g=None) -> list:
     """Every rank's (row, column, value) triplets to the ranks they go to (``sc``: how many to
     each, in destination order): counts by one Alltoallv, then one per array; the triplets
-    received, and their traffic counted for instruction ``i``."""
-    g, me = rt.comm, rt.comm.rank
+    received, and their traffic counted for instruction ``i``. ``g``: the group (the world)."""
+    g = g or rt.comm
+    me = g.rank
     rc = np.empty_like(sc)
     t0 = time.perf_counter()
     g.alltoallv(sc, np.ones(g.size, np.int64), rc, np.ones(g.size, np.int64))
@@ -324,3 +326,23 @@ def _transpose_rows(rt: Runtime, i: TransposeRows):
     recv = _exchange_coo(rt, i, sc, send, dt)
     rt.slots[i.out] = gb.Matrix.from_coo(i.pos[recv[0]], recv[1], recv[2], nrows=i.nrows, ncols=i.ncols,
                                          dtype=dt.gb)
+
+
+@handler(AlltoallSparse)
+def _alltoall_sparse(rt: Runtime, i: AlltoallSparse):
+    g = rt.groups[i.group]
+    M = rt.slots[i.src]
+    t0 = time.perf_counter()
+    r, c, v = M.to_coo()   # (row-major: each member's rows are one run)
+    r = r.astype(np.int64, copy=False)
+    cuts = np.searchsorted(r, i.bounds)
+    sc = np.diff(cuts).astype(np.int64)
+    member = np.repeat(np.arange(g.size), sc)
+    send = (r - i.bounds[member], i.cols[c], v)   # (row on its owner, global column, value)
+    del member
+    rt.timed("pack_s", t0)
+    dt = _dt(M)
+    recv = _exchange_coo(rt, i, sc, send, dt, g)
+    del send, r, c, v
+    rt.slots[i.src] = None
+    rt.slots[i.out] = gb.Matrix.from_coo(recv[0], recv[1], recv[2], nrows=i.nrows, ncols=i.ncols, dtype=dt.gb)

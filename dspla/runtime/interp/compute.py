@@ -6,6 +6,7 @@ import sys
 import time
 
 import numpy as np
+from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
 
 from ...instr import (
     CastTo,
@@ -15,6 +16,7 @@ from ...instr import (
     Local,
     MxM,
     Pack,
+    StackedMxM,
     TakeCols,
     TakeRows,
     Unpermute,
@@ -72,6 +74,24 @@ def _mxm(rt: Runtime, i: MxM):
                       taken=rt.routes, b_covered=i.b_covered)
         rt.pool.keep(id(i), C)
         rt.slots[i.out] = gbops.cast(C, out)
+    rt.timed("compute_s", t0)
+
+
+@handler(StackedMxM)
+def _stacked_mxm(rt: Runtime, i: StackedMxM):
+    t0 = time.perf_counter()
+    A = concat([[rt.slots[s] for s in i.a_parts]]) if len(i.a_parts) > 1 else rt.slots[i.a_parts[0]]
+    B = concat([[rt.slots[s]] for s in i.b_parts]) if len(i.b_parts) > 1 else rt.slots[i.b_parts[0]]
+    for s in i.a_parts + i.b_parts:   # (the stacks hold them now)
+        rt.slots[s] = None
+    rt.timed("pack_s", t0)
+    t0 = time.perf_counter()
+    a, b, op, compute, out = _multiply(A, B, i.semiring)
+    del A, B
+    mask = _output_mask(rt, i)
+    C = gbops.sparse_output(a.nrows, b.ncols, compute)
+    C(mask=mask) << a.mxm(b, op)
+    rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
 
 

@@ -242,6 +242,11 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
 
 def _stacked_product(rt: Runtime, i: StackMxM, B):
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
+    if b.ncols > 1:   # (only a sparse x sparse product stacks wide rows): an output that stays sparse
+        C = gbops.sparse_output(a.nrows, b.ncols, compute)
+        C(mask=_output_mask(rt, i)) << a.mxm(b, op)
+        rt.slots[i.out] = gbops.cast(C, out)
+        return
     C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i),
                   into=rt.reusable(i), taken=rt.routes, b_covered=i.covered)
     rt.pool.keep(id(i), C)
