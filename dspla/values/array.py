@@ -196,7 +196,9 @@ class Array:
         d = self._spread()
         M = self._whole_local() if d is None else self._piece
         bad = 0
-        if dtype_of(M).is_float and M.nvals:
+        # a sum over finite values is finite unless it overflows: only then are they counted, by
+        # a copy of the whole output (an R-MAT 16 A @ A's 163M entries: +2.6 GB past the run's peak)
+        if dtype_of(M).is_float and M.nvals and not np.isfinite(M.reduce_scalar(gb.monoid.plus).new().value):
             bad = M.nvals - int(M.apply(gb.unary.isfinite).new(dtype=gb.dtypes.INT64).reduce_scalar().value)
         return bad if d is None else int(sum(d.comm.allgather(bad)))
 
