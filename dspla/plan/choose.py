@@ -111,7 +111,7 @@ def pick(info, candidates, opt, P: int, counted: dict | None = None):
     if ctx.progs is None:
         raise PlanError(f"internal: plan {ctx.name} for {info.expr} was chosen after SPMD planning dropped it")
     info.plan = cand["plan"]
-    info.predicted = {k: cand[k] for k in ("predicted_s", "words_max", "messages_max") if k in cand}
+    info.predicted = {k: cand[k] for k in ("predicted_s", "words_max", "messages_max", "memory_bytes") if k in cand}
     info.predicted.update(ctx.info.predicted)
     info.predicted.update(words=cand["words"], messages=cand["messages"])
     info.notes.extend(ctx.info.notes)
