@@ -155,7 +155,8 @@ def _alltoall_sparse(i, v, c, t):
     c["p2p_msgs"] += t.messages_received
     c["p2p_words"] += t.words_received
     c["pack_words"] += 2 * (t.words_sent + t.words_received)   # a row and a column id with each value
-    c["memory_bytes"] += (t.words_sent + 2 * t.words_received) * (v.itemsize + 16)
+    # src as (row, column, value) triplets and those arriving, then the result built from them
+    c["memory_bytes"] += (i.held + i.arrive) * (v.itemsize + 16) + i.arrive * (v.itemsize + 8)
 
 
 @count_rule(ir.SampledMxM)

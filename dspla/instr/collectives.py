@@ -278,7 +278,8 @@ class TransposeRows(Instr):
 class AlltoallSparse(Instr):
     """Rows of a sparse block back to their owners inside ``group``: member m gets rows
     bounds[m]:bounds[m + 1] of src, its columns renumbered to global ids by ``cols``; out is
-    this rank's nrows x ncols, every member's pieces together (their columns are disjoint). The
+    this rank's nrows x ncols, every member's pieces together (their columns are disjoint, or
+    their entries combined by ``monoid``). The
     entries are known when it runs (payload: the Traffic to and from the others); planning's
     estimate is ``expect`` (words sent, messages sent, words received, messages received)."""
     out: int
@@ -288,7 +289,10 @@ class AlltoallSparse(Instr):
     nrows: int
     ncols: int
     group: int = 0
+    monoid: Any = None   # entries of one position from several members (3D's layers) combined by it
     expect: tuple = (0, 0, 0, 0)
+    held: int = 0        # planning's estimates of src's entries and of those arriving (own too)
+    arrive: int = 0
     READS, WRITES = ("src",), ("out",)
     COLLECTIVE = True
     DYNAMIC = True

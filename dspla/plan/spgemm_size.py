@@ -10,6 +10,8 @@ an n x R full one: no product is formed, and what a rank gathers is R numbers pe
 """
 from __future__ import annotations
 
+import functools
+
 import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
@@ -17,75 +19,76 @@ import scipy.sparse as sp
 DRAWS = 32   # R: the rows of C share the keys, so a total errs like one row: ~1/sqrt(R - 2), ~18 %
 
 
+@functools.lru_cache(maxsize=2)
 def _keys(ncols: int, seed: int = 0) -> gb.Matrix:
-    keys = np.random.default_rng(seed).exponential(1.0, (ncols, DRAWS))
-    return gb.Matrix.from_dense(keys, dtype="FP64")
+    return gb.Matrix.from_dense(np.random.default_rng(seed).exponential(1.0, (ncols, DRAWS)).astype(np.float32))
 
 
-def least_keys(B, cols: np.ndarray | None = None) -> np.ndarray:
-    """rows(B) x R: per row of B the least key of its columns (inf for an empty row); ``cols``:
-    of those columns only (global ids: the keys are every rank's same draws)."""
-    M = B.dup(dtype="FP64") if B.dtype != gb.dtypes.FP64 else B
+def least_keys(B, cols: np.ndarray | None = None):
+    """rows(B) x R (float32, missing for an empty row): per row of B the least key of its columns;
+    ``cols``: of those columns only (global ids: the keys are every rank's same draws)."""
     keys = _keys(B.ncols)
+    M = B
     if cols is not None:
-        M, keys = M[:, cols].new(), keys[cols, :].new()
-    out = M.mxm(keys, gb.semiring.min_second).new()
-    return out.to_dense(fill_value=np.inf)
+        M, keys = B[:, cols].new(), keys[cols, :].new()
+    return M.mxm(keys, gb.semiring.min_second["FP32"]).new()
 
 
-def row_entries(A, least_B: np.ndarray, ncols: int) -> np.ndarray:
-    """Estimated entries of each row of A ⊕.⊗ B (B with ``ncols`` columns), from B's rows' least
-    keys (least_keys, all rows of B in the order of A's columns)."""
+def row_entries(A, least) -> np.ndarray:
+    """Estimated entries of each row of A ⊕.⊗ B, from B's rows' least keys (least_keys, every row
+    of B in the order of A's columns)."""
     if A.nvals == 0:
         return np.zeros(A.nrows)
-    M = A.dup(dtype="FP64") if A.dtype != gb.dtypes.FP64 else A
-    finite = np.where(np.isfinite(least_B), least_B, 1e300)
-    least = M.mxm(gb.Matrix.from_dense(finite, dtype="FP64"), gb.semiring.min_second).new().to_dense(fill_value=1e300)
-    total = least.sum(axis=1)
-    est = np.where(total < 1e299, (DRAWS - 1) / np.maximum(total, 1e-300), 0.0)
-    return est   # (not capped at ncols per row: that biased the totals of hub rows down by ~20 %)
+    per_row = A.mxm(least, gb.semiring.min_second["FP32"]).new().reduce_rowwise(gb.monoid.plus["FP64"]).new()
+    total = per_row.to_dense(fill_value=np.inf)
+    return (DRAWS - 1) / total   # (not capped at B's columns: that biased hub rows' totals down ~20 %)
 
 
-def row_summary(B, cols: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def row_summary(B, cols: np.ndarray | None = None) -> tuple:
     """(least keys, entries) of every row of B (in columns ``cols`` only, when given)."""
     sub = B if cols is None else B[:, cols].new()
     return least_keys(B, cols), sub.reduce_rowwise(gb.agg.count).new().to_dense(fill_value=0).astype(np.int64)
 
 
-def gathered_summary(comm, B_local, ids: np.ndarray, n: int, cols=None) -> tuple[np.ndarray, np.ndarray]:
+def gathered_summary(comm, B_local, ids: np.ndarray, n: int, cols=None) -> tuple:
     """SPMD planning: row_summary of every row of B, each rank computing its own rows (``ids``,
     global) and one allgather of R + 1 numbers per row."""
     least, deg = row_summary(B_local, cols)
-    parts = comm.allgather((np.asarray(ids, dtype=np.int64), least, deg)) if comm is not None else [(ids, least, deg)]
-    out, degree = np.full((n, DRAWS), np.inf), np.zeros(n, dtype=np.int64)
-    for rows, vals, d in parts:
-        out[rows], degree[rows] = vals, d
+    r, _, v = least.to_coo()
+    mine = (np.asarray(ids, dtype=np.int64)[r.astype(np.int64)], v, np.asarray(ids, dtype=np.int64), deg)
+    del least, r, v
+    parts = comm.allgather(mine) if comm is not None else [mine]
+    degree = np.zeros(n, dtype=np.int64)
+    for _, _, rows, d in parts:
+        degree[rows] = d
+    rows = np.concatenate([p[0] for p in parts])
+    vals = np.concatenate([p[1] for p in parts])
+    del parts
+    # (to_coo of an n x R matrix lists each row's R keys in order: rows repeat, columns cycle)
+    out = gb.Matrix.from_coo(rows, np.tile(np.arange(DRAWS), rows.size // DRAWS), vals, nrows=n, ncols=DRAWS)
     return out, degree
 
 
 def output_entries(ctx, r: int, A_r, block: int | None = None, cols=None) -> tuple[int, int] | None:
-    """(estimated entries, exact multiply-adds) of rank r's rows of a sparse x sparse product
-    (``A_r``: its rows of A, scipy CSR, global columns): the memory its output needs and the
-    work; None when B is not static. Inside a static mask: at most the mask's entries in those
-    rows. B's summary is made once per product. ``block``, ``cols``: the product's columns
-    ``cols`` only (a 2D plan's column block, numbered ``block``)."""
-    pl = ctx.product.pl
+    """(estimated entries, multiply-adds) of rank r's rows of a sparse x sparse product (``A_r``:
+    its rows of A, scipy CSR, global columns): the memory its output needs and the work; None
+    when B is not static. Inside a static mask: the mask's entries in those rows (an upper
+    bound, no estimate made) and a dot product per mask entry. ``block``, ``cols``: the
+    product's columns ``cols`` only (a 2D plan's column block, numbered ``block``)."""
+    if ctx.masked and ctx.product.pl.is_static(ctx.node.args[2]):
+        M = operand(ctx, ctx.node.args[2])
+        M = M if ctx.me is not None else M[ctx.rows.owned[r], :].new()
+        M = M if cols is None else M[:, cols].new()
+        # SuiteSparse's masked product takes a dot product per mask entry: about the row's
+        # entries twice (its row of A and the column of B it meets)
+        per_row = M.reduce_rowwise(gb.agg.count).new().to_dense(fill_value=0)
+        return int(M.nvals), int(2 * (per_row * np.diff(A_r.indptr)).sum())
     summary = b_summary(ctx, block, cols)
     if summary is None:
         return None
     least, degree = summary
     flops = int(degree[A_r.indices].sum())
-    est = float(row_entries(gb.io.from_scipy_sparse(A_r), least, ctx.K).sum()) if A_r.nnz else 0.0
-    if ctx.masked and pl.is_static(ctx.node.args[2]):
-        M = operand(ctx, ctx.node.args[2])
-        rows = ctx.rows.owned[r] if ctx.me is None else None
-        M = M if rows is None else M[rows, :].new()
-        M = M if cols is None else M[:, cols].new()
-        est = min(est, float(M.nvals))
-        # SuiteSparse's masked product takes a dot product per mask entry: about the row's
-        # entries twice (its row of A and the column of B it meets), where fewer than unmasked
-        per_row = M.reduce_rowwise(gb.agg.count).new().to_dense(fill_value=0)
-        flops = min(flops, int(2 * (per_row * np.diff(A_r.indptr)).sum()))
+    est = float(row_entries(gb.io.from_scipy_sparse(A_r), least).sum()) if A_r.nnz else 0.0
     return int(round(min(est, flops))), flops
 
 
@@ -94,8 +97,8 @@ def b_summary(ctx, block: int | None = None, cols=None):
     B, made once per product and block (SPMD planning: a collective, so every rank calls it, at
     the same point of lowering); None otherwise."""
     pl, b = ctx.product.pl, ctx.node.args[1]
-    if not ctx.b_sparse or not pl.is_static(b):
-        return None
+    if not ctx.b_sparse or not pl.is_static(b) or (ctx.masked and pl.is_static(ctx.node.args[2])):
+        return None   # (inside a static mask its entries bound the output: no summary made)
     cache = ctx.product.__dict__.setdefault("_b_summary", {})
     if block not in cache:
         B = operand(ctx, b)

@@ -35,7 +35,8 @@ def _masked():
     return dp.function({"T": dp.mxm(L, L, "plus_times", mask=L, structure=True)}, inputs=[A])
 
 
-CASES = [("p2p1d", 2), ("p2p1d", 3), ("p2p1d", 4), ("summa2d_sparse", 4), ("summa2d_sparse", 6)]
+CASES = [("p2p1d", 2), ("p2p1d", 3), ("p2p1d", 4), ("summa2d_sparse", 4), ("summa2d_sparse", 6),
+         ("spgemm3d", 2), ("spgemm3d", 4), ("spgemm3d", 6)]
 
 
 @pytest.mark.parametrize("plan,P", CASES)
@@ -76,3 +77,20 @@ def test_summa2d_sparse_grid_and_skips():
     f = _square()
     text = f.explain(np=2, A=_graph(40, 0.1, 1))
     assert "summa2d_sparse skipped: no grid of at least 2 x 2 for P=2" in text
+
+
+@pytest.mark.parametrize("plan,P", [("summa2d_sparse", 4), ("spgemm3d", 4), ("spgemm3d", 2)])
+def test_rank0_planning_and_min_plus(plan, P):
+    """The layers' partial products combine by the semiring's monoid (min here); planned on rank 0
+    too. Oracle: dense numpy over the present pairs only (a missing entry is not a zero)."""
+    A = _graph(50, 0.08, 3)
+    X = dp.sparse("A", ("n", "n"))
+    f = dp.function({"C": dp.mxm(X, X, "min_plus")}, inputs=[X])
+    got, _ = run_dist(f, {"A": A}, P, plan=plan, spmd=False)
+    D = A.toarray()
+    pres = D != 0
+    pairs = pres[:, :, None] & pres[None, :, :]
+    vals = np.where(pairs, D[:, :, None] + D[None, :, :], np.inf).min(axis=1)
+    G = got["C"].to_numpy(fill=np.nan)
+    assert np.array_equal(~np.isnan(G), pairs.any(axis=1))
+    assert np.array_equal(G[pairs.any(axis=1)], vals[pairs.any(axis=1)])

@@ -98,65 +98,125 @@ def pieces(coo, key: np.ndarray, row_pos: np.ndarray, col_pos: np.ndarray, shape
 @register_plan("summa2d_sparse", check=_check, spmd=True)
 def lower(ctx):
     """Sparse SUMMA on a pr x pc grid: sparse pieces broadcast along rows and columns, one product."""
-    P, rows, cols, pl = ctx.P, ctx.rows, ctx.cols, ctx.product.pl
-    b_node = ctx.node.args[1]
-    bcols = pl.dims[b_node.type.ncols]
-    pr, pc = grid(P)
-    S = pr * pc // math.gcd(pr, pc)
-    g = P // S
-    prow = ctx.add_split([r // pc for r in range(P)])
-    pcol = ctx.add_split([r % pc for r in range(P)])
-    stages, _ = column_groups(cols, g)
-    J, _ = column_groups(bcols, pr)
-    I = [np.concatenate([rows.owned[m] for m in range(i * pc, (i + 1) * pc)]) for i in range(pr)]
-    stage_of, in_stage = positions(stages, cols.size)
-    jblk_of, in_J = positions(J, bcols.size)
-    _, in_I = positions(I, rows.size)
-    A_at = entries_at(ctx, ctx.A, rows, lambda s, c: (s // pc) * pc + stage_of[c] % pc)
-    B_at = entries_at(ctx, operand(ctx, b_node, csr=True), cols, lambda s, c: ((s // g) % pr) * pc + jblk_of[c])
-    M_at = entries_at(ctx, operand(ctx, ctx.node.args[2], csr=True), rows, lambda s, c: (s // pc) * pc + jblk_of[c]) \
-        if ctx.masked else {}
-    A_own = {r: pieces(A_at[r], stage_of[A_at[r][1]], in_I, in_stage, lambda t, r=r: (I[r // pc].size,
-                       stages[t].size)) for r in ctx.ranks}
-    B_own = {r: pieces(B_at[r], stage_of[B_at[r][0]], in_stage, in_J, lambda t, r=r: (stages[t].size,
-                       J[r % pc].size)) for r in ctx.ranks}
+    lower_layers(ctx, 1)
+
+
+class Grid:
+    """c layers of pr x pc ranks: rank r = (l, i, j) = (r // q, (r % q) // pc, r % pc), q = pr·pc.
+    Row block i (of A and C): the 1D rows of ranks i·P/pr ...; column block j (of B and C): B's
+    column dim's 1D rows of ranks j·P/pc ...; the inner dim in c·S stages (S = lcm(pr, pc)) of
+    P/(c·S) ranks' rows each, layer l holding stages l·S ... (l+1)·S - 1."""
+
+    def __init__(self, ctx, c: int):
+        P, rows, cols = ctx.P, ctx.rows, ctx.cols
+        self.c, self.q = c, P // c
+        self.pr, self.pc = grid(self.q)
+        self.S = self.pr * self.pc // math.gcd(self.pr, self.pc)
+        self.bcols = ctx.product.pl.dims[ctx.node.args[1].type.ncols]
+        self.rb, self.cb, self.kb = P // self.pr, P // self.pc, P // (c * self.S)   # 1D ranks per block
+        self.stages, _ = column_groups(cols, self.kb)
+        self.J, _ = column_groups(self.bcols, self.cb)
+        self.I = [np.concatenate([rows.owned[m] for m in range(i * self.rb, (i + 1) * self.rb)])
+                  for i in range(self.pr)]
+        self.stage_of, self.in_stage = positions(self.stages, cols.size)
+        self.jblk_of, self.in_J = positions(self.J, self.bcols.size)
+        _, self.in_I = positions(self.I, rows.size)
+
+    def rank(self, l: int, i: int, j: int):
+        return l * self.q + i * self.pc + j
+
+    def where(self, r: int) -> tuple[int, int, int]:
+        return r // self.q, (r % self.q) // self.pc, r % self.pc
+
+    def a_owner(self, sender, k):   # A(g, k): g's block from its 1D owner, stage t = (l, u)
+        t = self.stage_of[k]
+        return self.rank(t // self.S, sender // self.rb, (t % self.S) % self.pc)
+
+    def b_owner(self, sender, col):   # B(k, col): k's stage from its 1D owner
+        t = sender // self.kb
+        return self.rank(t // self.S, (t % self.S) % self.pr, self.jblk_of[col])
+
+
+def lower_layers(ctx, c: int):
+    """The plan on c layers (1: 2D), every layer a Sparse SUMMA over its part of the inner dim;
+    the layers' partial products summed as their rows return to their owners."""
+    P, rows = ctx.P, ctx.rows
+    G = Grid(ctx, c)
+    prow = ctx.add_split([r // G.pc for r in range(P)])                 # (l, i)
+    pcol = ctx.add_split([(r // G.q) * G.pc + r % G.pc for r in range(P)])  # (l, j)
+    A_at = entries_at(ctx, ctx.A, rows, G.a_owner)
+    B_at = entries_at(ctx, operand(ctx, ctx.node.args[1], csr=True), ctx.cols, G.b_owner)
+    A_own = {r: pieces(A_at[r], G.stage_of[A_at[r][1]], G.in_I, G.in_stage,
+                       lambda t, r=r: (G.I[G.where(r)[1]].size, G.stages[t].size)) for r in ctx.ranks}
+    B_own = {r: pieces(B_at[r], G.stage_of[B_at[r][0]], G.in_stage, G.in_J,
+                       lambda t, r=r: (G.stages[t].size, G.J[G.where(r)[2]].size)) for r in ctx.ranks}
     del A_at, B_at
+    masks = _mask_blocks(ctx, G) if ctx.masked else {}
     nnz_A = ctx.per_rank(lambda r: {t: int(m.nnz) for t, m in A_own[r].items()})
     nnz_B = ctx.per_rank(lambda r: {t: int(m.nnz) for t, m in B_own[r].items()})
-    # every 1D rank's rows against every column block: estimated entries and exact multiply-adds
-    sizes = [[output_entries(ctx, r, ctx.rows_of(r), j, J[j]) for j in range(pc)] for r in ctx.ranks]
-    sizes = ctx.per_rank(lambda r: sizes[ctx.ranks.index(r)])
+    sizes = ctx.per_rank(lambda r: _sizes(ctx, G, r))   # [l][j] -> (entries, multiply-adds) of 1D rank r's rows
     for r in ctx.ranks:
-        i, j = divmod(r, pc)
+        l, i, j = G.where(r)
         prog, a_parts, b_parts = [], [], []
-        for t in range(S):
-            a_root, b_root = t % pc, t % pr
+        for u in range(G.S):
+            t, a_root, b_root = l * G.S + u, u % G.pc, u % G.pr
             blk = A_own[r].get(t, EMPTY) if j == a_root else None
-            a_parts.append(_bcast(ctx, r, blk, a_root, (I[i].size, stages[t].size), nnz_A[i * pc + a_root].get(t, 0),
-                                  prow, prog))
+            a_parts.append(_bcast(ctx, r, blk, a_root, (G.I[i].size, G.stages[t].size),
+                                  nnz_A[G.rank(l, i, a_root)].get(t, 0), prow, prog))
             blk = B_own[r].get(t, EMPTY) if i == b_root else None
-            b_parts.append(_bcast(ctx, r, blk, b_root, (stages[t].size, J[j].size), nnz_B[b_root * pc + j].get(t, 0),
-                                  pcol, prog))
-        mask = {}
-        if ctx.masked:
-            M = M_at[r]
-            blk = sp.csr_array((M[2], (in_I[M[0]], in_J[M[1]])), shape=(I[i].size, J[j].size))
-            mask = {**ctx.mask, "mask": ctx.const(r, gb.io.from_scipy_sparse(blk))}
+            b_parts.append(_bcast(ctx, r, blk, b_root, (G.stages[t].size, G.J[j].size),
+                                  nnz_B[G.rank(l, b_root, j)].get(t, 0), pcol, prog))
+        mask = {**ctx.mask, "mask": ctx.const(r, masks[r])} if ctx.masked else {}
         C = ctx.slot()
-        members = range(i * pc, (i + 1) * pc)
-        prog.append(StackedMxM(C, tuple(a_parts), tuple(b_parts), ctx.semiring, **mask,
-                               out_entries=sum(sizes[m][j][0] for m in members),
-                               flops=sum(sizes[m][j][1] for m in members), product=ctx.index))
-        sent = [sizes[m][j][0] for m in members if m != r]
-        got = [sizes[r][q][0] for q in range(pc) if q != j]
-        bounds = np.r_[0, np.cumsum(rows.counts[i * pc:(i + 1) * pc])].astype(np.int64)
-        prog.append(AlltoallSparse(ctx.out, C, bounds, J[j].astype(np.int64), int(rows.counts[r]), bcols.size,
-                                   group=prow, expect=(sum(sent), sum(x > 0 for x in sent), sum(got),
-                                                       sum(x > 0 for x in got)), product=ctx.index))
+        owners = range(i * G.rb, (i + 1) * G.rb)   # the 1D ranks C's rows here belong to
+        held = sum(sizes[m][l][j][0] for m in owners)
+        prog.append(StackedMxM(C, tuple(a_parts), tuple(b_parts), ctx.semiring, **mask, out_entries=held,
+                               flops=sum(sizes[m][l][j][1] for m in owners), product=ctx.index))
+        sent = [sizes[m][l][j][0] for m in owners if m != r]
+        got = [sizes[r][l2][j2][0] for l2 in range(c) for j2 in range(G.pc)
+               if G.rank(l2, r // G.rb, j2) != r]
+        counts = np.zeros(P, dtype=np.int64)
+        counts[i * G.rb:(i + 1) * G.rb] = rows.counts[i * G.rb:(i + 1) * G.rb]
+        prog.append(AlltoallSparse(ctx.out, C, np.r_[0, np.cumsum(counts)].astype(np.int64),
+                                   G.J[j].astype(np.int64), int(rows.counts[r]), G.bcols.size,
+                                   monoid=ctx.semiring.monoid if c > 1 else None,
+                                   expect=(sum(sent), sum(x > 0 for x in sent), sum(got), sum(x > 0 for x in got)),
+                                   held=held, arrive=sum(x[0] for layer in sizes[r] for x in layer), product=ctx.index))
         ctx.emit_rank(r, prog)
-    ctx.info.predicted["grid"] = f"{pr} x {pc}"
-    ctx.info.notes.append(f"summa2d_sparse: {pr} x {pc} grid, {S} stages; C's entries returned to their rows' "
-                          "owners are estimated (Cohen's size estimate), the broadcasts' words are exact")
+    ctx.info.predicted["grid"] = f"{c} x {G.pr} x {G.pc}" if c > 1 else f"{G.pr} x {G.pc}"
+    ctx.info.notes.append(f"{ctx.name}: {ctx.info.predicted['grid']} grid, {G.S} stages a layer; the entries of C "
+                          "returned to their rows' owners are estimated (Cohen's size estimate), the broadcasts' "
+                          "words are exact")
+
+
+def _mask_blocks(ctx, G: Grid) -> dict:
+    """{rank: its block of the mask (rows I_i, columns J_j)}: every layer's (l, i, j) needs it."""
+    out = {}
+    M = operand(ctx, ctx.node.args[2], csr=True)
+    for l in range(G.c):
+        at = entries_at(ctx, M, ctx.rows, lambda s, col, l=l: G.rank(l, s // G.rb, G.jblk_of[col]))
+        for r, (rr, cc, vv) in at.items():
+            _, i, j = G.where(r)
+            if G.where(r)[0] == l:
+                out[r] = gb.io.from_scipy_sparse(sp.csr_array((vv, (G.in_I[rr], G.in_J[cc])),
+                                                              shape=(G.I[i].size, G.J[j].size)))
+    return out
+
+
+def _sizes(ctx, G: Grid, r: int) -> list:
+    """[layer][column block] -> (estimated entries, multiply-adds) of 1D rank r's rows of A
+    (its entries in the layer's part of the inner dim) times B's column block."""
+    A_r = ctx.rows_of(r)
+    layer = G.stage_of[A_r.indices] // G.S
+    out = []
+    for l in range(G.c):
+        A_l = A_r
+        if G.c > 1:   # (its pattern only counts: the layer's entries as ones)
+            A_l = sp.csr_array(((layer == l).astype(np.float64), A_r.indices.copy(), A_r.indptr.copy()),
+                               shape=A_r.shape)
+            A_l.eliminate_zeros()
+        out.append([output_entries(ctx, r, A_l, j, G.J[j]) for j in range(G.pc)])
+    return out
 
 
 def _bcast(ctx, r: int, blk, root: int, shape: tuple, nnz: int, group: int, prog: list) -> int:

@@ -25,7 +25,7 @@ from ...instr import (
 )
 from ...ir.types import DType
 from ...kernels import buffers as local
-from ...kernels import item
+from ...kernels import gbops, item
 from .interpreter import Runtime, _dt, handler
 from .messages import _Posted
 
@@ -332,17 +332,20 @@ def _transpose_rows(rt: Runtime, i: TransposeRows):
 def _alltoall_sparse(rt: Runtime, i: AlltoallSparse):
     g = rt.groups[i.group]
     M = rt.slots[i.src]
+    dt = _dt(M)
     t0 = time.perf_counter()
     r, c, v = M.to_coo()   # (row-major: each member's rows are one run)
-    r = r.astype(np.int64, copy=False)
+    rt.slots[i.src] = M = None   # (the block is freed before the buffers are made: a rank's peak)
+    r = r.view(np.int64)
     cuts = np.searchsorted(r, i.bounds)
     sc = np.diff(cuts).astype(np.int64)
-    member = np.repeat(np.arange(g.size), sc)
-    send = (r - i.bounds[member], i.cols[c], v)   # (row on its owner, global column, value)
-    del member
+    for m in np.flatnonzero(sc):   # rows numbered on their owner, in place
+        r[cuts[m]:cuts[m + 1]] -= i.bounds[m]
+    c = i.cols[c]                  # global columns
     rt.timed("pack_s", t0)
-    dt = _dt(M)
-    recv = _exchange_coo(rt, i, sc, send, dt, g)
-    del send, r, c, v
-    rt.slots[i.src] = None
-    rt.slots[i.out] = gb.Matrix.from_coo(recv[0], recv[1], recv[2], nrows=i.nrows, ncols=i.ncols, dtype=dt.gb)
+    recv = _exchange_coo(rt, i, sc, (r, c, v), dt, g)
+    del r, c, v
+    dup = None if i.monoid is None else gbops.binary(i.monoid.op, dt)
+    C = gbops.sparse_output(i.nrows, i.ncols, dt)
+    C.build(recv[0], recv[1], recv[2], dup_op=dup)
+    rt.slots[i.out] = C
