@@ -159,6 +159,16 @@ def _alltoall_sparse(i, v, c, t):
     c["memory_bytes"] += (i.held + i.arrive) * (v.itemsize + 16) + i.arrive * (v.itemsize + 8)
 
 
+@count_rule(ir.FetchMxM)
+def _fetch_mxm(i, v, c, t):
+    # rows fetched one owner at a time: the entries asked for arrive as triplets; P products
+    c["p2p_msgs"] += t.messages_sent + t.messages_received
+    c["p2p_words"] += t.words_received
+    c["pack_words"] += 2 * (t.words_sent + t.words_received)
+    c["calls"] += v.P
+    c["memory_bytes"] += t.words_received * (v.itemsize + 16) // max(1, v.P - 1)
+
+
 @count_rule(ir.SampledMxM)
 def _sampled_mxm(i, v, c, t):
     # one dot product of length K per mask entry: with b's own rows (local), with received rows

@@ -20,7 +20,7 @@ from .collectives import (
 )
 from .compute import CastTo, DropRows, Empty, Fill, Free, Local, MxM, Pack, StackedMxM, TakeCols, TakeRows, Unpermute
 from .loops import Loop, walk
-from .messages import PackSparse, Recv, RecvMxM, SampledMxM, Send, SendRecvRows, StackMxM, WaitSends
+from .messages import FetchMxM, PackSparse, Recv, RecvMxM, SampledMxM, Send, SendRecvRows, StackMxM, WaitSends
 from .onesided import Get, WinExpose
 from .program import Choice, RankProgram
 
@@ -30,7 +30,8 @@ COLLECTIVES = tuple(c for c in INSTRUCTIONS if c.COLLECTIVE)
 __all__ = [
     "COLLECTIVES", "INSTRUCTIONS", "NO_TRAFFIC", "AllgatherRows", "AllgatherSparse", "Allreduce", "Alltoall",
     "AlltoallSparse", "Bcast",
-    "BcastSparse", "CastTo", "Choice", "DropRows", "Empty", "Fill", "Free", "Get", "IBcast", "ISmallAllreduce",
+    "BcastSparse", "CastTo", "Choice", "DropRows", "Empty", "FetchMxM", "Fill", "Free", "Get", "IBcast",
+    "ISmallAllreduce",
     "Instr", "Local", "Loop", "MxM", "Pack", "PackSparse", "RankProgram", "Recv", "RecvMxM", "Redistribute",
     "SampledMxM", "Send", "SendRecvRows", "SmallAllreduce", "StackMxM", "StackedMxM", "TakeCols", "TakeRows", "Traffic",
     "TransposeRows", "Unpermute", "WaitAllreduce", "WaitSends", "Where", "WinExpose", "ring_allreduce_words", "walk",

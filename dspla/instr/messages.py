@@ -169,3 +169,30 @@ class SendRecvRows(Instr):
 
     def traffic(self, where, payload=None):
         return Traffic(self.send_nrows * self.k, 1, self.nrows * self.k, 1)
+
+
+@dataclass(frozen=True, eq=False)
+class FetchMxM(Instr):
+    """out = a ⊕.⊗ b with ``a`` a row-distributed value computed at run time (a loop's carried
+    value) and ``b`` a static sparse value distributed by rows (``parts``: each row's owner,
+    ``pos``: its position there): the rows of b that a's present columns name are fetched from
+    their owners, one owner per round (P - 1 rounds of pairwise exchanges: ids asked, entries
+    sent back), each round's product accumulated into out, so a rank holds its own rows of b and
+    one owner's at a time — never b whole. Its traffic is the entries fetched, known when it
+    runs; ``expect`` is planning's bound (every entry of b the others hold)."""
+    out: int
+    a: int
+    b: int
+    semiring: Any
+    parts: np.ndarray
+    pos: np.ndarray
+    mask: int | None = None
+    mask_kind: str | None = None
+    complement: bool = False
+    expect: tuple = (0, 0, 0, 0)
+    READS, WRITES = ("a", "b", "mask"), ("out",)
+    COLLECTIVE = True
+    DYNAMIC = True
+
+    def traffic(self, where, payload=None):
+        return Traffic(*(int(x) for x in (self.expect if payload is None else payload)))

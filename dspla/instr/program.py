@@ -76,6 +76,7 @@ class RankProgram:
                 out[i.loop] = (prod, other + i.traffic(where, 1).words_sent, exact)
                 walk(i.cond)
                 walk(i.body)
+        walk(self.setup)   # (a loop over static values only runs there, once: its words count too)
         walk(self.instrs)
         return out
 

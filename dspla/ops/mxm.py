@@ -9,7 +9,7 @@ from __future__ import annotations
 from .. import algebra
 from .._types import SemiringLike
 from ..errors import NoGradient, Span
-from ..instr import MxM
+from ..instr import FetchMxM, MxM
 from ..instr.layout import REP
 from ..ir.node import Node, Op
 from ..ir.types import Kind, Type
@@ -138,6 +138,26 @@ def _one_process(pl, n: Node, layout) -> None:
     pl.set(n, out, layout)
 
 
+def _fetched(pl, n: Node, layout) -> None:
+    """a ⊕.⊗ b for a row-distributed a computed at run time and a sparse b whose rows are
+    distributed too: the rows of b that a names are fetched from their owners, one owner at a
+    time (FetchMxM), where gathering b whole put all of it on every rank. Words: at most every
+    entry of b that the others hold (a static b's, counted here; else found when it runs)."""
+    a, b = n.args[0], n.args[1]
+    cols = pl.dims[a.type.ncols]
+    expect = {r: (0, 0, 0, 0) for r in pl.ranks}
+    if pl.is_static(b):
+        value = pl.static_value(b)
+        own = [int(value.nvals)] if pl.me is not None else \
+            [int(value[cols.owned[r], :].new().nvals) for r in range(pl.P)]
+        every = pl.comm.allgather(own[0]) if pl.me is not None else own
+        expect = {r: (every[r] * (pl.P - 1), pl.P - 1, sum(every) - every[r], pl.P - 1) for r in pl.ranks}
+    out = pl.slot()
+    pl.emit(lambda r: FetchMxM(out, pl.value(a), pl.value(b), n.attr("semiring"), cols.parts, cols.pos,
+                               **mask_fields(pl, n, layout), expect=expect[r]))
+    pl.set(n, out, layout)
+
+
 @MXM.lower_rule
 def _lower(pl, n: Node):
     a, b = n.args[0], n.args[1]
@@ -149,6 +169,9 @@ def _lower(pl, n: Node):
         if al.kind == "row" and pl.is_static(a) and pl.layout(b).kind == "row" \
                 and (not wide or b.type.kind is Kind.sparse):
             return _one_process(pl, n, al) if pl.P == 1 else pl.product(n)
+        if al.kind == "row" and not pl.is_static(a) and wide and b.type.kind is Kind.sparse and pl.P > 1 \
+                and pl.layout(b).kind == "row":   # (a loop's carried C in C lor.land A): b's rows fetched
+            return _fetched(pl, n, al)
         if al.kind == "row" and not pl.is_static(a):   # a dynamic row-distributed operand: gather B
             out = pl.slot()
             pl.emit(MxM(out, pl.value(a), pl.value(b, REP), sr, **mask_fields(pl, n, al)))

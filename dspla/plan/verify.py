@@ -162,6 +162,8 @@ def _signature(i) -> tuple:
         return (t.__name__, i.axis, i.width)
     if t is ir.TransposeRows:
         return (t.__name__, i.ncols)
+    if t is ir.FetchMxM:
+        return (t.__name__, len(i.parts))
     if t is ir.AlltoallSparse:
         return (t.__name__, len(i.bounds), i.ncols)
     raise AssertionError(f"no signature for collective {t.__name__}")

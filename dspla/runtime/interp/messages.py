@@ -10,6 +10,7 @@ import numpy as np
 from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
 
 from ...instr import (
+    FetchMxM,
     Get,
     PackSparse,
     Recv,
@@ -366,3 +367,51 @@ def _sendrecv(rt: Runtime, i: SendRecvRows):
     t0 = time.perf_counter()
     rt.slots[i.out] = local.unpack_rows(recvbuf, i.nrows, i.k, dt, i.presence)
     rt.timed("pack_s", t0)
+
+
+def _pairwise(g, to: int, frm: int, arrays: tuple, dtypes: tuple) -> list:
+    """Send ``arrays`` (equal lengths) to rank ``to`` and receive as many arrays from ``frm``: one
+    Alltoallv of counts, one per array, every other rank's count zero."""
+    P = g.size
+    sc, rc = np.zeros(P, np.int64), np.zeros(P, np.int64)
+    sc[to] = len(arrays[0])
+    g.alltoallv(sc, np.ones(P, np.int64), rc, np.ones(P, np.int64))
+    out = []
+    for x, dt in zip(arrays, dtypes):
+        buf = np.empty(int(rc[frm]), dtype=dt)
+        g.alltoallv(np.ascontiguousarray(x, dtype=dt), sc, buf, rc)
+        out.append(buf)
+    return out
+
+
+@handler(FetchMxM)
+def _fetch_mxm(rt: Runtime, i: FetchMxM):
+    g, t0 = rt.comm, time.perf_counter()
+    P, me = g.size, g.rank
+    a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
+    mask, acc = _output_mask(rt, i), gbops.binary(i.semiring.monoid.op, compute)
+    used = a.reduce_columnwise(gb.agg.count).new().to_coo()[0].astype(np.int64)   # the rows of b a names
+    owner = i.parts[used]
+    C = gbops.sparse_output(a.nrows, b.ncols, compute)
+    mine = used[owner == me]
+    if mine.size:
+        C(mask=mask) << a[:, mine].new().mxm(b[i.pos[mine], :].new(), op)
+    sent = got = msgs_sent = msgs_got = 0
+    for k in range(1, P):   # round k: ask rank me + k for its rows, answer rank me - k
+        to, frm = (me + k) % P, (me - k) % P
+        want = used[owner == to]
+        (asked,) = _pairwise(g, to, frm, (want,), (np.int64,))
+        r, c, v = b[i.pos[asked], :].new().to_coo() if asked.size else (np.zeros(0, np.int64),) * 2 + (
+            np.zeros(0, compute.np),)
+        rr, cc, vv = _pairwise(g, frm, to, (r, c, v), (np.int64, np.int64, compute.np))
+        sent, msgs_sent = sent + v.size, msgs_sent + (v.size > 0)
+        got, msgs_got = got + vv.size, msgs_got + (vv.size > 0)
+        del r, c, v
+        if want.size and vv.size:
+            rows = gb.Matrix.from_coo(rr, cc, vv, nrows=want.size, ncols=b.ncols, dtype=compute.gb)
+            del rr, cc, vv
+            C(mask=mask, accum=acc) << a[:, want].new().mxm(rows, op)
+            del rows
+    rt.count_dynamic(i, (sent, msgs_sent, got, msgs_got))
+    rt.slots[i.out] = gbops.cast(C, out)
+    rt.timed("compute_s", t0)

@@ -1,0 +1,67 @@
+"""Sparse x sparse plans under real mpiexec (the mpi tier): A @ A by summa2d_sparse and spgemm3d,
+the masked triangle product, and the transitive closure whose fixed operand's rows are fetched,
+each equal to scipy's result (integers)."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from dspla.formats.results import read_results
+
+pytestmark = pytest.mark.mpi
+DSPLA = str(Path(sys.executable).parent / "dspla")
+SQUARE = "input A : sparse[n, n]\nC = A @ A\nT = mxm(A, A, plus_pair, mask=A, structure=true)\noutput C, T\n"
+CLOSURE = """input A : sparse[n, n]
+R = cast(A, bool)
+C = R
+grew = reduce_all(C, lor)
+while grew max n {
+  new = ewise_add(C, mxm(C, R, lor_land), lor)
+  grew = reduce_all(cast(new, int64)) > reduce_all(cast(C, int64))
+  C = new
+}
+output C
+"""
+
+
+def _graph(tmp_path, n=80, density=0.06):
+    rng = np.random.default_rng(3)
+    A = sp.random_array((n, n), density=density, random_state=rng, format="csr")
+    A.data[:] = rng.integers(1, 6, A.nnz)
+    scipy.io.mmwrite(tmp_path / "a.mtx", A)
+    return A
+
+
+def _run(tmp_path, src, *args):
+    (tmp_path / "p.dspla").write_text(src)
+    r = subprocess.run([DSPLA, "run", str(tmp_path / "p.dspla"), "-i", f"A={tmp_path / 'a.mtx'}",
+                        "--out", str(tmp_path / "o.npz"), *map(str, args)], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return read_results(tmp_path / "o.npz")
+
+
+@pytest.mark.parametrize("plan", ["summa2d_sparse", "spgemm3d"])
+def test_square_and_masked_products(tmp_path, plan):
+    A = _graph(tmp_path)
+    out = _run(tmp_path, SQUARE, "--np", 4, "--plan", plan)
+    C = (A @ A).toarray()
+    vals, pres = out["C"]
+    assert np.array_equal(pres, C != 0) and np.array_equal(vals[pres], C[pres])
+    T = ((A != 0).astype(np.int64) @ (A != 0).astype(np.int64)).multiply(A != 0).toarray()
+    vals, pres = out["T"]
+    assert np.array_equal(vals[pres], T[pres]) and np.array_equal(pres, (T != 0))
+
+
+def test_transitive_closure(tmp_path):
+    from scipy.sparse.csgraph import shortest_path
+    A = _graph(tmp_path, 50, 0.03)
+    D = shortest_path(A != 0, unweighted=True)   # (D[i, i] = 0: every node reaches itself)
+    # a path of length >= 1 from i to j: j reachable from a successor of i
+    succ = (A != 0).toarray()
+    want = (succ.astype(int) @ (np.isfinite(D)).astype(int)) > 0
+    _, pres = _run(tmp_path, CLOSURE, "--np", 2)["C"]
+    assert np.array_equal(pres, want)
