@@ -54,19 +54,18 @@ def gathered_summary(comm, B_local, ids: np.ndarray, n: int, cols=None) -> tuple
     """SPMD planning: row_summary of every row of B, each rank computing its own rows (``ids``,
     global) and one allgather of R + 1 numbers per row."""
     least, deg = row_summary(B_local, cols)
-    r, _, v = least.to_coo()
-    mine = (np.asarray(ids, dtype=np.int64)[r.astype(np.int64)], v, np.asarray(ids, dtype=np.int64), deg)
-    del least, r, v
+    mine = (np.asarray(ids, dtype=np.int64), least.to_dense(fill_value=np.inf).astype(np.float32), deg)
+    del least
     parts = comm.allgather(mine) if comm is not None else [mine]
-    degree = np.zeros(n, dtype=np.int64)
-    for _, _, rows, d in parts:
-        degree[rows] = d
-    rows = np.concatenate([p[0] for p in parts])
-    vals = np.concatenate([p[1] for p in parts])
-    del parts
-    # (to_coo of an n x R matrix lists each row's R keys in order: rows repeat, columns cycle)
-    out = gb.Matrix.from_coo(rows, np.tile(np.arange(DRAWS), rows.size // DRAWS), vals, nrows=n, ncols=DRAWS)
-    return out, degree
+    out, degree = np.full((n, DRAWS), np.inf, dtype=np.float32), np.zeros(n, dtype=np.int64)
+    for rows, vals, d in parts:
+        out[rows], degree[rows] = vals, d
+    del parts, mine
+    present = np.flatnonzero(np.isfinite(out[:, 0]))   # (an empty row of B: no keys)
+    least = gb.Matrix(gb.dtypes.FP32, n, DRAWS)
+    if present.size:
+        least[present, :] << gb.Matrix.from_dense(out[present])
+    return least, degree
 
 
 def output_entries(ctx, r: int, A_r, block: int | None = None, cols=None) -> tuple[int, int] | None:

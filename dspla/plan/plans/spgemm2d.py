@@ -15,6 +15,7 @@ the product and are estimated (plan/spgemm_size.py).
 """
 from __future__ import annotations
 
+import gc
 import math
 
 import graphblas as gb
@@ -183,6 +184,8 @@ def lower_layers(ctx, c: int):
                                    expect=(sum(sent), sum(x > 0 for x in sent), sum(got), sum(x > 0 for x in got)),
                                    held=held, arrive=sum(x[0] for layer in sizes[r] for x in layer), product=ctx.index))
         ctx.emit_rank(r, prog)
+    A_own = B_own = masks = {}
+    gc.collect()   # (the planning pieces' GraphBLAS matrices sit in reference cycles: freed now, not later)
     ctx.info.predicted["grid"] = f"{c} x {G.pr} x {G.pc}" if c > 1 else f"{G.pr} x {G.pc}"
     ctx.info.notes.append(f"{ctx.name}: {ctx.info.predicted['grid']} grid, {G.S} stages a layer; the entries of C "
                           "returned to their rows' owners are estimated (Cohen's size estimate), the broadcasts' "
