@@ -30,7 +30,7 @@ def register(sub, common):
                    help="replication factor c of shift1d / 15d (default: 2 when it divides P, else 1; "
                         "15d: 2 only from P = 4)")
     p.add_argument("--stripe-width", type=int)
-    p.add_argument("--memory-cap", type=float, help="bytes per process a product may use")
+    p.add_argument("--memory-cap", "--memory-per-rank", type=float, help="bytes per process a product may use")
     p.add_argument("--message-bytes", type=int, default=32 << 20, help="p2p1d: largest message (bigger row sets "
                    "travel in chunks)")
     p.add_argument("--json", action="store_true", help="machine-readable output")

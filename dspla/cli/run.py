@@ -52,8 +52,9 @@ def register(sub, common):
     g.add_argument("--replication", "-c", type=int, help="replication factor c of shift1d / 15d (default: 2 when it "
                    "divides P, else 1; 15d: 2 only from P = 4)")
     g.add_argument("--stripe-width", type=int, help="twoface stripe width W")
-    g.add_argument("--memory-cap", type=float, help="bytes per process a product's buffers may use (auto skips plans "
-                   "over it; twoface turns sync stripes async to stay under it)")
+    g.add_argument("--memory-cap", "--memory-per-rank", type=float,
+                   help="bytes per process a product's buffers may use (auto skips plans over it; twoface turns sync "
+                        "stripes async to stay under it)")
     g.add_argument("--message-bytes", type=int, default=32 << 20, help="p2p1d: rows bigger than this travel in "
                    "chunks of it, two posted at a time (bounds what a rank holds of the rows it receives)")
     g.add_argument("--no-cache", action="store_true", help="do not reuse or store partitions on disk")

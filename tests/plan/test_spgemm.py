@@ -130,3 +130,22 @@ def test_transitive_closure_fetches_rows_never_gathers_the_graph(P):
     assert loop["loop_words_predicted"] == "at most"
     assert 0 < max(loop["words_per_iteration"]) <= loop["words_predicted_per_iteration"]
     assert (P - 1) * A.nnz <= loop["words_predicted_per_iteration"] <= (P - 1) * A.nnz + 16 * P   # (+ the condition's)
+
+
+def test_rows_split_by_work_for_sparse_products():
+    """A @ A's rows are split so that each process holds about as much of the output: a graph
+    whose first rows are its hubs gets fewer of them on the first process than equal rows would."""
+    from dspla.plan.partitioning import block_by_work
+    rng = np.random.default_rng(0)
+    n = 400
+    deg = np.maximum(1, (200 / (1 + np.arange(n))).astype(int))   # row i links to deg[i] random nodes
+    rows = np.repeat(np.arange(n), deg)
+    A = sp.csr_array((np.ones(rows.size), (rows, rng.integers(0, n, rows.size))), shape=(n, n))
+    A = sp.csr_array(((A + A.T) != 0).astype(float))
+    parts, info = block_by_work(A, 4)
+    assert np.all(np.diff(parts) >= 0) and set(parts) == {0, 1, 2, 3}   # consecutive blocks
+    out = np.diff(sp.csr_array(A @ A).indptr)   # the exact output entries per row
+    by_work = np.bincount(parts, weights=out, minlength=4)
+    by_rows = np.bincount(np.arange(n) * 4 // n, weights=out, minlength=4)
+    assert by_work.max() / by_work.mean() < by_rows.max() / by_rows.mean()
+    assert by_work.max() / by_work.mean() < 1.35
