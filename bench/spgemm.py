@@ -10,7 +10,9 @@ a process that ran the same program on a tiny graph (R-MAT 8). Bars: every rank'
 1.3 x (one process's peak / P) + 200 MB; predicted memory within 1.5x of that measure; results
 equal. Big runs are made once each (minutes, GBs), one at a time.
 
-    dspla bench spgemm [--scales 15,16] [--no-slashdot] [--P 4] [--plans auto,summa2d_sparse] [--json F]
+    dspla bench spgemm [--scales 15,16] [--no-slashdot] [--P 4] [--plans auto,shards,p2p1d] [--json F]
+
+(``shards``: auto, the graph given as a shard set split by work, every rank reading its rows.)
 """
 from __future__ import annotations
 
@@ -56,14 +58,33 @@ def graphs(args, d: str) -> dict:
     return out
 
 
+DSPLA = os.path.join(os.path.dirname(sys.executable), "dspla")
+
+
+def shard(d: str, graph: str, P: int) -> str:
+    """The graph as P shards (``dspla shard``), its rows split by work as partition auto would
+    (plan/partitioning.block_by_work), so that every rank reads its own rows only."""
+    from dspla.plan.partitioning import block_by_work
+    parts, _ = block_by_work(sp.load_npz(graph).tocsr(), P)
+    np.save(os.path.join(d, "parts.npy"), parts)
+    out = os.path.join(d, f"shards{P}")
+    r = subprocess.run([DSPLA, "shard", "-i", f"A={graph}", "-P", str(P), "--partition-file",
+                        os.path.join(d, "parts.npy"), "--out", out, "--quiet"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"dspla shard failed: {r.stderr[-2000:]}")
+    return out
+
+
 def run(d: str, program: str, graph: str, P: int, plan: str = "auto") -> dict:
-    """One ``dspla run``: its stats, and the result's entries and total from what it printed."""
+    """One ``dspla run``: its stats, and the result's entries and total from what it printed.
+    ``plan`` "shards": auto, every rank reading its rows from a shard set."""
     src = os.path.join(d, f"{program.replace('@', '_')}.dspla")
     with open(src, "w") as fh:
         fh.write(PROGRAMS[program])
     stats = os.path.join(d, "stats.json")
-    cmd = [os.path.join(os.path.dirname(sys.executable), "dspla"), "run", src, "-i", f"A={graph}", "--stats", stats,
-           "--np", str(P)] + (["--plan", plan] if P > 1 else [])
+    given = ["--shards", shard(d, graph, P)] if plan == "shards" else ["-i", f"A={graph}"]
+    cmd = [DSPLA, "run", src, *given, "--stats", stats, "--np", str(P)] + \
+        (["--plan", plan] if P > 1 and plan != "shards" else [])
     env = {**os.environ, "DSPLA_THREADS": "1"}
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=3600)
     if r.returncode != 0:
@@ -113,7 +134,7 @@ def main(argv=None) -> int:
     ap.add_argument("--scales", type=lambda s: [int(x) for x in s.split(",") if x], default=[15, 16])
     ap.add_argument("--no-slashdot", dest="slashdot", action="store_false")
     ap.add_argument("--P", type=int, default=4)
-    ap.add_argument("--plans", default="auto,p2p1d,summa2d_sparse")
+    ap.add_argument("--plans", default="auto,shards,p2p1d,summa2d_sparse,spgemm3d")
     ap.add_argument("--programs", default="A@A,triangles")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
@@ -130,8 +151,8 @@ def main(argv=None) -> int:
                 # the unmasked A @ A of R-MAT 16 and soc-Slashdot0902 by the plans that move C (2D, 3D)
                 # needs GBs a rank: auto and p2p1d only there
                 big = program == "A@A" and name in ("rmat16", "slashdot_sym")
-                use = [p for p in plans if p in ("auto", "p2p1d")] if big and name != "rmat16" else \
-                    ["auto"] if big else plans
+                use = [p for p in plans if p in ("auto", "shards", "p2p1d")] if big and name != "rmat16" else \
+                    [p for p in plans if p in ("auto", "shards")] if big else plans
                 results["cases"][f"{name} {program}"] = case(d, name, path, program, args.P, use, base)
     if args.json:
         with open(args.json, "w") as fh:

@@ -22,7 +22,7 @@ from ..ir import Node
 from ..ir.types import Kind
 from ..kernels import gbops, lend, routes
 from ..kernels.buffers import csr_piece
-from . import spmd
+from . import spgemm_size, spmd
 from .distplan import ProductInfo
 from .facts import covers
 from .plans import PLANS, get_plan, plan_names, spmd_names
@@ -284,6 +284,7 @@ def lower_product(pl, n: Node):
             _lower_candidates(pl, product, info, candidates)
         finally:
             product.lending = product._lent = None
+            spgemm_size.forget(product)   # (sparse x sparse estimates: n x 32 keys and B's summary)
     info.loop = pl.in_loop
     pl.products.append(info)
     pl.candidates.append(candidates)

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 DRAWS = 32   # R: the rows of C share the keys, so a total errs like one row: ~1/sqrt(R - 2), ~18 %
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=1)
 def _keys(ncols: int, seed: int = 0) -> gb.Matrix:
     return gb.Matrix.from_dense(np.random.default_rng(seed).exponential(1.0, (ncols, DRAWS)).astype(np.float32))
 
@@ -119,3 +119,10 @@ def operand(ctx, node, csr: bool = False):
     if not cache:
         cache.append(gb.io.from_scipy_sparse(ctx.A))
     return cache[0]
+
+
+def forget(product) -> None:
+    """Drop what the estimates keep for one product (B's summary, the keys): planning is over."""
+    product.__dict__.pop("_b_summary", None)
+    product.__dict__.pop("_a_copy", None)
+    _keys.cache_clear()

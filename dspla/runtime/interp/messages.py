@@ -236,8 +236,8 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
     rt.timed("pack_s", t0)
     t0 = time.perf_counter()
     _stacked_product(rt, i, B)
-    if B is not own:   # for the next stack to write into (nothing else holds it)
-        rt.stacks[id(i)] = B
+    if B is not own and B.ncols == 1:   # for the next stack to write into (nothing else holds it;
+        rt.stacks[id(i)] = B            # a sparse x sparse product's wide rows are not kept)
     rt.timed("compute_s", t0)
 
 
