@@ -129,6 +129,7 @@ def test_transitive_closure_fetches_rows_never_gathers_the_graph(P):
     loop = stats["loops"][0]
     assert loop["loop_words_predicted"] == "at most"
     assert 0 < max(loop["words_per_iteration"]) <= loop["words_predicted_per_iteration"]
+    assert "one owner at a time (FetchMxM); it is never gathered whole" in f.explain(np=P, A=A)
     assert (P - 1) * A.nnz <= loop["words_predicted_per_iteration"] <= (P - 1) * A.nnz + 16 * P   # (+ the condition's)
 
 
