@@ -78,10 +78,11 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
 
 
 def _sparse_products(order: list[Node], d: str) -> bool:
-    """The program multiplies two sparse values over d x d (A @ A, L·L): the work and the output
-    of a row follow its neighbours' degrees, not its own, so rows are split by work."""
-    return any(n.op is Op.MXM and all(x.type.kind is Kind.sparse and x.type.shape == (d, d) for x in n.args[:2])
-               for n in order)
+    """The program multiplies two sparse values over d x d without a mask (A @ A): the work and the
+    output of a row follow its neighbours' degrees, not its own, so rows are split by work.
+    (Inside a mask, as a triangle count's L·L in L, the mask's entries bound the output.)"""
+    return any(n.op is Op.MXM and n.attr("mask") is None and
+               all(x.type.kind is Kind.sparse and x.type.shape == (d, d) for x in n.args[:2]) for n in order)
 
 
 def block_by_work(S: sp.csr_array, P: int) -> tuple[np.ndarray, dict]:
