@@ -92,7 +92,7 @@ def block_by_work(S: sp.csr_array, P: int) -> tuple[np.ndarray, dict]:
     the first of 4 processes; equal multiply-adds left the last one 40 % over its share."""
     S = sp.csr_array(S)
     G = gb.io.from_scipy_sparse(S)
-    work = spgemm_size.row_entries(G, spgemm_size.least_keys(G)) + np.diff(S.indptr) + 1
+    work = spgemm_size.row_entries(G, spgemm_size.row_summary(G)[0]) + np.diff(S.indptr) + 1
     spgemm_size._keys.cache_clear()
     cum = np.cumsum(work)
     parts = np.minimum((cum - work) * P // cum[-1], P - 1).astype(np.int64)   # (a row where its work starts)

@@ -40,32 +40,37 @@ def row_entries(A, least) -> np.ndarray:
     if A.nvals == 0:
         return np.zeros(A.nrows)
     per_row = A.mxm(least, gb.semiring.min_second["FP32"]).new().reduce_rowwise(gb.monoid.plus["FP64"]).new()
-    total = per_row.to_dense(fill_value=np.inf)
+    total = per_row.to_dense(fill_value=np.inf)   # (a row of A without entries: none)
     return (DRAWS - 1) / total   # (not capped at B's columns: that biased hub rows' totals down ~20 %)
+
+
+NONE = np.float32(3e38)   # an empty row's least key: larger than any drawn, so never the least
+
+
+def _full(dense: np.ndarray):
+    """An n x R array of least keys as a full GraphBLAS matrix (4 bytes an entry, no indices)."""
+    return gb.Matrix.from_dense(np.where(np.isfinite(dense), dense, NONE).astype(np.float32))
 
 
 def row_summary(B, cols: np.ndarray | None = None) -> tuple:
     """(least keys, entries) of every row of B (in columns ``cols`` only, when given)."""
     sub = B if cols is None else B[:, cols].new()
-    return least_keys(B, cols), sub.reduce_rowwise(gb.agg.count).new().to_dense(fill_value=0).astype(np.int64)
+    return _full(least_keys(B, cols).to_dense(fill_value=np.inf)), \
+        sub.reduce_rowwise(gb.agg.count).new().to_dense(fill_value=0).astype(np.int64)
 
 
 def gathered_summary(comm, B_local, ids: np.ndarray, n: int, cols=None) -> tuple:
     """SPMD planning: row_summary of every row of B, each rank computing its own rows (``ids``,
     global) and one allgather of R + 1 numbers per row."""
     least, deg = row_summary(B_local, cols)
-    mine = (np.asarray(ids, dtype=np.int64), least.to_dense(fill_value=np.inf).astype(np.float32), deg)
+    mine = (np.asarray(ids, dtype=np.int64), least.to_dense().astype(np.float32), deg)
     del least
     parts = comm.allgather(mine) if comm is not None else [mine]
-    out, degree = np.full((n, DRAWS), np.inf, dtype=np.float32), np.zeros(n, dtype=np.int64)
+    out, degree = np.full((n, DRAWS), NONE, dtype=np.float32), np.zeros(n, dtype=np.int64)
     for rows, vals, d in parts:
         out[rows], degree[rows] = vals, d
     del parts, mine
-    present = np.flatnonzero(np.isfinite(out[:, 0]))   # (an empty row of B: no keys)
-    least = gb.Matrix(gb.dtypes.FP32, n, DRAWS)
-    if present.size:
-        least[present, :] << gb.Matrix.from_dense(out[present])
-    return least, degree
+    return _full(out), degree
 
 
 def output_entries(ctx, r: int, A_r, block: int | None = None, cols=None) -> tuple[int, int] | None:
