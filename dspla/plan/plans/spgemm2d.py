@@ -30,6 +30,7 @@ from . import register_plan
 from .p2p1d import column_groups
 
 EMPTY = object()   # a root's piece with no entries
+RETURN_LIMIT = 4   # (C's entries over A's and B's: past it the 2D/3D return outweighs p2p1d's rows)
 
 
 def grid(P: int) -> tuple[int, int]:
@@ -48,6 +49,21 @@ def sparse_static_check(ctx) -> str | None:
         return "B is computed at run time (its pieces are planned from a static B's entries)"
     if ctx.masked and not pl.is_static(ctx.node.args[2]):
         return "the mask is computed at run time (its blocks are planned from a static mask)"
+    return None if ctx.masked else _output_too_big(ctx)
+
+
+def _output_too_big(ctx) -> str | None:
+    """Without a mask, C's entries all return to their rows' owners: when the estimate says C
+    holds over RETURN_LIMIT times the entries of A and B (p2p1d moves B's rows at most), the
+    plan is not lowered (A @ A of soc-Slashdot0902: 99M against 2M; lowering it cost each rank
+    ~60 MB of planning pieces for nothing)."""
+    sizes = ctx.per_rank(lambda r: (output_entries(ctx, r, ctx.rows_of(r)) or (0, 0))[0])
+    inputs = sum(ctx.per_rank(lambda r: int(ctx.rows_of(r).nnz)))
+    b = operand(ctx, ctx.node.args[1])
+    inputs += sum(ctx.per_rank(lambda r: int(b.nvals) if ctx.me is not None else 0)) or int(b.nvals)
+    if sum(sizes) > RETURN_LIMIT * inputs:
+        return (f"C's ~{sum(sizes):,} estimated entries would return to their rows' owners, over {RETURN_LIMIT}x the "
+                f"{inputs:,} of A and B (p2p1d moves B's rows at most)")
     return None
 
 
