@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 PlotData: TypeAlias = Union[str, os.PathLike[str], dict[str, Any], list[dict[str, Any]]]
 """A plot's data: the path of the JSON a dspla command wrote, or its content (loaded with ``json``)."""
 
-KINDS = ("comm-stats", "stats", "train", "planner")
+KINDS = ("comm-stats", "stats", "train", "planner", "scaling")
 
 
 def _figure(nrows: int, ncols: int, size: tuple[float, float], **kw: Any) -> tuple[Figure, Any]:
@@ -183,8 +183,35 @@ def planner(data: PlotData) -> Figure:
     return fig
 
 
+def scaling(data: PlotData) -> Figure:
+    """``dspla scaling --json``: predicted seconds per epoch vs P, one line per plan (CAGNET's
+    four dashed, dspla's plans solid), the chosen plan circled."""
+    d, where = _load(data, "scaling rows")
+    _need(isinstance(d, dict) and isinstance(d.get("rows"), list) and d["rows"], where,
+          "the result of dspla scaling --json")
+    fig, ax = _figure(1, 1, (7, 4.5))
+    lines: dict = defaultdict(list)
+    for r in d["rows"]:
+        for c in r["candidates"]:
+            lines[(c["family"], c["plan"].split(" ")[0] + (" " + c["plan"].split(" ")[1]
+                                                           if c["plan"].startswith(("1.5d", "15d")) else ""))].append(
+                (r["P"], c["predicted_s"]))
+    for i, ((fam, plan), pts) in enumerate(sorted(lines.items())):
+        ax.plot(*zip(*pts), "--" if fam == "cagnet" else "-", marker=".", color=f"C{i % 10}", label=plan)
+    ax.plot([r["P"] for r in d["rows"]], [min(c["predicted_s"] for c in r["candidates"]) for r in d["rows"]], "o",
+            mfc="none", ms=11, color="k", label="chosen")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("P (ranks)")
+    ax.set_ylabel("predicted s per epoch")
+    ax.set_title(f"{d.get('graph', '')} on {d.get('cluster', '')}" + (" (weak)" if d.get("weak") else ""))
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return fig
+
+
 PLOTS: dict[str, Callable[[PlotData], Figure]] = {"comm-stats": comm_stats, "stats": stats, "train": train,
-                                                  "planner": planner}
+                                                  "planner": planner, "scaling": scaling}
 
 
 def save(fig: Figure, path: str | os.PathLike[str]) -> str:

@@ -16,7 +16,7 @@ from ..runtime.launch import check_launcher_started_a_job, current_rank, in_mpi_
 from ..runtime.process import keep_freed_memory
 
 COMMANDS = ["run", "check", "explain", "calibrate", "train", "demo", "bench", "partition", "shard", "comm_stats",
-            "plot"]
+            "plot", "scaling"]
 
 
 def build_parser() -> argparse.ArgumentParser:

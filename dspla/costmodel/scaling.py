@@ -1,0 +1,247 @@
+"""Predicted scaling of GCN training on a described cluster, counted without building any plan.
+
+For one epoch of an L-layer GCN (forward and backward SpMMs at the widths the paper's algorithms
+use, f[l-1] forward and f[l] backward, and the weight gradients), per candidate and P: the words
+and messages per rank, memory per rank, and the predicted time on the cluster; the chosen plan
+is the fastest. Two families:
+
+- CAGNET's four (``cagnet.py``): their schedules depend on n, nnz and the widths only;
+- dspla's sparsity-aware plans, whose traffic depends on the graph: ``p2p1d`` (1D, each rank
+  receives the rows its nonzeros' columns name) and ``15d_sparse`` (the 1.5D grid, inside a
+  process column only the rows a block row needs move, by send sets as p2p1d's). With the graph
+  at hand they are counted exactly from a random row partition (one pass over the nonzeros per
+  P: distinct (receiver, column) pairs, ``analysis.comm_plan``); for a shape alone (n, nnz of an
+  R-MAT graph too large to build here) from the R-MAT degree distribution, as expectations
+  (a column of expected degree d is needed by a given set of rows holding a fraction x of
+  all rows with probability 1 - exp(-d x)), marked ``expected``.
+
+Words follow the paper's counting (cagnet.py): what a rank receives point-to-point, and for a
+collective the buffer it holds. Messages are point-to-point messages received plus collective
+steps (log2 of the group each).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..analysis import comm_plan
+from ..partition import partition, random_parts
+from . import cagnet
+from .cluster import Cluster
+
+SPARSE_PLANS = ("p2p1d", "15d_sparse")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A graph to count on: the matrix itself (symmetric pattern), or only n and nnz (R-MAT)."""
+    name: str
+    n: int
+    nnz: int
+    A: sp.csr_array | None = None
+    rmat: tuple = (0.57, 0.19, 0.19)
+
+    @classmethod
+    def of(cls, name: str, A) -> "Shape":
+        A = sp.csr_array(A, dtype=np.float32)
+        A = sp.csr_array(((A + A.T) != 0).astype(np.float32))   # a GCN's Â is symmetric
+        return cls(name, A.shape[0], int(A.nnz), A)
+
+    def degrees(self) -> tuple[np.ndarray, np.ndarray]:
+        """(expected degree, number of vertices) per class of an R-MAT graph of this shape: a vertex
+        with k one-bits among s has expected out-degree m (a+b)^(s-k) (c+d)^k (in-degree likewise with
+        a+c, b+d); the n vertices sample the 2^s ids uniformly."""
+        a, b, c = self.rmat
+        d = 1 - a - b - c
+        s = max(1, math.ceil(math.log2(self.n)))
+        m = self.nnz / 2
+        k = np.arange(s + 1)
+        deg = m * ((a + b) ** (s - k) * (c + d) ** k + (a + c) ** (s - k) * (b + d) ** k)
+        count = np.array([comb(s, int(i)) for i in k], dtype=np.float64) * self.n / 2 ** s
+        return deg, count
+
+
+def _expected_needed(shape: Shape, frac: float) -> float:
+    """Expected number of vertices a set holding ``frac`` of the rows needs, over all vertices."""
+    deg, count = shape.degrees()
+    return float((count * -np.expm1(-deg * frac)).sum())
+
+
+# ---------------------------------------------------------------------------- exact counts
+def p2p_pairs(A: sp.csr_array, parts: np.ndarray, P: int) -> tuple:
+    """(src, dst, rows) of p2p1d's messages for a row partition: the distinct remote columns."""
+    cp = comm_plan(A, parts, P)
+    return cp.src.astype(np.int64), cp.dst.astype(np.int64), np.diff(cp.ptr).astype(np.int64)
+
+
+def sparse15_pairs(A: sp.csr_array, parts: np.ndarray, P: int, c: int) -> tuple:
+    """(src, dst, rows) of 15d_sparse's messages: block row i (the rows of ranks i*c..i*c+c-1) is
+    held by process row i; process column j handles the block columns of chunk j; P(k, j) sends
+    P(i, j) the rows of block k that block row i's nonzeros name."""
+    nb = P // c
+    brow = parts // c
+    i = np.repeat(brow, np.diff(A.indptr))
+    col = A.indices.astype(np.int64)
+    k = brow[col]
+    keep = i != k
+    key = np.unique(i[keep] * A.shape[0] + col[keep])
+    pair = key // A.shape[0] * nb + brow[key % A.shape[0]]
+    up, rows = np.unique(pair, return_counts=True)
+    i, k = up // nb, up % nb
+    j = _chunk_of(nb, c)[k]
+    return k * c + j, i * c + j, rows
+
+
+def _chunk_of(nb: int, c: int) -> np.ndarray:
+    per = nb // c
+    out = np.minimum(np.arange(nb) // max(per, 1), c - 1)
+    return out
+
+
+# ---------------------------------------------------------------------------- candidates
+def _p2p_epoch(cluster: Cluster, P, src, dst, rows, f, nnz_rank, extra_words=0.0):
+    """Seconds, words and messages of one epoch of a p2p plan (per rank arrays)."""
+    t = np.zeros(P)
+    words = np.zeros(P)
+    msgs = np.bincount(dst, minlength=P).astype(float) * 2 * (len(f) - 1)
+    recv_rows = np.bincount(dst, weights=rows, minlength=P)
+    for a, b in zip(f[:-1], f[1:]):
+        for w in (a, b):
+            t += cluster.p2p_seconds(P, src, dst, rows * w) if src.size else 0.0
+            words += recv_rows * w
+    t += cluster.spmm_seconds(1) * nnz_rank * sum(a + b for a, b in zip(f[:-1], f[1:]))
+    return t, words, msgs
+
+
+def _allreduce(cluster, P, dims, axis, words):
+    g = dims[axis]
+    if g < 2:
+        return 0.0
+    return (2 * words * (g - 1) / g * cluster.ring_seconds_per_word(P, dims, axis)
+            + cluster.group_alpha(P, dims, axis) * 2 * math.ceil(math.log2(g)))
+
+
+def _dw(cluster, P, f):
+    return sum(_allreduce(cluster, P, (P,), 0, a * b) for a, b in zip(f[:-1], f[1:]))
+
+
+def row_parts(A, P: int, method: str, seed: int) -> np.ndarray:
+    """Rows to ranks: ``random`` here, any other method by dspla.partition (cached on disk)."""
+    if method == "random" or P == 1:
+        return random_parts(A.shape[0], P, seed)
+    return partition(A, P, method, seed=seed, progress=False).parts
+
+
+def block_row_parts(A, P: int, c: int, method: str, seed: int) -> np.ndarray:
+    """15d_sparse's rows: P/c block rows by ``method``, each block's rows dealt to its c ranks."""
+    blocks = row_parts(A, P // c, method, seed)
+    order = np.argsort(blocks, kind="stable")
+    start = np.searchsorted(blocks[order], blocks[order])
+    member = np.empty_like(blocks)
+    member[order] = (np.arange(blocks.size) - start) % c
+    return blocks * c + member
+
+
+def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
+                      method: str = "random") -> list[dict]:
+    """p2p1d and 15d_sparse (c^2 | P, c <= 16) at P: exact when the graph is at hand."""
+    L, fsum = len(f) - 1, sum(a + b for a, b in zip(f[:-1], f[1:]))
+    dw_words = sum(a * b for a, b in zip(f[:-1], f[1:]))
+    out = []
+    cs = [c for c in (2, 4, 8, 16) if P % (c * c) == 0]
+    if shape.A is not None:
+        A = shape.A
+        parts = row_parts(A, P, method, seed)
+        nnz_rank = np.bincount(parts, weights=np.diff(A.indptr), minlength=P)
+        rows_rank = np.bincount(parts, minlength=P)
+        src, dst, rows = p2p_pairs(A, parts, P)
+        t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, f, nnz_rank)
+        t += _dw(cluster, P, f)
+        out.append(_record("p2p1d", "exact", t, words + dw_words, msgs + L * math.ceil(math.log2(max(P, 2))),
+                           (nnz_rank * 12 + (rows_rank * L + np.bincount(dst, weights=rows, minlength=P)) * max(f)
+                            * cluster.word_bytes)))
+        for c in cs:
+            parts = block_row_parts(A, P, c, method, seed)
+            src, dst, rows = sparse15_pairs(A, parts, P, c)
+            brow_rows = np.bincount(parts // c, minlength=P // c)[np.arange(P) // c]
+            brow_nnz = np.bincount(parts // c, weights=np.diff(A.indptr), minlength=P // c)[np.arange(P) // c]
+            t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, f, brow_nnz / c)
+            dims = (P // c, c)
+            red = np.array([sum(_allreduce(cluster, P, dims, 1, r * w) for a, b in zip(f[:-1], f[1:]) for w in (a, b))
+                            for r in np.unique(brow_rows)]).max()
+            t += red + _dw(cluster, P, f)
+            words += brow_rows * fsum + dw_words
+            msgs += 2 * L * math.ceil(math.log2(c)) + L * math.ceil(math.log2(P))
+            mem = brow_nnz / c * 12 + (brow_rows * L + np.bincount(dst, weights=rows, minlength=P)) * max(f) * \
+                cluster.word_bytes
+            out.append(_record(f"15d_sparse c={c}", "exact", t, words, msgs, mem))
+        return out
+    # a shape: expectations over the R-MAT degree distribution, every rank alike
+    n, nnz = shape.n, shape.nnz
+    for c in [1] + cs:
+        frac = c / P
+        need = _expected_needed(shape, frac) * (1 - frac) / c     # rows a rank receives, per unit width
+        pairs = (P / c - 1) / c * -math.expm1(-nnz * frac * frac)   # blocks of chunk j holding a needed row
+        vol = need * cluster.word_bytes
+        lv = cluster.lvl(2) if P > cluster.ranks_per_node else cluster.lvl(1)
+        per_rank_inj = min(lv.bandwidth, cluster.injection / cluster.ranks_per_socket)
+        t = sum(pairs * lv.alpha + vol * w / per_rank_inj for a, b in zip(f[:-1], f[1:]) for w in (a, b))
+        t += cluster.spmm_seconds(nnz / P * fsum) + _dw(cluster, P, f)
+        words = need * fsum + dw_words
+        msgs = pairs * 2 * L + L * math.ceil(math.log2(max(P, 2)))
+        mem_rows = n * c / P
+        if c > 1:
+            dims = (P // c, c)
+            t += sum(_allreduce(cluster, P, dims, 1, mem_rows * w) for a, b in zip(f[:-1], f[1:]) for w in (a, b))
+            words += mem_rows * fsum
+            msgs += 2 * L * math.ceil(math.log2(c))
+        mem = nnz / P * 12 + (mem_rows * L + need) * max(f) * cluster.word_bytes
+        name = "p2p1d" if c == 1 else f"15d_sparse c={c}"
+        out.append(_record(name, "expected", np.array([t]), np.array([words]), np.array([msgs]), np.array([mem])))
+    return out
+
+
+def _record(plan, how, t, words, msgs, mem) -> dict:
+    return {"plan": plan, "family": "dspla", "count": how, "predicted_s": float(np.max(t)),
+            "words_max": float(np.max(words)), "words_avg": float(np.mean(words)),
+            "messages_max": float(np.max(msgs)), "memory_bytes": float(np.max(mem))}
+
+
+def cagnet_candidates(shape: Shape, P: int, f, cluster: Cluster) -> list[dict]:
+    out = []
+    for s in cagnet.cagnet_four(shape.n, shape.nnz, f, P):
+        sec = cagnet.seconds(s, cluster)
+        w = float(s.words())
+        steps = sum(c.count * math.ceil(math.log2(s.dims[c.axis])) for c in s.colls if s.dims[c.axis] > 1)
+        mem = float(s.memory_words) * cluster.word_bytes + shape.nnz / P * 4
+        out.append({"plan": s.name + (f" {'x'.join(map(str, s.dims))}" if s.name == "3d" else ""), "family": "cagnet",
+                    "count": "formula", "predicted_s": sec["predicted_s"], "words_max": w, "words_avg": w,
+                    "messages_max": float(steps), "memory_bytes": mem})
+    return out
+
+
+def scaling(shape: Shape, Ps, f, cluster: Cluster, weak: bool = False, seed: int = 0, method: str = "random",
+            progress=None) -> list[dict]:
+    """One row per P: every candidate, the chosen one (fastest), the best of CAGNET's four and the
+    ratio of the choice's predicted time to it. ``weak``: n and nnz grow with P (from the first P;
+    shapes only)."""
+    rows = []
+    for P in Ps:
+        sh = shape
+        if weak:
+            if shape.A is not None:
+                raise ValueError("weak scaling needs a shape (n, nnz), not a fixed graph")
+            g = P / Ps[0]
+            sh = Shape(shape.name, int(shape.n * g), int(shape.nnz * g), None, shape.rmat)
+        cands = cagnet_candidates(sh, P, f, cluster) + sparse_candidates(sh, P, f, cluster, seed, method)
+        best = min(cands, key=lambda r: r["predicted_s"])
+        four = min((r for r in cands if r["family"] == "cagnet"), key=lambda r: r["predicted_s"])
+        rows.append({"P": P, "n": sh.n, "nnz": sh.nnz, "candidates": cands, "chosen": best["plan"],
+                     "best_cagnet": four["plan"], "ratio": best["predicted_s"] / four["predicted_s"]})
+        if progress:
+            progress(P)
+    return rows
