@@ -38,9 +38,9 @@ def _small(seed=0, n=90, f=12):
     return _inputs(A, X, rng.integers(0, 4, n), rng.choice(n, n // 3, replace=False), h=8, seed=seed)
 
 
-def run(inputs, P, plan, **opt):
+def run(inputs, P, plan, partition="random", **opt):
     def body(comm):
-        out = STEP.run(inputs if comm.rank == 0 else None, comm=comm, plan=plan, partition="random", **opt)
+        out = STEP.run(inputs if comm.rank == 0 else None, comm=comm, plan=plan, partition=partition, **opt)
         got = {k: out[k].to_numpy(fill=0.0) for k in OUTS}
         return got, STEP.last_stats if comm.rank == 0 else None
     return run_simulated(P, body, timeout=300)[0]
@@ -73,3 +73,21 @@ def cora():
 @pytest.mark.parametrize("P", [8, 27])
 def test_3d_cora(cora, P):
     check(cora, P, "3d")
+
+
+@pytest.mark.slow
+def test_dealt_rows_balance_the_3d_blocks_of_rmat():
+    """R-MAT scale 18 without relabelling (its hubs at small ids), P = 64 on a 4 x 4 x 4 grid:
+    nonzeros of the blocks A_xy, max / mean. Contiguous blocks: ~5; dealt rows: <= 1.05."""
+    from dspla.generate import rmat
+    from dspla.partition import block_parts
+    from dspla.partition.simple import dealt_parts
+    from dspla.plan.plans.split3d import block_imbalance
+    A = rmat(18, 16, seed=0, permute=False)
+    assert block_imbalance(block_parts(A.shape[0], 64), A, (4, 4, 4)) > 4
+    for seed in range(3):
+        assert block_imbalance(dealt_parts(A, 64, seed), A, (4, 4, 4)) <= 1.05
+
+
+def test_3d_on_dealt_rows():
+    check(_small(7), 8, "3d", partition="dealt")

@@ -10,8 +10,8 @@ all-gather inside (·, y, z); the reduced C_x,Jz returns to 1D rows by an all-to
 (x, y, ·). CAGNET's version broadcasts A's blocks in every product; A is static here, so the Z
 ranks of a fiber each keep their block A_xy (A held Z times in all), as Plexus does. The grid is
 ``Options.grid`` or the factorisation of P closest to a cube. Random row partitions balance the
-blocks' nonzeros (Plexus's double permutation: rows and columns of a block come from two
-different groupings of a random permutation, ``block_imbalance``).
+blocks' nonzeros up to their hubs; ``--partition dealt`` (rows dealt by nonzeros) balances them as
+Plexus's double permutation does (``block_imbalance``).
 """
 from __future__ import annotations
 
@@ -48,12 +48,12 @@ def coords(r: int, Y: int, Z: int) -> tuple:
     return r // (Y * Z), (r // Z) % Y, r % Z
 
 
-def block_imbalance(nnz_by_rank_rows: np.ndarray, parts: np.ndarray, A, grid: tuple) -> float:
+def block_imbalance(parts: np.ndarray, A, grid: tuple) -> float:
     """Max / mean nonzeros of the blocks A_xy for rows (and columns) owned by ``parts``."""
     X, Y, Z = grid
     x = parts // (Y * Z)
     y = (parts // Z) % Y
-    bx = np.repeat(x[np.arange(A.shape[0])], np.diff(A.indptr))
+    bx = np.repeat(x, np.diff(A.indptr))
     by = y[A.indices]
     counts = np.bincount(bx * Y + by, minlength=X * Y)
     return float(counts.max() / max(counts.mean(), 1e-300))
