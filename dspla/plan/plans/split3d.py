@@ -15,8 +15,6 @@ Plexus's double permutation does (``block_imbalance``).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...costmodel.cagnet import grid3
