@@ -91,3 +91,13 @@ def test_dealt_rows_balance_the_3d_blocks_of_rmat():
 
 def test_3d_on_dealt_rows():
     check(_small(7), 8, "3d", partition="dealt")
+
+
+@pytest.mark.parametrize("P, c", [(1, 1), (2, 2), (3, 1), (4, 2), (8, 2), (8, 4)])
+def test_15d_sparse_small(P, c):
+    check(_small(P), P, "15d_sparse", replication=c)
+
+
+@pytest.mark.parametrize("P, c", [(4, 2), (8, 2)])
+def test_15d_sparse_cora(cora, P, c):
+    check(cora, P, "15d_sparse", replication=c)
