@@ -184,30 +184,43 @@ def planner(data: PlotData) -> Figure:
 
 
 def scaling(data: PlotData) -> Figure:
-    """``dspla scaling --json``: predicted seconds per epoch vs P, one line per plan (CAGNET's
-    four dashed, dspla's plans solid), the chosen plan circled."""
+    """``dspla scaling --json`` (or ``dspla bench scaling --json``: one panel per case): predicted
+    seconds per epoch vs P, one line per plan (CAGNET's four dashed, dspla's solid), the choice circled."""
     d, where = _load(data, "scaling rows")
-    _need(isinstance(d, dict) and isinstance(d.get("rows"), list) and d["rows"], where,
+    cases: list = [d]
+    if isinstance(d, dict) and isinstance(d.get("cases"), list):
+        cases = d["cases"]
+    _need(isinstance(cases, list) and cases and all(isinstance(c, dict) and c.get("rows") for c in cases), where,
           "the result of dspla scaling --json")
-    fig, ax = _figure(1, 1, (7, 4.5))
+    ncol = min(3, len(cases))
+    fig, axes = _figure((len(cases) + ncol - 1) // ncol, ncol, (5.5 * ncol, 4.2 * ((len(cases) + ncol - 1) // ncol)),
+                        squeeze=False)
+    for ax, case in zip(axes.flat, cases):
+        _scaling_panel(ax, case)
+    for ax in list(axes.flat)[len(cases):]:
+        ax.set_visible(False)
+    return fig
+
+
+def _scaling_panel(ax: Axes, d: dict) -> None:
     lines: dict = defaultdict(list)
     for r in d["rows"]:
         for c in r["candidates"]:
-            lines[(c["family"], c["plan"].split(" ")[0] + (" " + c["plan"].split(" ")[1]
-                                                           if c["plan"].startswith(("1.5d", "15d")) else ""))].append(
-                (r["P"], c["predicted_s"]))
+            name = c["plan"].rsplit(" ", 1)[0] if c["plan"].split(" ")[-1][0].isdigit() else c["plan"]
+            lines[(c["family"], name)].append((r["P"], c["predicted_s"]))   # (3d's grid dropped: it changes with P)
     for i, ((fam, plan), pts) in enumerate(sorted(lines.items())):
-        ax.plot(*zip(*pts), "--" if fam == "cagnet" else "-", marker=".", color=f"C{i % 10}", label=plan)
+        ax.plot(*zip(*pts), "--" if fam == "cagnet" else "-", marker=".", color=f"C{i % 10}",
+                label=plan)
     ax.plot([r["P"] for r in d["rows"]], [min(c["predicted_s"] for c in r["candidates"]) for r in d["rows"]], "o",
             mfc="none", ms=11, color="k", label="chosen")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("P (ranks)")
     ax.set_ylabel("predicted s per epoch")
-    ax.set_title(f"{d.get('graph', '')} on {d.get('cluster', '')}" + (" (weak)" if d.get("weak") else ""))
+    ax.set_title(f"{d.get('graph', '')} ({d.get('partition', '')}) on {d.get('cluster', '')}"
+                 + (" (weak)" if d.get("weak") else ""), fontsize=9)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    return fig
+    ax.legend(fontsize=6, ncol=2)
 
 
 PLOTS: dict[str, Callable[[PlotData], Figure]] = {"comm-stats": comm_stats, "stats": stats, "train": train,

@@ -205,6 +205,15 @@ def _spmm(quick: bool, rng, data: dict) -> None:
                 data["spmm"].append(([1.0, float(A.nnz * K), float(n * K)], t))
 
 
+def spmm_rate(nnz: int = 200_000, K: int = 64) -> float:
+    """Nonzeros x columns per second of one local SpMM (a cluster description's compute rate)."""
+    rng = np.random.default_rng(0)
+    n = nnz // 16
+    Ag = gb.io.from_scipy_sparse(sp.random_array((n, n), density=nnz / n / n, random_state=rng, format="csr"))
+    Bg = gb.Matrix.from_dense(rng.random((n, K)))
+    return Ag.nvals * K / _time(lambda: gbops.mxm(Ag, Bg, SEMIRINGS["plus_times"], DType.float64), repeat=3)
+
+
 def _pack_and_fill(rng, data: dict, say) -> None:
     """Packing rows into a message buffer; creating a full output at the identity (the start of
     an in-place accumulation), written once: calloc hands out untouched zero pages, so without

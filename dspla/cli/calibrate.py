@@ -1,4 +1,5 @@
-"""dspla calibrate --np P [--out FILE] [--force]: fit the cost model on this machine."""
+"""dspla calibrate --np P [--out FILE] [--force]: fit the cost model on this machine.
+dspla calibrate --cluster OUT.toml [--ranks-per-node R] [--sockets-per-node S]: a cluster description."""
 from __future__ import annotations
 
 import os
@@ -6,10 +7,13 @@ import sys
 import time
 
 from ..calibration import calibrate
+from ..calibration import cluster as cluster_levels
+from ..calibration.microbench import spmm_rate
 from ..calibration.quality import assess, notes
+from ..costmodel import cluster as clusters
 from ..costmodel import load, save, user_path
 from ..errors import DsplaError
-from ..formats.files import check_writable, check_writable_dir
+from ..formats.files import atomic_write, check_writable, check_writable_dir
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, relaunch, world
 from .arguments import without_options
@@ -25,6 +29,12 @@ def register(sub, common):
                    help="microbenchmarks only (skip the end-to-end refit on plan runs)")
     p.add_argument("--force", action="store_true",
                    help="save the fit even when it fails the quality checks (docs/planner.md)")
+    p.add_argument("--cluster", metavar="OUT.toml", help="instead: measure this allocation's levels (latency, "
+                   "bandwidth, overhead per level; injection bandwidth on several nodes) into a cluster description")
+    p.add_argument("--ranks-per-node", type=int, help="--cluster: ranks on one node (default: all of the job's)")
+    p.add_argument("--sockets-per-node", type=int, default=1, help="--cluster: sockets per node (default 1)")
+    p.add_argument("--base", default="summit", help="--cluster: the description whose unmeasured levels are kept "
+                   "(a TOML file or summit | perlmutter; default summit)")
     p.set_defaults(func=run)
 
 
@@ -35,6 +45,8 @@ def target(args) -> str:
 def run(args):
     if args.np < 1:
         raise DsplaError(f"--np must be at least 1, got {args.np}")
+    if args.cluster:
+        return run_cluster(args)
     path = target(args)
     # found before minutes of measuring, not after
     if args.out:
@@ -80,3 +92,33 @@ def _report_and_save(res, path: str, args, seconds: float):
     forced = " despite: " + "; ".join(problems) if problems else ""
     note = "used automatically from now on" if not args.out else "use it with DSPLA_CALIBRATION=" + written
     print(f"wrote {written} ({seconds:.1f} s); {note}{forced}")
+
+
+def run_cluster(args):
+    """``--cluster OUT``: the levels this job reaches, measured, over the base description."""
+    base = clusters.load(args.base)
+    check_writable(args.cluster, "cluster description (--cluster)")
+    rpn, spn = args.ranks_per_node or args.np, args.sockets_per_node
+    if rpn < 1 or spn < 1 or rpn % spn:
+        raise DsplaError(f"--ranks-per-node ({rpn}) must be a positive multiple of --sockets-per-node ({spn})")
+    if not in_mpi_job():
+        return relaunch(args.np, without_options(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
+    comm = world()
+    measured = cluster_levels.measure(comm, rpn, spn)
+    rate = spmm_rate() if comm.rank == 0 else None
+
+    def write():
+        name = os.path.splitext(os.path.basename(args.cluster))[0]
+        c = cluster_levels.described(base, measured, rpn, spn, rate, name)
+        with atomic_write(args.cluster, "w") as f:
+            f.write(clusters.dumps(c))
+        for lv in ("socket", "node", "network"):
+            L = c.levels[lv]
+            tag = "measured" if lv in measured else ("as socket: one socket a node" if lv == "node" and spn == 1
+                                                     and "socket" in measured else f"from {base.name}")
+            print(f"{lv:<8} alpha {L.alpha:.3g} s  bandwidth {L.bandwidth:.3g} B/s  overhead {L.overhead:.3g} s"
+                  f"  ({tag})")
+        print(f"injection {c.injection:.3g} B/s per socket; SpMM {c.spmm_rate:.3g} nonzeros x columns/s")
+        print(f"wrote {args.cluster}")
+    on_root(comm, write)
+    return 0

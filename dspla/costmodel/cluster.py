@@ -194,11 +194,11 @@ def dumps(c: Cluster) -> str:
              f"sockets_per_node = {c.sockets_per_node}", f"word_bytes = {c.word_bytes}", ""]
     for lv in LEVELS:
         L = c.levels[lv]
-        lines += [f"[{lv}]", f"alpha = {L.alpha:.4g}", f"bandwidth = {L.bandwidth:.4g}"]
+        lines += [f"[{lv}]", f"alpha = {L.alpha!r}", f"bandwidth = {L.bandwidth!r}"]
         if L.overhead:
-            lines.append(f"overhead = {L.overhead:.4g}")
+            lines.append(f"overhead = {L.overhead!r}")
         if lv == "network":
-            lines.append(f"injection = {c.injection:.4g}")
+            lines.append(f"injection = {c.injection!r}")
         lines.append("")
-    lines += ["[compute]", f"spmm = {c.spmm_rate:.4g}", ""]
+    lines += ["[compute]", f"spmm = {c.spmm_rate!r}", ""]
     return "\n".join(lines)

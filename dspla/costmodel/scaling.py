@@ -117,12 +117,21 @@ def _p2p_epoch(cluster: Cluster, P, src, dst, rows, f, nnz_rank, extra_words=0.0
     return t, words, msgs
 
 
-def _allreduce(cluster, P, dims, axis, words):
+def _allreduce(cluster, P, dims, axis, words, passes=2):
+    """A ring all-reduce (2 passes) or all-gather (1) of ``words`` along a grid axis."""
     g = dims[axis]
     if g < 2:
         return 0.0
-    return (2 * words * (g - 1) / g * cluster.ring_seconds_per_word(P, dims, axis)
-            + cluster.group_alpha(P, dims, axis) * 2 * math.ceil(math.log2(g)))
+    return (passes * words * (g - 1) / g * cluster.ring_seconds_per_word(P, dims, axis)
+            + cluster.group_alpha(P, dims, axis) * passes * math.ceil(math.log2(g)))
+
+
+def _row_collectives(cluster, P, c, rows, f) -> float:
+    """15d_sparse's per-product collectives along the process row, every SpMM of the epoch: the
+    all-gather of block row i of B and the all-reduce of its partial C_i."""
+    dims = (P // c, c)
+    return sum(_allreduce(cluster, P, dims, 1, rows * w, 1) + _allreduce(cluster, P, dims, 1, rows * w)
+               for a, b in zip(f[:-1], f[1:]) for w in (a, b))
 
 
 def _dw(cluster, P, f):
@@ -170,12 +179,9 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
             brow_rows = np.bincount(parts // c, minlength=P // c)[np.arange(P) // c]
             brow_nnz = np.bincount(parts // c, weights=np.diff(A.indptr), minlength=P // c)[np.arange(P) // c]
             t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, f, brow_nnz / c)
-            dims = (P // c, c)
-            red = np.array([sum(_allreduce(cluster, P, dims, 1, r * w) for a, b in zip(f[:-1], f[1:]) for w in (a, b))
-                            for r in np.unique(brow_rows)]).max()
-            t += red + _dw(cluster, P, f)
-            words += brow_rows * fsum + dw_words
-            msgs += 2 * L * math.ceil(math.log2(c)) + L * math.ceil(math.log2(P))
+            t += max(_row_collectives(cluster, P, c, r, f) for r in np.unique(brow_rows)) + _dw(cluster, P, f)
+            words += 2 * brow_rows * fsum + dw_words      # the all-gather's output and the all-reduce's buffer
+            msgs += 6 * L * math.ceil(math.log2(c)) + L * math.ceil(math.log2(P))
             mem = brow_nnz / c * 12 + (brow_rows * L + np.bincount(dst, weights=rows, minlength=P)) * max(f) * \
                 cluster.word_bytes
             out.append(_record(f"15d_sparse c={c}", "exact", t, words, msgs, mem))
@@ -195,14 +201,65 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
         msgs = pairs * 2 * L + L * math.ceil(math.log2(max(P, 2)))
         mem_rows = n * c / P
         if c > 1:
-            dims = (P // c, c)
-            t += sum(_allreduce(cluster, P, dims, 1, mem_rows * w) for a, b in zip(f[:-1], f[1:]) for w in (a, b))
-            words += mem_rows * fsum
-            msgs += 2 * L * math.ceil(math.log2(c))
+            t += _row_collectives(cluster, P, c, mem_rows, f)
+            words += 2 * mem_rows * fsum
+            msgs += 6 * L * math.ceil(math.log2(c))
         mem = nnz / P * 12 + (mem_rows * L + need) * max(f) * cluster.word_bytes
         name = "p2p1d" if c == 1 else f"15d_sparse c={c}"
         out.append(_record(name, "expected", np.array([t]), np.array([words]), np.array([msgs]), np.array([mem])))
     return out
+
+
+def grid3d_words(n_rows: np.ndarray, K: int, grid: tuple) -> np.ndarray:
+    """Words each rank receives in one 3d product, from the 1D row counts alone (as the plan's
+    instructions count them): the fiber all-to-all of B, the column all-gather, the ring
+    all-reduce along y, the fiber all-to-all of C."""
+    X, Y, Z = grid
+    P = X * Y * Z
+    cuts = np.linspace(0, K, Z + 1).round().astype(int)   # the plan's column ranges (summa2d.k_ranges)
+    w = np.diff(cuts)
+    r = np.arange(P)
+    x, y, z = r // (Y * Z), (r // Z) % Y, r % Z
+    n = np.asarray(n_rows, dtype=np.int64)
+    fib = n.reshape(X * Y, Z)
+    out = np.zeros(P, dtype=np.int64)
+    if Z > 1:
+        out += (fib.sum(1)[r // Z] - n) * w[z]
+    col_rows = fib.sum(1).reshape(X, Y)   # rows of ranks (x, y, ·)
+    if X > 1:
+        out += (col_rows.sum(0)[y] - col_rows[x, y]) * w[z]
+    blk = n.reshape(X, Y * Z).sum(1)[x]
+    if Y > 1:
+        out += np.array([-(-2 * (Y - 1) * int(b) * int(ww) // Y) for b, ww in zip(blk, w[z])])
+    if Z > 1:
+        out += n * (K - w[z])
+    return out
+
+
+def dspla_3d(shape: Shape, P: int, f, cluster: Cluster) -> dict:
+    """dspla's 3d plan (A's blocks stationary) on the grid closest to a cube, from balanced row
+    counts: its words per rank (grid3d_words), its collectives as rings along the grid's axes."""
+    X, Y, Z = dims = cagnet.grid3(P)
+    counts = np.full(P, shape.n // P) + (np.arange(P) < shape.n % P)
+    words = np.zeros(P)
+    t = 0.0
+    pw = [cluster.ring_seconds_per_word(P, dims, ax) for ax in range(3)]
+    al = [cluster.group_alpha(P, dims, ax) for ax in range(3)]
+    lg = [math.ceil(math.log2(g)) if g > 1 else 0 for g in dims]
+    for a, b in zip(f[:-1], f[1:]):
+        for w in (a, b):
+            words += grid3d_words(counts, w, dims)
+            wz, nr = -(-w // Z), counts.max()
+            t += 2 * (nr * wz * (Z - 1) * pw[2] + al[2] * (Z - 1))                 # the fiber all-to-alls
+            t += shape.n / Y * wz * (X - 1) / X * pw[0] + al[0] * lg[0]            # the column all-gather
+            t += 2 * shape.n / X * wz * (Y - 1) / Y * pw[1] + 2 * al[1] * lg[1]    # the row all-reduce
+            t += cluster.spmm_seconds(shape.nnz / P * w)
+    t += _dw(cluster, P, f)
+    dw_words = sum(a * b for a, b in zip(f[:-1], f[1:]))
+    msgs = (len(f) - 1) * 2 * (2 * (Z - 1) + lg[0] + 2 * lg[1]) + (len(f) - 1) * math.ceil(math.log2(max(P, 2)))
+    mem = shape.nnz / (X * Y) * 12 + (shape.n / Y + 2 * shape.n / X) * -(-max(f) // Z) * cluster.word_bytes
+    return _record(f"3d {X}x{Y}x{Z}", "counts", np.array([t]),
+                   words + dw_words, np.array([msgs]), np.array([mem]))
 
 
 def _record(plan, how, t, words, msgs, mem) -> dict:
@@ -218,7 +275,8 @@ def cagnet_candidates(shape: Shape, P: int, f, cluster: Cluster) -> list[dict]:
         w = float(s.words())
         steps = sum(c.count * math.ceil(math.log2(s.dims[c.axis])) for c in s.colls if s.dims[c.axis] > 1)
         mem = float(s.memory_words) * cluster.word_bytes + shape.nnz / P * 4
-        out.append({"plan": s.name + (f" {'x'.join(map(str, s.dims))}" if s.name == "3d" else ""), "family": "cagnet",
+        out.append({"plan": "CAGNET " + s.name + (f" {'x'.join(map(str, s.dims))}" if s.name == "3d" else ""),
+                    "family": "cagnet",
                     "count": "formula", "predicted_s": sec["predicted_s"], "words_max": w, "words_avg": w,
                     "messages_max": float(steps), "memory_bytes": mem})
     return out
@@ -238,6 +296,8 @@ def scaling(shape: Shape, Ps, f, cluster: Cluster, weak: bool = False, seed: int
             g = P / Ps[0]
             sh = Shape(shape.name, int(shape.n * g), int(shape.nnz * g), None, shape.rmat)
         cands = cagnet_candidates(sh, P, f, cluster) + sparse_candidates(sh, P, f, cluster, seed, method)
+        if P >= 8:
+            cands.append(dspla_3d(sh, P, f, cluster))
         best = min(cands, key=lambda r: r["predicted_s"])
         four = min((r for r in cands if r["family"] == "cagnet"), key=lambda r: r["predicted_s"])
         rows.append({"P": P, "n": sh.n, "nnz": sh.nnz, "candidates": cands, "chosen": best["plan"],

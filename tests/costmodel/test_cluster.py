@@ -112,3 +112,23 @@ def test_expected_counts_track_exact_ones_on_an_rmat_graph():
     for e, x in zip(exact, expect):
         assert e["plan"] == x["plan"]
         assert x["words_avg"] == pytest.approx(e["words_avg"], rel=0.15)
+
+
+def test_calibrate_measures_every_level_a_job_reaches_simulated():
+    """Four simulated ranks placed 2 a node, 1 a socket: rank 1 is the other socket of the
+    node, rank 2 another node, ranks 0 and 1 (a whole socket... one rank each) inject at once."""
+    from dspla.calibration.cluster import described, measure
+    from dspla.runtime.comm.sim import run_simulated
+    got = run_simulated(4, lambda comm: measure(comm, 2, 2, sizes=(8, 1 << 12, 1 << 15), repeat=3))
+    m = got[0]
+    assert all(g == m for g in got)            # every rank has the result
+    assert set(m) == {"node", "network", "injection"}     # one rank a socket: no socket level
+    for lv in ("node", "network"):
+        alpha, bw, over = m[lv]
+        assert alpha > 0 and bw > 0 and over > 0
+    c = described(SUMMIT, m, 2, 2, 1e9, "sim")
+    assert c.levels["network"].alpha == m["network"][0] and c.injection == m["injection"]
+    assert c.levels["socket"] == SUMMIT.levels["socket"] and "from Summit: socket" in c.source
+    assert cluster.parse(cluster.dumps(c)) == c
+    one_node = run_simulated(2, lambda comm: measure(comm, 2, 1, sizes=(8, 1 << 12), repeat=2))[0]
+    assert set(one_node) == {"socket"}          # no network in a one-node job

@@ -8,10 +8,9 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla.costmodel.scaling import sparse15_pairs
+from dspla.costmodel.scaling import grid3d_words, sparse15_pairs
 from dspla.instr.collectives import ring_allreduce_words
 from dspla.plan.options import Options
-from dspla.plan.plans.split3d import grid_words
 
 N, K = 96, 6
 
@@ -40,4 +39,4 @@ def test_15d_sparse_words_from_the_partition(P, c):
 @pytest.mark.parametrize("P, grid", [(4, (1, 2, 2)), (8, (2, 2, 2)), (12, (2, 2, 3)), (27, (3, 3, 3))])
 def test_3d_words_from_the_row_counts(P, grid):
     _, prod, dim = _planned(P, "3d")
-    assert prod.predicted["words"] == int(grid_words(dim.counts, K, grid).sum())
+    assert prod.predicted["words"] == int(grid3d_words(dim.counts, K, grid).sum())

@@ -14,8 +14,21 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ...instr import AllgatherRows, Allreduce, DropRows, Empty, Fill, Free, MxM, Pack, Recv, RecvMxM, Send, TakeRows, \
-    WaitSends
+from ...instr import (
+    AllgatherRows,
+    Allreduce,
+    DropRows,
+    Empty,
+    Fill,
+    Free,
+    MxM,
+    Pack,
+    Recv,
+    RecvMxM,
+    Send,
+    TakeRows,
+    WaitSends,
+)
 from ..spmd import exchange
 from . import register_plan
 from .cagnet15d import chunks

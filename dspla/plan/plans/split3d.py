@@ -148,29 +148,3 @@ def lower(ctx):
         if in_place and empty.size:
             prog.append(DropRows(ctx.out, empty, product=ctx.index))
         ctx.emit_rank(r, prog)
-
-
-def grid_words(n_rows: np.ndarray, K: int, grid: tuple) -> np.ndarray:
-    """Words each rank receives in one 3d product, from the 1D row counts alone (as the plan's
-    instructions count them): the fiber all-to-all of B, the column all-gather, the ring
-    all-reduce along y, the fiber all-to-all of C."""
-    X, Y, Z = grid
-    P = X * Y * Z
-    J = k_ranges(K, Z)
-    w = np.array([hi - lo for lo, hi in J])
-    r = np.arange(P)
-    x, y, z = r // (Y * Z), (r // Z) % Y, r % Z
-    n = np.asarray(n_rows, dtype=np.int64)
-    fib = n.reshape(X * Y, Z)
-    out = np.zeros(P, dtype=np.int64)
-    if Z > 1:
-        out += (fib.sum(1)[r // Z] - n) * w[z]
-    col_rows = fib.sum(1).reshape(X, Y)   # rows of ranks (x, y, ·)
-    if X > 1:
-        out += (col_rows.sum(0)[y] - col_rows[x, y]) * w[z]
-    blk = n.reshape(X, Y * Z).sum(1)[x]
-    if Y > 1:
-        out += np.array([-(-2 * (Y - 1) * int(b) * int(ww) // Y) for b, ww in zip(blk, w[z])])
-    if Z > 1:
-        out += n * (K - w[z])
-    return out
