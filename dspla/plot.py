@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias, Union
@@ -206,8 +207,8 @@ def _scaling_panel(ax: Axes, d: dict) -> None:
     lines: dict = defaultdict(list)
     for r in d["rows"]:
         for c in r["candidates"]:
-            name = c["plan"].rsplit(" ", 1)[0] if c["plan"].split(" ")[-1][0].isdigit() else c["plan"]
-            lines[(c["family"], name)].append((r["P"], c["predicted_s"]))   # (3d's grid dropped: it changes with P)
+            name = re.sub(r" \d+x\d+x\d+$", "", c["plan"])   # (3d's grid dropped: it changes with P)
+            lines[(c["family"], name)].append((r["P"], c["predicted_s"]))
     for i, ((fam, plan), pts) in enumerate(sorted(lines.items())):
         ax.plot(*zip(*pts), "--" if fam == "cagnet" else "-", marker=".", color=f"C{i % 10}",
                 label=plan)
@@ -221,6 +222,7 @@ def _scaling_panel(ax: Axes, d: dict) -> None:
                  + (" (weak)" if d.get("weak") else ""), fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=6, ncol=2)
+    ax.set_ylim(top=min(ax.get_ylim()[1], 30 * min(c["predicted_s"] for r in d["rows"] for c in r["candidates"])))
 
 
 PLOTS: dict[str, Callable[[PlotData], Figure]] = {"comm-stats": comm_stats, "stats": stats, "train": train,
