@@ -39,7 +39,8 @@ def test_gcn_step_under_mpiexec(tmp_path, plan, P, opt):
     want = STEP(**_small(3, n=120))
     (tmp_path / "s.py").write_text(SCRIPT.format(tests=str(TESTS), plan=plan, opt=opt, out=str(tmp_path / "o.npz")))
     r = subprocess.run([str(BIN / "mpiexec"), "-n", str(P), sys.executable, str(tmp_path / "s.py")],
-                       capture_output=True, text=True, timeout=240, env={**os.environ, "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"})
+                       capture_output=True, text=True, timeout=240,
+                       env={**os.environ, "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"})
     assert r.returncode == 0, r.stderr[-3000:]
     products = json.loads(r.stdout.strip().splitlines()[-1])
     assert len(products) == 4 and all(p == plan and m == w for p, m, w in products), products
