@@ -33,6 +33,8 @@ def register(sub, common):
     p.add_argument("--memory-cap", type=float, help="bytes per process a product may use")
     p.add_argument("--message-bytes", type=int, default=32 << 20, help="p2p1d: largest message (bigger row sets "
                    "travel in chunks)")
+    p.add_argument("--cluster", metavar="FILE", help="predict on this described cluster (a TOML file or summit | "
+                   "perlmutter) for any --np, counting each candidate without lowering it (docs/planner.md)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--compare", metavar="STATS", help="predicted next to measured, from a run's --stats file")
     p.add_argument("--dump-after", metavar="STEP", choices=step_names(),
@@ -63,6 +65,8 @@ def run(args):
     given = {k: read_input(v, kinds.get(k, "dense")) for k, v in specs.items() if not is_generated(v)}
     given.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
                                  {n.attr("name"): n.type for n in f.inputs}, given, dims))
+    if args.cluster:
+        return _on_cluster(args, f, kinds, given, dims)
     try:
         options = dict(plan=args.plan, partition=args.partition, seed=args.seed, replication=args.replication,
                        stripe_width=args.stripe_width, memory_cap=args.memory_cap, iterations=args.iterations,
@@ -72,4 +76,38 @@ def run(args):
     except MissingDims as e:   # said in the command line's terms
         raise DsplaError(e.cli_message()) from None
     print(json.dumps(out, indent=1) if args.json else out)
+    return 0
+
+
+def _on_cluster(args, f, kinds: dict, given: dict, dims: dict) -> int:
+    """Each sparse x dense product of the program (found by planning it for two processes) counted
+    at P on the described cluster, every candidate, the fastest chosen; nothing is lowered for P."""
+    import scipy.sparse as sp
+
+    from ..costmodel import cluster as clusters
+    from ..costmodel.scaling import Shape, product_candidates
+    cl = clusters.load(args.cluster)
+    graphs = [k for k in given if kinds.get(k) == "sparse"]
+    if not graphs:
+        raise DsplaError("explain --cluster counts on the graph: give it with -i NAME=FILE (a sparse input of "
+                         f"{args.file})")
+    shape = Shape.of(graphs[0], sp.csr_array(given[graphs[0]]))
+    # the products and their widths: planned for two processes, one cheap plan and partition
+    one = f.explain(np=2, dims=dims, density=args.density, json=True, options=dict(plan="allgather1d",
+                    partition="random"), **given)
+    out = {"P": args.np, "cluster": cl.name, "graph": graphs[0], "products": []}
+    for prod in one["products"]:
+        cands = product_candidates(shape, args.np, int(prod["K"]), cl, seed=args.seed)
+        out["products"].append({"expr": prod["expr"], "K": prod["K"], "chosen": cands[0]["plan"], "candidates": cands})
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return 0
+    print(f"P = {args.np} on {cl.name} ({cl.ranks_per_node} ranks/node), graph {graphs[0]}: n = {shape.n:,}, "
+          f"nnz = {shape.nnz:,} (pattern, symmetrised); predicted, nothing lowered")
+    for prod in out["products"]:
+        print(f"\n{prod['expr']}   (K = {prod['K']})")
+        for c in prod["candidates"]:
+            mark = "  <- chosen" if c["plan"] == prod["chosen"] else ""
+            print(f"  {c['plan']:<18} {c['predicted_s'] * 1e3:>10.4g} ms  words/rank {c['words_max']:>10.4g}  "
+                  f"msgs/rank {c['messages_max']:>7.4g}  {c['memory_bytes'] / 1e6:>8.3g} MB  ({c['count']}){mark}")
     return 0

@@ -29,6 +29,7 @@ class Coll:
     count: int = 1
     eq: str = ""           # "fwd", "softmax", "bwd", "dW"
     sparse: bool = False   # moves the sparse matrix
+    partial: bool = False  # the product with W (not part of the SpMM itself)
 
     def ring_words(self, g: int) -> float:
         """Words a member sends in the ring algorithm for it (a pipelined broadcast forwards all)."""
@@ -129,9 +130,9 @@ def _split(n, nnz, f, dims, name) -> Schedule:
         return c
 
     def partial(w, eq):   # the product with the replicated W: T's pieces along rows (and the fiber)
-        c = [Coll("bcast", 1, n * w / (Z * T * Y) if three else n * w / (X * T), T, eq)]
+        c = [Coll("bcast", 1, n * w / (Z * T * Y) if three else n * w / (X * T), T, eq, partial=True)]
         if three:
-            c.append(Coll("reduce_scatter", 2, n * w / (X * Y), 1, eq))
+            c.append(Coll("reduce_scatter", 2, n * w / (X * Y), 1, eq, partial=True))
         return c
 
     for a, b in _widths(f):
@@ -150,17 +151,27 @@ def _split(n, nnz, f, dims, name) -> Schedule:
     return Schedule(name, dims if three else (X, Y), tuple(out), spmm_work, mem)
 
 
-def grid3(P: int) -> tuple:
-    """The X x Y x Z factorisation of P closest to a cube (X <= Y <= Z... most balanced)."""
+def spmm_only(s: Schedule) -> Schedule:
+    """One SpMM A @ H alone, from a one-layer schedule (f = [K, K]): its forward SpMM without
+    the product with W, the backward pass or the weight gradient."""
+    colls = tuple(c for c in s.colls if c.eq == "fwd" and not c.partial)
+    return Schedule(s.name, s.dims, colls, s.spmm_per_rank / 2, s.memory_words)
+
+
+def grid3(P: int, zmax: int | None = None) -> tuple:
+    """The X x Y x Z factorisation of P closest to a cube, with Z <= zmax when given (the 3d
+    plan splits the K columns Z ways)."""
     best = None
-    for x in range(1, round(P ** (1 / 3)) + 2):
+    for x in range(1, P + 1):
         if P % x:
             continue
-        for y in range(x, math.isqrt(P // x) + 1):
+        for y in range(1, P // x + 1):
             if (P // x) % y:
                 continue
             z = P // x // y
-            key = (z - x, z)
+            if zmax is not None and z > zmax:
+                continue
+            key = (max(x, y, z) - min(x, y, z), -z, -y)
             if best is None or key < best[0]:
                 best = (key, (x, y, z))
     return best[1] if best else (1, 1, P)

@@ -72,6 +72,18 @@ def _expected_needed(shape: Shape, frac: float) -> float:
 
 
 # ---------------------------------------------------------------------------- exact counts
+_MEMO: dict = {}
+
+
+def _memo(key, fn):
+    """The pairs of one (graph, P, c, partition): counted once per command (explain asks per product)."""
+    if key not in _MEMO:
+        if len(_MEMO) > 64:
+            _MEMO.clear()
+        _MEMO[key] = fn()
+    return _MEMO[key]
+
+
 def p2p_pairs(A: sp.csr_array, parts: np.ndarray, P: int) -> tuple:
     """(src, dst, rows) of p2p1d's messages for a row partition: the distinct remote columns."""
     cp = comm_plan(A, parts, P)
@@ -103,17 +115,36 @@ def _chunk_of(nb: int, c: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- candidates
-def _p2p_epoch(cluster: Cluster, P, src, dst, rows, f, nnz_rank, extra_words=0.0):
-    """Seconds, words and messages of one epoch of a p2p plan (per rank arrays)."""
+@dataclass(frozen=True)
+class Work:
+    """What is counted: the widths of the SpMMs and the sizes of the weight-gradient all-reduces.
+    A GCN epoch with widths f: per layer the forward (f[l-1]) and backward (f[l]) SpMMs and an
+    f[l-1] x f[l] all-reduce; one product of width K: that SpMM alone."""
+    spmms: tuple
+    dw: tuple
+
+    @classmethod
+    def of(cls, f) -> "Work":
+        if isinstance(f, Work):
+            return f
+        pairs = list(zip(f[:-1], f[1:]))
+        return cls(tuple(w for a, b in pairs for w in (a, b)), tuple(a * b for a, b in pairs))
+
+    @classmethod
+    def product(cls, K: int) -> "Work":
+        return cls((K,), ())
+
+
+def _p2p_epoch(cluster: Cluster, P, src, dst, rows, work: Work, nnz_rank):
+    """Seconds, words and messages of a p2p plan's SpMMs (per rank arrays)."""
     t = np.zeros(P)
     words = np.zeros(P)
-    msgs = np.bincount(dst, minlength=P).astype(float) * 2 * (len(f) - 1)
+    msgs = np.bincount(dst, minlength=P).astype(float) * len(work.spmms)
     recv_rows = np.bincount(dst, weights=rows, minlength=P)
-    for a, b in zip(f[:-1], f[1:]):
-        for w in (a, b):
-            t += cluster.p2p_seconds(P, src, dst, rows * w) if src.size else 0.0
-            words += recv_rows * w
-    t += cluster.spmm_seconds(1) * nnz_rank * sum(a + b for a, b in zip(f[:-1], f[1:]))
+    for w in work.spmms:
+        t += cluster.p2p_seconds(P, src, dst, rows * w) if src.size else 0.0
+        words += recv_rows * w
+    t += cluster.spmm_seconds(1) * nnz_rank * sum(work.spmms)
     return t, words, msgs
 
 
@@ -126,16 +157,16 @@ def _allreduce(cluster, P, dims, axis, words, passes=2):
             + cluster.group_alpha(P, dims, axis) * passes * math.ceil(math.log2(g)))
 
 
-def _row_collectives(cluster, P, c, rows, f) -> float:
+def _row_collectives(cluster, P, c, rows, work: Work) -> float:
     """15d_sparse's per-product collectives along the process row, every SpMM of the epoch: the
     all-gather of block row i of B and the all-reduce of its partial C_i."""
     dims = (P // c, c)
     return sum(_allreduce(cluster, P, dims, 1, rows * w, 1) + _allreduce(cluster, P, dims, 1, rows * w)
-               for a, b in zip(f[:-1], f[1:]) for w in (a, b))
+               for w in work.spmms)
 
 
-def _dw(cluster, P, f):
-    return sum(_allreduce(cluster, P, (P,), 0, a * b) for a, b in zip(f[:-1], f[1:]))
+def _dw(cluster, P, work: Work):
+    return sum(_allreduce(cluster, P, (P,), 0, x) for x in work.dw)
 
 
 def row_parts(A, P: int, method: str, seed: int) -> np.ndarray:
@@ -158,31 +189,34 @@ def block_row_parts(A, P: int, c: int, method: str, seed: int) -> np.ndarray:
 def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
                       method: str = "random") -> list[dict]:
     """p2p1d and 15d_sparse (c^2 | P, c <= 16) at P: exact when the graph is at hand."""
-    L, fsum = len(f) - 1, sum(a + b for a, b in zip(f[:-1], f[1:]))
-    dw_words = sum(a * b for a, b in zip(f[:-1], f[1:]))
+    work = Work.of(f)
+    L, fsum, fmax = len(work.dw), sum(work.spmms), max(work.spmms)
+    dw_words = sum(work.dw)
+    nspmm = len(work.spmms)
     out = []
     cs = [c for c in (2, 4, 8, 16) if P % (c * c) == 0]
     if shape.A is not None:
         A = shape.A
-        parts = row_parts(A, P, method, seed)
+        key = (id(A), A.nnz, P, method, seed)
+        parts = _memo(key + (1, "parts"), lambda: row_parts(A, P, method, seed))
         nnz_rank = np.bincount(parts, weights=np.diff(A.indptr), minlength=P)
         rows_rank = np.bincount(parts, minlength=P)
-        src, dst, rows = p2p_pairs(A, parts, P)
-        t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, f, nnz_rank)
-        t += _dw(cluster, P, f)
+        src, dst, rows = _memo(key + (1, "pairs"), lambda: p2p_pairs(A, parts, P))
+        t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, nnz_rank)
+        t += _dw(cluster, P, work)
         out.append(_record("p2p1d", "exact", t, words + dw_words, msgs + L * math.ceil(math.log2(max(P, 2))),
-                           (nnz_rank * 12 + (rows_rank * L + np.bincount(dst, weights=rows, minlength=P)) * max(f)
+                           (nnz_rank * 12 + (rows_rank * nspmm / 2 + np.bincount(dst, weights=rows, minlength=P)) * fmax
                             * cluster.word_bytes)))
         for c in cs:
-            parts = block_row_parts(A, P, c, method, seed)
-            src, dst, rows = sparse15_pairs(A, parts, P, c)
+            parts = _memo(key + (c, "parts"), lambda c=c: block_row_parts(A, P, c, method, seed))
+            src, dst, rows = _memo(key + (c, "pairs"), lambda c=c, parts=parts: sparse15_pairs(A, parts, P, c))
             brow_rows = np.bincount(parts // c, minlength=P // c)[np.arange(P) // c]
             brow_nnz = np.bincount(parts // c, weights=np.diff(A.indptr), minlength=P // c)[np.arange(P) // c]
-            t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, f, brow_nnz / c)
-            t += max(_row_collectives(cluster, P, c, r, f) for r in np.unique(brow_rows)) + _dw(cluster, P, f)
+            t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, brow_nnz / c)
+            t += max(_row_collectives(cluster, P, c, r, work) for r in np.unique(brow_rows)) + _dw(cluster, P, work)
             words += 2 * brow_rows * fsum + dw_words      # the all-gather's output and the all-reduce's buffer
-            msgs += 6 * L * math.ceil(math.log2(c)) + L * math.ceil(math.log2(P))
-            mem = brow_nnz / c * 12 + (brow_rows * L + np.bincount(dst, weights=rows, minlength=P)) * max(f) * \
+            msgs += 3 * nspmm * math.ceil(math.log2(c)) + L * math.ceil(math.log2(P))
+            mem = brow_nnz / c * 12 + (brow_rows * nspmm / 2 + np.bincount(dst, weights=rows, minlength=P)) * fmax * \
                 cluster.word_bytes
             out.append(_record(f"15d_sparse c={c}", "exact", t, words, msgs, mem))
         return out
@@ -195,16 +229,16 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
         vol = need * cluster.word_bytes
         lv = cluster.lvl(2) if P > cluster.ranks_per_node else cluster.lvl(1)
         per_rank_inj = min(lv.bandwidth, cluster.injection / cluster.ranks_per_socket)
-        t = sum(pairs * lv.alpha + vol * w / per_rank_inj for a, b in zip(f[:-1], f[1:]) for w in (a, b))
-        t += cluster.spmm_seconds(nnz / P * fsum) + _dw(cluster, P, f)
+        t = sum(pairs * lv.alpha + vol * w / per_rank_inj for w in work.spmms)
+        t += cluster.spmm_seconds(nnz / P * fsum) + _dw(cluster, P, work)
         words = need * fsum + dw_words
-        msgs = pairs * 2 * L + L * math.ceil(math.log2(max(P, 2)))
+        msgs = pairs * nspmm + L * math.ceil(math.log2(max(P, 2)))
         mem_rows = n * c / P
         if c > 1:
-            t += _row_collectives(cluster, P, c, mem_rows, f)
+            t += _row_collectives(cluster, P, c, mem_rows, work)
             words += 2 * mem_rows * fsum
-            msgs += 6 * L * math.ceil(math.log2(c))
-        mem = nnz / P * 12 + (mem_rows * L + need) * max(f) * cluster.word_bytes
+            msgs += 3 * nspmm * math.ceil(math.log2(c))
+        mem = nnz / P * 12 + (mem_rows * nspmm / 2 + need) * fmax * cluster.word_bytes
         name = "p2p1d" if c == 1 else f"15d_sparse c={c}"
         out.append(_record(name, "expected", np.array([t]), np.array([words]), np.array([msgs]), np.array([mem])))
     return out
@@ -239,25 +273,25 @@ def grid3d_words(n_rows: np.ndarray, K: int, grid: tuple) -> np.ndarray:
 def dspla_3d(shape: Shape, P: int, f, cluster: Cluster) -> dict:
     """dspla's 3d plan (A's blocks stationary) on the grid closest to a cube, from balanced row
     counts: its words per rank (grid3d_words), its collectives as rings along the grid's axes."""
-    X, Y, Z = dims = cagnet.grid3(P)
+    work = Work.of(f)
+    X, Y, Z = dims = cagnet.grid3(P, zmax=min(work.spmms))
     counts = np.full(P, shape.n // P) + (np.arange(P) < shape.n % P)
     words = np.zeros(P)
     t = 0.0
     pw = [cluster.ring_seconds_per_word(P, dims, ax) for ax in range(3)]
     al = [cluster.group_alpha(P, dims, ax) for ax in range(3)]
     lg = [math.ceil(math.log2(g)) if g > 1 else 0 for g in dims]
-    for a, b in zip(f[:-1], f[1:]):
-        for w in (a, b):
-            words += grid3d_words(counts, w, dims)
-            wz, nr = -(-w // Z), counts.max()
-            t += 2 * (nr * wz * (Z - 1) * pw[2] + al[2] * (Z - 1))                 # the fiber all-to-alls
-            t += shape.n / Y * wz * (X - 1) / X * pw[0] + al[0] * lg[0]            # the column all-gather
-            t += 2 * shape.n / X * wz * (Y - 1) / Y * pw[1] + 2 * al[1] * lg[1]    # the row all-reduce
-            t += cluster.spmm_seconds(shape.nnz / P * w)
-    t += _dw(cluster, P, f)
-    dw_words = sum(a * b for a, b in zip(f[:-1], f[1:]))
-    msgs = (len(f) - 1) * 2 * (2 * (Z - 1) + lg[0] + 2 * lg[1]) + (len(f) - 1) * math.ceil(math.log2(max(P, 2)))
-    mem = shape.nnz / (X * Y) * 12 + (shape.n / Y + 2 * shape.n / X) * -(-max(f) // Z) * cluster.word_bytes
+    for w in work.spmms:
+        words += grid3d_words(counts, w, dims)
+        wz, nr = -(-w // Z), counts.max()
+        t += 2 * (nr * wz * (Z - 1) * pw[2] + al[2] * (Z - 1))                 # the fiber all-to-alls
+        t += shape.n / Y * wz * (X - 1) / X * pw[0] + al[0] * lg[0]            # the column all-gather
+        t += 2 * shape.n / X * wz * (Y - 1) / Y * pw[1] + 2 * al[1] * lg[1]    # the row all-reduce
+        t += cluster.spmm_seconds(shape.nnz / P * w)
+    t += _dw(cluster, P, work)
+    dw_words = sum(work.dw)
+    msgs = len(work.spmms) * (2 * (Z - 1) + lg[0] + 2 * lg[1]) + len(work.dw) * math.ceil(math.log2(max(P, 2)))
+    mem = shape.nnz / (X * Y) * 12 + (shape.n / Y + 2 * shape.n / X) * -(-max(work.spmms) // Z) * cluster.word_bytes
     return _record(f"3d {X}x{Y}x{Z}", "counts", np.array([t]),
                    words + dw_words, np.array([msgs]), np.array([mem]))
 
@@ -270,7 +304,9 @@ def _record(plan, how, t, words, msgs, mem) -> dict:
 
 def cagnet_candidates(shape: Shape, P: int, f, cluster: Cluster) -> list[dict]:
     out = []
-    for s in cagnet.cagnet_four(shape.n, shape.nnz, f, P):
+    one = isinstance(f, Work) and not f.dw   # one product: its SpMM alone
+    scheds = cagnet.cagnet_four(shape.n, shape.nnz, [f.spmms[0]] * 2 if one else f, P)
+    for s in (cagnet.spmm_only(x) for x in scheds) if one else scheds:
         sec = cagnet.seconds(s, cluster)
         w = float(s.words())
         steps = sum(c.count * math.ceil(math.log2(s.dims[c.axis])) for c in s.colls if s.dims[c.axis] > 1)
@@ -280,6 +316,15 @@ def cagnet_candidates(shape: Shape, P: int, f, cluster: Cluster) -> list[dict]:
                     "count": "formula", "predicted_s": sec["predicted_s"], "words_max": w, "words_avg": w,
                     "messages_max": float(steps), "memory_bytes": mem})
     return out
+
+
+def product_candidates(shape: Shape, P: int, K: int, cluster: Cluster, seed: int = 0, method: str = "random"):
+    """Every candidate for one product A @ B of width K at P, fastest first (what explain shows)."""
+    w = Work.product(K)
+    cands = cagnet_candidates(shape, P, w, cluster) + sparse_candidates(shape, P, w, cluster, seed, method)
+    if P >= 8:
+        cands.append(dspla_3d(shape, P, w, cluster))
+    return sorted(cands, key=lambda c: c["predicted_s"])
 
 
 def scaling(shape: Shape, Ps, f, cluster: Cluster, weak: bool = False, seed: int = 0, method: str = "random",

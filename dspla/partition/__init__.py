@@ -6,7 +6,7 @@
 
 Methods live in registry tables (METHODS, EDGE_METHODS); importing this package fills them.
 """
-from . import graph, hp, simple, stochastic  # noqa: F401  (register the row methods)
+from . import graph, hp, simple, stochastic, vertex_owners  # noqa: F401  (register the row methods)
 from .edge import (
                    EdgePartitionResult,
                    SplitGraph,

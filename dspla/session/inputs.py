@@ -120,8 +120,9 @@ class Inputs:
             header = {"replan": True, "gather": [k for k in static if k in mine], "send": True}
             if header["gather"]:   # the graph came sharded: every rank plans from its rows, if it can
                 header.update(self._spmd(inputs, mats, dims, mine, opt, P))
-            elif P > 1 and opt.spmd and not patterns:   # in memory: rank 0 partitions and shards,
-                # then SPMD (not with a sparse parameter: only rank 0 holds its pattern, which planning reads)
+            elif P > 1 and opt.spmd and not patterns and (opt.plan == "auto" or opt.plan in spmd_names()):
+                # in memory: rank 0 partitions and shards, then SPMD (not with a sparse parameter: only
+                # rank 0 holds its pattern, which planning reads; nor for a plan without an SPMD lowering)
                 header["in_memory"] = True   # (the work is _plan's: a failure there ends every rank)
             self.plan_key = key
         else:

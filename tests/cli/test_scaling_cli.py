@@ -51,3 +51,20 @@ def test_planner_md_scaling_commands_run(tmp_path, monkeypatch, capsys):
 def test_errors_are_named(args, msg, capsys):
     assert main(["scaling", *args]) != 0
     assert msg in capsys.readouterr().err
+
+
+def test_explain_on_a_cluster_counts_every_candidate_without_lowering(tmp_path, monkeypatch, capsys):
+    A = sp.random_array((300, 300), density=0.03, rng=np.random.default_rng(1), format="coo")
+    scipy.io.mmwrite(tmp_path / "g.mtx", A)
+    monkeypatch.chdir(ROOT)
+    args = ["explain", "examples/gcn_layer.dspla", "--np", "1024", "--cluster", "summit", "--dim", "f=16"]
+    assert main([*args, "-i", f"A={tmp_path / 'g.mtx'}", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["P"] == 1024 and out["cluster"] == "Summit" and out["products"]
+    for prod in out["products"]:
+        names = [c["plan"] for c in prod["candidates"]]
+        assert prod["chosen"] == names[0] and "CAGNET 1d" in names and "p2p1d" in names
+        times = [c["predicted_s"] for c in prod["candidates"]]
+        assert times == sorted(times)
+    assert main(args) != 0
+    assert "explain --cluster counts on the graph: give it with -i" in capsys.readouterr().err

@@ -101,3 +101,14 @@ def test_15d_sparse_small(P, c):
 @pytest.mark.parametrize("P, c", [(4, 2), (8, 2)])
 def test_15d_sparse_cora(cora, P, c):
     check(cora, P, "15d_sparse", replication=c)
+
+
+@pytest.mark.parametrize("P", [2, 3, 4])
+@pytest.mark.parametrize("method", ["spac", "hypergraph-edge"])
+def test_vertexcut_small(P, method):
+    check(_small(P), P, "vertexcut", partition=method)
+
+
+@pytest.mark.parametrize("P", [2, 3, 4])
+def test_vertexcut_cora(cora, P):
+    check(cora, P, "vertexcut", partition="spac")

@@ -23,7 +23,8 @@ import dspla as dp
 from plan.test_gcn_plans import _small, STEP, OUTS
 comm = dp.world()
 inp = _small(3, n=120)
-out = STEP.run(inp if comm.rank == 0 else None, comm=comm, plan={plan!r}, partition="random", **{opt!r})
+opt = {opt!r}
+out = STEP.run(inp if comm.rank == 0 else None, comm=comm, plan={plan!r}, **{{"partition": "random", **opt}})
 got = {{k: out[k].to_numpy(fill=0.0, root=0) for k in OUTS}}
 if comm.rank == 0:
     np.savez({out!r}, **got)
@@ -32,7 +33,8 @@ if comm.rank == 0:
 """
 
 
-@pytest.mark.parametrize("plan, P, opt", [("3d", 2, {}), ("3d", 4, {}), ("15d_sparse", 4, {"replication": 2})])
+@pytest.mark.parametrize("plan, P, opt", [("3d", 2, {}), ("3d", 4, {}), ("15d_sparse", 4, {"replication": 2}),
+                                          ("vertexcut", 4, {"partition": "spac"})])
 def test_gcn_step_under_mpiexec(tmp_path, plan, P, opt):
     sys.path.insert(0, str(TESTS))
     from plan.test_gcn_plans import OUTS, STEP, _small

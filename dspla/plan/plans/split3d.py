@@ -9,7 +9,7 @@ B_y,Jz by an all-to-all inside (x, y, ·) (each rank's rows, cut by column range
 all-gather inside (·, y, z); the reduced C_x,Jz returns to 1D rows by an all-to-all inside
 (x, y, ·). CAGNET's version broadcasts A's blocks in every product; A is static here, so the Z
 ranks of a fiber each keep their block A_xy (A held Z times in all), as Plexus does. The grid is
-``Options.grid`` or the factorisation of P closest to a cube. Random row partitions balance the
+``Options.grid`` or the factorisation of P closest to a cube with Z <= K. Random row partitions balance the
 blocks' nonzeros up to their hubs; ``--partition dealt`` (rows dealt by nonzeros) balances them as
 Plexus's double permutation does (``block_imbalance``).
 """
@@ -26,7 +26,7 @@ from .summa2d import k_ranges
 
 def grid_of(ctx) -> tuple:
     g = getattr(ctx.opt, "grid", None)
-    return tuple(g) if g else grid3(ctx.P)
+    return tuple(g) if g else grid3(ctx.P, zmax=ctx.K)
 
 
 def _check(ctx):
