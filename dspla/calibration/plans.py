@@ -34,7 +34,7 @@ def plan_runs(comm, quick: bool = False, say=None, repeat: int = 3) -> list | No
     for gname, A, part in _graphs(quick):
         for K in Ks:
             X = rng.random((A.shape[0], K)) if comm.rank == 0 else None
-            for plan in plan_names():
+            for plan in plan_names(auto=True):
                 opts = Options(plan=plan, partition=part, seed=0, replication=2 if comm.size % 2 == 0 else 1,
                                cache=True, progress=False)
                 s = DistSession(f.compiled, comm, opts)

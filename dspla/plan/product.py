@@ -297,7 +297,7 @@ def lower_product(pl, n: Node):
 
 
 def _lower_candidates(pl, product: Product, info: ProductInfo, candidates: list):
-    names = plan_names() if pl.opt.plan == "auto" else [get_plan(pl.opt.plan).name]
+    names = plan_names(auto=True) if pl.opt.plan == "auto" else [get_plan(pl.opt.plan).name]
     spmd = pl.me is not None
     for name in names:
         spec = PLANS[name]

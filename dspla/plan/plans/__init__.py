@@ -19,16 +19,19 @@ class PlanSpec:
     doc: str
     check: Callable | None = None   # check(ctx) -> None or a reason the plan cannot run
     spmd: Callable | None = None    # lower(ctx) on one rank from its own rows (plan/spmd.py); None: not yet
+    auto: bool = True               # a candidate of --plan auto (False: by name, or on a described cluster)
 
 
 PLANS: dict[str, PlanSpec] = {}
 
 
-def register_plan(name: str, doc: str = "", check: Callable | None = None, spmd: Callable | bool | None = None):
-    """``spmd``: the plan's lowering for one rank from its own rows (True: ``fn`` itself works so)."""
+def register_plan(name: str, doc: str = "", check: Callable | None = None, spmd: Callable | bool | None = None,
+                  auto: bool = True):
+    """``spmd``: the plan's lowering for one rank from its own rows (True: ``fn`` itself works so).
+    ``auto``: a candidate of ``--plan auto`` on this machine."""
     def register(fn):
         PLANS[name] = PlanSpec(name, fn, doc or (fn.__doc__ or "").strip().splitlines()[0], check,
-                               fn if spmd is True else spmd or None)
+                               fn if spmd is True else spmd or None, auto)
         return fn
     return register
 
@@ -46,9 +49,10 @@ def get_plan(name: str) -> PlanSpec:
     return PLANS[name]
 
 
-def plan_names() -> list[str]:
+def plan_names(auto: bool = False) -> list[str]:
+    """Every plan; with ``auto``, those --plan auto considers."""
     _load()
-    return list(PLANS)
+    return [n for n, p in PLANS.items() if p.auto or not auto]
 
 
 @functools.cache   # (the package's directory is listed once: every call checks a plan name)

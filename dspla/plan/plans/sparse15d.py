@@ -52,7 +52,7 @@ def _needs(A_I: sp.csr_array, block_of: np.ndarray, ks) -> dict:
     return {k: cols[blk == k] for k in ks if np.any(blk == k)}
 
 
-@register_plan("15d_sparse", check=_check, spmd=lambda ctx: lower_spmd(ctx))
+@register_plan("15d_sparse", check=_check, spmd=lambda ctx: lower_spmd(ctx), auto=False)
 def lower(ctx):
     """Sparsity-aware 1.5D: block rows replicated c-fold, only needed rows sent down columns, row Allreduce."""
     P, c = ctx.P, replication(ctx)

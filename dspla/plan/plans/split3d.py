@@ -76,7 +76,7 @@ def _block(ctx, r: int, grid: tuple, inner_y: np.ndarray) -> tuple:
     return I, mine[:, inner_y]
 
 
-@register_plan("3d", check=_check, spmd=True)
+@register_plan("3d", check=_check, spmd=True, auto=False)
 def lower(ctx):
     """3D on an X x Y x Z grid: B gathered per (inner block, column range), partial products reduced."""
     rows, cols, K, P = ctx.rows, ctx.cols, ctx.K, ctx.P
