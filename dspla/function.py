@@ -10,6 +10,7 @@ from . import compile as compiler
 from .display import Stats, Text
 from .errors import DsplaError, InputError, UnknownNameError
 from .exec import reference
+from .exec.nodeids import dim_ids, graphs_read, with_ids
 from .exec.values import Array, InputValue, Meta, bind_dims, check_shapes, to_matrix
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
@@ -122,10 +123,12 @@ class Function:
         (``dp.param``) are read on every call, so an in-place update of one is seen."""
         keep_freed_memory()
         s = self.session()
+        inputs = graphs_read(inputs)
+        ids = dim_ids(self._decl, inputs)
         out = s.run(inputs)
         if s.has_stats:   # (rank 0)
             self._stats_from = s
-        return out
+        return with_ids(out, self.program.outputs, ids)
 
     def invalidate(self) -> None:
         """Forget every kept conversion and plan: the next call binds and plans from scratch (for
@@ -158,10 +161,12 @@ class Function:
         distributed ``Array``s on every rank (see ``__call__``), or with local=True this rank's
         pieces as graphblas matrices. ``self.last_stats`` (rank 0) holds what moved."""
         s = self.session(comm, **options)
+        inputs = graphs_read(inputs or {})
+        ids = dim_ids(self._decl, inputs)
         out = s.run(inputs, repeat=repeat, local=local)
         if s.has_stats:   # (rank 0)
             self._stats_from = s
-        return out
+        return out if local else with_ids(cast("dict[str, Array]", out), self.program.outputs, ids)
 
     def session(self, comm: Comm | None = None, *, keep: bool = True, **options: Unpack[RunOptions]) -> DistSession:
         """The distributed session running this function on ``comm`` (default: the MPI world,
@@ -186,17 +191,19 @@ class Function:
 
     def _reference(self, inputs: Mapping[str, InputValue]) -> dict[str, Array]:
         t0 = time.perf_counter()
+        inputs = graphs_read(inputs)
         mats, dims = self.bind(inputs)
         prog = self.bound(mats, dims)
         env = reference.Env(mats, dims)
         out = reference.run(self._schedule_for(prog), env)
         self.last_stats = Stats({"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0})
-        return {k: Array(v, k) for k, v in out.items()}
+        return with_ids({k: Array(v, k) for k, v in out.items()}, self.program.outputs,
+                        dim_ids(self._decl, inputs))
 
     def plan(self, np: int, inputs: Mapping[str, InputValue], options: Options | None = None,
              dump_after: str | None = None, dump: Callable[[str], object] | None = None) -> compiler.Compilation:
         """Compile for ``np`` processes against ``inputs`` (no MPI needed): every rank's program."""
-        mats, dims = self.bind(inputs)
+        mats, dims = self.bind(graphs_read(inputs))
         return compiler.distribute(self.sized(mats, dims), np, options or Options(**self._options),
                                    dump_after=dump_after, dump=dump)
 
@@ -230,7 +237,7 @@ class Function:
                 raise DsplaError(f"compiler step {dump_after!r} needs the data's sizes: give np= (and inputs or dims)")
             return Text(str(self.program) + self._warnings() + (_timings(self.compiled.timings) if timings else ""))
         names = set(self.input_names)
-        given = {k: v for k, v in inputs_and_options.items() if k in names}
+        given = graphs_read({k: v for k, v in inputs_and_options.items() if k in names})
         opts = {k: v for k, v in {**inputs_and_options, **(options or {})}.items()
                 if (k not in names or k in (options or {})) and v is not None}
         opt = Options(**{**self._options, **opts})

@@ -31,13 +31,16 @@ def register(sub, common):
     p.add_argument("file")
     add_plugin_option(p)
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
-                   help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, an edge list, or made to the declared "
-                        "shape: full:VALUE (every entry VALUE), unit:I (one entry, 1, in row I) (repeatable)")
+                   help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, an edge list (a third column is the weight; "
+                        "reader options after a colon: FILE.txt:unweighted,undirected,duplicates=sum), or made to the "
+                        "declared shape: full:VALUE (every entry VALUE), unit:ID (one entry, 1, in the row of node "
+                        "ID: its id in the edge list, else the row number) (repeatable)")
     p.add_argument("--dim", action="append", metavar="NAME=SIZE",
                    help="size of a symbolic dim that no input read from a file gives (for generated inputs: "
                         "-i x=full:1 --dim n=100)")
-    p.add_argument("--out", "-o", help="write every output to this .npz, once, as its present entries "
-                   "(NAME.rows, .cols, .values, .shape; docs/user-guide.md)")
+    p.add_argument("--out", "-o", help="write every output to this .npz, once: a full one as the array NAME, "
+                   "one with missing entries as NAME.rows, .cols, .values, .shape; node ids as NAME.ids "
+                   "(docs/user-guide.md)")
     g = p.add_argument_group("distributed execution")
     g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
     g.add_argument("--mpiexec", help="the launcher to use (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
@@ -114,9 +117,11 @@ def run(args):
     rank = comm.rank if comm else 0
     faults.inject(rank, "start")
     kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
+    dtypes = {n.attr("name"): n.type.dtype.value for n in f.inputs}
 
     def read():   # rank 0 reads; the others learn of any error before waiting for data
-        data = {name: read_input(spec, kinds.get(name, "dense"), allow_nonfinite=args.allow_nonfinite)
+        data = {name: read_input(spec, kinds.get(name, "dense"), allow_nonfinite=args.allow_nonfinite,
+                                 dtype=dtypes.get(name), name=name)
                 for name, spec in specs.items() if not is_generated(spec)}
         data.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
                                     {n.attr("name"): n.type for n in f.inputs}, data, dims))
@@ -161,7 +166,7 @@ def run(args):
                if arr.shape == (1, 1)}
     if rank != 0:
         return 0
-    out = {name: Array(M, name) for name, M in whole.items()}
+    out = {name: Array(M, name, ids=out[name].ids, col_ids=out[name].col_ids) for name, M in whole.items()}
     # the files first: a closed stdout must not lose them
     if args.out:
         write_results(args.out, out)

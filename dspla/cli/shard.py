@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from ..errors import DsplaError, UnknownNameError
 from ..io import read_input
 from ..io.files import check_writable_dir
+from ..io.graph import Graph
 from ..io.inputs import input_path
 from ..io.npy import load_npy
 from ..io.shards import write_shards
@@ -77,7 +78,9 @@ def run(args):
     for name, spec in specs.items():
         if not args.quiet:
             print(f"dspla shard: reading {name} from {spec}", file=sys.stderr, flush=True)
-        data[name] = read_input(spec, "sparse" if not spec.lower().endswith(".npy") else "dense")
+        data[name] = read_input(spec, "sparse" if not spec.lower().endswith(".npy") else "dense", name=name)
+        if isinstance(data[name], Graph):   # a shard set holds rows by position (ids are not kept)
+            data[name] = data[name].matrix
         if not sp.issparse(data[name]):
             data[name] = np.asarray(data[name])
             if data[name].ndim == 1:

@@ -19,6 +19,8 @@ from numpy.typing import DTypeLike, NDArray
 from .. import display
 from .._types import HostValue, Scalar
 from ..errors import InputError
+from ..io.graph import Graph, from_networkx, is_networkx
+from ..io.whole import whole_to_int
 from ..ir import DType, Kind, Node
 from ..ir.types import Dim
 from .acyclic import acyclic
@@ -87,17 +89,28 @@ class Array:
     rank calls them; with ``root=0`` only rank 0 gets the result, the others None; by default
     every rank gets it). Replicated values (scalars, reductions) need no communication.
     A missing entry is not a zero: ``to_numpy()`` refuses to invent values for missing entries
-    unless given ``fill``."""
+    unless given ``fill``.
 
-    __slots__ = ("_piece", "name", "dist", "_shape")
+    **Node ids.** The conversions are positional: row k of ``to_numpy()`` is row k. When the
+    rows of the value are the nodes of a graph read with its original ids (``dp.load_graph`` of
+    an edge list or a networkx graph, passed as an input), ``ids[k]`` is the original id of row
+    k (``col_ids``: of column k); None when the positions are the ids. They come from the inputs
+    on this process (every rank that passed the graph gets them) and go with the value when it
+    is passed on to another function, written by ``dspla run --out``, or made a networkx graph
+    (``to_networkx``)."""
+
+    __slots__ = ("_piece", "name", "dist", "_shape", "ids", "col_ids")
     __array_priority__ = 10
 
     def __init__(self, matrix: Matrix, name: str | None = None, dist: Dist | None = None,
-                 shape: Sequence[int] | None = None) -> None:
+                 shape: Sequence[int] | None = None, ids: NDArray[Any] | None = None,
+                 col_ids: NDArray[Any] | None = None) -> None:
         self._piece = matrix
         self.name = name
         self.dist = dist
         self._shape = cast("tuple[int, int]", tuple(shape)) if shape is not None else (matrix.nrows, matrix.ncols)
+        self.ids: NDArray[Any] | None = ids
+        self.col_ids: NDArray[Any] | None = col_ids
 
     # -- what this rank holds
     @property
@@ -259,6 +272,26 @@ class Array:
         M = self._gather(root)
         return None if M is None else gb.io.to_scipy_sparse(M, format=format)
 
+    @overload
+    def to_networkx(self, directed: bool = True, *, weight: str = "weight", root: None = None) -> Any: ...
+    @overload
+    def to_networkx(self, directed: bool = True, *, weight: str = "weight", root: int) -> Any | None: ...
+
+    def to_networkx(self, directed: bool = True, *, weight: str = "weight", root: int | None = None) -> Any | None:
+        """A square result as a networkx graph: ``directed`` a ``DiGraph`` with an edge i -> j for
+        every present entry (i, j), else a ``Graph`` (the value must be symmetric); the entry's
+        value is the edge's attribute ``weight``. Nodes are the original ids (``ids``) when the
+        value has them, else 0..n-1; every row is a node, isolated ones too. Needs networkx."""
+        from ..io.graph import to_networkx
+
+        S = self.to_scipy("csr", root=root) if root is not None else self.to_scipy("csr")
+        if S is None:
+            return None
+        if self.ids is not None and self.col_ids is not None and not np.array_equal(self.ids, self.col_ids):
+            raise ValueError(f"{self.name or 'result'}: its rows and columns have different node ids")
+        return to_networkx(S, self.ids if self.ids is not None else self.col_ids, directed=directed,
+                           weight=weight, name=self.name or "result")
+
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         a = self.to_numpy()
         return a if dtype is None else a.astype(dtype)
@@ -343,6 +376,8 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
         return value
     if isinstance(value, Array):
         value = value.gb
+    elif isinstance(value, Graph) or is_networkx(value):
+        value = host_value(value)
     if isinstance(value, gb.Vector):
         value = value._as_matrix()
     if isinstance(value, gb.Matrix):
@@ -380,12 +415,44 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
                          f"of its {m.nrows}x{m.ncols} entries are missing")
     want = t.dtype
     if dtype_of(m) is not want:
-        if not np.can_cast(dtype_of(m).np, want.np, "same_kind"):
+        if want is DType.int64 and dtype_of(m).is_float:
+            m = _whole(name, m)   # whole-number floats: exactly the integers they hold
+        elif not np.can_cast(dtype_of(m).np, want.np, "same_kind"):
             raise InputError(f"input {name!r} is declared {want} but got {dtype_of(m)} data, which does not "
                              f"convert safely; cast it or change the declaration")
-        m = m.dup(dtype=want.gb)
+        else:
+            m = m.dup(dtype=want.gb)
     # what this made (not the caller's matrix) is kept for the next call and freed when replaced
     return acyclic(m) if m is not value else m
+
+
+def _whole(name: str, m: Matrix) -> Matrix:
+    """A float matrix as int64 when every present value is a whole number that fits (else an
+    InputError naming the first other entry)."""
+    r, c, v = m.to_coo()
+
+    def error(at: tuple[int, ...], value: float) -> InputError:
+        k = at[0]
+        return InputError(f"input {name!r} is declared int64 but its entry ({int(r[k])}, {int(c[k])}) is {value!r}, "
+                          "not a whole number; round it, or declare the input a float")
+    ints = whole_to_int(v, error)
+    return gb.Matrix.from_coo(r, c, ints, nrows=m.nrows, ncols=m.ncols, dtype="INT64")
+
+
+def host_value(value: Any) -> Any:
+    """A ``Graph`` or networkx graph as the scipy matrix a program reads (anything else as it is)."""
+    if is_networkx(value):
+        value = from_networkx(value)
+    return value.matrix if isinstance(value, Graph) else value
+
+
+def value_ids(value: Any) -> tuple[NDArray[Any] | None, NDArray[Any] | None]:
+    """(row ids, column ids) an input carries: a ``Graph``'s ids on both axes, an ``Array``'s own."""
+    if isinstance(value, Graph):
+        return value.ids, value.ids
+    if isinstance(value, Array):
+        return value.ids, value.col_ids
+    return None, None
 
 
 def _dtype(name: str, npdtype: np.dtype[Any], t: object) -> DType:
