@@ -14,7 +14,7 @@ from .exec.nodeids import dim_ids, graphs_read, with_ids
 from .exec.values import Array, InputValue, Meta, bind_dims, check_shapes, to_matrix
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
-from .ir.check import check_program
+from .ir.check import check_program, dim_bindings
 from .ir.lint import lint_warnings
 from .plan.explain import as_json, as_text, synthesize
 from .plan.options import Options
@@ -36,6 +36,7 @@ class Function:
 
     def __init__(self, program: Program) -> None:
         self.source_program = check_program(program)   # user errors, before the compiler's verifier
+        self.bound_dims = dim_bindings(program)           # dims the program binds to sizes (X + Y: c = 4)
         self.compiled = compiler.frontend(program)
         self.program = self.compiled.program
         self.inputs = self.program.inputs
@@ -81,9 +82,9 @@ class Function:
                 parts.append(f"unexpected input{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}")
             raise InputError(f"{'; '.join(parts)}; the program takes "
                              f"{', '.join(f'{k}: {n.type}' for k, n in self._decl.items())}")
-        check_shapes(self._decl.values(), inputs)   # sizes first, before converting anything
+        check_shapes(self._decl.values(), inputs, self.bound_dims)   # sizes first, before converting anything
         mats = {k: to_matrix(inputs[k], self._decl[k]) for k in self._decl}
-        return mats, bind_dims(self._decl.values(), mats)
+        return mats, bind_dims(self._decl.values(), mats, self.bound_dims)
 
     def sized(self, mats: dict[str, Matrix | Meta], dims: dict[str, int]) -> compiler.Compilation:
         """The compilation for these sizes (matrix-chain order applied), with the inputs bound.
@@ -241,7 +242,8 @@ class Function:
         opts = {k: v for k, v in {**inputs_and_options, **(options or {})}.items()
                 if (k not in names or k in (options or {})) and v is not None}
         opt = Options(**{**self._options, **opts})
-        mats, sizes = self.bind(synthesize(self.inputs, given, dims, density))
+        bound = {d: size for d, (size, _) in self.bound_dims.items()}   # (sizes the program fixes)
+        mats, sizes = self.bind(synthesize(self.inputs, given, {**bound, **(dims or {})}, density))
         sized = self.sized(mats, sizes)
         if dump_after == "chain-order":
             dumped.append(str(sized.program))

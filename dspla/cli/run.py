@@ -123,8 +123,9 @@ def run(args):
         data = {name: read_input(spec, kinds.get(name, "dense"), allow_nonfinite=args.allow_nonfinite,
                                  dtype=dtypes.get(name), name=name)
                 for name, spec in specs.items() if not is_generated(spec)}
+        bound = {d: size for d, (size, _) in f.bound_dims.items()}   # sizes the program fixes (X + Y: c = 4)
         data.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
-                                    {n.attr("name"): n.type for n in f.inputs}, data, dims))
+                                    {n.attr("name"): n.type for n in f.inputs}, data, {**bound, **dims}))
         parts = load_npy(args.partition_file) if args.partition_file else None
         return data, parts
 

@@ -20,7 +20,7 @@ from .. import display
 from .._types import HostValue, Scalar
 from ..errors import InputError
 from ..io.graph import Graph, from_networkx, is_networkx
-from ..io.whole import whole_to_int
+from ..io.whole import what, whole_to_int
 from ..ir import DType, Kind, Node
 from ..ir.types import Dim
 from .acyclic import acyclic
@@ -434,7 +434,7 @@ def _whole(name: str, m: Matrix) -> Matrix:
     def error(at: tuple[int, ...], value: float) -> InputError:
         k = at[0]
         return InputError(f"input {name!r} is declared int64 but its entry ({int(r[k])}, {int(c[k])}) is {value!r}, "
-                          "not a whole number; round it, or declare the input a float")
+                          f"{what(value)}; round it, or declare the input a float")
     ints = whole_to_int(v, error)
     return gb.Matrix.from_coo(r, c, ints, nrows=m.nrows, ncols=m.ncols, dtype="INT64")
 
@@ -463,10 +463,13 @@ def _dtype(name: str, npdtype: np.dtype[Any], t: object) -> DType:
             from None
 
 
-def bind_dims(decls: Iterable[Node], mats: Mapping[str, Any]) -> dict[str, int]:
-    """Bind symbolic dims from the inputs' shapes; raise InputError on any disagreement."""
-    dims: dict[str, int] = {}
-    where: dict[str, str] = {}
+def bind_dims(decls: Iterable[Node], mats: Mapping[str, Any],
+              bound: Mapping[str, tuple[int, Any]] | None = None) -> dict[str, int]:
+    """Bind symbolic dims from the inputs' shapes; raise InputError on any disagreement.
+    ``bound``: dims the program binds to sizes, dim -> (size, where: ir/check.py dim_bindings)."""
+    dims: dict[str, int] = {d: size for d, (size, _) in (bound or {}).items()}
+    where: dict[str, str] = {d: "the program, where it meets that size" + (f" ({at})" if at else "")
+                             for d, (_, at) in (bound or {}).items()}
     for decl in decls:
         name = decl.attr("name")
         m = mats[name]
@@ -493,7 +496,8 @@ class _Shape:
         self.nrows, self.ncols = int(shape[0]), int(shape[1])
 
 
-def check_shapes(decls: Iterable[Node], inputs: Mapping[str, object]) -> None:
+def check_shapes(decls: Iterable[Node], inputs: Mapping[str, object],
+                 bound: Mapping[str, tuple[int, Any]] | None = None) -> None:
     """bind_dims on the shapes of the inputs that have a 2-D one, before any is converted: a
     shape error costs nothing, not a copy of a large matrix first."""
     shapes = {}
@@ -501,7 +505,7 @@ def check_shapes(decls: Iterable[Node], inputs: Mapping[str, object]) -> None:
         shape = getattr(inputs.get(decl.attr("name")), "shape", None)
         if isinstance(shape, tuple) and len(shape) == 2:
             shapes[decl.attr("name")] = _Shape(shape)
-    bind_dims([d for d in decls if d.attr("name") in shapes], shapes)
+    bind_dims([d for d in decls if d.attr("name") in shapes], shapes, bound)
 
 
 def concrete(dim: Dim, dims: Mapping[str, int], what: str = "") -> int:

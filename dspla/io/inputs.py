@@ -15,7 +15,7 @@ from .graph import Graph, graph_format, load_graph, merged_note, positions
 from .mtx import load_mtx
 from .npy import load_npy
 from .npz import load_npz
-from .whole import whole_to_int
+from .whole import what, whole_to_int
 
 FORMATS_HELP = ".mtx[.gz], an edge list (.txt[.gz], .edges, .el), .npy or FILE.npz[:ARRAY]"
 
@@ -111,7 +111,7 @@ def read_input(spec: str, kind: str = "dense", *, allow_nonfinite: bool = False,
         check_finite(spec, inner, allow_nonfinite)
     if dtype is not None and np.dtype(dtype).kind == "i" and getattr(inner, "dtype", np.dtype(int)).kind == "f":
         inner = whole_to_int(inner, lambda at, v: DataFormatError(
-            path, f"the entry at {at} (0-based) is {v!r}, not a whole number, but {name} is declared {dtype}"))
+            path, f"the entry at {at} (0-based) is {v!r}, {what(v)}, but {name} is declared {dtype}"))
         value = Graph(inner, value.ids, value.merged, value.source) if isinstance(value, Graph) else inner
     return value
 

@@ -29,3 +29,9 @@ def whole_to_int(value: Any, error: Callable[[tuple[int, ...], float], Exception
     if sp.issparse(value):
         return sp.csr_array((vals.astype(np.int64), C.indices, C.indptr), shape=C.shape)
     return np.asarray(value).astype(np.int64)
+
+
+def what(value: float) -> str:
+    """Why a float is no int64, as an error says it."""
+    whole = np.isfinite(value) and value == np.trunc(value)
+    return "a whole number too large for int64" if whole else "not a whole number"
