@@ -102,7 +102,7 @@ def run(args):
             check_writable(path, what)
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
-    shard_read = _check_shards(args, program, specs) if args.shards else None
+    shard_read, shard_names, shard_dims = _check_shards(args, program, specs) if args.shards else (None, [], {})
     check_choices(args.plan, args.partition)   # on one process too, where they are not used: a typo now
     if args.repeat is not None and args.repeat < 1:
         raise DsplaError(f"--repeat must be at least 1, got {args.repeat}")
@@ -125,7 +125,7 @@ def run(args):
                 for name, spec in specs.items() if not is_generated(spec)}
         bound = {d: size for d, (size, _) in f.bound_dims.items()}   # sizes the program fixes (X + Y: c = 4)
         data.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
-                                    {n.attr("name"): n.type for n in f.inputs}, data, {**bound, **dims}))
+                                    {n.attr("name"): n.type for n in f.inputs}, data, dims, {**bound, **shard_dims}))
         parts = load_npy(args.partition_file) if args.partition_file else None
         return data, parts
 
@@ -134,7 +134,7 @@ def run(args):
     if args.shards:   # every rank reads its own rows
         t_load = time.perf_counter()
         data = {**(data or {}), **load_shards(args.shards, comm or one_process(), partition=shard_read,
-                                              seed=args.seed)}
+                                              seed=args.seed, names=shard_names)}
         load_s = time.perf_counter() - t_load
     t0 = time.perf_counter()
     if comm is None:
@@ -213,16 +213,20 @@ def memory_line(stats: dict) -> str:
             f"iteration {s.get('first_iteration_s', 0):.2f} s; planning {stats.get('planning', '?')}")
 
 
-def _check_shards(args, program, specs) -> str | None:
-    """The shard set against the job, before any process starts: a set, its inputs declared by the
-    program with the same kind and not also given with -i, its P the job's (or 1: read by rows).
-    Returns how ranks read it (None: as written; 'block'/'random': a one-process set by rows)."""
+def _check_shards(args, program, specs) -> tuple[str | None, list[str], dict[str, int]]:
+    """The shard set against the job, before any process starts: a set holding some of the
+    program's inputs (those it does not take are not read), with the same kind and not also given
+    with -i, its P the job's (or 1: read by rows). Returns how ranks read it (None: as written;
+    'block'/'random': a one-process set by rows), the inputs to read and the sizes of the dims
+    they give (for inputs made with full: or unit:)."""
     m = read_manifest(args.shards)
     decl = {n.attr("name"): n.type for n in program.inputs}
-    for name, info in m["inputs"].items():
-        if name not in decl:
-            raise DsplaError(f"{args.shards} holds input {name!r}, which {args.file} does not declare (it takes "
-                             f"{', '.join(decl)})")
+    names = [name for name in m["inputs"] if name in decl]
+    if not names:
+        raise DsplaError(f"{args.shards} holds {', '.join(m['inputs']) or 'no inputs'}, none of which {args.file} "
+                         f"takes (it takes {', '.join(decl)})")
+    for name in names:
+        info = m["inputs"][name]
         if name in specs:
             raise DsplaError(f"input {name} is given twice: with -i and in {args.shards}")
         if decl[name].kind.value != info["kind"]:
@@ -230,7 +234,9 @@ def _check_shards(args, program, specs) -> str | None:
                              f"{info['kind']}")
     if args.partition_file:
         raise DsplaError("--partition-file and --shards: the shard set is partitioned already")
-    return shard_reading(args, m)
+    sizes = {d: int(size) for name in names for d, size in zip(decl[name].shape, m["inputs"][name]["shape"])
+             if isinstance(d, str)}
+    return shard_reading(args, m), names, sizes
 
 
 def shard_reading(args, m: dict) -> str | None:

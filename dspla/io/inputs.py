@@ -136,10 +136,12 @@ def is_generated(spec: str) -> bool:
     return spec.startswith(("full:", "unit:"))
 
 
-def generate_inputs(specs: dict, decls: dict, data: dict, given: dict | None = None) -> dict:
+def generate_inputs(specs: dict, decls: dict, data: dict, given: dict | None = None,
+                    fixed: dict | None = None) -> dict:
     """Inputs made rather than read (``-i r=full:1``, ``-i s=unit:ID``), shaped as declared, the
     symbolic dims taken from the inputs read from files (``data``), else from ``given``
-    (``--dim n=SIZE``). ``unit:ID`` names a node by its original id when an input read from an
+    (``--dim n=SIZE``), else from ``fixed`` (sizes the program or a shard set fixes; checked
+    against the rest when the program runs). ``unit:ID`` names a node by its original id when an input read from an
     edge list (a ``Graph`` with ids) has the dim of the rows, else by its row number."""
     dims: dict = {}
     for name, value in data.items():
@@ -153,6 +155,8 @@ def generate_inputs(specs: dict, decls: dict, data: dict, given: dict | None = N
         if dims.get(d, size) != size:
             raise DsplaError(f"--dim {d}={size}, but the inputs read from files give {d} = {dims[d]}")
         dims[d] = size
+    for d, size in (fixed or {}).items():
+        dims.setdefault(d, size)
     ids = input_ids(data, decls)
     out = {}
     for name, spec in specs.items():

@@ -196,16 +196,16 @@ def merge_edges(src, dst, n: int, w=None, *, directed=True, self_loops=True, dup
     key, w, pos = key[order], w[order], pos[order]
     start = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, dtype=bool)
     merged = int(len(key) - start.sum())
-    if merged and duplicates == "error":
-        return None, merged, int(pos[~start].min())
+    bad = int(pos[~start].min()) if merged and duplicates == "error" else None
     heads = np.flatnonzero(start)
     w = np.add.reduceat(w, heads) if duplicates == "sum" and len(heads) else w[heads]
     key, pos = key[heads], pos[heads]
-    if not directed:
-        key, w, more, bad = _both_ways(key, w, pos, n, duplicates)
+    if not directed:   # (with "error", on to find the earliest offending line of either kind)
+        key, w, more, other = _both_ways(key, w, pos, n, duplicates)
         merged += more
-        if bad is not None:
-            return None, merged, bad
+        bad = other if bad is None or other is not None and other < bad else bad
+    if bad is not None:
+        return None, merged, bad
     rows, cols = (key // n, key % n) if n else (key, key)
     return sp.csr_array((w, (rows, cols)), shape=(n, n)), merged, None
 
