@@ -16,7 +16,7 @@ from ..io import generate_inputs, is_generated, read_input, write_results
 from ..io.files import atomic_write, check_writable
 from ..io.inputs import input_path
 from ..io.npy import load_npy
-from ..io.shards import read_manifest
+from ..io.shards import node_ids, read_manifest
 from ..plan.explain import partition_lines
 from ..runtime import faults
 from ..runtime.failure import on_root
@@ -102,7 +102,8 @@ def run(args):
             check_writable(path, what)
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
-    shard_read, shard_names, shard_dims = _check_shards(args, program, specs) if args.shards else (None, [], {})
+    shard_read, shard_names, shard_dims, shard_ids = _check_shards(args, program, specs) if args.shards else \
+        (None, [], {}, {})
     check_choices(args.plan, args.partition)   # on one process too, where they are not used: a typo now
     if args.repeat is not None and args.repeat < 1:
         raise DsplaError(f"--repeat must be at least 1, got {args.repeat}")
@@ -125,7 +126,8 @@ def run(args):
                 for name, spec in specs.items() if not is_generated(spec)}
         bound = {d: size for d, (size, _) in f.bound_dims.items()}   # sizes the program fixes (X + Y: c = 4)
         data.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
-                                    {n.attr("name"): n.type for n in f.inputs}, data, dims, {**bound, **shard_dims}))
+                                    {n.attr("name"): n.type for n in f.inputs}, data, dims, {**bound, **shard_dims},
+                                    shard_ids))
         parts = load_npy(args.partition_file) if args.partition_file else None
         return data, parts
 
@@ -213,12 +215,12 @@ def memory_line(stats: dict) -> str:
             f"iteration {s.get('first_iteration_s', 0):.2f} s; planning {stats.get('planning', '?')}")
 
 
-def _check_shards(args, program, specs) -> tuple[str | None, list[str], dict[str, int]]:
+def _check_shards(args, program, specs) -> tuple[str | None, list[str], dict[str, int], dict]:
     """The shard set against the job, before any process starts: a set holding some of the
     program's inputs (those it does not take are not read), with the same kind and not also given
     with -i, its P the job's (or 1: read by rows). Returns how ranks read it (None: as written;
-    'block'/'random': a one-process set by rows), the inputs to read and the sizes of the dims
-    they give (for inputs made with full: or unit:)."""
+    'block'/'random': a one-process set by rows), the inputs to read, the sizes of the dims they
+    give and the node ids of their rows, if the set has them (for inputs made with full: or unit:)."""
     m = read_manifest(args.shards)
     decl = {n.attr("name"): n.type for n in program.inputs}
     names = [name for name in m["inputs"] if name in decl]
@@ -236,7 +238,9 @@ def _check_shards(args, program, specs) -> tuple[str | None, list[str], dict[str
         raise DsplaError("--partition-file and --shards: the shard set is partitioned already")
     sizes = {d: int(size) for name in names for d, size in zip(decl[name].shape, m["inputs"][name]["shape"])
              if isinstance(d, str)}
-    return shard_reading(args, m), names, sizes
+    ids = node_ids(args.shards, m, verify=False)
+    rows = {decl[name].shape[0] for name in names if isinstance(decl[name].shape[0], str)}
+    return shard_reading(args, m), names, sizes, {d: (ids, args.shards) for d in rows if ids is not None}
 
 
 def shard_reading(args, m: dict) -> str | None:

@@ -137,11 +137,12 @@ def is_generated(spec: str) -> bool:
 
 
 def generate_inputs(specs: dict, decls: dict, data: dict, given: dict | None = None,
-                    fixed: dict | None = None) -> dict:
+                    fixed: dict | None = None, ids: dict | None = None) -> dict:
     """Inputs made rather than read (``-i r=full:1``, ``-i s=unit:ID``), shaped as declared, the
     symbolic dims taken from the inputs read from files (``data``), else from ``given``
     (``--dim n=SIZE``), else from ``fixed`` (sizes the program or a shard set fixes; checked
-    against the rest when the program runs). ``unit:ID`` names a node by its original id when an input read from an
+    against the rest when the program runs); ``ids``: dim -> (node ids, where from) of inputs not
+    in ``data`` (a shard set's). ``unit:ID`` names a node by its original id when an input read from an
     edge list (a ``Graph`` with ids) has the dim of the rows, else by its row number."""
     dims: dict = {}
     for name, value in data.items():
@@ -157,7 +158,7 @@ def generate_inputs(specs: dict, decls: dict, data: dict, given: dict | None = N
         dims[d] = size
     for d, size in (fixed or {}).items():
         dims.setdefault(d, size)
-    ids = input_ids(data, decls)
+    ids = {**(ids or {}), **input_ids(data, decls)}
     out = {}
     for name, spec in specs.items():
         t = decls.get(name)
@@ -196,7 +197,7 @@ def _unit_row(name: str, spec: str, node: int, dim, rows: int, ids: dict) -> int
         try:
             return int(positions(known, node, rows, f"--input {name}={spec}: the graph {source}")[0])
         except DsplaError as e:
-            raise DsplaError(f"{e} (unit:ID takes a node id as {source}'s file lists it)") from None
+            raise DsplaError(f"{e} (unit:ID takes a node id as the graph's file lists it)") from None
     if not 0 <= node < rows:
         raise DsplaError(f"--input {name}={spec}: row {node} is outside 0..{rows - 1}")
     return node

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..exec.values import Array, Dist
-from ..io.shards import ShardError, ownership, read_manifest, read_rank, read_rows
+from ..io.shards import ShardError, node_ids, ownership, read_manifest, read_rank, read_rows
 from ..ir.types import DType
 from ..partition import block_parts
 from ..partition.simple import random_parts
@@ -103,6 +103,7 @@ def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["bl
         return m, parts, rows, pieces, method, want
 
     m, parts, rows, pieces, method, want = agree(comm, load)
+    ids = agree(comm, lambda: node_ids(folder, m, verify))   # (the graph's original node ids, if the set has them)
     part = DimPart(m["dim"], parts, comm.size, method)
 
     def check() -> None:
@@ -112,8 +113,9 @@ def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["bl
     out: dict[str, Array] = {}
     for name in want:
         info = m["inputs"][name]
-        out[name] = Array(_piece(pieces.pop(name), info["dtype"]), name, Dist("row", m["dim"], part, comm),
-                          tuple(info["shape"]))
+        shape = tuple(info["shape"])
+        out[name] = Array(_piece(pieces.pop(name), info["dtype"]), name, Dist("row", m["dim"], part, comm), shape,
+                          ids=ids, col_ids=ids if ids is not None and shape[1] == shape[0] else None)
     load_shards.last_seconds = time.perf_counter() - t0  # type: ignore[attr-defined]  # (a function attribute)
     return out
 

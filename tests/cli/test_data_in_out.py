@@ -131,3 +131,13 @@ def test_a_non_finite_weight_is_refused_unless_unweighted(tmp_path, capsys, text
     assert main(["run", SSSP, "-i", f"A={tmp_path / 'n.txt'}", "-i", "s=unit:0"]) == 2
     assert "n.txt:1: 1 NaN or infinite weight(s)" in capsys.readouterr().err
     assert main(["run", SSSP, "-i", f"A={tmp_path / 'n.txt'}:unweighted", "-i", "s=unit:0"]) == 0
+
+
+def test_a_shard_set_keeps_the_node_ids(tmp_path):
+    (tmp_path / "g.txt").write_text("5 10 1\n10 2000 2\n2000 77777 3\n77777 5 4\n")
+    assert main(["shard", "-i", f"A={tmp_path / 'g.txt'}", "-P", "1", "--out", str(tmp_path / "s"), "-q"]) == 0
+    assert main(["run", SSSP, "--shards", str(tmp_path / "s"), "-i", "s=unit:5", "--out",
+                 str(tmp_path / "o.npz")]) == 0   # node 5, by the id the edge list gave it
+    z = np.load(tmp_path / "o.npz")
+    assert z["d.ids"].tolist() == [5, 10, 2000, 77777]
+    assert z["d"][:, 0].tolist() == [0.0, 1.0, 3.0, 6.0]   # 5 -> 10 -> 2000 -> 77777, lengths 1, 2, 3
