@@ -11,14 +11,23 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError
-from ..io.graph import from_networkx, is_networkx
+from ..io.graph import Graph, from_networkx, is_networkx
 from ..ir import Node
-from .values import Array, value_ids
+from .values import Array
 
 
 def graphs_read(inputs: Mapping[str, Any]) -> dict[str, Any]:
     """The inputs with every networkx graph read once into a ``Graph`` (its matrix and ids)."""
     return {k: from_networkx(v) if is_networkx(v) else v for k, v in inputs.items()}
+
+
+def value_ids(value: Any) -> tuple[NDArray[Any] | None, NDArray[Any] | None]:
+    """(row ids, column ids) an input carries: a ``Graph``'s ids on both axes, an ``Array``'s own."""
+    if isinstance(value, Graph):
+        return value.ids, value.ids
+    if isinstance(value, Array):
+        return value.ids, value.col_ids
+    return None, None
 
 
 def dim_ids(decls: Mapping[str, Node], inputs: Mapping[str, Any]) -> dict[str, NDArray[Any]]:

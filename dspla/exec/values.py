@@ -19,13 +19,13 @@ from numpy.typing import DTypeLike, NDArray
 from .. import display
 from .._types import HostValue, Scalar
 from ..errors import InputError
-from ..io.graph import Graph, from_networkx, is_networkx
-from ..io.whole import what, whole_to_int
+from ..io.graph import Graph, is_networkx
 from ..ir import DType, Kind, Node
 from ..ir.types import Dim
 from .acyclic import acyclic
 from .buffers import dense_parts, from_values
 from .gbops import dtype_of
+from .hostdata import host_value, whole_ints
 
 
 class Owners(Protocol):
@@ -416,7 +416,7 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
     want = t.dtype
     if dtype_of(m) is not want:
         if want is DType.int64 and dtype_of(m).is_float:
-            m = _whole(name, m)   # whole-number floats: exactly the integers they hold
+            m = whole_ints(name, m)   # whole-number floats: exactly the integers they hold
         elif not np.can_cast(dtype_of(m).np, want.np, "same_kind"):
             raise InputError(f"input {name!r} is declared {want} but got {dtype_of(m)} data, which does not "
                              f"convert safely; cast it or change the declaration")
@@ -424,35 +424,6 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
             m = m.dup(dtype=want.gb)
     # what this made (not the caller's matrix) is kept for the next call and freed when replaced
     return acyclic(m) if m is not value else m
-
-
-def _whole(name: str, m: Matrix) -> Matrix:
-    """A float matrix as int64 when every present value is a whole number that fits (else an
-    InputError naming the first other entry)."""
-    r, c, v = m.to_coo()
-
-    def error(at: tuple[int, ...], value: float) -> InputError:
-        k = at[0]
-        return InputError(f"input {name!r} is declared int64 but its entry ({int(r[k])}, {int(c[k])}) is {value!r}, "
-                          f"{what(value)}; round it, or declare the input a float")
-    ints = whole_to_int(v, error)
-    return gb.Matrix.from_coo(r, c, ints, nrows=m.nrows, ncols=m.ncols, dtype="INT64")
-
-
-def host_value(value: Any) -> Any:
-    """A ``Graph`` or networkx graph as the scipy matrix a program reads (anything else as it is)."""
-    if is_networkx(value):
-        value = from_networkx(value)
-    return value.matrix if isinstance(value, Graph) else value
-
-
-def value_ids(value: Any) -> tuple[NDArray[Any] | None, NDArray[Any] | None]:
-    """(row ids, column ids) an input carries: a ``Graph``'s ids on both axes, an ``Array``'s own."""
-    if isinstance(value, Graph):
-        return value.ids, value.ids
-    if isinstance(value, Array):
-        return value.ids, value.col_ids
-    return None, None
 
 
 def _dtype(name: str, npdtype: np.dtype[Any], t: object) -> DType:
