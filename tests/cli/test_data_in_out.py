@@ -141,3 +141,20 @@ def test_a_shard_set_keeps_the_node_ids(tmp_path):
     z = np.load(tmp_path / "o.npz")
     assert z["d.ids"].tolist() == [5, 10, 2000, 77777]
     assert z["d"][:, 0].tolist() == [0.0, 1.0, 3.0, 6.0]   # 5 -> 10 -> 2000 -> 77777, lengths 1, 2, 3
+
+
+@pytest.mark.mpi
+def test_weighted_ids_under_mpiexec(tmp_path):
+    """The same at P = 2: the weights kept, the ids in the file written by rank 0."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    (tmp_path / "g.txt").write_text("5 10 1\n10 2000 2.5\n2000 77777 3\n5 77777 9\n77777 5 1\n")
+    r = subprocess.run([str(Path(sys.executable).parent / "dspla"), "run", SSSP, "--np", "2", "-i",
+                        f"A={tmp_path / 'g.txt'}", "-i", "s=unit:5", "--out", str(tmp_path / "o.npz")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    z = np.load(tmp_path / "o.npz")
+    assert z["d.ids"].tolist() == [5, 10, 2000, 77777]
+    A = sp.csr_array(([1, 2.5, 3, 9, 1], ([0, 1, 2, 0, 3], [1, 2, 3, 3, 0])), shape=(4, 4))
+    assert z["d"][:, 0].tolist() == dijkstra(A, indices=0).tolist() == [0.0, 1.0, 3.5, 6.5]
