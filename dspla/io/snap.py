@@ -189,8 +189,12 @@ def merge_edges(src, dst, n: int, w=None, *, directed=True, self_loops=True, dup
     if w is None and duplicates == "first":   # a pattern: collapsed by scipy's counting sort, in C++
         D = edges_to_csr(src, dst, n)
         return (D if directed else _pattern_both_ways(D)), len(src) - D.nnz, None
-    pos = np.arange(len(src), dtype=np.int64) if pos is None else pos
     w = np.ones(len(src)) if w is None else w
+    if directed and duplicates != "error":   # scipy's counting sort, in C++, adds duplicates up: the answer
+        D = sp.csr_array((w, (src, dst)), shape=(n, n))   # for "sum", and for "first" when there are none
+        if D.nnz == len(src) or duplicates == "sum":
+            return D, len(src) - D.nnz, None
+    pos = np.arange(len(src), dtype=np.int64) if pos is None else pos
     key = src * np.int64(n) + dst
     order = np.argsort(key, kind="stable")     # by edge, then by line
     key, w, pos = key[order], w[order], pos[order]
