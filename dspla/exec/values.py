@@ -322,8 +322,9 @@ class Array:
     def __repr__(self) -> str:
         where = f", {self.dist!r}, {self._piece.nvals} present here" if self.distributed else \
             f", {self._piece.nvals} present"
+        ids = "" if self.ids is None else f", ids {self.ids[0]}..{self.ids[-1]}" if len(self.ids) else ""
         return (f"Array({self.name or ''}{'' if self.name is None else ': '}{self._shape[0]}x{self._shape[1]} "
-                f"{self.dtype}{where})")
+                f"{self.dtype}{where}{ids})")
 
 
 InputValue: TypeAlias = Union[HostValue, Array]

@@ -77,7 +77,7 @@ class Graph:
         n = self.matrix.shape[0]
         ids = "positional ids" if self.ids is None else \
             f"ids {self.ids[0]}..{self.ids[-1]}" if n else "no nodes"
-        merged = f", {self.merged} duplicates merged" if self.merged else ""
+        merged = f", {self.merged} duplicate{'s' if self.merged != 1 else ''} merged" if self.merged else ""
         return f"Graph({self.source + ': ' if self.source else ''}{n} nodes, {self.nnz} entries, {ids}{merged})"
 
 

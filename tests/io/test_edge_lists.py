@@ -158,3 +158,13 @@ def test_networkx_graphs_in(tmp_path):
     M = nx.MultiDiGraph([(0, 1, {"weight": 2}), (0, 1, {"weight": 3})])
     m = load_graph(M)                          # parallel edges added up, as networkx does
     assert m.merged == 1 and m.matrix.toarray().tolist() == [[0, 5], [0, 0]]
+
+
+def test_reader_options_on_a_matrix_market_file(tmp_path):
+    p = write(tmp_path, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 3.5\n2 2 -1\n", "a.mtx")
+    g = read_input(f"{p}:undirected", "sparse")
+    assert isinstance(g, Graph) and g.ids is None
+    np.testing.assert_array_equal(g.matrix.toarray(), [[0, 3.5], [3.5, -1]])
+    np.testing.assert_array_equal(read_input(f"{p}:unweighted", "sparse").matrix.toarray(), [[0, 1], [0, 1]])
+    with pytest.raises(DsplaError, match="duplicates apply to edge lists, not to"):
+        read_input(f"{p}:duplicates=sum", "sparse")
