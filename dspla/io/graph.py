@@ -84,7 +84,11 @@ class Graph:
 def positions(ids: NDArray[Any] | None, wanted: Any, n: int, what: str) -> NDArray[np.int64]:
     """Rows of original ids ``wanted`` in a graph of n nodes whose row k is ``ids[k]`` (None: the
     rows are the ids)."""
-    want = np.atleast_1d(np.asarray(wanted))
+    try:
+        want = np.atleast_1d(np.asarray(wanted))
+    except ValueError:   # ids of several shapes (tuples): one object each
+        want = np.empty(len(wanted), dtype=object)
+        want[:] = list(wanted)
     if ids is None:
         if want.dtype.kind not in "iu" or (want.size and (want.min() < 0 or want.max() >= n)):
             bad = next((x for x in want.tolist() if not isinstance(x, int) or not 0 <= x < n), want[0])
@@ -220,10 +224,11 @@ def from_networkx(G: Any, *, weight: str | None = "weight", nodelist: Any = None
     if G.is_multigraph():   # parallel edges become one entry, their weights added up
         distinct = {(u, v) if G.is_directed() else frozenset((u, v)) for u, v in G.edges()}
         merged = G.number_of_edges() - len(distinct)
-    ids = np.asarray(nodes) if nodes else np.zeros(0, dtype=np.int64)
-    if ids.ndim != 1:   # nodes that are tuples: one object each
-        ids = np.empty(len(nodes), dtype=object)
+    if len({type(x) for x in nodes}) > 1 or nodes and isinstance(nodes[0], tuple):   # one object each (numpy
+        ids = np.empty(len(nodes), dtype=object)                  # would make 1 and "a" both strings)
         ids[:] = nodes
+    else:
+        ids = np.asarray(nodes) if nodes else np.zeros(0, dtype=np.int64)
     return Graph(sp.csr_array(A), ids, merged, "networkx")
 
 

@@ -168,3 +168,10 @@ def test_reader_options_on_a_matrix_market_file(tmp_path):
     np.testing.assert_array_equal(read_input(f"{p}:unweighted", "sparse").matrix.toarray(), [[0, 1], [0, 1]])
     with pytest.raises(DsplaError, match="duplicates apply to edge lists, not to"):
         read_input(f"{p}:duplicates=sum", "sparse")
+
+
+def test_networkx_node_ids_keep_their_types():
+    nx = pytest.importorskip("networkx")
+    g = load_graph(nx.DiGraph([(1, "a"), ("a", (2, 3))]))
+    assert g.ids.dtype == object and g.ids.tolist() == [1, "a", (2, 3)]
+    assert g.index(["a", (2, 3)]).tolist() == [1, 2]
