@@ -124,9 +124,9 @@ class Function:
         (``dp.param``) are read on every call, so an in-place update of one is seen."""
         keep_freed_memory()
         s = self.session()
-        inputs = graphs_read(inputs)
-        ids = dim_ids(self._decl, inputs)
-        out = s.run(inputs)
+        given = graphs_read(inputs)
+        ids = dim_ids(self._decl, given)
+        out = s.run(given)
         if s.has_stats:   # (rank 0)
             self._stats_from = s
         return with_ids(out, self.program.outputs, ids)
@@ -238,7 +238,7 @@ class Function:
                 raise DsplaError(f"compiler step {dump_after!r} needs the data's sizes: give np= (and inputs or dims)")
             return Text(str(self.program) + self._warnings() + (_timings(self.compiled.timings) if timings else ""))
         names = set(self.input_names)
-        given = graphs_read({k: v for k, v in inputs_and_options.items() if k in names})
+        given = dict(graphs_read({k: v for k, v in inputs_and_options.items() if k in names}))
         opts = {k: v for k, v in {**inputs_and_options, **(options or {})}.items()
                 if (k not in names or k in (options or {})) and v is not None}
         opt = Options(**{**self._options, **opts})

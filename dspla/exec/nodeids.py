@@ -16,8 +16,10 @@ from ..ir import Node
 from .values import Array
 
 
-def graphs_read(inputs: Mapping[str, Any]) -> dict[str, Any]:
+def graphs_read(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
     """The inputs with every networkx graph read once into a ``Graph`` (its matrix and ids)."""
+    if not any(is_networkx(v) for v in inputs.values()):
+        return inputs   # (the common case, on every call: nothing made)
     return {k: from_networkx(v) if is_networkx(v) else v for k, v in inputs.items()}
 
 
@@ -37,6 +39,8 @@ def dim_ids(decls: Mapping[str, Node], inputs: Mapping[str, Any]) -> dict[str, N
     out: dict[str, NDArray[Any]] = {}
     given: dict[str, str] = {}
     for name, value in inputs.items():
+        if not isinstance(value, (Graph, Array)):
+            continue
         decl = decls.get(name)
         if decl is None:
             continue

@@ -135,7 +135,7 @@ def graph_format(path) -> str:
 
 def is_networkx(value: Any) -> bool:
     """Whether ``value`` is a networkx graph (networkx is not imported to tell)."""
-    return type(value).__module__.split(".")[0] == "networkx" and hasattr(value, "adj")
+    return type(value).__module__.startswith("networkx") and hasattr(value, "adj")
 
 
 def load_graph(source: Any, *, directed: bool | None = None, weighted: bool | None = None,
