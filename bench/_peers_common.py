@@ -184,10 +184,12 @@ def median(v: list) -> float:
 
 
 def ratio_row(ours: list, theirs: list, ours_by_repeat: list, theirs_by_repeat: list) -> dict:
-    """Medians (ms), their ratio, and the spread of the per-repeat ratios (the noise)."""
+    """Medians (ms), their ratio, the spread of the per-repeat ratios (the noise), and the
+    minima's ratio (on a loaded machine the run least disturbed by other jobs)."""
     per = [median(a) / median(b) for a, b in zip(ours_by_repeat, theirs_by_repeat) if a and b]
     return {"dspla_ms": median(ours) * 1e3, "peer_ms": median(theirs) * 1e3,
             "ratio": median(ours) / median(theirs), "ratio_by_repeat": per,
+            "dspla_min_ms": min(ours) * 1e3, "peer_min_ms": min(theirs) * 1e3, "ratio_min": min(ours) / min(theirs),
             "dspla_runs": len(ours), "peer_runs": len(theirs)}
 
 

@@ -381,6 +381,7 @@ def test_the_lagraph_comparison_against_stand_ins(tiny, capsys):
     assert rows["pagerank"]["unit"] == "ms per iteration"
     assert rows["pagerank"]["peer_ms"] == pytest.approx(10.0 / rows["pagerank"]["peer_iterations"])
     assert all(r["dspla_runs"] == 4 and len(r["ratio_by_repeat"]) == 2 and r["ratio"] > 0 for r in rows.values())
+    assert rows["bfs"]["peer_min_ms"] == pytest.approx(1.0) and rows["bfs"]["ratio_min"] > 0
     assert got["graphs"]["tiny"]["source"] == rows["bfs"]["peer_sources"][0]
     # without the results program: what the demos print (the triangles, the components' one digit)
     assert peers.main(argv) == 0
