@@ -1,4 +1,4 @@
-"""dspla against LAGraph's own demo programs (LAGraph/src/benchmark/*_demo.c), one process and
+r"""dspla against LAGraph's own demo programs (LAGraph/src/benchmark/*_demo.c), one process and
 one thread each, on the same graphs and source: BFS, PageRank, connected components, triangle
 counting and SSSP. The demos print their read time apart from each call's time; only the calls
 are compared. What each demo runs and what is taken from it:
@@ -15,9 +15,24 @@ are compared. What each demo runs and what is taken from it:
 
 The demos print times in 0.1 ms steps (bfs, cc, sssp, PageRank per call) or 1 us (tc). Results:
 the demos print the triangle count, the number of components (one significant digit) and the
-sum of the PageRanks; the rest (BFS reached nodes and levels, SSSP distances, exact components,
-PageRank's largest ranks) comes from a results program when one is given (``--lagraph-results``,
-see docs/benchmarks.md)."""
+sum of the PageRanks; the rest comes from a results program when one is given
+(``--lagraph-results EXE``), a small C program of your own: ``EXE MATRIX.mtx SOURCE`` (SOURCE
+0-based) reads the graph as each demo does (``readproblem`` of src/benchmark/LAGraph_demo.h),
+makes the demo's call and prints one line each (unreached: no level; SSSP length INT32_MAX)::
+
+    bfs source S reached R maxlevel L levelsum T    LAGr_BreadthFirstSearch with levels
+    pagerank iterations I top i:r i:r ...            LAGr_PageRank (0.85, 1e-4, 100): 10 largest
+    cc components K                                  LAGr_ConnectedComponents
+    tc triangles T                                   LAGr_TriangleCount, default method
+    sssp source S reached R sum D max M              LAGr_SingleSourceShortestPath, delta 2, int32
+
+Built beside the demos (L: LAGraph's source, GB: the GraphBLAS library, INC: GraphBLAS.h's
+directory)::
+
+    gcc -O2 -std=c11 -fopenmp -I$L/include -I$L/src/benchmark -I$L/src/test/include -I$INC results.c \
+        -o lagraph_results -L$L/build/src -L$L/build/src/test -llagraph -llagraphtest $GB -lm \
+        -Wl,-rpath,$L/build/src:$L/build/src/test:$(dirname $GB)
+"""
 from __future__ import annotations
 
 import os
