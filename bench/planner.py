@@ -42,7 +42,7 @@ def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
 
     comm = world()
     P = comm.size
-    A = load_graph(graph, quiet=True) if comm.rank == 0 else None
+    A = load_graph(graph, quiet=True).matrix if comm.rank == 0 else None
     A_, X_ = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
     f = dp.function(outputs={"C": A_ @ X_})
     rng = np.random.default_rng(0)

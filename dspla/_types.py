@@ -65,11 +65,13 @@ BinaryFunction: TypeAlias = Callable[[Any, Any], Any]
 UnaryFunction: TypeAlias = Callable[[Any], Any]
 """A Python function of one number returning one, compiled with numba (a user operator)."""
 
-HostValue: TypeAlias = Union[NDArray[Any], sp.sparray, sp.spmatrix, gb.Matrix, gb.Vector, list[Any], tuple[Any, ...],
-                             Scalar]
+HostValue: TypeAlias = Union[NDArray[Any], sp.sparray, sp.spmatrix, gb.Matrix, gb.Vector, list[Any],
+                             tuple[Any, ...], Scalar]
 """Input data held by the caller: a numpy array (dense inputs), a scipy sparse array or matrix
 (sparse inputs; a missing entry is not a zero), a python-graphblas Matrix or Vector (either), a
-nested list, or a scalar (a 1 x 1 input)."""
+``dspla.io.graph.Graph`` (``load_graph``: its matrix, its node ids going to the results; not
+named in the union, which may not import the readers), a networkx graph (read as ``load_graph``
+reads it), a nested list, or a scalar (a 1 x 1 input)."""
 
 PathLike: TypeAlias = Union[str, os.PathLike[str]]
 """A file or folder path."""

@@ -10,10 +10,11 @@ from . import compile as compiler
 from .display import Stats, Text
 from .errors import DsplaError, InputError, UnknownNameError
 from .exec import reference
+from .exec.nodeids import dim_ids, graphs_read, with_ids
 from .exec.values import Array, InputValue, Meta, bind_dims, check_shapes, to_matrix
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
-from .ir.check import check_program
+from .ir.check import check_program, dim_bindings
 from .ir.lint import lint_warnings
 from .plan.explain import as_json, as_text, synthesize
 from .plan.options import Options
@@ -35,6 +36,7 @@ class Function:
 
     def __init__(self, program: Program) -> None:
         self.source_program = check_program(program)   # user errors, before the compiler's verifier
+        self.bound_dims = dim_bindings(program)           # dims the program binds to sizes (X + Y: c = 4)
         self.compiled = compiler.frontend(program)
         self.program = self.compiled.program
         self.inputs = self.program.inputs
@@ -80,9 +82,9 @@ class Function:
                 parts.append(f"unexpected input{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}")
             raise InputError(f"{'; '.join(parts)}; the program takes "
                              f"{', '.join(f'{k}: {n.type}' for k, n in self._decl.items())}")
-        check_shapes(self._decl.values(), inputs)   # sizes first, before converting anything
+        check_shapes(self._decl.values(), inputs, self.bound_dims)   # sizes first, before converting anything
         mats = {k: to_matrix(inputs[k], self._decl[k]) for k in self._decl}
-        return mats, bind_dims(self._decl.values(), mats)
+        return mats, bind_dims(self._decl.values(), mats, self.bound_dims)
 
     def sized(self, mats: dict[str, Matrix | Meta], dims: dict[str, int]) -> compiler.Compilation:
         """The compilation for these sizes (matrix-chain order applied), with the inputs bound.
@@ -122,10 +124,12 @@ class Function:
         (``dp.param``) are read on every call, so an in-place update of one is seen."""
         keep_freed_memory()
         s = self.session()
-        out = s.run(inputs)
+        given = graphs_read(inputs)
+        ids = dim_ids(self._decl, given)
+        out = s.run(given)
         if s.has_stats:   # (rank 0)
             self._stats_from = s
-        return out
+        return with_ids(out, self.program.outputs, ids)
 
     def invalidate(self) -> None:
         """Forget every kept conversion and plan: the next call binds and plans from scratch (for
@@ -158,10 +162,12 @@ class Function:
         distributed ``Array``s on every rank (see ``__call__``), or with local=True this rank's
         pieces as graphblas matrices. ``self.last_stats`` (rank 0) holds what moved."""
         s = self.session(comm, **options)
+        inputs = graphs_read(inputs or {})
+        ids = dim_ids(self._decl, inputs)
         out = s.run(inputs, repeat=repeat, local=local)
         if s.has_stats:   # (rank 0)
             self._stats_from = s
-        return out
+        return out if local else with_ids(cast("dict[str, Array]", out), self.program.outputs, ids)
 
     def session(self, comm: Comm | None = None, *, keep: bool = True, **options: Unpack[RunOptions]) -> DistSession:
         """The distributed session running this function on ``comm`` (default: the MPI world,
@@ -186,17 +192,19 @@ class Function:
 
     def _reference(self, inputs: Mapping[str, InputValue]) -> dict[str, Array]:
         t0 = time.perf_counter()
+        inputs = graphs_read(inputs)
         mats, dims = self.bind(inputs)
         prog = self.bound(mats, dims)
         env = reference.Env(mats, dims)
         out = reference.run(self._schedule_for(prog), env)
         self.last_stats = Stats({"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0})
-        return {k: Array(v, k) for k, v in out.items()}
+        return with_ids({k: Array(v, k) for k, v in out.items()}, self.program.outputs,
+                        dim_ids(self._decl, inputs))
 
     def plan(self, np: int, inputs: Mapping[str, InputValue], options: Options | None = None,
              dump_after: str | None = None, dump: Callable[[str], object] | None = None) -> compiler.Compilation:
         """Compile for ``np`` processes against ``inputs`` (no MPI needed): every rank's program."""
-        mats, dims = self.bind(inputs)
+        mats, dims = self.bind(graphs_read(inputs))
         return compiler.distribute(self.sized(mats, dims), np, options or Options(**self._options),
                                    dump_after=dump_after, dump=dump)
 
@@ -230,11 +238,12 @@ class Function:
                 raise DsplaError(f"compiler step {dump_after!r} needs the data's sizes: give np= (and inputs or dims)")
             return Text(str(self.program) + self._warnings() + (_timings(self.compiled.timings) if timings else ""))
         names = set(self.input_names)
-        given = {k: v for k, v in inputs_and_options.items() if k in names}
+        given = dict(graphs_read({k: v for k, v in inputs_and_options.items() if k in names}))
         opts = {k: v for k, v in {**inputs_and_options, **(options or {})}.items()
                 if (k not in names or k in (options or {})) and v is not None}
         opt = Options(**{**self._options, **opts})
-        mats, sizes = self.bind(synthesize(self.inputs, given, dims, density))
+        bound = {d: size for d, (size, _) in self.bound_dims.items()}   # (sizes the program fixes)
+        mats, sizes = self.bind(synthesize(self.inputs, given, {**bound, **(dims or {})}, density))
         sized = self.sized(mats, sizes)
         if dump_after == "chain-order":
             dumped.append(str(sized.program))

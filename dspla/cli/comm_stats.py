@@ -92,7 +92,7 @@ def run(args):
         raise DsplaError(f"--backend {args.backend!r} applies to none of the methods; valid: {', '.join(valid)}")
     if args.json:
         check_writable(args.json, "records (--json)")
-    A = as_pattern(load_graph(args.graph, directed=args.directed))
+    A = as_pattern(load_graph(args.graph, directed=args.directed).matrix)
     n, ncols = A.shape
     b_parts = None if n == ncols else "auto"  # rectangular: B's rows go where their column is used most
     params = method_params(args)

@@ -60,9 +60,10 @@ def run(args):
     specs = parse_inputs(args.input)
     dims = parse_dims(args.dim)
     # the inputs `dspla run` takes: read from files, or made (full:VALUE, unit:I) to the sizes they give
-    given = {k: read_input(v, kinds.get(k, "dense")) for k, v in specs.items() if not is_generated(v)}
+    given = {k: read_input(v, kinds.get(k, "dense"), name=k) for k, v in specs.items() if not is_generated(v)}
     given.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
-                                 {n.attr("name"): n.type for n in f.inputs}, given, dims))
+                                 {n.attr("name"): n.type for n in f.inputs}, given, dims,
+                                 {d: size for d, (size, _) in f.bound_dims.items()}))
     try:
         options = dict(plan=args.plan, partition=args.partition, seed=args.seed, replication=args.replication,
                        stripe_width=args.stripe_width, memory_cap=args.memory_cap, iterations=args.iterations,

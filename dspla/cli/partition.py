@@ -54,7 +54,7 @@ def run(args):
         raise UnknownNameError("partitioning method", args.method, METHODS)
     if args.out:
         check_writable(args.out if args.out.endswith(".npy") else args.out + ".npy", "partition (--out)")
-    A = as_pattern(load_graph(args.graph, directed=args.directed))
+    A = as_pattern(load_graph(args.graph, directed=args.directed).matrix)
     r = partition(A, args.P, args.method, eps=args.eps, seed=args.seed, backend=args.backend, cache=args.cache,
                   progress=False if args.quiet else None, **method_params(args))
     line = (f"{r.method} P={r.P}: imbalance {r.imbalance:.4f} (by {r.weight}; vs average "

@@ -16,7 +16,7 @@ from ..io import generate_inputs, is_generated, read_input, write_results
 from ..io.files import atomic_write, check_writable
 from ..io.inputs import input_path
 from ..io.npy import load_npy
-from ..io.shards import read_manifest
+from ..io.shards import node_ids, read_manifest
 from ..plan.explain import partition_lines
 from ..runtime import faults
 from ..runtime.failure import on_root
@@ -31,13 +31,16 @@ def register(sub, common):
     p.add_argument("file")
     add_plugin_option(p)
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
-                   help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, an edge list, or made to the declared "
-                        "shape: full:VALUE (every entry VALUE), unit:I (one entry, 1, in row I) (repeatable)")
+                   help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, an edge list (a third column is the weight; "
+                        "reader options after a colon: FILE.txt:unweighted,undirected,duplicates=sum), or made to the "
+                        "declared shape: full:VALUE (every entry VALUE), unit:ID (one entry, 1, in the row of node "
+                        "ID: its id in the edge list, else the row number) (repeatable)")
     p.add_argument("--dim", action="append", metavar="NAME=SIZE",
                    help="size of a symbolic dim that no input read from a file gives (for generated inputs: "
                         "-i x=full:1 --dim n=100)")
-    p.add_argument("--out", "-o", help="write every output to this .npz, once, as its present entries "
-                   "(NAME.rows, .cols, .values, .shape; docs/user-guide.md)")
+    p.add_argument("--out", "-o", help="write every output to this .npz, once: a full one as the array NAME, "
+                   "one with missing entries as NAME.rows, .cols, .values, .shape; node ids as NAME.ids "
+                   "(docs/user-guide.md)")
     g = p.add_argument_group("distributed execution")
     g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
     g.add_argument("--mpiexec", help="the launcher to use (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
@@ -99,7 +102,8 @@ def run(args):
             check_writable(path, what)
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
-    shard_read = _check_shards(args, program, specs) if args.shards else None
+    shard_read, shard_names, shard_dims, shard_ids = _check_shards(args, program, specs) if args.shards else \
+        (None, [], {}, {})
     check_choices(args.plan, args.partition)   # on one process too, where they are not used: a typo now
     if args.repeat is not None and args.repeat < 1:
         raise DsplaError(f"--repeat must be at least 1, got {args.repeat}")
@@ -114,12 +118,16 @@ def run(args):
     rank = comm.rank if comm else 0
     faults.inject(rank, "start")
     kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
+    dtypes = {n.attr("name"): n.type.dtype.value for n in f.inputs}
 
     def read():   # rank 0 reads; the others learn of any error before waiting for data
-        data = {name: read_input(spec, kinds.get(name, "dense"), allow_nonfinite=args.allow_nonfinite)
+        data = {name: read_input(spec, kinds.get(name, "dense"), allow_nonfinite=args.allow_nonfinite,
+                                 dtype=dtypes.get(name), name=name)
                 for name, spec in specs.items() if not is_generated(spec)}
+        bound = {d: size for d, (size, _) in f.bound_dims.items()}   # sizes the program fixes (X + Y: c = 4)
         data.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
-                                    {n.attr("name"): n.type for n in f.inputs}, data, dims))
+                                    {n.attr("name"): n.type for n in f.inputs}, data, dims, {**bound, **shard_dims},
+                                    shard_ids))
         parts = load_npy(args.partition_file) if args.partition_file else None
         return data, parts
 
@@ -128,7 +136,7 @@ def run(args):
     if args.shards:   # every rank reads its own rows
         t_load = time.perf_counter()
         data = {**(data or {}), **load_shards(args.shards, comm or one_process(), partition=shard_read,
-                                              seed=args.seed)}
+                                              seed=args.seed, names=shard_names)}
         load_s = time.perf_counter() - t_load
     t0 = time.perf_counter()
     if comm is None:
@@ -161,7 +169,7 @@ def run(args):
                if arr.shape == (1, 1)}
     if rank != 0:
         return 0
-    out = {name: Array(M, name) for name, M in whole.items()}
+    out = {name: Array(M, name, ids=out[name].ids, col_ids=out[name].col_ids) for name, M in whole.items()}
     # the files first: a closed stdout must not lose them
     if args.out:
         write_results(args.out, out)
@@ -207,16 +215,20 @@ def memory_line(stats: dict) -> str:
             f"iteration {s.get('first_iteration_s', 0):.2f} s; planning {stats.get('planning', '?')}")
 
 
-def _check_shards(args, program, specs) -> str | None:
-    """The shard set against the job, before any process starts: a set, its inputs declared by the
-    program with the same kind and not also given with -i, its P the job's (or 1: read by rows).
-    Returns how ranks read it (None: as written; 'block'/'random': a one-process set by rows)."""
+def _check_shards(args, program, specs) -> tuple[str | None, list[str], dict[str, int], dict]:
+    """The shard set against the job, before any process starts: a set holding some of the
+    program's inputs (those it does not take are not read), with the same kind and not also given
+    with -i, its P the job's (or 1: read by rows). Returns how ranks read it (None: as written;
+    'block'/'random': a one-process set by rows), the inputs to read, the sizes of the dims they
+    give and the node ids of their rows, if the set has them (for inputs made with full: or unit:)."""
     m = read_manifest(args.shards)
     decl = {n.attr("name"): n.type for n in program.inputs}
-    for name, info in m["inputs"].items():
-        if name not in decl:
-            raise DsplaError(f"{args.shards} holds input {name!r}, which {args.file} does not declare (it takes "
-                             f"{', '.join(decl)})")
+    names = [name for name in m["inputs"] if name in decl]
+    if not names:
+        raise DsplaError(f"{args.shards} holds {', '.join(m['inputs']) or 'no inputs'}, none of which {args.file} "
+                         f"takes (it takes {', '.join(decl)})")
+    for name in names:
+        info = m["inputs"][name]
         if name in specs:
             raise DsplaError(f"input {name} is given twice: with -i and in {args.shards}")
         if decl[name].kind.value != info["kind"]:
@@ -224,7 +236,11 @@ def _check_shards(args, program, specs) -> str | None:
                              f"{info['kind']}")
     if args.partition_file:
         raise DsplaError("--partition-file and --shards: the shard set is partitioned already")
-    return shard_reading(args, m)
+    sizes = {d: int(size) for name in names for d, size in zip(decl[name].shape, m["inputs"][name]["shape"])
+             if isinstance(d, str)}
+    ids = node_ids(args.shards, m, verify=False)
+    rows = {decl[name].shape[0] for name in names if isinstance(decl[name].shape[0], str)}
+    return shard_reading(args, m), names, sizes, {d: (ids, args.shards) for d in rows if ids is not None}
 
 
 def shard_reading(args, m: dict) -> str | None:

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from ..errors import DsplaError, UnknownNameError
 from ..io import read_input
 from ..io.files import check_writable_dir
+from ..io.graph import Graph
 from ..io.inputs import input_path
 from ..io.npy import load_npy
 from ..io.shards import write_shards
@@ -65,7 +66,7 @@ def run(args):
         raise DsplaError(f"partition file not found: {args.partition_file}")
     check_writable_dir(args.out, "shard directory (--out)")
     t0 = time.perf_counter()
-    data, dataset = {}, None
+    data, dataset, graphs = {}, None, {}
     if args.dataset:
         nd = load_node_data(args.dataset, data_dir=args.data_dir, nodes=args.nodes, classes=args.classes,
                             feature_dim=args.feature_dim, avg_degree=args.avg_degree, data_seed=args.data_seed)
@@ -77,7 +78,10 @@ def run(args):
     for name, spec in specs.items():
         if not args.quiet:
             print(f"dspla shard: reading {name} from {spec}", file=sys.stderr, flush=True)
-        data[name] = read_input(spec, "sparse" if not spec.lower().endswith(".npy") else "dense")
+        data[name] = read_input(spec, "sparse" if not spec.lower().endswith(".npy") else "dense", name=name)
+        if isinstance(data[name], Graph):   # the rows by position; the graph's node ids go to ids.npy
+            graphs[name] = data[name]
+            data[name] = data[name].matrix
         if not sp.issparse(data[name]):
             data[name] = np.asarray(data[name])
             if data[name].ndim == 1:
@@ -105,11 +109,26 @@ def run(args):
         params = {"eps": args.eps, "seed": args.seed, "imbalance": float(res.imbalance), **method_params(args)}
         if args.backend:
             params["backend"] = args.backend
+    ids = _node_ids(graphs, graph, n)
     m = write_shards(args.out, data, parts, args.P, dim=args.dim, method=method, params=params,
-                     progress=not args.quiet, extra={"dataset": dataset} if dataset else None)
+                     progress=not args.quiet, extra={"dataset": dataset} if dataset else None, ids=ids)
     size = sum(f["bytes"] for f in m["files"].values())
     ins = ", ".join(f"{k} {v['kind']}[{v['shape'][0]}x{v['shape'][1]}] {v['dtype']}" for k, v in m["inputs"].items())
     print(f"wrote {args.out}: {ins}; P={args.P}, partition {method}, rows per process "
           f"{min(m['counts'])}..{max(m['counts'])}, {size / 2**20:.1f} MB in {len(m['files'])} files "
           f"({time.perf_counter() - t0:.1f} s)")
     return 0
+
+
+def _node_ids(graphs: dict, graph: str, n: int):
+    """The node ids of the partitioned rows: the graph's (an edge list's), which the other graphs
+    read must share."""
+    have = {k: g.ids for k, g in graphs.items() if g.ids is not None and g.shape[0] == n}
+    ids = have.get(graph, next(iter(have.values()), None))
+    for k, other in have.items():
+        if not np.array_equal(other, ids):
+            raise DsplaError(f"the edge lists number their nodes differently ({k} and {graph}): their rows are not "
+                             "the same nodes")
+    if ids is not None and ids.dtype.kind not in "iuU":
+        return None
+    return ids

@@ -3,6 +3,13 @@
 A rule takes the argument nodes and attributes and returns the result Type, or raises a
 DimensionMismatch/DomainMismatch that names the expression, both shapes and the source
 span. The verifier re-runs the same rules after every pass.
+
+Dims that must agree unify (``unify``): equal dims, or a size other than 1 and a symbol, where
+the symbol binds to the size (``X : dense[n, 4]`` plus ``Y : dense[n, c]`` binds c = 4; a 1
+meeting a symbol broadcasts where an op broadcasts, and is a mismatch elsewhere). The result keeps
+the symbol, which carries how a dim is partitioned; the node records the binding (``binds``),
+and a program's bindings (``bindings``) are checked against each other when a function is made
+and against the data when it runs. Two different sizes, or two different symbols, do not unify.
 """
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ from typing import Callable
 
 from ..errors import DimensionMismatch, DomainMismatch, DsplaError, Span
 from .node import Node, Op
-from .types import DType, Kind, TupleType, Type
+from .types import Dim, DType, Kind, TupleType, Type
 
 TYPE_RULES: dict[Op, Callable] = {}
 ATTRS: dict[Op, frozenset] = {}   # the attributes a node of each op carries (the verifier checks them)
@@ -30,22 +37,25 @@ def make(op: Op, args=(), attrs=(), *, type: Type | None = None, span: Span | No
     """Build a node, inferring its type with the op's rule (leaves take their type as given)."""
     args = tuple(args)
     attrs = tuple(attrs)
+    where = _where(op, args, attrs)
     try:
-        inferred = TYPE_RULES[op](args, dict(attrs), type, _where(op, args, attrs), span)
+        inferred = TYPE_RULES[op](args, dict(attrs), type, where, span)
     except DsplaError as e:
         if e.span is None and span is not None:  # algebra rows do not know where they were used
             raise e.at(span) from None
         raise
-    return Node(op, args, attrs, inferred, span, name)
+    return Node(op, args, attrs, inferred, span, name, tuple(where.binds))
 
 
 class _Where:
     """The op and its arguments as error messages name them, spelled out only when a message
-    is made (every node is type-checked at build and after each pass; few ever fail)."""
-    __slots__ = ("op", "args", "attrs")
+    is made (every node is type-checked at build and after each pass; few ever fail); and the
+    dims its rule bound (``unify``)."""
+    __slots__ = ("op", "args", "attrs", "binds")
 
     def __init__(self, op, args, attrs):
         self.op, self.args, self.attrs = op, args, attrs
+        self.binds: list[tuple[str, int]] = []
 
     def __str__(self) -> str:
         probe = Node(self.op, self.args, self.attrs, Type(Kind.dense, (1, 1)))
@@ -57,6 +67,31 @@ class _Where:
 
 def _where(op, args, attrs) -> _Where:
     return _Where(op, args, attrs)
+
+
+def unify(da, db, where) -> Dim | None:
+    """The dim two dims that must agree stand for, or None when they cannot: equal dims; a size
+    other than 1 and a symbol, the symbol bound to the size (recorded on ``where``; the symbol is
+    returned)."""
+    if da == db:
+        return da
+    if isinstance(da, str) != isinstance(db, str) and 1 not in (da, db):   # (a 1 broadcasts, or is a vector's)
+        sym, size = (da, db) if isinstance(da, str) else (db, da)
+        where.binds.append((sym, size))
+        return sym
+    return None
+
+
+def unify_shapes(a, b, where) -> tuple | None:
+    """Two shapes that must be equal, unified dim by dim (None when a pair cannot)."""
+    out = tuple(unify(x, y, where) for x, y in zip(a, b))
+    return None if None in out else out
+
+
+def same_dims(da, db) -> bool:
+    """Whether two dims stand for the same size once symbols are bound (a size other than 1 and a
+    symbol do: a 1 against a symbol broadcasts)."""
+    return da == db or isinstance(da, str) != isinstance(db, str) and 1 not in (da, db)
 
 
 def _dims_differ(where, what, a: Node, b: Node, da, db, span):
@@ -89,7 +124,7 @@ def _check_mask(args, attrs, shape, where, span, first: int):
         raise DomainMismatch(f"{where}: a mask is 'value' or 'structure', got {kind!r}", span)
     if (kind is None) != (len(args) == first):
         raise DomainMismatch(f"{where}: a mask kind needs a mask argument and the reverse", span)
-    if kind is not None and tuple(args[first].type.shape) != tuple(shape):
+    if kind is not None and unify_shapes(args[first].type.shape, shape, where) is None:
         m = args[first]
         raise DimensionMismatch(f"{where}: the mask {m.label} is {m.type}, but the result is "
                                 f"[{shape[0]}, {shape[1]}]", span)
@@ -98,7 +133,7 @@ def _check_mask(args, attrs, shape, where, span, first: int):
 @type_rule(Op.MXM, attrs=("semiring", "mask", "complement"))
 def _mxm(args, attrs, given, where, span):
     a, b = args[0], args[1]
-    if a.type.ncols != b.type.nrows:
+    if unify(a.type.ncols, b.type.nrows, where) is None:
         _dims_differ(where, "inner dimensions differ", a, b, a.type.ncols, b.type.nrows, span)
     _, out = attrs["semiring"].dtypes(a.type.dtype, b.type.dtype, where)
     shape = (a.type.nrows, b.type.ncols)
@@ -117,7 +152,10 @@ def broadcast_shape(a: Node, b: Node, where, span):
         elif da == 1:
             shape.append(db)
         else:
-            _dims_differ(where, f"shapes do not match or broadcast along axis {axis}", a, b, da, db, span)
+            d = unify(da, db, where)
+            if d is None:
+                _dims_differ(where, f"shapes do not match or broadcast along axis {axis}", a, b, da, db, span)
+            shape.append(d)
     return tuple(shape)
 
 
@@ -137,7 +175,7 @@ def _ewise_mult(args, attrs, given, where, span):
     shape = broadcast_shape(a, b, where, span)
     _, out = attrs["op"].dtypes(a.type.dtype, b.type.dtype, where)
     # an intersection is as sparse as its sparsest full-shape operand
-    full = [x for x in args if tuple(x.type.shape) == shape]
+    full = [x for x in args if all(same_dims(d, e) for d, e in zip(x.type.shape, shape))]
     kind = Kind.sparse if any(x.type.kind is Kind.sparse for x in full) else Kind.dense
     return Type(kind, shape, out)
 
@@ -180,7 +218,7 @@ def _select(args, attrs, given, where, span):
 @type_rule(Op.MASK, attrs=("complement", "structure"))
 def _mask(args, attrs, given, where, span):
     x, m = args
-    if tuple(x.type.shape) != tuple(m.type.shape):
+    if unify_shapes(x.type.shape, m.type.shape, where) is None:
         _dims_differ(where, "the mask must have the shape of the value", x, m, x.type.shape, m.type.shape, span)
     return x.type
 
@@ -225,7 +263,7 @@ def _dropout_mask(args, attrs, given, where, span):
 @type_rule(Op.UPDATE, attrs=("accum", "mask", "complement", "replace"))
 def _update(args, attrs, given, where, span):
     c, t = args[0], args[1]
-    if tuple(c.type.shape) != tuple(t.type.shape):
+    if unify_shapes(c.type.shape, t.type.shape, where) is None:
         _dims_differ(where, "an update writes a value of its own shape", c, t, c.type.shape, t.type.shape, span)
     _check_mask(args, attrs, c.type.shape, where, span, 2)
     if attrs["accum"] is not None:
@@ -245,7 +283,7 @@ def _while(args, attrs, given, where, span):
                                  span)
         for p, a in zip(prog.declared, args):
             # a carried value may be stored sparse in the loop though it starts dense
-            if p.type != a.type and p.type != a.type.with_(kind=Kind.sparse):
+            if not _same_type(p.type, a.type, where) and not _same_type(p.type, a.type.with_(kind=Kind.sparse), where):
                 raise DomainMismatch(f"{where}: {p.attr('name')} is {p.type} in the {what} but {a.type} outside",
                                      span)
     (_, c), = cond.outputs
@@ -255,9 +293,14 @@ def _while(args, attrs, given, where, span):
     if len(body.outputs) != n:
         raise DomainMismatch(f"{where}: the body gives {len(body.outputs)} values for {n} loop-carried ones", span)
     for (name, v), p in zip(body.outputs, body.declared[:n]):
-        if v.type != p.type:
+        if not _same_type(v.type, p.type, where):
             _carried_changes(where, name, p.type, v.type, v.span or span)
     return TupleType(tuple(p.type for p in body.declared[:n]) + (Type(Kind.dense, (1, 1), DType.int64),))
+
+
+def _same_type(a: Type, b: Type, where) -> bool:
+    """Equal types, their shapes unified (a size meeting a symbol binds it)."""
+    return a.kind is b.kind and a.dtype is b.dtype and unify_shapes(a.shape, b.shape, where) is not None
 
 
 def _carried_changes(where, name, before: Type, after: Type, span):
@@ -282,7 +325,8 @@ def _item(args, attrs, given, where, span):
 @type_rule(Op.ARGBEST, attrs=("semiring",))
 def _argbest(args, attrs, given, where, span):
     a, b, c = args
-    if a.type.ncols != b.type.nrows or tuple(c.type.shape) != (a.type.nrows, b.type.ncols):
+    if unify(a.type.ncols, b.type.nrows, where) is None or \
+            unify_shapes(c.type.shape, (a.type.nrows, b.type.ncols), where) is None:
         raise DimensionMismatch(f"{where}: c must be a ⊕.⊗ b ({a.type}, {b.type}, {c.type})", span)
     return c.type.with_(dtype=DType.int64)
 
@@ -290,7 +334,7 @@ def _argbest(args, attrs, given, where, span):
 @type_rule(Op.ROUTE, attrs=("axis", "factor"))
 def _route(args, attrs, given, where, span):
     g, k, f = args
-    if k.type.dtype is not DType.int64 or tuple(k.type.shape) != tuple(g.type.shape):
+    if k.type.dtype is not DType.int64 or unify_shapes(k.type.shape, g.type.shape, where) is None:
         raise DomainMismatch(f"{where}: the winners must be int64 of the cotangent's shape, got {k.type}", span)
     shape = (g.type.nrows, f.type.nrows) if attrs["axis"] == "cols" else (f.type.ncols, g.type.ncols)
     return Type(Kind.sparse, shape, g.type.dtype)

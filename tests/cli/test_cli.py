@@ -50,16 +50,16 @@ def test_run_writes_coo(tmp_path):
     assert out["T.rows"].dtype == np.int64
 
 
-def test_run_stores_a_full_output_once_as_coo(tmp_path):
+def test_run_stores_a_full_output_once_as_a_plain_array(tmp_path):
+    # every entry present: the array itself, as numpy users read it (it was stored as
+    # Y.rows/.cols/.values/.shape, and np.load(F)["Y"] failed)
     (tmp_path / "p.dspla").write_text("input X : dense[n, k]\nY = X * 2\noutput Y\n")
     np.save(tmp_path / "x.npy", np.array([[1.0, 0.0], [3.0, -4.0]]))
     r = dspla("run", tmp_path / "p.dspla", "--input", f"X={tmp_path / 'x.npy'}", "--out", tmp_path / "o.npz")
     assert r.returncode == 0, r.stderr
     out = np.load(tmp_path / "o.npz")
-    assert sorted(out.files) == ["Y.cols", "Y.rows", "Y.shape", "Y.values"]   # once: no dense copy
-    dense = np.full(tuple(out["Y.shape"]), np.nan)
-    dense[out["Y.rows"], out["Y.cols"]] = out["Y.values"]
-    assert dense.tolist() == [[2.0, 0.0], [6.0, -8.0]]   # the explicit zero is a present entry
+    assert out.files == ["Y"]   # once: no second, COO copy
+    assert out["Y"].tolist() == [[2.0, 0.0], [6.0, -8.0]]   # the explicit zero is a present entry
 
 
 def test_run_input_errors(tmp_path):

@@ -215,9 +215,10 @@ def test_an_unknown_dsl_name_says_where_the_script_wrote_it(what, call, kind):
 
 
 def test_a_shape_mismatch_names_the_shapes_as_written():
-    """Whole shapes were printed as Python tuples: (('n', 3) != ('n', 'n'))."""
-    Y, A = dp.dense("Y", ("n", 3)), dp.sparse("A", ("n", "n"))
+    """Whole shapes were printed as Python tuples: (('n', 3) != ('n', 'n')). (Against [n, n],
+    [n, 3] binds n = 3 now: a size binds a symbol it meets; two sizes do not.)"""
+    Y, A = dp.dense("Y", ("n", 3)), dp.sparse("A", ("n", 4))
     for make in (lambda: dp.update(Y, A), lambda: dp.mask(Y, A)):
-        with pytest.raises(DimensionMismatch, match=r"Y is dense\[n, 3\] float64 and A is sparse\[n, n\] float64 "
-                                                    r"\(\[n, 3\] != \[n, n\]\)"):
+        with pytest.raises(DimensionMismatch, match=r"Y is dense\[n, 3\] float64 and A is sparse\[n, 4\] float64 "
+                                                    r"\(\[n, 3\] != \[n, 4\]\)"):
             make()
