@@ -12,14 +12,16 @@ from ..errors import DsplaError
 from ..io.files import check_writable, check_writable_dir
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, relaunch, world
+from .common import NP
 from .run import _strip
 
 
 def register(sub, common):
     p = sub.add_parser("calibrate", parents=[common], help="measure this machine and fit the cost-model coefficients")
-    p.add_argument("--np", type=int, default=2, help="processes to calibrate with (default 2)")
-    p.add_argument("--mpiexec", help="the launcher to use")
-    p.add_argument("--out", help="where to write the calibration JSON (default: the user cache, used automatically)")
+    p.add_argument("--np", type=NP, default=2, metavar="P", help="processes to calibrate with")
+    p.add_argument("--mpiexec", help="the launcher to use (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
+    p.add_argument("--out", help="where to write the calibration JSON (default: the user cache, used automatically; "
+                   "dspla calibrate --show says where)")
     p.add_argument("--quick", action="store_true", help="fewer sizes (tests)")
     p.add_argument("--no-plans", action="store_true",
                    help="microbenchmarks only (skip the end-to-end refit on plan runs)")

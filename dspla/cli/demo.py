@@ -6,31 +6,30 @@ from __future__ import annotations
 import sys
 import time
 
-from ..errors import DsplaError
 from ..models import TrainConfig, Trainer, gcn_step, load_node_data
 from ..models.trainer import default_plan
 from ..runtime.launch import in_mpi_job, relaunch, world
+from .common import NP, POSITIVE, SEED, add_plan_option, integer
 from .run import _strip
 
 
 def register(sub, common):
     p = sub.add_parser("demo", parents=[common], help="train a GCN on a generated graph with 2 MPI processes",
                        description=__doc__)
-    p.add_argument("--nodes", type=int, default=100_000, help="graph size (default 100000)")
-    p.add_argument("--classes", type=int, default=7)
-    p.add_argument("--features", type=int, default=32, help="feature width (default 32)")
-    p.add_argument("--epochs", type=int, default=30)
-    p.add_argument("--np", type=int, default=2, help="MPI processes (default 2)")
-    p.add_argument("--plan", help="product plan (default: the runtime's default, auto when available)")
-    p.add_argument("--seed", type=int, default=0, help="graph and training seed")
+    p.add_argument("--nodes", type=integer(2000), default=100_000, help="graph size, at least 2000")
+    p.add_argument("--classes", type=integer(2), default=7, help="number of classes (communities), at least 2")
+    p.add_argument("--features", type=POSITIVE, default=32, help="feature width")
+    p.add_argument("--epochs", type=POSITIVE, default=30, help="training epochs")
+    p.add_argument("--np", type=NP, default=2, metavar="P", help="processes")
+    add_plan_option(p)
+    p.add_argument("--seed", type=SEED, default=0, help="graph and training seed")
     p.add_argument("--mpiexec", help="the launcher (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
+    p.add_argument("--explain", action="store_true", help="also print the program and the distributed plan")
     p.set_defaults(func=run)
 
 
 def run(args):
 
-    if args.np < 1 or args.nodes < 2000 or args.epochs < 1:
-        raise DsplaError("need --np >= 1, --nodes >= 2000 and --epochs >= 1")
     if not in_mpi_job() and args.np > 1:
         print(f"dspla demo: re-launching on {args.np} MPI processes", file=sys.stderr, flush=True)
         return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}) + ["--np", str(args.np)], args.mpiexec)

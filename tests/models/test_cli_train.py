@@ -37,8 +37,8 @@ def test_train_writes_json_with_history_accuracy_plan_and_comm(tmp_path, capsys)
 
 @pytest.mark.parametrize("args,msg", [
     (["--dataset", "cora"], "needs --data-dir"),
-    (["--dataset", "sbm", "--dropout", "1.5"], "--dropout must be in"),
-    (["--dataset", "sbm", "--epochs", "0"], "--epochs must be at least 1"),
+    (["--dataset", "sbm", "--dropout", "1.5"], "argument --dropout: must be a number at least 0 and below 1"),
+    (["--dataset", "sbm", "--epochs", "0"], "argument --epochs: must be a whole number of at least 1, got 0"),
     (["--dataset", "sbm", "--plan", "nosuch"], "nosuch"),
     (["--dataset", "mnist"], "mnist"),
     (["--graph", "/nonexistent.mtx"], "graph file not found"),
