@@ -54,6 +54,30 @@ def _rank() -> int:
     return 0
 
 
+def _rank0_ended() -> bool:
+    """In a job on one node (every rank a child of the same launcher process): whether rank 0 has
+    ended. Before MPI starts, a launcher does not end the other ranks when one exits, so a rank
+    whose error rank 0 has said already stays silent; elsewhere (several nodes) it cannot know."""
+    if os.environ.get("MPI_LOCALNRANKS") is None or os.environ.get("MPI_LOCALNRANKS") != os.environ.get("PMI_SIZE"):
+        return False
+    parent, me = os.getppid(), os.getpid()
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != me]
+    except OSError:
+        return False
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if int(fh.read().rsplit(")", 1)[1].split()[1]) != parent:
+                    continue
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                if b"\0PMI_RANK=0\0" in b"\0" + fh.read():
+                    return False
+        except (OSError, ValueError, IndexError):
+            continue
+    return True
+
+
 def _hook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
     if not isinstance(value, DsplaError) or os.environ.get("DSPLA_DEBUG") == "1":
         _previous(kind, value, tb)
@@ -65,6 +89,8 @@ def _hook(kind: type[BaseException], value: BaseException, tb: TracebackType | N
         except (OSError, ValueError):
             pass
         time.sleep(GRACE)
+        if _rank0_ended():
+            return
     try:
         sys.stderr.write(text(value, tb, rank) + "\n")
         sys.stderr.flush()

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 
+from .._excepthook import text as user_error
 from ..errors import DsplaError
 from .comm.mpi import MPIComm, free_open_windows
 from .comm.sim import SimComm
@@ -118,7 +119,10 @@ def _install_abort_hook(comm):
         # rank 0 reports at once; the others after a grace (failure.py). An exception of the
         # user's own code keeps its traceback, as Python shows it on one process; dspla's errors
         # say where in the user's script or file themselves
-        text = None if isinstance(value, DsplaError) else message(value, comm.rank, trace=True)
+        if isinstance(value, DsplaError):
+            text = None if os.environ.get("DSPLA_DEBUG") == "1" else user_error(value, tb, comm.rank)
+        else:
+            text = message(value, comm.rank, trace=True)
         fail(comm, value, 1, text)
 
     sys.excepthook = hook
