@@ -73,7 +73,9 @@ def user_path(P: int | None = None) -> str:
 def shipped() -> Coefficients:
     text = resources.files("dspla").joinpath("data", "calibration_default.json").read_text()
     d = json.loads(text)
-    return Coefficients.from_dict({**d["coefficients"], "source": "shipped default (" + d.get("machine", "?") + ")"})
+    # (the file's "machine" says where it was fitted, for whoever refits it; a user reads only this)
+    return Coefficients.from_dict({**d["coefficients"], "source": "the shipped default, fitted on another machine "
+                                                                  "(dspla calibrate fits this one)"})
 
 
 _loaded: dict = {}

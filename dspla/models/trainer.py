@@ -59,6 +59,7 @@ class TrainConfig:
     progress: bool = True
     log_every: int | None = None       # non-terminal progress: a line every N epochs
     explain: bool = False              # print the distributed plan (rank 0, stderr) once it is made
+    partition_notes: bool = True       # else: how the partition was chosen (rank 0, stderr), once
     extra_options: dict = field(default_factory=dict)
 
     def public(self) -> dict:
@@ -291,7 +292,7 @@ class Trainer:
                 stats = session.last_stats
                 if first_stats is None and cfg.explain:
                     progress.note(self.explain())
-                elif first_stats is None:   # how the partition was chosen: its time, saving, break-even
+                elif first_stats is None and cfg.partition_notes:   # how the partition was chosen: its time, saving
                     for line in partition_lines(session.plan):
                         progress.note(line)
                 first_stats = first_stats or stats
