@@ -68,7 +68,7 @@ from .frontend.dsl import abs_ as abs
 from .verbosity import quiet
 
 if TYPE_CHECKING:
-    from . import plot
+    from . import io, models, plot
     from .exec.values import Array
     from .function import Function, function
     from .io.graph import load_graph
@@ -88,9 +88,12 @@ _LAZY = {
 }
 
 
+_MODULES = ("io", "models", "plot")
+
+
 def __getattr__(name: str) -> Any:
-    if name == "plot":
-        return importlib.import_module(".plot", __name__)
+    if name in _MODULES:
+        return importlib.import_module(f".{name}", __name__)
     where = _LAZY.get(name)
     if where is None:
         raise AttributeError(f"module 'dspla' has no attribute {name!r}")
@@ -100,7 +103,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | {"plot"})
+    return sorted(set(globals()) | set(_LAZY) | set(_MODULES))
 
 
 class _Package(types.ModuleType):
@@ -122,7 +125,7 @@ __all__ = [
     "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
     "Expr", "Function", "InputError", "LoopBoundWarning", "TrainConfig", "Trainer",
     "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "dropout_mask",
-    "binary", "errors", "monoid", "plot", "quiet", "unary",
+    "binary", "errors", "io", "models", "monoid", "plot", "quiet", "unary",
     "ewise_add", "ewise_mult", "exp", "eye", "full", "function", "grad", "load_graph", "load_shards", "log",
     "log_softmax", "mask", "mxm",
     "mxv", "neg", "nvals",

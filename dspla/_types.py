@@ -19,8 +19,8 @@ from .algebra import BinaryOp, Monoid, SelectOp, Semiring, UnaryOp
 from .ir.types import Dim, DType, Kind
 
 if TYPE_CHECKING:   # (named, not imported: `import dspla` loads neither, a run does)
-    import graphblas as gb
-    import scipy.sparse as sp
+    import graphblas
+    import scipy.sparse
 
 Scalar: TypeAlias = Union[int, float, np.number[Any], np.bool_]
 """A number or a bool, Python's or numpy's: a bound operand (``2 * X``), a fill value, a constant."""
@@ -67,8 +67,8 @@ BinaryFunction: TypeAlias = Callable[[Any, Any], Any]
 UnaryFunction: TypeAlias = Callable[[Any], Any]
 """A Python function of one number returning one, compiled with numba (a user operator)."""
 
-HostValue: TypeAlias = Union[NDArray[Any], "sp.sparray", "sp.spmatrix", "gb.Matrix", "gb.Vector", list[Any],
-                             tuple[Any, ...], Scalar]
+HostValue: TypeAlias = Union[NDArray[Any], "scipy.sparse.sparray", "scipy.sparse.spmatrix", "graphblas.Matrix",
+                             "graphblas.Vector", list[Any], tuple[Any, ...], Scalar]
 """Input data held by the caller: a numpy array (dense inputs), a scipy sparse array or matrix
 (sparse inputs; a missing entry is not a zero), a python-graphblas Matrix or Vector (either), a
 nested list, or a scalar (a 1 x 1 input)."""
