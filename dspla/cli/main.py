@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.abc
+import importlib.machinery
 import os
 import signal
 import sys
@@ -37,9 +39,9 @@ COMMANDS = {
 }
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser: every command's options, or (``command``) that command's only,
-    the others listed by name and help."""
+def build_parser(command: str | None = None, every: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser: every command's options (``every``), or ``command``'s only, the
+    others listed by name and help."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show Python tracebacks for errors (also: DSPLA_DEBUG=1)")
     parser = Parser(prog="dspla", parents=[common],
@@ -48,7 +50,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                         help="print dspla's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
-        if command is None or name == command:
+        if name == command or (every and command is None):
             importlib.import_module(f"dspla.cli.{module}").register(sub, common)
         else:
             sub.add_parser(name, help=help_, add_help=False)
@@ -64,22 +66,47 @@ def _command(argv: list[str]) -> str | None:
 def _graphblas_without_numba(argv: list[str], command: str | None) -> None:
     """python-graphblas imports numba when it loads (0.2 to 0.5 s), for user-defined operators
     only. A command line's program has none unless a --plugin defines them (and benchmarks may):
-    then graphblas loads as usual; else it loads without numba support."""
+    then graphblas loads as usual; else, when it loads (a process that only launches a job never
+    loads it), it loads without numba support."""
     if command in (None, "bench") or any(a.startswith("--plugin") for a in argv) or "graphblas.core" in sys.modules \
             or "numba" in sys.modules:
         return
-    sys.modules["numba"] = None   # (an import of it fails while this is set: graphblas then goes without)
-    try:
-        import graphblas.core  # noqa: F401
-    finally:
-        del sys.modules["numba"]
+    sys.meta_path.insert(0, _NumbaFreeGraphblas())
+
+
+class _NumbaFreeGraphblas(importlib.abc.MetaPathFinder):
+    """Finds graphblas.core as usual, and runs it with numba's import failing."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "graphblas.core":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _WithoutNumba(spec.loader)
+        return spec
+
+
+class _WithoutNumba(importlib.abc.Loader):
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        sys.modules["numba"] = None   # (an import of it fails while this is set: graphblas then goes without)
+        try:
+            self.loader.exec_module(module)
+        finally:
+            del sys.modules["numba"]
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command(argv)
     _graphblas_without_numba(argv, command)
-    parser = build_parser(command)
+    parser = build_parser(command, every=False)
     try:   # (argparse exits: 2 for a bad option, 0 for --help; main returns the status instead)
         args, extra = parser.parse_known_args(argv)
         if extra:

@@ -17,14 +17,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import TYPE_CHECKING
 
 from .._excepthook import text as user_error
 from ..errors import DsplaError
 from .comm.mpi import MPIComm, free_open_windows
-from .comm.sim import SimComm
 from .failure import LAUNCHED_ENV, STDOUT_CLOSED, fail, launched_by_dspla, message
 from .jobio import Pump
 from .process import configure_threads, freeze_startup, keep_freed_memory
+
+if TYPE_CHECKING:
+    from .comm.sim import SimComm
 
 # Set by the launchers we know: MPICH/Intel (PMI), Open MPI, PMIx, Slurm.
 _JOB_VARS = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
@@ -103,6 +106,7 @@ def one_process() -> SimComm:
     same runtime as P processes."""
     global _ONE
     if _ONE is None:
+        from .comm.sim import SimComm  # (python-graphblas: not for a process that only launches a job)
         _ONE = SimComm.create(1, timeout=3600.0)[0]
     return _ONE
 
