@@ -8,6 +8,8 @@ module, numpy's and scipy's too, is compiled from source). The cases are interle
 round and the medians are reported with the CPU time of the same runs (user + system, the
 command and its children: on a loaded machine it moves less than the wall time). The bars:
 ``dspla run`` on one process at most 0.5 s wall, at ``--np 2`` at most 1.0 s, warm.
+``--baseline BIN`` (another checkout's venv bin folder, e.g. ../main/.venv/bin) runs every case
+with its python and dspla too, interleaved with these, and prints the ratios.
 Writes bench/results/startup.json; docs/benchmarks.md holds the current figures.
 """
 from __future__ import annotations
@@ -41,10 +43,11 @@ def _data(d: Path) -> None:
     np.save(d / "w.npy", rng.random((16, 7)))
 
 
-def _cases(d: Path) -> dict:
-    run = [str(BIN / "dspla"), "run", os.path.join(ROOT, "examples", "gcn_layer.dspla"), "-i", f"A={d / 'a.mtx'}",
+def _cases(d: Path, bin_: Path, label: str = "") -> dict:
+    run = [str(bin_ / "dspla"), "run", os.path.join(ROOT, "examples", "gcn_layer.dspla"), "-i", f"A={d / 'a.mtx'}",
            "-i", f"X={d / 'x.npy'}", "-i", f"W={d / 'w.npy'}"]
-    return {"import dspla": [sys.executable, "-c", "import dspla"], "run np1": run, "run np2": [*run, "--np", "2"]}
+    return {f"import dspla{label}": [str(bin_ / "python"), "-c", "import dspla"], f"run np1{label}": run,
+            f"run np2{label}": [*run, "--np", "2"]}
 
 
 def _once(cmd: list, env: dict) -> tuple[float, float]:
@@ -64,11 +67,15 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=7, help="rounds of every case (default 7)")
     ap.add_argument("--json", default=os.path.join(ROOT, "bench", "results", "startup.json"),
                     help="where to write the results (default bench/results/startup.json)")
+    ap.add_argument("--baseline", metavar="BIN", help="also run every case with this venv's python and dspla "
+                    "(another checkout's .venv/bin), interleaved, and print the ratios")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         _data(d)
-        cases = _cases(d)
+        cases = _cases(d, BIN)
+        if args.baseline:
+            cases.update(_cases(d, Path(args.baseline), " (baseline)"))
         base = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
         warm_env = {**base, "PYTHONPYCACHEPREFIX": str(d / "pycache-warm")}
         for cmd in cases.values():   # fills the warm cache
@@ -87,14 +94,21 @@ def main(argv=None) -> int:
                         shutil.rmtree(d / f"pycache-cold-{r}", ignore_errors=True)
             print(f"round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
     rows = []
-    print(f"{'case':<14} {'cache':<5} {'wall median':>11} {'min':>6} {'max':>6} {'CPU median':>10}")
+    print(f"{'case':<25} {'cache':<5} {'wall median':>11} {'min':>6} {'max':>6} {'CPU median':>10}")
     for (case, mode), got in times.items():
         wall = [w for w, _ in got]
         cpu = [c for _, c in got]
         rows.append({"case": case, "cache": mode, "wall_s_median": statistics.median(wall), "wall_s": wall,
                      "cpu_s_median": statistics.median(cpu), "cpu_s": cpu})
-        print(f"{case:<14} {mode:<5} {statistics.median(wall):>10.3f}s {min(wall):>5.2f}s {max(wall):>5.2f}s "
+        print(f"{case:<25} {mode:<5} {statistics.median(wall):>10.3f}s {min(wall):>5.2f}s {max(wall):>5.2f}s "
               f"{statistics.median(cpu):>9.3f}s")
+    if args.baseline:
+        for case in [c for c in {r["case"] for r in rows} if not c.endswith("(baseline)")]:
+            for mode in ("warm", "cold"):
+                mine, base = (next(r for r in rows if r["case"] == c and r["cache"] == mode)
+                              for c in (case, case + " (baseline)"))
+                wall, cpu = (mine[k] / base[k] for k in ("wall_s_median", "cpu_s_median"))
+                print(f"{case:<14} {mode:<5} this / baseline: wall {wall:.2f}, CPU {cpu:.2f}")
     bars = []
     for case, bar in BARS.items():
         got = next(r["wall_s_median"] for r in rows if r["case"] == case and r["cache"] == "warm")
@@ -102,7 +116,7 @@ def main(argv=None) -> int:
         print(f"bar: {case} warm {got:.3f} s <= {bar} s: {'met' if got <= bar else 'NOT met'}")
     load = os.getloadavg()
     out = {"commit": git_commit(), "rounds": args.rounds, "cpus": os.cpu_count(), "loadavg": load, "rows": rows,
-           "bars": bars}
+           "bars": bars, "baseline": args.baseline}
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as fh:
         json.dump(out, fh, indent=1)

@@ -177,7 +177,7 @@ def run(args):
     program = parse_file(args.file)
     check_step(differentiate(program), args.file)
     shard_read = _check_shards(args, program) if args.shards else None
-    if args.np is not None and not in_mpi_job():
+    if args.np is not None and args.np > 1 and not in_mpi_job():   # (one process trains here)
         return relaunch(args.np, _strip(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
 
     comm = world()
