@@ -1,4 +1,4 @@
-"""Issue 12's bars for the graph algorithms of examples/.
+"""The graph algorithms of examples/ against python-graphblas, and PageRank on P processes.
 
 1. One process, soc-Slashdot0902 (by default): time to solution after loading (the graph is a
    scipy CSR in memory; both sides convert it) for PageRank, BFS, SSSP, connected components and

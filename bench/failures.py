@@ -3,7 +3,7 @@
 Each path runs ``dspla run`` (or ``dspla train``) on a small generated program and data, N times;
 the table gives the median and worst wall time from the start of the command (or from the
 signal, for signals and a killed rank) to the exit of the launcher, the exit status, and how
-many dspla messages were printed. docs/runtime.md records a run of it.
+many dspla messages were printed. docs/benchmarks.md records a run of it.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GCN benchmarks (issue 6):
+"""GCN benchmarks:
 
   accuracy  Cora test accuracy over seeds (Kipf & Welling settings), mean and std;
   pyg       epoch time of dspla's full-batch training against PyTorch Geometric's GCNConv on CPU
@@ -6,9 +6,9 @@
             Cora and soc-Slashdot0902 with random 128-wide features, 1 and 2 processes: ratios;
   shp       mini-batch communication: average volume per batch under the stochastic hypergraph
             partition (SHP) and the full-batch hypergraph partition (HP), over the same random batches;
-  autodiff  (issue 14) examples/gcn_auto.dspla (forward only, generated gradients) against the
+  autodiff  examples/gcn_auto.dspla (forward only, generated gradients) against the
             hand-written examples/gcn.dspla: test accuracy per seed and epoch time, interleaved;
-  sage      (issue 14) examples/sage_auto.dspla (GraphSAGE-mean, forward only) against PyTorch
+  sage      examples/sage_auto.dspla (GraphSAGE-mean, forward only) against PyTorch
             Geometric's SAGEConv(aggr="mean", bias=False) with the same hyper-parameters: mean test
             accuracy over seeds and epoch time, in one run, interleaved per seed (the PyG rows need
             the bench extra: without torch they are skipped with a message and dspla's still run).
@@ -184,7 +184,7 @@ def pyg(argv):
         import torch  # noqa: F401
         import torch_geometric  # noqa: F401
     except ImportError:
-        print("needs the bench extra: pip install torch==<cpu build> torch_geometric (see docs/gcn.md)")
+        print("needs the bench extra: pip install -e '.[bench]' (CPU torch and torch_geometric; docs/benchmarks.md)")
         return 2
     from dspla.models import load_node_data
 

@@ -1,4 +1,4 @@
-"""Local SpMM at the kernel's limit (issue 17): ``f(A=..., X=...)`` for ``A @ X`` through the DSL
+"""Local SpMM at the kernel's limit: ``f(A=..., X=...)`` for ``A @ X`` through the DSL
 against the GraphBLAS routes and scipy, on soc-Slashdot0902 and a 1M-entry random matrix, for
 K in {16, 64, 256}; one process.
 
@@ -17,7 +17,7 @@ Rows, timed in alternation over ``--rounds`` rounds (min and median of each):
 
 Reported: each row's min / median, dspla / full-C (min and median), and median / min of the
 dspla rows (stability) and of full-C itself: the kernel alone, no dspla, in the same rounds, so
-a drift that is the machine's is told from one that is dspla's. Bars (issue 17): dspla gb
+a drift that is the machine's is told from one that is dspla's. Bars: dspla gb
 within 1.15x (min) and 1.3x (median) of full-C; median / min <= 1.3 for every dspla row over
 20 rounds.
 

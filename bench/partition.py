@@ -1,4 +1,4 @@
-"""Partition quality in the terms of seed 000 Table 2, backend comparison, analysis speed.
+"""Partition quality in the terms of Table 2 of Demirci et al. (PVLDB 2022), backend comparison, analysis speed.
 
     python -m bench.partition [--graphs slashdot,enron] [-P 16,64,256,512] [--json out.json]
     dspla bench partition [same arguments]
@@ -31,7 +31,7 @@ GRAPHS = {
     "email-Enron": ("snap/email-Enron.txt", None),
     "ca-HepPh": ("snap/ca-HepPh.txt", None),
 }
-PAPER = {"soc-Slashdot0902": (0.74, 0.69, 0.86, 0.92)}  # seed 000 Table 2, HP/RP at P = 512
+PAPER = {"soc-Slashdot0902": (0.74, 0.69, 0.86, 0.92)}  # Demirci et al., Table 2: HP/RP at P = 512
 COLS = ("volume_avg", "volume_max", "messages_avg", "messages_max")
 
 

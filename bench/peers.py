@@ -1,4 +1,4 @@
-"""dspla against PETSc on the same distributed product (issue 17): ``C = A @ X``, A sparse
+"""dspla against PETSc on the same distributed product: ``C = A @ X``, A sparse
 (soc-Slashdot0902 by default), X dense with K columns, at P = 1 and P = 2 processes, each rank
 owning the same contiguous block of rows on both sides (dspla's ``block`` partition; PETSc is
 handed those row ranges explicitly).

@@ -1,4 +1,4 @@
-"""Issue 5's accuracy bar: does the cost model predict each plan's time, and does --plan auto
+"""The cost model's accuracy bar: does the cost model predict each plan's time, and does --plan auto
 pick (within 10%) the fastest plan, on real graphs x K in {16, 64, 256} x P in {2, 4}?
 
 One MPI job per (graph, P): rank 0 loads the graph (hypergraph partition, cached), and for each

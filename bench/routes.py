@@ -1,5 +1,5 @@
 """Which local route is faster, per semiring, dtype and K: the measurements behind
-exec/routes.py's IN_PLACE table (issue 17), to re-check it on another machine or build.
+exec/routes.py's IN_PLACE table, to re-check it on another machine or build.
 
 For every built-in semiring with a monoid identity, each dtype it takes, and each K, times in
 alternation the two routes a product with a full B can take, as dspla runs them

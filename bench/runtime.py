@@ -1,4 +1,4 @@
-"""Issue 4's performance bars, measured with `dspla run` on real processes:
+"""The runtime's performance bars, measured with `dspla run` on real processes:
 
 - p2p1d SpMM on soc-Slashdot0902 (hypergraph partition), P = 2 against P = 1, K in {16, 64, 256}:
   the bar is P=2 time <= 0.65x P=1 time (median iteration, planning excluded);

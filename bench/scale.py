@@ -17,7 +17,7 @@ node). Then, one after the other, ``T = A @ X`` runs:
 The P runs use the same random partition and plan, so they must agree on every word moved.
 Reported: per-rank peak RSS (max/median, sum against the one-process peak), wall time from
 launch to exit (the first and only result; no output is gathered), and each run's start-up
-split (load, plan, first iteration; slowest rank). The bars (issue 13): max/median <= 1.25,
+split (load, plan, first iteration; slowest rank). The bars: max/median <= 1.25,
 sum <= 1.6 x one process, shards' launch-to-result <= 0.5 x the rank-0 path's.
 """
 from __future__ import annotations

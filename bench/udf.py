@@ -1,4 +1,4 @@
-"""Issue 16's bar: a tropical semiring built from Python functions (examples/tropical_plugin.py,
+"""The user-operator bar: a tropical semiring built from Python functions (examples/tropical_plugin.py,
 loaded with --plugin) against the built-in min_plus, per iteration of `dspla run` on P real
 processes. Bar: user / built-in <= 1.5.
 
