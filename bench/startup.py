@@ -50,11 +50,12 @@ def _cases(d: Path, bin_: Path, label: str = "") -> dict:
             f"run np2{label}": [*run, "--np", "2"]}
 
 
-def _once(cmd: list, env: dict) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the command and everything it started)."""
+def _once(cmd: list, env: dict, cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and everything it started). Run from ``cwd``, a
+    folder of no source tree (``python -c`` imports from the working folder first)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=cwd)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
@@ -79,7 +80,7 @@ def main(argv=None) -> int:
         base = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
         warm_env = {**base, "PYTHONPYCACHEPREFIX": str(d / "pycache-warm")}
         for cmd in cases.values():   # fills the warm cache
-            _once(cmd, warm_env)
+            _once(cmd, warm_env, d)
         times: dict = {(c, m): [] for c in cases for m in ("warm", "cold")}
         for r in range(args.rounds):
             for case, cmd in cases.items():
@@ -89,7 +90,7 @@ def main(argv=None) -> int:
                         env = {**base, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(prefix)}
                     else:
                         env = warm_env
-                    times[(case, mode)].append(_once(cmd, env))
+                    times[(case, mode)].append(_once(cmd, env, d))
                     if mode == "cold":
                         shutil.rmtree(d / f"pycache-cold-{r}", ignore_errors=True)
             print(f"round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)

@@ -156,23 +156,14 @@ def run_here(args, program, specs: dict, dims: dict, plan, shard_read) -> int:
         data = {**(data or {}), **load_shards(args.shards, comm or one_process(), partition=shard_read,
                                               seed=args.seed)}
         load_s = time.perf_counter() - t_load
-    options = {"plan": plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
-               "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
-               "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning,
-               "message_bytes": args.message_bytes}
-    if args.partition_file:
-        options["parts"] = parts
-        options["partition"] = "file"
+    options = _options(args, plan, parts)
     t0 = time.perf_counter()
     out = f.run(data, repeat=args.repeat or 1, **options)
     stats = f.last_stats
     choice = partition_lines(f.session(comm, **options).plan) if rank == 0 and P > 1 else []
     loads = comm.gather(load_s, 0) if P > 1 else [load_s]
     if rank == 0:
-        for r, seconds in enumerate(loads):
-            stats["per_rank"][r]["load_s"] = seconds
-        stats["startup_s"] = {k: max(r.get(k, 0.0) for r in stats["per_rank"])
-                              for k in ("load_s", "planning_s", "first_iteration_s")}
+        _startup(stats, loads)
     dt = time.perf_counter() - t0
     # collectives (every rank): the results gathered to rank 0 only when they are written
     summary = {name: (arr.shape, arr.dtype, arr.nvals) for name, arr in out.items()}
@@ -207,6 +198,25 @@ def run_here(args, program, specs: dict, dims: dict, plan, shard_read) -> int:
     if args.out:
         print(f"wrote {args.out} ({dt:.3f} s)")
     return 0
+
+
+def _options(args, plan, parts) -> dict:
+    """The run's options (dspla.plan.options.Options) from the command line."""
+    options = {"plan": plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
+               "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
+               "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning,
+               "message_bytes": args.message_bytes}
+    if args.partition_file:
+        options.update(parts=parts, partition="file")
+    return options
+
+
+def _startup(stats, loads: list) -> None:
+    """Every rank's time to load its shards, and the start-up split of the slowest, into the stats."""
+    for r, seconds in enumerate(loads):
+        stats["per_rank"][r]["load_s"] = seconds
+    stats["startup_s"] = {k: max(r.get(k, 0.0) for r in stats["per_rank"])
+                          for k in ("load_s", "planning_s", "first_iteration_s")}
 
 
 def summary_line(stats) -> str:
