@@ -68,7 +68,9 @@ from .frontend.dsl import abs_ as abs
 from .verbosity import quiet
 
 if TYPE_CHECKING:
-    from . import io, models, plot
+    from . import io as io
+    from . import models as models
+    from . import plot
     from .exec.values import Array
     from .function import Function, function
     from .io.graph import load_graph
@@ -125,7 +127,7 @@ __all__ = [
     "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
     "Expr", "Function", "InputError", "LoopBoundWarning", "TrainConfig", "Trainer",
     "UnknownNameError", "abs", "apply", "cast", "declare", "dense", "dropout_mask",
-    "binary", "errors", "io", "models", "monoid", "plot", "quiet", "unary",
+    "binary", "errors", "monoid", "plot", "quiet", "unary",
     "ewise_add", "ewise_mult", "exp", "eye", "full", "function", "grad", "load_graph", "load_shards", "log",
     "log_softmax", "mask", "mxm",
     "mxv", "neg", "nvals",

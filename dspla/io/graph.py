@@ -15,8 +15,10 @@ A[j,i]). ``True`` on an edge list is the default; on a matrix it is a no-op.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,7 +47,8 @@ def graph_format(path) -> str:
                      f"(.txt[.gz], .edges, .el) or a scipy .npz")
 
 
-def load_graph(path, *, directed: bool | None = None, quiet: bool = False, **opts) -> sp.csr_array:
+def load_graph(path: str | os.PathLike[str], *, directed: bool | None = None, quiet: bool = False,
+               **opts: Any) -> sp.csr_array:
     """Read a graph or sparse matrix file into a ``scipy.sparse.csr_array``.
 
     ``opts`` go to the format's loader (edge lists: ``self_loops``, ``weighted``, ``relabel``).

@@ -22,6 +22,7 @@ import math
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,6 +37,10 @@ from ..runtime.failure import on_root
 from . import checkpoint as ckpt
 from .optim import make_optimizer
 from .program import check_step, differentiate, set_dropout, training_program
+
+if TYPE_CHECKING:
+    from ..runtime.comm import Comm
+    from .data import NodeData, ShardedData
 
 
 @dataclass
@@ -141,8 +146,8 @@ class Trainer:
     ``dp.function(...)`` or a Program (``dspla.frontend.parser.parse_file``). ``fit`` returns the
     result dict on rank 0 and None elsewhere."""
 
-    def __init__(self, program: Program | Function, data=None, config: TrainConfig | None = None, comm=None,
-                 sharded: dict | None = None):
+    def __init__(self, program: Program | Function, data: NodeData | ShardedData | None = None,
+                 config: TrainConfig | None = None, comm: Comm | None = None, sharded: dict | None = None) -> None:
         """``sharded``: the inputs A, X, Y, T as distributed values (dspla.load_shards), on every
         rank; ``data`` (rank 0) then holds only what the metrics need (models.data.ShardedData)."""
         cfg = self.cfg = config or TrainConfig()
@@ -250,7 +255,7 @@ class Trainer:
                 "seed": c.seed, "dropout": c.dropout}
 
     # ------------------------------------------------------------------ the loop
-    def fit(self):
+    def fit(self) -> dict | None:
         cfg, comm, rank, session = self.cfg, self.comm, self.rank, self.session
         start, history, params, opt, static = 0, [], None, None, None
 
