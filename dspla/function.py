@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from . import compile as compiler
 from .display import Stats, Text
-from .errors import DsplaError, InputError, UnknownNameError
+from .errors import DsplaError, InputError, UnknownNameError, did_you_mean
 from .exec import reference
 from .exec.nodeids import dim_ids, graphs_read, with_ids
 from .exec.values import Array, InputValue, Meta, bind_dims, check_shapes, to_matrix
@@ -79,7 +79,9 @@ class Function:
             if missing:
                 parts.append(f"missing input{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}")
             if extra:
-                parts.append(f"unexpected input{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}")
+                meant = [f"{k!r} (did you mean {' or '.join(map(repr, m))}?)" if (m := did_you_mean(k, missing))
+                         else repr(k) for k in extra]
+                parts.append(f"unexpected input{'s' if len(extra) > 1 else ''} {', '.join(meant)}")
             raise InputError(f"{'; '.join(parts)}; the program takes "
                              f"{', '.join(f'{k}: {n.type}' for k, n in self._decl.items())}")
         check_shapes(self._decl.values(), inputs, self.bound_dims)   # sizes first, before converting anything

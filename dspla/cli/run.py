@@ -9,65 +9,76 @@ import time
 import numpy as np
 
 from ..errors import DsplaError, say_warning
-from ..exec.values import Array
 from ..frontend.parser import parse_file
-from ..function import Function
-from ..io import generate_inputs, is_generated, read_input, write_results
-from ..io.files import atomic_write, check_writable
+from ..io import is_generated
+from ..io.files import check_writable
 from ..io.inputs import input_path
-from ..io.npy import load_npy
 from ..io.shards import node_ids, read_manifest
-from ..plan.explain import partition_lines
-from ..runtime import faults
-from ..runtime.failure import on_root
-from ..runtime.launch import in_mpi_job, one_process, relaunch, world
-from ..runtime.session import check_choices
-from ..runtime.shards import load_shards
-from .common import add_plugin_option, load_plugins, parse_dims, parse_inputs
+from ..plan.plans import check_choices
+from ..runtime.launch import in_mpi_job, relaunch, world
+from .common import (
+    NP,
+    POSITIVE,
+    SEED,
+    add_plan_option,
+    add_plugin_option,
+    load_plugins,
+    number,
+    parse_dims,
+    parse_inputs,
+    parse_plan,
+    partition_ids,
+)
 
 
 def register(sub, common):
     p = sub.add_parser("run", parents=[common], help="run a .dspla program on data files, on 1 or P processes")
-    p.add_argument("file")
+    p.add_argument("file", help="the program: an expression file (.dspla; lang/README.md)")
     add_plugin_option(p)
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
                    help="an input: .mtx/.mtx.gz, .npy, FILE.npz:ARRAY, an edge list (a third column is the weight; "
                         "reader options after a colon: FILE.txt:unweighted,undirected,duplicates=sum), or made to the "
                         "declared shape: full:VALUE (every entry VALUE), unit:ID (one entry, 1, in the row of node "
-                        "ID: its id in the edge list, else the row number) (repeatable)")
+                        "ID: its id in the edge list, else the row number) (repeatable, each NAME once; default: none)")
     p.add_argument("--dim", action="append", metavar="NAME=SIZE",
                    help="size of a symbolic dim that no input read from a file gives (for generated inputs: "
-                        "-i x=full:1 --dim n=100)")
-    p.add_argument("--out", "-o", help="write every output to this .npz, once: a full one as the array NAME, "
-                   "one with missing entries as NAME.rows, .cols, .values, .shape; node ids as NAME.ids "
-                   "(docs/user-guide.md)")
+                        "-i x=full:1 --dim n=100); repeatable, each NAME once (default: the inputs' sizes)")
+    p.add_argument("--out", "-o", metavar="FILE.npz", help="write every output to this .npz, once: a full one as "
+                   "the array NAME, one with missing entries as NAME.rows, .cols, .values, .shape; node ids as "
+                   "NAME.ids (docs/user-guide.md) (default: not written)")
     g = p.add_argument_group("distributed execution")
-    g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
+    g.add_argument("--np", type=NP, metavar="P", help="run on this many processes: 1 in this process, more under "
+                   "mpiexec (default: 1, or the job's size under mpiexec/srun)")
     g.add_argument("--mpiexec", help="the launcher to use (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
-    g.add_argument("--plan", default="auto", help="product plan: auto (lowest predicted time), p2p1d, allgather1d, "
-                                                 "shift1d, twoface, 15d, 2d")
-    g.add_argument("--partition", default="auto", help="row partition method: auto (the default: the one whose "
-                   "time this run repays, docs/partitioning.md), block, random, graph, hypergraph (the quality "
-                   "opt-in), ...")
-    g.add_argument("--partition-file", help="a saved partition (.npy of process ids per row)")
+    add_plan_option(g)
+    g.add_argument("--partition", default="auto", help="row partition method: auto (the one whose time this run "
+                   "repays, docs/partitioning.md), block, random, graph, hypergraph (the quality opt-in), "
+                   "stochastic-hypergraph")
+    g.add_argument("--partition-file", metavar="FILE.npy", help="a saved partition: a 1-D .npy of process ids "
+                   "(0..P-1), one per row (default: none; --partition decides)")
     g.add_argument("--shards", metavar="DIR", help="load the inputs in this shard set (dspla shard) on every rank, "
-                   "each rank reading its own rows; other inputs come with -i")
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--eps", type=float, default=0.03, help="allowed partition imbalance")
-    g.add_argument("--replication", "-c", type=int, help="replication factor c of shift1d / 15d (default: 2 when it "
-                   "divides P, else 1; 15d: 2 only from P = 4)")
-    g.add_argument("--stripe-width", type=int, help="twoface stripe width W")
-    g.add_argument("--memory-cap", type=float, help="bytes per process a product's buffers may use (auto skips plans "
-                   "over it; twoface turns sync stripes async to stay under it)")
-    g.add_argument("--message-bytes", type=int, default=32 << 20, help="p2p1d: rows bigger than this travel in "
-                   "chunks of it, two posted at a time (bounds what a rank holds of the rows it receives)")
+                   "each rank reading its own rows; other inputs come with -i (default: none)")
+    g.add_argument("--seed", type=SEED, default=0, help="seed of the random partitioners and of random partitions")
+    g.add_argument("--eps", type=number(0, 1, hi_open=True), default=0.03,
+                   help="allowed partition imbalance, from 0 to below 1")
+    g.add_argument("--replication", "-c", type=POSITIVE, help="replication factor c of shift1d / 15d, a divisor "
+                   "of P (default: 2 when it divides P, else 1; 15d: 2 only from P = 4)")
+    g.add_argument("--stripe-width", type=POSITIVE, metavar="W", help="twoface stripe width W, at least 1 "
+                   "(default: the plan's choice from the graph)")
+    g.add_argument("--memory-cap", type=number(0, lo_open=True), metavar="BYTES",
+                   help="bytes per process a product's buffers may use (auto skips plans over it; twoface turns "
+                        "sync stripes async to stay under it) (default: half the machine's memory over P)")
+    g.add_argument("--message-bytes", type=POSITIVE, default=32 << 20, metavar="BYTES", help="p2p1d: rows bigger "
+                   "than this travel in chunks of it, two posted at a time (bounds what a rank holds of the rows "
+                   "it receives)")
     g.add_argument("--no-cache", action="store_true", help="do not reuse or store partitions on disk")
     g.add_argument("--rank0-planning", action="store_true", help="rank 0 plans every rank's program and sends "
                    "them (the way before SPMD planning; for comparison)")
-    g.add_argument("--stats", help="write what moved (words, messages, times per rank and product) as JSON")
-    g.add_argument("--repeat", type=int, help="run N times after one planning (benchmarks: each repeat moves "
-                   "the inputs as new ones would be; also the run length --partition auto plans for, else it "
-                   "assumes 100)")
+    g.add_argument("--stats", metavar="FILE.json", help="write what moved (words, messages, times per rank and "
+                   "product) as JSON (default: not written)")
+    g.add_argument("--repeat", type=POSITIVE, metavar="N", help="run N times after one planning (benchmarks: each "
+                   "repeat moves the inputs as new ones would be; also the run length --partition auto plans for, "
+                   "else it assumes 100) (default: 1)")
     p.add_argument("--allow-nonfinite", action="store_true",
                    help="accept NaN and infinite values in data files (with a warning) instead of refusing them")
     p.set_defaults(func=run)
@@ -102,23 +113,38 @@ def run(args):
             check_writable(path, what)
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
-    shard_read, shard_names, shard_dims, shard_ids = _check_shards(args, program, specs) if args.shards else \
-        (None, [], {}, {})
-    check_choices(args.plan, args.partition)   # on one process too, where they are not used: a typo now
-    if args.repeat is not None and args.repeat < 1:
-        raise DsplaError(f"--repeat must be at least 1, got {args.repeat}")
-    if args.np is not None and not in_mpi_job():
-        if args.np < 1:
-            raise DsplaError(f"--np must be at least 1, got {args.np}")
+    shard = _check_shards(args, program, specs) if args.shards else (None, [], {}, {})
+    plan = parse_plan(args.plan)
+    check_choices(plan, args.partition, program)   # on one process too, where they are not used: a typo now
+    if args.np is not None and args.np > 1 and not in_mpi_job():
+        # (this process only checks and launches: the compiler and the runtime load in the ranks)
         argv = _strip(sys.argv[1:], {"--np", "--mpiexec"})
         return relaunch(args.np, argv, args.mpiexec)
+    return run_here(args, program, specs, dims, plan, shard)
 
+
+def run_here(args, program, specs: dict, dims: dict, plan, shard: tuple) -> int:
+    """The run, in this process: alone, or as one rank of an MPI job. ``shard`` is what
+    _check_shards returns (how ranks read the set, its inputs, their dims and node ids)."""
+    from ..exec.values import Array
+    from ..function import Function
+    from ..io import generate_inputs, read_input, write_results
+    from ..io.files import atomic_write
+    from ..io.npy import load_npy
+    from ..plan.explain import partition_lines
+    from ..runtime import faults
+    from ..runtime.failure import on_root
+    from ..runtime.launch import one_process
+    from ..runtime.shards import load_shards
+
+    # one process runs here, through the same runtime as P (no relaunch: it costs a second start-up)
     f = Function(program)
     comm = world()
-    rank = comm.rank if comm else 0
+    rank, P = (comm.rank, comm.size) if comm else (0, 1)
     faults.inject(rank, "start")
     kinds = {n.attr("name"): n.type.kind.value for n in f.inputs}
     dtypes = {n.attr("name"): n.type.dtype.value for n in f.inputs}
+    shard_read, shard_names, shard_dims, shard_ids = shard
 
     def read():   # rank 0 reads; the others learn of any error before waiting for data
         data = {name: read_input(spec, kinds.get(name, "dense"), allow_nonfinite=args.allow_nonfinite,
@@ -128,7 +154,7 @@ def run(args):
         data.update(generate_inputs({k: v for k, v in specs.items() if is_generated(v)},
                                     {n.attr("name"): n.type for n in f.inputs}, data, dims, {**bound, **shard_dims},
                                     shard_ids))
-        parts = load_npy(args.partition_file) if args.partition_file else None
+        parts = partition_ids(load_npy(args.partition_file), args.partition_file, P) if args.partition_file else None
         return data, parts
 
     data, parts = on_root(comm, read) or (None, None)
@@ -138,27 +164,14 @@ def run(args):
         data = {**(data or {}), **load_shards(args.shards, comm or one_process(), partition=shard_read,
                                               seed=args.seed, names=shard_names)}
         load_s = time.perf_counter() - t_load
+    options = _options(args, plan, parts)
     t0 = time.perf_counter()
-    if comm is None:
-        out = f(**data)
-        stats = dict(f.last_stats)
-    else:
-        options = {"plan": args.plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
-                   "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
-                   "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning,
-                   "message_bytes": args.message_bytes}
-        if args.partition_file:
-            options["parts"] = parts
-            options["partition"] = "file"
-        out = f.run(data, repeat=args.repeat or 1, **options)
-        stats = f.last_stats
-        choice = partition_lines(f.session(comm, **options).plan) if rank == 0 else []
-        loads = comm.gather(load_s, 0) if comm.size > 1 else [load_s]
-        if rank == 0:
-            for r, seconds in enumerate(loads):
-                stats["per_rank"][r]["load_s"] = seconds
-            stats["startup_s"] = {k: max(r.get(k, 0.0) for r in stats["per_rank"])
-                                  for k in ("load_s", "planning_s", "first_iteration_s")}
+    out = f.run(data, repeat=args.repeat or 1, **options)
+    stats = f.last_stats
+    choice = partition_lines(f.session(comm, **options).plan) if rank == 0 and P > 1 else []
+    loads = comm.gather(load_s, 0) if P > 1 else [load_s]
+    if rank == 0:
+        _startup(stats, loads)
     dt = time.perf_counter() - t0
     # collectives (every rank): the results gathered to rank 0 only when they are written
     summary = {name: (arr.shape, arr.dtype, arr.nvals) for name, arr in out.items()}
@@ -185,23 +198,49 @@ def run(args):
             print(f"{name}: 1x1 {dtype} = {'missing (no entry)' if v is None else v}")
         else:
             print(f"{name}: {shape[0]}x{shape[1]} {dtype}, {nvals} present")
-    if comm is not None:
-        print(f"P={stats['P']} plan {stats['plan']}, partition {stats['partition']}: words sent "
-              f"total {stats['words_sent_total']} (avg {stats['words_sent_avg']:.1f}, max {stats['words_sent_max']}), "
-              f"messages total {stats['messages_sent_total']}; iteration {stats['iteration_s_median']:.4f} s "
-              f"(median of {len(stats['iteration_s'])}), planning {stats['planning_s']:.3f} s")
-        for line in choice:
-            print(line)
-        if stats["requested_plan"] != "auto":   # a plan asked for by name but not run: say why
-            for p in stats["products"]:
-                if p["plan"] != stats["requested_plan"]:
-                    for note in p["notes"]:
-                        print(f"product {p['index']} ({p['expr']}): {note}")
-        if args.stats:
-            print(memory_line(stats))
+    print(summary_line(stats))
+    for line in choice:
+        print(line)
+    if args.stats:
+        print(memory_line(stats))
     if args.out:
         print(f"wrote {args.out} ({dt:.3f} s)")
     return 0
+
+
+def _options(args, plan, parts) -> dict:
+    """The run's options (dspla.plan.options.Options) from the command line."""
+    options = {"plan": plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
+               "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
+               "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning,
+               "message_bytes": args.message_bytes}
+    if args.partition_file:
+        options.update(parts=parts, partition="file")
+    return options
+
+
+def _startup(stats, loads: list) -> None:
+    """Every rank's time to load its shards, and the start-up split of the slowest, into the stats."""
+    for r, seconds in enumerate(loads):
+        stats["per_rank"][r]["load_s"] = seconds
+    stats["startup_s"] = {k: max(r.get(k, 0.0) for r in stats["per_rank"])
+                          for k in ("load_s", "planning_s", "first_iteration_s")}
+
+
+def summary_line(stats) -> str:
+    """What the run did and what each figure times: the plan and what moved (P > 1), the run (the
+    median of --repeat runs), planning, and each loop's iteration count."""
+    times = stats["iteration_s"]
+    run_s = f"run {stats['iteration_s_median']:.3f} s" + (f" (median of {len(times)} runs)" if len(times) > 1 else "")
+    head = f"P={stats['P']}"
+    if stats["P"] > 1:
+        head += (f" plan {stats['plan']}, partition {stats['partition']}: words sent total "
+                 f"{stats['words_sent_total']} (avg {stats['words_sent_avg']:.1f}, max {stats['words_sent_max']}), "
+                 f"messages total {stats['messages_sent_total']}")
+    loops = "".join(f"; loop{'' if len(stats['loops']) == 1 else ' ' + str(lp['loop'])}: {lp['iterations']} "
+                    f"iteration{'s' if lp['iterations'] != 1 else ''}"
+                    + (" (stopped at its bound)" if lp.get("stopped_at_bound") else "") for lp in stats["loops"])
+    return f"{head}; {run_s}, planning {stats['planning_s']:.3f} s{loops}"
 
 
 def memory_line(stats: dict) -> str:

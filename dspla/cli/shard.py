@@ -21,7 +21,7 @@ from ..io.shards import write_shards
 from ..models.data import load_node_data, shard_inputs
 from ..partition import METHODS, partition
 from ..partition.core import as_pattern
-from .common import parse_inputs
+from .common import NP, POSITIVE, SEED, integer, number, parse_inputs
 from .partition import add_partition_args, method_params
 
 
@@ -31,23 +31,26 @@ def register(sub, common):
                                    "rows of every row-distributed input (docs/cluster.md).")
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
                    help="an input whose rows are the graph's rows: the graph (.mtx[.gz], edge list, .npz) or "
-                        "node data (.npy, FILE.npz:ARRAY) (repeatable)")
-    p.add_argument("-P", type=int, required=True, help="number of processes the shards are for (1: a binary "
-                   "CSR set any job can read by blocks of rows)")
+                        "node data (.npy, FILE.npz:ARRAY) (repeatable, each NAME once; default: none)")
+    p.add_argument("-P", type=NP, required=True, help="number of processes the shards are for (1: a binary "
+                   "CSR set any job can read by blocks of rows) (required)")
     p.add_argument("--method", "-m", default="hypergraph", help="partition method: block, random, graph, "
-                   "hypergraph (default), stochastic-hypergraph")
-    p.add_argument("--partition-file", help="a saved partition (.npy of process ids per row) instead of --method")
+                   "hypergraph, stochastic-hypergraph")
+    p.add_argument("--partition-file", help="a saved partition (.npy of process ids per row) instead of --method "
+                   "(default: none)")
     p.add_argument("--graph", help="the input to partition (default: the first square sparse one)")
-    p.add_argument("--dim", default="n", help="the name of the partitioned dim (default n)")
-    p.add_argument("--out", "-o", required=True, help="the shard directory to write")
+    p.add_argument("--dim", default="n", help="the name of the partitioned dim")
+    p.add_argument("--out", "-o", required=True, help="the shard directory to write (required)")
     d = p.add_argument_group("a training dataset (for dspla train --shards): its A, X, Y, T, labels and split")
-    d.add_argument("--dataset", help="cora, citeseer, pubmed (Planetoid files in --data-dir) or sbm (generated)")
-    d.add_argument("--data-dir", help="the folder with the Planetoid ind.<name>.* files")
-    d.add_argument("--nodes", type=int, default=10000, help="sbm: number of nodes")
-    d.add_argument("--classes", type=int, default=7, help="sbm: number of classes")
-    d.add_argument("--feature-dim", type=int, help="sbm: feature width")
-    d.add_argument("--avg-degree", type=float, default=10.0, help="sbm: average degree")
-    d.add_argument("--data-seed", type=int, default=0, help="seed of generated graphs, features, labels, splits")
+    d.add_argument("--dataset", help="cora, citeseer, pubmed (Planetoid files in --data-dir) or sbm (generated) "
+                   "(default: none)")
+    d.add_argument("--data-dir", help="the folder with the Planetoid ind.<name>.* files (default: none)")
+    d.add_argument("--nodes", type=integer(2), default=10000, help="sbm: number of nodes")
+    d.add_argument("--classes", type=integer(2), default=7, help="sbm: number of classes")
+    d.add_argument("--feature-dim", type=POSITIVE, help="sbm: feature width (default 64)")
+    d.add_argument("--avg-degree", type=number(0, lo_open=True), default=10.0,
+                   help="sbm: average degree")
+    d.add_argument("--data-seed", type=SEED, default=0, help="seed of generated graphs, features, labels, splits")
     add_partition_args(p)
     p.set_defaults(func=run)
 

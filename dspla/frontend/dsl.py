@@ -21,7 +21,6 @@ from .._types import (
     ShapeLike,
     UnaryOpLike,
 )
-from ..autodiff import grad as _grad
 from ..errors import DimensionMismatch, DsplaError, Span
 from ..ir import DType, Kind, Node, Op, Program, Type, make
 from ..ir.types import MAX_DIM, Dim
@@ -488,6 +487,7 @@ def grad(loss: Expr, *wrt: Expr | list[Expr] | tuple[Expr, ...],
     params: list[Any] = list(seq) if seq is not None else list(wrt)
     if not params:
         raise DsplaError("grad(loss, W, ...) needs at least one parameter", span)
+    from ..autodiff import grad as _grad  # (the VJP table: loaded by the programs that differentiate)
     nodes = _grad(_node(loss, "the loss"), [_node(w, "a parameter") for w in params], span)
     names = [w.attr("name") for w in (_node(p) for p in params)]
     out = [Expr(n.replace(name="d" + nm)) for n, nm in zip(nodes, names)]

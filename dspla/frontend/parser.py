@@ -25,7 +25,7 @@ from ..errors import (
 from ..ir import Node, Op, Program, make
 from ..ir.check import check_loop_bound, input_dims
 from ..ir.types import MAX_DIM
-from . import dsl
+from . import dsl, tables
 from .dsl import Expr
 
 # Parameter kinds: how a call argument is read. 'expr' evaluates an expression; the others
@@ -71,8 +71,7 @@ _TABLES = {SR: algebra.SEMIRINGS, BIN: algebra.BINARY, MON: algebra.MONOIDS, UN:
 
 @lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
-    grammar = resources.files("dspla.grammar").joinpath("dspla.lark").read_text()
-    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    return tables.parser(resources.files("dspla.grammar").joinpath("dspla.lark").read_text())
 
 
 _TOKEN_TEXT = {"NAME": "a name", "NUMBER": "a number", "INT": "an integer", "STRING": "a string",

@@ -32,7 +32,7 @@ from .ir import (
 )
 from .layout import REP, Layout, canonical, piece
 from .options import Options
-from .product import full_where_read, lower_product
+from .product import check_forced, full_where_read, lower_product
 from .sampled import applies as sampled_applies
 from .sampled import lower_sampled
 from .static import Static
@@ -478,6 +478,7 @@ def _mxm(pl: Lowering, n: Node):
         if al.kind == "row" and pl.is_static(a) and canonical(b.type, pl.dims).kind == "row" \
                 and (not wide or b.type.kind is Kind.sparse):
             if pl.P == 1:   # one process: nothing moves, the product is the local kernel's
+                check_forced(pl, n)
                 if _accumulated(pl, n, al):
                     return None
                 out = pl.slot()

@@ -34,6 +34,7 @@ from ..ir import Node, Op
 from .facts import FACTS, Facts, full_rows, of_matrix
 from .ir import Loop, Recv, Send
 from .layout import canonical
+from .options import forced_names
 from .static import classify, is_static_leaf
 
 
@@ -41,8 +42,8 @@ def why_not(order: list[Node], given: dict, P: int, opt, capable: list[str]) -> 
     """Why this program cannot be planned SPMD from the distributed inputs ``given`` (name ->
     Dist), or None when it can. ``order``: the sized program's nodes; ``capable``: the plans
     with an SPMD lowering."""
-    if opt.plan != "auto" and opt.plan not in capable:
-        return f"plan {opt.plan} has no SPMD lowering yet (SPMD: {', '.join(capable)})"
+    for name in sorted(forced_names(opt.plan) - set(capable)):
+        return f"plan {name} has no SPMD lowering yet (SPMD: {', '.join(capable)})"
     if opt.parts is not None:
         return "a partition file was given: the graph is re-partitioned on rank 0 instead of using the shards' owners"
     dims = adopted(order, given, P)

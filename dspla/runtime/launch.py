@@ -17,13 +17,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import TYPE_CHECKING
 
+from .._excepthook import text as user_error
 from ..errors import DsplaError
 from .comm.mpi import MPIComm, free_open_windows
-from .comm.sim import SimComm
 from .failure import LAUNCHED_ENV, STDOUT_CLOSED, fail, launched_by_dspla, message
 from .jobio import Pump
 from .process import configure_threads, freeze_startup, keep_freed_memory
+
+if TYPE_CHECKING:
+    from .comm.sim import SimComm
 
 # Set by the launchers we know: MPICH/Intel (PMI), Open MPI, PMIx, Slurm.
 _JOB_VARS = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
@@ -102,6 +106,7 @@ def one_process() -> SimComm:
     same runtime as P processes."""
     global _ONE
     if _ONE is None:
+        from .comm.sim import SimComm  # (python-graphblas: not for a process that only launches a job)
         _ONE = SimComm.create(1, timeout=3600.0)[0]
     return _ONE
 
@@ -118,7 +123,10 @@ def _install_abort_hook(comm):
         # rank 0 reports at once; the others after a grace (failure.py). An exception of the
         # user's own code keeps its traceback, as Python shows it on one process; dspla's errors
         # say where in the user's script or file themselves
-        text = None if isinstance(value, DsplaError) else message(value, comm.rank, trace=True)
+        if isinstance(value, DsplaError):
+            text = None if os.environ.get("DSPLA_DEBUG") == "1" else user_error(value, tb, comm.rank)
+        else:
+            text = message(value, comm.rank, trace=True)
         fail(comm, value, 1, text)
 
     sys.excepthook = hook

@@ -38,19 +38,18 @@ import numpy as np
 
 from .. import compile as compiler
 from ..display import Stats
-from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError, warn
+from ..errors import DsplaError, InputError, LoopBoundWarning, warn
 from ..exec.acyclic import acyclic
 from ..exec.gbops import dtype_of
 from ..exec.values import Array, Dist, Meta
-from ..partition import METHODS
 from ..plan import spmd
 from ..plan.explain import as_text, loop_words, summed
 from ..plan.ir import Where
 from ..plan.layout import DimPart, canonical, piece
 from ..plan.options import Options
-from ..plan.plans import get_plan, spmd_names
+from ..plan.plans import check_choices, check_plan_option, spmd_names
 from ..plan.static import is_pattern_leaf, is_static_leaf
-from .failure import PeerError, fail
+from .failure import PeerError, fail, is_quiet, on_root
 from .interp import Runtime, shm
 from .process import collect_run_garbage, older_collections, settle_garbage
 from .wire import from_wire, to_wire
@@ -86,15 +85,6 @@ def _entries(mats: dict | None, dist: dict | None) -> int:
     """Entries of the inputs this rank holds (``mats``: rank 0's host inputs, else None)."""
     return sum(m.nvals for m in (mats or {}).values() if hasattr(m, "nvals")) + \
         sum(v._piece.nvals for v in (dist or {}).values() if hasattr(v._piece, "nvals"))
-
-
-def check_choices(plan: str, partition: str) -> None:
-    """The plan and partition method a run names exist (an UnknownNameError listing the valid
-    ones otherwise); the command line checks them before it starts any process."""
-    if plan != "auto":
-        get_plan(plan)
-    if partition not in METHODS and partition not in ("file", "auto"):
-        raise UnknownNameError("partition method", partition, [*METHODS, "auto"])
 
 
 def _loop_predicted(plan, k: int) -> dict:
@@ -142,9 +132,9 @@ class DistSession:
     # -- rank 0: checking the inputs and deciding what to do
     def _decide(self, inputs: dict, descs: list) -> tuple[dict, dict, dict]:
         if self.opt.parts is None:   # (with parts given, the partition is theirs, whatever its name)
-            check_choices(self.opt.plan, self.opt.partition)
-        elif self.opt.plan != "auto":
-            get_plan(self.opt.plan)
+            check_choices(self.opt.plan, self.opt.partition, self.f.program)
+        else:
+            check_plan_option(self.opt.plan, self.f.program)
         mine = descs[0]
         for r, d in enumerate(descs[1:], 1):
             if {k: v[:4] for k, v in d.items()} != {k: v[:4] for k, v in mine.items()}:
@@ -267,8 +257,13 @@ class DistSession:
         try:
             return self._run(status[1], mats, dims, inputs, dist, repeat, local)
         except BaseException as e:  # noqa: BLE001 - any failure past this point ends the job
-            if isinstance(e, KeyboardInterrupt) or comm.size == 1:
+            if isinstance(e, KeyboardInterrupt) or comm.size == 1 or getattr(e, "agreed", False) or is_quiet(e):
                 raise
+            if getattr(e, "everywhere", False):   # raised alike on every rank (SPMD planning): rank 0 reports
+                if rank == 0:
+                    e.agreed = True
+                    raise
+                raise PeerError(f"rank 0 failed: {e}") from None
             fail(comm, e, 1)   # one message, every rank stopped (runtime/failure.py)
             raise
 
@@ -297,8 +292,7 @@ class DistSession:
             M = dist[name].to_graphblas(root=0)
             if rank == 0:
                 mats[name] = M
-        programs = layout = None
-        if rank == 0:
+        def plan_on_root():
             given = {k: v.dist for k, v in dist.items()}
             self.plan = compiler.distribute(self.f.sized(mats, dims), P, self.opt, given=given).plan
             self.plan.planning_note = header.get("note")
@@ -306,7 +300,11 @@ class DistSession:
             programs, self.plan.programs = self.plan.programs, None   # rank 0 keeps the metadata only
             shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
                       for name, n in self.plan.program.outputs}
-            layout = (self.plan.dims, self.plan.output_layouts, shapes)
+            return programs, (self.plan.dims, self.plan.output_layouts, shapes)
+
+        # (a plan that cannot be made, e.g. one asked for that cannot run a product: every rank
+        # learns it from rank 0 and stops with its message, instead of waiting for programs)
+        programs, layout = on_root(comm, plan_on_root) or (None, None)
         if self.runtime is not None:
             self.runtime.close()   # its windows (a collective: every rank replans together)
         self.runtime = None
@@ -452,7 +450,8 @@ class DistSession:
             return sum(v), (sum(v) / P if P else 0), max(v) if v else 0
 
         chosen = sorted({p.plan for p in plan.products})
-        name = chosen[0] if len(chosen) == 1 else ("+".join(chosen) if chosen else self.opt.plan)
+        name = chosen[0] if len(chosen) == 1 else ("+".join(chosen) if chosen else
+                                                    self.opt.plan if isinstance(self.opt.plan, str) else "auto")
         out = {"plan": name, "requested_plan": self.opt.plan, "partition": _partition_name(plan), "P": P}
         for key in ("words_sent", "messages_sent"):
             tot, avg, mx = agg(per_rank, key)

@@ -23,8 +23,7 @@ from numpy.typing import NDArray
 from ..exec.values import Array, Dist
 from ..io.shards import ShardError, node_ids, ownership, read_manifest, read_rank, read_rows
 from ..ir.types import DType
-from ..partition import block_parts
-from ..partition.simple import random_parts
+from ..partition.simple import block_parts, random_parts
 from ..plan.layout import DimPart
 from .comm import Comm
 from .failure import agree

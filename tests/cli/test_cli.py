@@ -3,7 +3,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 PROG = """input A : sparse[n, n]
 input X : dense[n, k]
@@ -149,27 +148,6 @@ def test_a_misspelt_plan_or_partition_is_refused_on_one_process_too(tmp_path):
     assert r.returncode == 2 and "unknown plan 'shift1D'" in r.stderr and "shift1d" in r.stderr
     r = dspla(*base, "--partition", "hypergraf")
     assert r.returncode == 2 and "unknown partition method 'hypergraf'" in r.stderr and "hypergraph" in r.stderr
-
-
-BFS_STEP = """input A : sparse[n, n]
-input s : sparse[n, 1] bool
-visited = s
-f = mxm(A.T, s, any_pair, mask=visited, complement=true, structure=true)
-output f
-"""
-
-
-@pytest.mark.mpi
-def test_a_plan_asked_for_that_cannot_run_a_product_says_why(tmp_path):
-    (tmp_path / "p.dspla").write_text(BFS_STEP)
-    n = 12
-    with open(tmp_path / "a.mtx", "w") as fh:
-        fh.write(f"%%MatrixMarket matrix coordinate real general\n{n} {n} {n - 1}\n")
-        fh.writelines(f"{i + 1} {i + 2} 1\n" for i in range(n - 1))
-    r = dspla("run", tmp_path / "p.dspla", "-i", f"A={tmp_path / 'a.mtx'}", "-i", "s=unit:0", "--np", "2",
-              "--plan", "2d")
-    assert r.returncode == 0, r.stderr
-    assert "2d cannot run here" in r.stdout and "masked" in r.stdout
 
 
 def test_an_input_without_its_equals_sign_says_what_to_write(tmp_path):

@@ -9,6 +9,7 @@ into buffers and back) and wait (blocked in communication).
 """
 from __future__ import annotations
 
+from ... import exec as _exec  # noqa: F401  (python-graphblas initialised before messages imports gb.ss)
 from ...plan.ir import INSTRUCTIONS
 from . import collectives, compute, loops, messages, onesided  # noqa: F401  (their handlers fill EXEC)
 from .core import EXEC, Runtime, handler
