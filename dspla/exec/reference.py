@@ -184,7 +184,8 @@ def _ewise(node, args, union: bool, cast_to=None, into=None):
             return res
     a, b = gbops.cast(a, compute), gbops.cast(b, compute)
     (ar, ac), (br, bc) = a.shape, b.shape
-    shape = (max(ar, br) if 1 in (ar, br) else ar, max(ac, bc) if 1 in (ac, bc) else ac)
+    # numpy's rule: a unit axis takes the other operand's size, 0 included
+    shape = (br if ar == 1 else ar, bc if ac == 1 else ac)
     scalar = _scalar_operand(a, b, shape)
     if scalar is not None:   # a 1 x 1 operand over a whole-shape one: no broadcast copy
         x, value, side = scalar

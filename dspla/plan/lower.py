@@ -551,7 +551,7 @@ def _while(pl: Lowering, n: Node):
 def _lower_sub(pl: Lowering, prog: Program, given: dict) -> list[int]:
     """Lower a loop's condition or body into the current block; the slots of its outputs."""
     order = prog.toposort()
-    pl.facts.update(prove(order, {}, given))
+    pl.facts.update(prove(order, {}, given, sizes=pl.bound))
     pl.names.update({k: v for k, v in prog.names().items() if k not in pl.names})   # labels for explain
     pl.count_uses(prog)
     for m in order:

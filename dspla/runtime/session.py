@@ -42,6 +42,7 @@ from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError,
 from ..exec.acyclic import acyclic
 from ..exec.gbops import dtype_of
 from ..exec.values import Array, Dist, Meta
+from ..ir import Op
 from ..partition import METHODS
 from ..plan import spmd
 from ..plan.explain import as_text, loop_words, summed
@@ -218,8 +219,9 @@ class DistSession:
         given = {k: v.dist for k, v in dist.items()}   # (values passed distributed keep their owners)
         c = compiler.run(replace(self.f.sized(mats, dims), P=self.comm.size, options=self.opt, timings={},
                                  given=given), start="static-eval", stop="partition")
-        leaves = {n.attr("name"): canonical(n.type, c.dims) for n in self.f.inputs
-                  if is_static_leaf(n) and n.attr("name") not in dist}
+        # the graph's inputs the program reads (one it declares and never reads is sent nowhere)
+        leaves = {n.attr("name"): canonical(n.type, c.dims) for n in c.program.toposort()
+                  if n.op is Op.INPUT and is_static_leaf(n) and n.attr("name") not in dist}
         metas = {k: m if isinstance(m, Meta) else Meta((m.nrows, m.ncols), dtype_of(m).np.name, m.nvals,
                                                         m.nvals == m.nrows * m.ncols) for k, m in mats.items()}
         return {"spmd": (metas, dict(dims)), "dims": {d: (p.parts, p.method) for d, p in c.dims.items()},
@@ -289,7 +291,7 @@ class DistSession:
                 pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
             mine = comm.scatter(pieces, 0)
             shapes = header["spmd"][0]
-            dist = {**dist, **{k: Array(from_wire(w), k, Dist(lay.kind, lay.dim, dims_[lay.dim], comm),
+            dist = {**dist, **{k: Array(from_wire(w), k, Dist(lay.kind, lay.dim, dims_.get(lay.dim), comm),
                                         (shapes[k].nrows, shapes[k].ncols))
                                for (k, lay), w in zip(header["scatter"].items(), mine.values())}}
             return self._plan_spmd(header["spmd"], dist, dims_, header)

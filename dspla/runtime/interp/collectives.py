@@ -297,7 +297,7 @@ def _redistribute(rt: Runtime, i: Redistribute):
         M = M.T.new()
     parts = []
     for rows in i.send:
-        sub = M[rows, :].new() if len(rows) else gb.Matrix(M.dtype, 0, M.shape[1])
+        sub = local.take(M, rows=rows)
         r, c, v = sub.to_coo()
         parts.append((i.ids[rows][r], c.astype(np.int64), v))
     sc = np.array([p[2].size for p in parts], dtype=np.int64)

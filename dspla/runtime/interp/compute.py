@@ -128,21 +128,21 @@ def _unpermute(rt: Runtime, i: Unpermute):
     # rows of the gathered matrix are in rank order; order[i] is the global row of stacked row i
     inv = np.empty_like(i.order)
     inv[i.order] = np.arange(i.order.size)
-    rt.slots[i.out] = M[inv, :].new()
+    rt.slots[i.out] = local.take(M, rows=inv)
     rt.timed("pack_s", t0)
 
 
 @handler(TakeRows)
 def _take_rows(rt: Runtime, i: TakeRows):
     t0 = time.perf_counter()
-    rt.slots[i.out] = rt.slots[i.src][i.rows, :].new()
+    rt.slots[i.out] = local.take(rt.slots[i.src], rows=i.rows)
     rt.timed("pack_s", t0)
 
 
 @handler(TakeCols)
 def _take_cols(rt: Runtime, i: TakeCols):
     t0 = time.perf_counter()
-    rt.slots[i.out] = rt.slots[i.src][:, i.cols].new()
+    rt.slots[i.out] = local.take(rt.slots[i.src], cols=i.cols)
     rt.timed("pack_s", t0)
 
 

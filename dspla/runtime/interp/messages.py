@@ -301,8 +301,8 @@ def _blocks(rt: Runtime, i: StackMxM, own, area: shm.Stack):
         a = rt.slots[i.a]
         route = gbops.full_c_route(i.semiring, i.semiring.dtypes(_dt(a), _dt(own))[0], own.shape[1])
         n = area.own.shape[0]
-        area.blocks = (a[:, :n].new(), a[:, n:].new(), gb.Matrix(_dt(own).gb, *area.far.shape), route) \
-            if route else False
+        area.blocks = (local.take(a, cols=slice(0, n)), local.take(a, cols=slice(n, None)),
+                       gb.Matrix(_dt(own).gb, *area.far.shape), route) if route else False
     return area.blocks or None
 
 
