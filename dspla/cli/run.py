@@ -13,7 +13,7 @@ from ..exec.values import Array
 from ..frontend.parser import parse_file
 from ..function import Function
 from ..io import generate_inputs, is_generated, read_input, write_results
-from ..io.files import atomic_write, check_writable
+from ..io.files import atomic_write, check_outputs
 from ..io.inputs import input_path
 from ..io.npy import load_npy
 from ..io.shards import read_manifest
@@ -23,7 +23,7 @@ from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
 from ..runtime.session import check_choices
 from ..runtime.shards import load_shards
-from .common import add_plugin_option, load_plugins, parse_dims, parse_inputs
+from .common import add_plugin_option, input_files, load_plugins, parse_dims, parse_inputs
 
 
 def register(sub, common):
@@ -91,12 +91,9 @@ def run(args):
     program = parse_file(args.file)
     specs = parse_inputs(args.input)
     dims = parse_dims(args.dim)
-    for spec in specs.values():
-        if not is_generated(spec):
-            input_path(spec)
-    for path, what in ((args.out, "results (--out)"), (args.stats, "stats (--stats)")):
-        if path:
-            check_writable(path, what)
+    files = [input_path(spec) for spec in specs.values() if not is_generated(spec)]
+    check_outputs({"results (--out)": args.out, "stats (--stats)": args.stats},
+                  input_files(args.file, args.partition_file, *files, *(args.plugin or ()), dirs=[args.shards]))
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
     shard_read = _check_shards(args, program, specs) if args.shards else None

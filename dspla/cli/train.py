@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import DsplaError, UnknownNameError, say_warning
 from ..frontend.parser import parse_file
-from ..io.files import atomic_write, check_writable, check_writable_dir
+from ..io.files import atomic_write, check_outputs, check_writable_dir
 from ..io.shards import read_manifest
 from ..models import TrainConfig, Trainer, load_node_data
 from ..models import checkpoint as ckpt
@@ -24,6 +24,7 @@ from ..plan.plans import plan_names
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
 from ..runtime.shards import load_shards
+from .common import input_files
 from .run import _strip, shard_reading
 
 
@@ -126,9 +127,10 @@ def _check_args(args):
     if args.plan:
         if args.plan != "auto" and args.plan not in plan_names():
             raise UnknownNameError("plan", args.plan, plan_names() + ["auto"])
-    for path, what in ((args.json, "result (--json)"), (args.save_logits, "logits (--save-logits)")):
-        if path:
-            check_writable(path, what)
+    planetoid = args.data_dir if args.dataset in ("cora", "citeseer", "pubmed") else None
+    check_outputs({"result (--json)": args.json, "logits (--save-logits)": args.save_logits},
+                  input_files(args.file, args.graph, args.features, args.labels,
+                              dirs=[planetoid, args.shards, args.checkpoint]))
     if args.checkpoint:
         check_writable_dir(args.checkpoint, "checkpoint directory (--checkpoint)")
         if args.resume:

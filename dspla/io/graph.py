@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
+from .files import note_input
 from .mtx import load_mtx
 from .npz import load_npz
 from .snap import edges_to_csr, load_snap
@@ -52,6 +53,7 @@ def load_graph(path, *, directed: bool | None = None, quiet: bool = False, **opt
     """
     t0 = time.perf_counter()
     fmt = graph_format(path)
+    note_input(path)
     if fmt == "edgelist":
         A = load_snap(path, directed=True if directed is None else directed, **opts)
     else:

@@ -7,6 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
+from .files import note_input
 from .finite import check_finite
 from .graph import graph_format
 from .mtx import load_mtx
@@ -40,6 +41,7 @@ def read_input(spec: str, kind: str = "dense", *, allow_nonfinite: bool = False)
     formats that can hold either. NaN and infinite values are refused unless
     ``allow_nonfinite`` (then a warning names them)."""
     path = input_path(spec)
+    note_input(path)   # (no writer of this process replaces it)
     key = spec.rpartition(":")[2] if ".npz:" in spec else None
     low = path.lower()
     if low.endswith(".npy"):

@@ -3,9 +3,11 @@ allocation (docs/user-guide.md, "Limits"):
 
 - no input may need more than ``DSPLA_MAX_INPUT_BYTES`` (default: the memory the system has
   available when the file is read, MemAvailable);
-- a sparse input may have at most ``max(2**23, DSPLA_MAX_DIM_PER_ENTRY x entries)`` rows and
-  columns (default 16 per entry): its row pointers would otherwise dwarf the data, which is what a
-  mistyped MatrixMarket size line or a lying .npz looks like;
+- a sparse input may have at most ``max(2**16, DSPLA_MAX_DIM_PER_ENTRY x entries)`` rows and
+  columns (default 16 per entry): every row costs memory on every process that plans or
+  partitions it (row pointers, owners, send lists: about 150 bytes a row in all) whether it holds
+  entries or not, so a small file declaring a huge shape (a mistyped MatrixMarket size line, a
+  lying .npz) would cost gigabytes; what is allowed costs at most about 10 MB beyond the entries;
 - a count a file declares (entries, array elements) must fit in the bytes it actually has.
 
 Sizes in the variables may be plain bytes or carry a suffix: 512M, 8G, 1T (powers of 1024).
@@ -17,7 +19,7 @@ import os
 from ..errors import DataFormatError, DsplaError
 
 INT64_MAX = 2**63 - 1
-DIM_FLOOR = 2**23            # rows/columns always allowed (64 MB of row pointers)
+DIM_FLOOR = 2**16            # rows/columns always allowed, whatever the entries (about 10 MB in all)
 _SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
@@ -100,10 +102,12 @@ def check_sparse_dims(path, nrows: int, ncols: int, entries: int, line: int | No
     ratio = max_dim_per_entry()
     top = max(DIM_FLOOR, ratio * entries)
     if max(nrows, ncols) > top:
-        raise DataFormatError(path, f"a {nrows} x {ncols} matrix with {entries} entr{'y' if entries == 1 else 'ies'}: "
-                              f"more than "
-                              f"{ratio} rows or columns per entry (at most {top} here); a mistyped size? "
-                              "Set DSPLA_MAX_DIM_PER_ENTRY to allow mostly-empty matrices", line=line)
+        raise DataFormatError(path, f"declares a {nrows} x {ncols} matrix but holds {entries} "
+                              f"entr{'y' if entries == 1 else 'ies'}: at most {top} rows and columns are allowed "
+                              f"({ratio} per entry, and never fewer than {DIM_FLOOR}), since every row costs memory "
+                              "on every process whether it holds entries or not. A mistyped size? To read a mostly "
+                              "empty matrix, set DSPLA_MAX_DIM_PER_ENTRY (rows and columns allowed per entry)",
+                              line=line)
     # CSR: row pointers, then column indices and values (16 bytes an entry), twice while converting
     check_bytes(path, 2 * (8 * (nrows + 1) + 16 * entries), f"a {nrows} x {ncols} sparse matrix with "
                 f"{entries} entries", line=line)

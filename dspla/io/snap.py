@@ -46,6 +46,7 @@ from ._textfile import (
     read_all,
     read_errors,
 )
+from .limits import check_sparse_dims
 
 COMMENT_CHARS = ("#", "%")
 
@@ -63,6 +64,7 @@ def load_snap(path, *, directed: bool = True, self_loops: bool = True, weighted:
         if n > 2**31:
             raise DsplaError(f"{path}: relabel=False would make a {n} x {n} matrix (largest node "
                              f"id {n - 1}); use relabel=True")
+        check_sparse_dims(path, n, n, len(src))   # (ids far beyond the edges: relabel)
         ids = np.arange(n, dtype=np.int64)
     A = edges_to_csr(src, dst, len(ids), w, directed=directed, self_loops=self_loops)
     return (A, ids) if return_ids else A
