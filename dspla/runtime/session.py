@@ -41,7 +41,7 @@ from ..display import Stats
 from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError, warn
 from ..exec.acyclic import acyclic
 from ..exec.gbops import dtype_of
-from ..exec.values import Array, Dist, Meta
+from ..exec.values import Array, Dist, Meta, meet
 from ..ir import Op
 from ..partition import METHODS
 from ..plan import spmd
@@ -127,6 +127,7 @@ class DistSession:
         self._stats: Stats | None = None
         self._pending: tuple | None = None   # rank 0: the last run's figures, until last_stats is read
         self._node: int | None = None   # bytes a rank may share with the others (0: not on one node)
+        self._call = f"a call of the function of {', '.join(name for name, _ in function.program.outputs)}"
 
     @property
     def last_stats(self) -> Stats | None:
@@ -248,6 +249,8 @@ class DistSession:
         if self._node is None:   # (every rank's first run: collectives)
             self._node = shm.node_budget(comm)
             self.opt = replace(self.opt, shared_memory_bytes=self._node)
+        if comm.size > 1:   # (a rank that ended its script without this call ends the job, naming it)
+            meet(comm, self._call)
         inputs = dict(inputs or {})
         dist = {k: v for k, v in inputs.items() if isinstance(v, Array) and v.dist is not None and v.dist.comm is comm}
         desc = {k: describe(v) for k, v in dist.items()}
