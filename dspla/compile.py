@@ -84,7 +84,8 @@ def _chain(c: Compilation) -> Compilation:
 def _static(c: Compilation) -> Compilation:
     if c.comm is not None:
         return _static_spmd(c)
-    return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes))
+    return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes,
+                                             c.options.overflow if c.options else "error"))
 
 
 def _static_spmd(c: Compilation) -> Compilation:

@@ -71,11 +71,12 @@ def max_dim_per_entry() -> int:
 
 
 def human(n: float) -> str:
-    for unit in ("bytes", "KB", "MB", "GB", "TB", "PB"):
-        if abs(n) < 1024 or unit == "PB":
+    units = ("bytes", "KB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB")
+    for unit in units:
+        if abs(n) < 1024 or unit == units[-1]:
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
         n /= 1024
-    return f"{n:.1f} PB"
+    return f"{n:.1f} YB"
 
 
 def check_bytes(path, need: int, what: str, line: int | None = None) -> None:

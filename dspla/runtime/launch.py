@@ -21,7 +21,7 @@ import time
 from ..errors import DsplaError
 from .comm.mpi import NOTICE_TAG, MPIComm, free_open_windows
 from .comm.sim import SimComm
-from .failure import LAUNCHED_ENV, STDOUT_CLOSED, fail, launched_by_dspla, message
+from .failure import LAUNCHED_ENV, fail, launched_by_dspla, message, stdout_failed
 from .jobio import Pump
 from .process import configure_threads, freeze_startup, keep_freed_memory
 
@@ -270,12 +270,26 @@ def _supervise(cmd, env, np: int, exe: str, token: str) -> int:
                  "working one with --mpiexec or $DSPLA_MPIEXEC)")
         return code if code > 0 else 2
     if pumps[0].write_error is not None and code == 0:
-        _say(f"dspla: error: {STDOUT_CLOSED}")
+        _say(f"dspla: error: {stdout_failed(pumps[0].write_error)}")
         return 2
+    signals = pumps[0].filter.signals + pumps[1].filter.signals
+    stack = pumps[0].filter.stack + pumps[1].filter.stack
+    if stack and not said and not signals:   # (MPICH's own account is all there is: shown)
+        for line in stack:
+            _say(line.rstrip("\n"))
     if code != 0 and not said:
-        _say(f"dspla: the {np}-process job failed ({_status(code)}): a rank died without a message "
+        # the rank that died first: Hydra's banner names its signal (the others it stopped with
+        # SIGTERM, which the job's own status sometimes reports instead)
+        sig = next((s for s in signals if s != signal.SIGTERM), signals[0] if signals else None)
+        how = f"signal {sig} ({signal.Signals(sig).name})" if sig in _SIGNALS else _status(code)
+        _say(f"dspla: the {np}-process job failed ({how}): a rank died without a message "
              "(killed, or crashed in native code); the other ranks were stopped")
+        if sig in _SIGNALS:
+            return sig
     return code if code >= 0 else 128 - code
+
+
+_SIGNALS = frozenset(int(s) for s in signal.Signals)
 
 
 def _wait(proc, got) -> int:

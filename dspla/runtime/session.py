@@ -42,6 +42,7 @@ from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError,
 from ..exec.acyclic import acyclic
 from ..exec.gbops import dtype_of
 from ..exec.values import Array, Dist, Meta, meet
+from ..io.limits import check_memory
 from ..ir import Op
 from ..partition import METHODS
 from ..plan import spmd
@@ -96,6 +97,25 @@ def check_choices(plan: str, partition: str) -> None:
         get_plan(plan)
     if partition not in METHODS and partition not in ("file", "auto"):
         raise UnknownNameError("partition method", partition, [*METHODS, "auto"])
+
+
+def check_value_sizes(program, dims: dict, P: int) -> None:
+    """Every value the program makes must fit in memory before anything is computed: a dense
+    value's entries, a sparse one's row pointers, per process at best (a P-th each). Refused with
+    the value, its size and the memory available (a 0 x 10^12 input makes X.T @ X 10^12 x 10^12)."""
+    for n in program.toposort():
+        t = n.type
+        if not hasattr(t, "shape"):
+            continue   # (a loop's tuple: its items are checked where they are made)
+        r, c = (d if isinstance(d, int) else dims.get(d, 0) for d in t.shape)
+        need = r * c * t.dtype.np.itemsize if t.kind.value == "dense" else 8 * (r + 1)
+        if need // max(1, P) > _AVAILABLE_FLOOR:   # (the memory available is read only when it may matter)
+            what = f"{n.label} ({n.span})" if n.span is not None else n.label
+            check_memory(need // max(1, P), f"{what}, a {t.kind.value} {r} x {c} {t.dtype.value} value"
+                         + (f" (its share on each of the {P} processes)" if P > 1 else "") + ",")
+
+
+_AVAILABLE_FLOOR = 1 << 28   # values below 256 MB are not weighed against the memory available
 
 
 def _loop_predicted(plan, k: int) -> dict:
@@ -175,6 +195,7 @@ class DistSession:
                 else:
                     bound[k] = v
             mats, dims = self.f.bind(bound)
+            check_value_sizes(self.f.sized(mats, dims).program, dims, self.comm.size)
             self._conv = {k: (inputs[k], mats[k]) for k in mats if k not in mine and k not in self._params}
         static = [n.attr("name") for n in self.f.inputs if is_static_leaf(n)]
         # a sparse parameter's pattern is planned on (plan/sampled.py): a new pattern, a new plan
@@ -321,7 +342,7 @@ class DistSession:
         else:
             programs = programs[0]
         self.layout = layout
-        self.runtime = Runtime(programs, comm, shared_bytes=self._node)
+        self.runtime = Runtime(programs, comm, shared_bytes=self._node, overflow=self.opt.overflow)
         self._held = {}
         self._runs = 0
 
@@ -348,13 +369,13 @@ class DistSession:
         self.layout = (plan.dims, plan.output_layouts, shapes)
         if self.runtime is not None:
             self.runtime.close()
-        self.runtime = Runtime(program, comm, shared_bytes=self._node)
+        self.runtime = Runtime(program, comm, shared_bytes=self._node, overflow=self.opt.overflow)
         self._held = {}
         self._runs = 0
 
     def _execute(self, program, inputs: dict) -> dict:
         """Run a rank program once on this communicator (SPMD planning's derived static values)."""
-        rt = Runtime(program, self.comm, shared_bytes=self._node)
+        rt = Runtime(program, self.comm, shared_bytes=self._node, overflow=self.opt.overflow)
         rt.fault = None   # (DSPLA_FAULT names an instruction of the plan's program, not of this one)
         try:
             return rt.run(inputs)

@@ -10,7 +10,7 @@ import numpy as np
 from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
 
 from ...exec import buffers as local
-from ...exec import gbops, lend
+from ...exec import gbops, lend, overflow
 from ...ir.types import DType
 from ...plan.ir import (
     Get,
@@ -180,6 +180,8 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         with rows_held:
             a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
             acc = gbops.binary(i.semiring.monoid.op, compute)
+            follow = rt.checked and overflow.int_product(i.semiring, compute) and \
+                rt.shadows.before_accumulating(i.out, C, a, b, i.semiring, rt.product_name(i))
             if mask is None and gbops.accumulate_full(C, a, b, i.semiring, i.rows[j] if i.rows else None):
                 rt.took("udf-full")   # a user's semiring, by its compiled kernel
             elif i.rows:  # the block holds only the rows that have remote entries: a small output
@@ -188,6 +190,8 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
             else:
                 C(accum=acc, mask=mask) << a.mxm(gbops.lookup_operand(a, b), op)
                 rt.took("accumulate")
+            if follow:   # (the running total of this rank's rows, checked when complete)
+                rt.shadows.accumulated(i.out, a, b, i.semiring, mask, i.rows[j] if i.rows else None)
         if type(p.req) is shm.Arrival:   # (the lent rows are back: R is empty now)
             p.req.release()
         # the rows are freed now, not when the collector finds the matrix's reference cycle, so
@@ -242,8 +246,11 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
 
 def _stacked_product(rt: Runtime, i: StackMxM, B):
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
-    C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i),
+    mask = _output_mask(rt, i)
+    C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask,
                   into=rt.reusable(i), taken=rt.routes, b_covered=i.covered)
+    if rt.checked and overflow.int_product(i.semiring, compute):
+        rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
     rt.pool.keep(id(i), C)
     rt.slots[i.out] = gbops.cast(C, out)
 
@@ -277,6 +284,8 @@ def _stack_in_place(rt: Runtime, i: StackMxM, area: shm.Stack, posted: list, t0:
             af, bf, *_ = _multiply(a_far, F, i.semiring)
             C = gbops.mxm_blocks([(ao, bo), (af, bf)], route, i.semiring, compute, i.a_empty_rows,
                                  into=rt.reusable(i), taken=rt.routes)
+            if rt.checked and overflow.int_product(i.semiring, compute):
+                rt.shadows.product(i.out, [(ao, bo), (af, bf)], i.semiring, rt.product_name(i))
         rt.pool.keep(id(i), C)
         rt.slots[i.out] = gbops.cast(C, out)
     else:
@@ -329,7 +338,11 @@ def _sampled_mxm(rt: Runtime, i: SampledMxM):
     t0 = time.perf_counter()
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
     C = gb.Matrix(compute.gb, a.shape[0], i.ncols)
-    C(mask=gbops.mask_of(rt.slots[i.mask], "structure", False)) << a.mxm(b.T, op)
+    mask = gbops.mask_of(rt.slots[i.mask], "structure", False)
+    C(mask=mask) << a.mxm(b.T, op)
+    if rt.checked and overflow.int_product(i.semiring, compute) and \
+            overflow.product_bound(a, b, i.semiring, inner=a.ncols) >= overflow.LIMIT:
+        rt.shadows.product(i.out, [(a, b.T.new())], i.semiring, rt.product_name(i), mask)
     rt.slots[i.out] = gbops.cast(C, out)
     for r in i.recvs:
         rt.slots[r] = None
