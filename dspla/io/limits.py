@@ -114,6 +114,25 @@ def check_sparse_dims(path, nrows: int, ncols: int, entries: int, line: int | No
                 f"{entries} entries", line=line)
 
 
+def check_value_sizes(program, dims: dict, P: int) -> None:
+    """Every value the program makes must fit in memory before anything is computed: a dense
+    value's entries, a sparse one's row pointers, per process at best (a P-th each). Refused with
+    the value, its size and the memory available (a 0 x 10^12 input makes X.T @ X 10^12 x 10^12)."""
+    for n in program.toposort():   # (nodes of dspla.ir, read by their type's shape, kind and dtype)
+        t = n.type
+        if not hasattr(t, "shape"):
+            continue   # (a loop's tuple: its items are checked where they are made)
+        r, c = (d if isinstance(d, int) else dims.get(d, 0) for d in t.shape)
+        need = r * c * t.dtype.np.itemsize if t.kind.value == "dense" else 8 * (r + 1)
+        if need // max(1, P) > _AVAILABLE_FLOOR:   # (the memory available is read only when it may matter)
+            what = f"{n.label} ({n.span})" if n.span is not None else n.label
+            check_memory(need // max(1, P), f"{what}, a {t.kind.value} {r} x {c} {t.dtype.value} value"
+                         + (f" (its share on each of the {P} processes)" if P > 1 else "") + ",")
+
+
+_AVAILABLE_FLOOR = 1 << 28   # values below 256 MB are not weighed against the memory available
+
+
 def file_bytes(path) -> int:
     try:
         return os.stat(path).st_size
@@ -122,4 +141,5 @@ def file_bytes(path) -> int:
 
 
 __all__ = ["DIM_FLOOR", "INT64_MAX", "available_memory", "check_bytes", "check_memory", "check_sparse_dims",
+           "check_value_sizes",
            "file_bytes", "human", "max_input_bytes", "parse_size"]

@@ -42,7 +42,7 @@ from ..errors import DsplaError, InputError, LoopBoundWarning, UnknownNameError,
 from ..exec.acyclic import acyclic
 from ..exec.gbops import dtype_of
 from ..exec.values import Array, Dist, Meta, meet
-from ..io.limits import check_memory
+from ..io.limits import check_value_sizes
 from ..ir import Op
 from ..partition import METHODS
 from ..plan import spmd
@@ -97,25 +97,6 @@ def check_choices(plan: str, partition: str) -> None:
         get_plan(plan)
     if partition not in METHODS and partition not in ("file", "auto"):
         raise UnknownNameError("partition method", partition, [*METHODS, "auto"])
-
-
-def check_value_sizes(program, dims: dict, P: int) -> None:
-    """Every value the program makes must fit in memory before anything is computed: a dense
-    value's entries, a sparse one's row pointers, per process at best (a P-th each). Refused with
-    the value, its size and the memory available (a 0 x 10^12 input makes X.T @ X 10^12 x 10^12)."""
-    for n in program.toposort():
-        t = n.type
-        if not hasattr(t, "shape"):
-            continue   # (a loop's tuple: its items are checked where they are made)
-        r, c = (d if isinstance(d, int) else dims.get(d, 0) for d in t.shape)
-        need = r * c * t.dtype.np.itemsize if t.kind.value == "dense" else 8 * (r + 1)
-        if need // max(1, P) > _AVAILABLE_FLOOR:   # (the memory available is read only when it may matter)
-            what = f"{n.label} ({n.span})" if n.span is not None else n.label
-            check_memory(need // max(1, P), f"{what}, a {t.kind.value} {r} x {c} {t.dtype.value} value"
-                         + (f" (its share on each of the {P} processes)" if P > 1 else "") + ",")
-
-
-_AVAILABLE_FLOOR = 1 << 28   # values below 256 MB are not weighed against the memory available
 
 
 def _loop_predicted(plan, k: int) -> dict:
