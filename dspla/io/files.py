@@ -104,6 +104,8 @@ def check_outputs(outputs: dict, inputs=()) -> None:
         if not path:
             continue
         check_writable(path, what, inputs)
+        if _kind(_stat(os.path.abspath(os.fspath(path)))) in ("character device", "FIFO"):
+            continue   # (written in place, one after the other: --out /dev/null --stats /dev/null is fine)
         key = _identity(path) or os.path.realpath(path)
         if key in seen:
             raise DsplaError(f"the {what} and the {seen[key]} name the same file, {path}: give each its own")

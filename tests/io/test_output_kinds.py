@@ -144,6 +144,7 @@ def test_an_input_is_never_written(tmp_path):
         check_writable(tmp_path / "alias.npy", "results (--out)", inputs=[x])
     with pytest.raises(DsplaError, match="stats .* and the results .* name the same file|results .* and the stats"):
         check_outputs({"results (--out)": tmp_path / "o.npz", "stats (--stats)": tmp_path / "o.npz"})
+    check_outputs({"results (--out)": os.devnull, "stats (--stats)": os.devnull})   # (a device: both, in turn)
     note_input(x)   # a reader of this process read it: no writer replaces it
     with pytest.raises(DsplaError, match="it is the input"):
         write_results(str(tmp_path / "alias.npy"), result())

@@ -67,3 +67,16 @@ def test_no_rows_of_a_uniform_matrix_is_empty():
         assert piece.reduce_columnwise(gb.monoid.plus).new().nvals == 0
         assert piece.reduce_rowwise(gb.monoid.plus).new().nvals == 0
     assert take(M, rows=np.array([1])).to_coo()[1].tolist() == [0]
+
+
+@pytest.mark.parametrize("n, P", [(1, 2), (1, 3), (2, 3), (3, 4)])
+@pytest.mark.parametrize("plan", ["15d", "shift1d", "2d"])
+def test_fewer_rows_than_processes_in_the_block_plans(n, P, plan):
+    """A rank owning no rows: its column block of A is empty, a product over an inner dim of 0
+    that SuiteSparse refuses to accumulate (it adds nothing: it is skipped)."""
+    A = dp.sparse("A", ("n", "n"))
+    v = dp.dense("v", ("n", "k"))
+    f = dp.function({"t": dp.mxm(A, v, "max_min")})
+    a, x = sp.csr_array(np.arange(1.0, n * n + 1).reshape(n, n)), np.arange(1.0, n + 1).reshape(n, 1)
+    want = np.minimum(a.toarray(), x.T).max(axis=1)   # max over k of min(A[i, k], v[k])
+    assert np.array_equal(both(f, {"A": a, "v": x}, P, plan=plan, partition="block")["t"].to_numpy().ravel(), want)

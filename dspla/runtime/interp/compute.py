@@ -71,7 +71,9 @@ def _mxm(rt: Runtime, i: MxM):
     if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
         C = rt.slots[i.out]
         follow = checked and rt.shadows.before_accumulating(i.out, C, a, b, i.semiring, rt.product_name(i))
-        if mask is None and gbops.accumulate_full(C, a, b, i.semiring):
+        if a.ncols == 0:
+            pass   # nothing to add (and SuiteSparse refuses to accumulate a product over no inner dim)
+        elif mask is None and gbops.accumulate_full(C, a, b, i.semiring):
             rt.took("udf-full")
         else:
             C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(gbops.lookup_operand(a, b), op)
