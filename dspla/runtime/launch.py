@@ -281,7 +281,7 @@ def _supervise(cmd, env, np: int, exe: str, token: str) -> int:
         # the rank that died first: Hydra's banner names its signal (the others it stopped with
         # SIGTERM, which the job's own status sometimes reports instead)
         sig = next((s for s in signals if s != signal.SIGTERM), signals[0] if signals else None)
-        how = f"signal {sig} ({signal.Signals(sig).name})" if sig in _SIGNALS else _status(code)
+        how = f"{signal.Signals(sig).name}, signal {sig}" if sig in _SIGNALS else _status(code)
         _say(f"dspla: the {np}-process job failed ({how}): a rank died without a message "
              "(killed, or crashed in native code); the other ranks were stopped")
         if sig in _SIGNALS:
