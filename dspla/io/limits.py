@@ -106,7 +106,7 @@ def check_sparse_dims(path, nrows: int, ncols: int, entries: int, line: int | No
         raise DataFormatError(path, f"declares a {nrows} x {ncols} matrix but holds {entries} "
                               f"entr{'y' if entries == 1 else 'ies'}: at most {top} rows and columns are allowed "
                               f"({ratio} per entry, and never fewer than {DIM_FLOOR}), since every row costs memory "
-                              "on every process whether it holds entries or not. A mistyped size? To read a mostly "
+                              "on every process whether it holds entries or not: a mistyped size? To read a mostly "
                               "empty matrix, set DSPLA_MAX_DIM_PER_ENTRY (rows and columns allowed per entry)",
                               line=line)
     # CSR: row pointers, then column indices and values (16 bytes an entry), twice while converting
@@ -115,15 +115,16 @@ def check_sparse_dims(path, nrows: int, ncols: int, entries: int, line: int | No
 
 
 def check_value_sizes(program, dims: dict, P: int) -> None:
-    """Every value the program makes must fit in memory before anything is computed: a dense
-    value's entries, a sparse one's row pointers, per process at best (a P-th each). Refused with
-    the value, its size and the memory available (a 0 x 10^12 input makes X.T @ X 10^12 x 10^12)."""
+    """Every dense value the program makes must fit in memory before anything is computed (its
+    entries, per process at best: a P-th each): refused with the value, its size and the memory
+    available (a 0 x 10^12 input makes X.T @ X 10^12 x 10^12). Sparse values are bounded by
+    their inputs' checks."""
     for n in program.toposort():   # (nodes of dspla.ir, read by their type's shape, kind and dtype)
         t = n.type
-        if not hasattr(t, "shape"):
+        if not hasattr(t, "shape") or t.kind.value != "dense":
             continue   # (a loop's tuple: its items are checked where they are made)
         r, c = (d if isinstance(d, int) else dims.get(d, 0) for d in t.shape)
-        need = r * c * t.dtype.np.itemsize if t.kind.value == "dense" else 8 * (r + 1)
+        need = r * c * t.dtype.np.itemsize
         if need // max(1, P) > _AVAILABLE_FLOOR:   # (the memory available is read only when it may matter)
             what = f"{n.label} ({n.span})" if n.span is not None else n.label
             check_memory(need // max(1, P), f"{what}, a {t.kind.value} {r} x {c} {t.dtype.value} value"

@@ -168,6 +168,7 @@ def _install_exit_notice(comm):
             if req is not None:
                 req.Wait()
         comm.collect_ended()
+        comm.close_control()
         free_open_windows()   # the plans' windows go before MPI finalizes
 
     atexit.register(wait_for_the_others)

@@ -146,6 +146,18 @@ class MPIComm:
             time.sleep(delay)
             delay = min(2 * delay, 2e-3)
 
+    def close_control(self) -> None:
+        """Free both duplicates (every rank, at the end: MPI finalizes without references to
+        the world pending, which MPICH would print)."""
+        for attr in ("_meeting", "_control"):
+            got = getattr(self, attr)
+            if got is not None:
+                dup, made = got
+                if made is not None:
+                    _poll(made)
+                dup.Free()
+                setattr(self, attr, None)
+
     def ended(self) -> list[Request]:
         """Tell every other rank that this one ended its script (its part of the exit); the
         requests to complete before MPI finalizes."""
