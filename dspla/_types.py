@@ -98,6 +98,7 @@ class RunOptions(TypedDict, total=False):
     spmd: bool                          # every rank plans its own program
     message_bytes: int                  # p2p1d: larger row sets travel in chunks of this size
     shared_memory_bytes: int            # set by the session (ranks on one node): a value given is replaced
+    overflow: str                       # an int64 sum or product leaving int64: "error" or "wrap"
 
 
 __all__ = ["BinaryFunction", "BinaryOpLike", "DTypeLike", "Dim", "GraphBLASOperator", "HostValue", "KindLike",

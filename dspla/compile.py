@@ -84,7 +84,8 @@ def _chain(c: Compilation) -> Compilation:
 def _static(c: Compilation) -> Compilation:
     if c.comm is not None:
         return _static_spmd(c)
-    return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes))
+    return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes,
+                                             c.options.overflow if c.options else "error"))
 
 
 def _static_spmd(c: Compilation) -> Compilation:
@@ -124,11 +125,11 @@ def _partition(c: Compilation) -> Compilation:
 
 def _facts(c: Compilation) -> Compilation:
     if c.comm is not None:
-        return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm, c.dims))
+        return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm, c.dims, c.sizes))
     # one process sends no messages, whose presence bitmaps the rows / columns facts spare: it
     # proves only which static values are full and which bound others' missing rows (a product's
     # full-output route), not the two reductions over each (a few ms for a large graph)
-    return replace(c, facts=facts_mod.prove(c.program.toposort(), c.static.values, lines=c.P > 1))
+    return replace(c, facts=facts_mod.prove(c.program.toposort(), c.static.values, lines=c.P > 1, sizes=c.sizes))
 
 
 def _lower(c: Compilation) -> Compilation:

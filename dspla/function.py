@@ -2,6 +2,7 @@
 calling it binds data, finishes compiling for the data's sizes, and runs."""
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
@@ -11,11 +12,13 @@ from .display import Stats, Text
 from .errors import DsplaError, InputError, UnknownNameError, did_you_mean
 from .exec import reference
 from .exec.nodeids import dim_ids, graphs_read, with_ids
+from .exec.overflow import check_mode
 from .exec.values import Array, InputValue, Meta, bind_dims, check_shapes, to_matrix
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
 from .ir.check import check_program, dim_bindings
 from .ir.lint import lint_warnings
+from .passes.promote import promote_ints
 from .plan.explain import as_json, as_text, synthesize
 from .plan.options import Options
 from .runtime.launch import one_process, world
@@ -34,15 +37,20 @@ if TYPE_CHECKING:
 class Function:
     """A compiled program (``dp.function(...)``): call it with its inputs by name to run it."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, overflow: str | None = None) -> None:
         self.source_program = check_program(program)   # user errors, before the compiler's verifier
         self.bound_dims = dim_bindings(program)           # dims the program binds to sizes (X + Y: c = 4)
+        # what an int64 sum or product that leaves int64 does (exec/overflow.py): the argument,
+        # else $DSPLA_INT_OVERFLOW (the command line's), else an error
+        mode = check_mode(overflow or os.environ.get("DSPLA_INT_OVERFLOW") or "error")
+        if mode == "float64":
+            program = promote_ints(program)
         self.compiled = compiler.frontend(program)
         self.program = self.compiled.program
         self.inputs = self.program.inputs
         self._decl = {n.attr("name"): n for n in self.inputs}
         self._sized: dict[tuple[Any, ...], tuple[compiler.Compilation, reference.Schedule]] = {}
-        self._options: dict[str, Any] = {}
+        self._options: dict[str, Any] = {"overflow": "error" if mode == "float64" else mode}
         self._sessions: dict[tuple[Any, ...], DistSession] = {}
         self._last_stats: Stats | None = None
         self._stats_from: DistSession | None = None   # the session that ran last (its stats are read lazily)
@@ -146,6 +154,9 @@ class Function:
         bad = sorted(set(options) - valid)
         if bad:
             raise UnknownNameError("option", bad[0], valid)
+        if "overflow" in options and check_mode(options["overflow"]) == "float64":
+            raise DsplaError("overflow='float64' changes the program's types: give it to dp.function(..., "
+                             "overflow='float64') (or set DSPLA_INT_OVERFLOW=float64)")
         self._options = {**self._options, **options}
         self._sessions = {}
         return self
@@ -197,7 +208,7 @@ class Function:
         inputs = graphs_read(inputs)
         mats, dims = self.bind(inputs)
         prog = self.bound(mats, dims)
-        env = reference.Env(mats, dims)
+        env = reference.Env(mats, dims, self._options.get("overflow", "error"))
         out = reference.run(self._schedule_for(prog), env)
         self.last_stats = Stats({"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0})
         return with_ids({k: Array(v, k) for k, v in out.items()}, self.program.outputs,
@@ -271,12 +282,14 @@ def _timings(steps: Mapping[str, float]) -> str:
 
 
 def function(outputs: Expr | Mapping[str, Expr] | list[Expr] | tuple[Expr, ...],
-             inputs: Iterable[Expr] | None = None) -> Function:
+             inputs: Iterable[Expr] | None = None, overflow: str | None = None) -> Function:
     """Compile expressions into a callable program.
 
     ``outputs``: a dict name -> expression, a single expression (output ``out``) or a list
     (``out0``, ``out1``, ...). ``inputs``: optional expressions for the inputs, to fix their
-    order or to take inputs no output uses.
+    order or to take inputs no output uses. ``overflow``: what an int64 sum or product whose true
+    value leaves int64 does: ``"error"`` (the default, or $DSPLA_INT_OVERFLOW), ``"wrap"``
+    (GraphBLAS's wrap-around) or ``"float64"`` (integer inputs computed in float64).
     """
     if isinstance(outputs, Expr):
         outputs = {"out": outputs}
@@ -295,4 +308,4 @@ def function(outputs: Expr | Mapping[str, Expr] | list[Expr] | tuple[Expr, ...],
         bad = [n for n in declared if n.op is not Op.INPUT]
         if bad:
             raise TypeError(f"inputs= takes declared inputs only, got {bad[0]!r}")
-    return Function(Program(tuple(outs), declared))
+    return Function(Program(tuple(outs), declared), overflow)

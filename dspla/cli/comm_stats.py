@@ -82,7 +82,7 @@ def run(args):
         valid = sorted({b for m in methods for b in METHODS[m].backends})
         raise DsplaError(f"--backend {args.backend!r} applies to none of the methods; valid: {', '.join(valid)}")
     if args.json:
-        check_writable(args.json, "records (--json)")
+        check_writable(args.json, "records (--json)", inputs=[args.graph, args.partition_file])
     A = as_pattern(load_graph(args.graph, directed=args.directed).matrix)
     n, ncols = A.shape
     b_parts = None if n == ncols else "auto"  # rectangular: B's rows go where their column is used most

@@ -224,6 +224,17 @@ def partition_ids(parts, path: str, P: int, rows: int | None = None):
     return parts.astype(np.int64)
 
 
+def input_files(*paths, dirs=()) -> list[str]:
+    """The files a command reads (those of the given paths that name one; every file under
+    ``dirs``), for the outputs to be checked against before any work: no output replaces an
+    input."""
+    out = [os.fspath(p) for p in paths if p]
+    for d in dirs:
+        if d and os.path.isdir(d):
+            out += [os.path.join(root, f) for root, _, files in os.walk(d) for f in files]
+    return out
+
+
 def add_plugin_option(p):
     p.add_argument("--plugin", action="append", metavar="MODULE.py",
                    help="load user-defined operators from this Python module first (it calls "

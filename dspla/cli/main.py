@@ -15,7 +15,7 @@ import warnings
 
 from .. import __version__
 from ..errors import DsplaError, LoopBoundWarning, say_warning
-from ..runtime.failure import STDOUT_CLOSED, fail, is_quiet, launched_by_dspla, message
+from ..runtime.failure import STDOUT_CLOSED, fail, is_quiet, launched_by_dspla, message, stdout_failed
 from ..runtime.launch import check_launcher_started_a_job, current_rank, in_mpi_job, world
 from ..runtime.process import keep_freed_memory
 from .common import Parser
@@ -145,13 +145,51 @@ def main(argv=None) -> int:
     warnings.showwarning = _show_warning
     try:
         check_launcher_started_a_job()
+        if not isinstance(sys.stdout, _Stdout):
+            sys.stdout = _Stdout(sys.stdout)
         code = int(args.func(args) or 0)
-        sys.stdout.flush()   # a closed stdout is found here, not by the interpreter at exit
+        sys.stdout.flush()   # a closed (or full) stdout is found here, not by the interpreter at exit
         return code
     except KeyboardInterrupt:
         return _interrupted()
     except Exception as e:  # noqa: BLE001 - every failure ends with one message and a non-zero status
         return _failed(e, debug)
+
+
+class StdoutRefused(OSError):
+    """Standard output refused the bytes (a full device or disk): reported as such (_failed)."""
+
+
+class _Stdout:
+    """The command's standard output: a write it refuses (a full device or disk) raises
+    StdoutRefused, reported as one dspla error that says so; a closed pipe stays a
+    BrokenPipeError (the caller's own message)."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise _refused(e) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise _refused(e) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _refused(e: OSError) -> StdoutRefused:
+    return StdoutRefused(e.errno, e.strerror)
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -186,6 +224,9 @@ def _failed(e: BaseException, debug: bool) -> int:
     if isinstance(e, BrokenPipeError):
         _silence_stdout()
         e = DsplaError(STDOUT_CLOSED)
+    elif isinstance(e, StdoutRefused):
+        _silence_stdout()   # (the interpreter's last flush at exit would fail the same way)
+        e = DsplaError(stdout_failed(e))
     if comm is None or comm.size == 1:
         if debug:
             traceback.print_exception(e)

@@ -57,7 +57,8 @@ def run(args):
     if args.method not in METHODS:  # fail before loading a big file
         raise UnknownNameError("partitioning method", args.method, METHODS)
     if args.out:
-        check_writable(args.out if args.out.endswith(".npy") else args.out + ".npy", "partition (--out)")
+        check_writable(args.out if args.out.endswith(".npy") else args.out + ".npy", "partition (--out)",
+                       inputs=[args.graph])
     A = as_pattern(load_graph(args.graph, directed=args.directed).matrix)
     r = partition(A, args.P, args.method, eps=args.eps, seed=args.seed, backend=args.backend, cache=args.cache,
                   progress=False if args.quiet else None, **method_params(args))

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import DsplaError, say_warning
 from ..frontend.parser import parse_file
 from ..io import is_generated
-from ..io.files import check_writable
+from ..io.files import check_outputs
 from ..io.inputs import input_path
 from ..io.shards import node_ids, read_manifest
 from ..plan.plans import check_choices
@@ -22,6 +22,7 @@ from .common import (
     SEED,
     add_plan_option,
     add_plugin_option,
+    input_files,
     load_plugins,
     number,
     parse_dims,
@@ -105,12 +106,9 @@ def run(args):
     program = parse_file(args.file)
     specs = parse_inputs(args.input)
     dims = parse_dims(args.dim)
-    for spec in specs.values():
-        if not is_generated(spec):
-            input_path(spec)
-    for path, what in ((args.out, "results (--out)"), (args.stats, "stats (--stats)")):
-        if path:
-            check_writable(path, what)
+    files = [input_path(spec) for spec in specs.values() if not is_generated(spec)]
+    check_outputs({"results (--out)": args.out, "stats (--stats)": args.stats},
+                  input_files(args.file, args.partition_file, *files, *(args.plugin or ()), dirs=[args.shards]))
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
     shard = _check_shards(args, program, specs) if args.shards else (None, [], {}, {})

@@ -21,7 +21,7 @@ from ..io.shards import write_shards
 from ..models.data import load_node_data, shard_inputs
 from ..partition import METHODS, partition
 from ..partition.core import as_pattern
-from .common import NP, POSITIVE, SEED, integer, number, parse_inputs
+from .common import NP, POSITIVE, SEED, input_files, integer, number, parse_inputs
 from .partition import add_partition_args, method_params
 
 
@@ -68,6 +68,12 @@ def run(args):
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
     check_writable_dir(args.out, "shard directory (--out)")
+    out = os.path.realpath(args.out)
+    for path in input_files(args.partition_file, *(input_path(s) for s in specs.values()),
+                            dirs=[args.data_dir if args.dataset else None]):
+        if os.path.realpath(path).startswith(out + os.sep):
+            raise DsplaError(f"the input {path} is inside the shard directory {args.out}, which writing the set "
+                             "replaces: choose another --out")
     t0 = time.perf_counter()
     data, dataset, graphs = {}, None, {}
     if args.dataset:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import DsplaError, say_warning
 from ..frontend.parser import parse_file
-from ..io.files import atomic_write, check_writable, check_writable_dir
+from ..io.files import atomic_write, check_outputs, check_writable_dir
 from ..io.shards import read_manifest
 from ..models import TrainConfig, Trainer, load_node_data
 from ..models import checkpoint as ckpt
@@ -24,7 +24,7 @@ from ..plan.plans import check_plan_option
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
 from ..runtime.shards import load_shards
-from .common import NON_NEGATIVE, NP, POSITIVE, SEED, add_plan_option, integer, number, parse_plan
+from .common import NON_NEGATIVE, NP, POSITIVE, SEED, add_plan_option, input_files, integer, number, parse_plan
 from .run import _strip, shard_reading
 
 
@@ -135,9 +135,10 @@ def _check_args(args):
     if not args.dataset and not args.graph and not args.shards:
         bad("give --dataset (cora, citeseer, pubmed, sbm), --graph FILE or --shards DIR")
     check_plan_option(parse_plan(args.plan))
-    for path, what in ((args.json, "result (--json)"), (args.save_logits, "logits (--save-logits)")):
-        if path:
-            check_writable(path, what)
+    planetoid = args.data_dir if args.dataset in ("cora", "citeseer", "pubmed") else None
+    check_outputs({"result (--json)": args.json, "logits (--save-logits)": args.save_logits},
+                  input_files(args.file, args.graph, args.features, args.labels,
+                              dirs=[planetoid, args.shards, args.checkpoint]))
     if args.checkpoint:
         check_writable_dir(args.checkpoint, "checkpoint directory (--checkpoint)")
         if args.resume:

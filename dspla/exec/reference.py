@@ -17,7 +17,7 @@ from ..io.limits import check_memory
 from ..ir import Node, Op, Program
 from ..ir.types import DType, promote
 from ..ir.typing import scalar_dtype
-from . import gbops, udfmxm, winners
+from . import gbops, overflow, udfmxm, winners
 from .item import item, scalar
 from .values import concrete
 
@@ -38,10 +38,19 @@ def eval_rule(op: Op, into: bool = False):
 
 
 class Env:
-    """What evaluation rules may look at besides their operands: bound inputs and dims."""
+    """What evaluation rules may look at besides their operands: bound inputs and dims; and
+    what integer overflow does (exec/overflow.py)."""
 
-    def __init__(self, inputs: dict, dims: dict):
-        self.inputs, self.dims = inputs, dims
+    def __init__(self, inputs: dict, dims: dict, overflow: str = "error"):
+        self.inputs, self.dims, self.overflow = inputs, dims, overflow
+
+
+def evaluate(node: Node, args: list, env: Env):
+    """``node``'s rule on ``args``; an int64 result checked for overflow unless it may wrap."""
+    out = EVAL[node.op](node, args, env)
+    if env.overflow == "error" and overflow.risky(node):
+        overflow.verify(node, args, out, lambda n, a: EVAL[n.op](n, a, env))
+    return out
 
 
 @eval_rule(Op.INPUT)
@@ -184,7 +193,8 @@ def _ewise(node, args, union: bool, cast_to=None, into=None):
             return res
     a, b = gbops.cast(a, compute), gbops.cast(b, compute)
     (ar, ac), (br, bc) = a.shape, b.shape
-    shape = (max(ar, br) if 1 in (ar, br) else ar, max(ac, bc) if 1 in (ac, bc) else ac)
+    # numpy's rule: a unit axis takes the other operand's size, 0 included
+    shape = (br if ar == 1 else ar, bc if ac == 1 else ac)
     scalar = _scalar_operand(a, b, shape)
     if scalar is not None:   # a 1 x 1 operand over a whole-shape one: no broadcast copy
         x, value, side = scalar
@@ -447,7 +457,7 @@ def schedule_of(program: Program) -> Schedule:
 def run(schedule: Schedule, env: Env) -> dict:
     vals: list = [None] * len(schedule.order)
     for i, node in enumerate(schedule.order):
-        vals[i] = EVAL[node.op](node, [vals[j] for j in schedule.arg_slots[i]], env)
+        vals[i] = evaluate(node, [vals[j] for j in schedule.arg_slots[i]], env)
         for j in schedule.free_after[i]:
             vals[j] = None
     return {name: vals[i] for name, i in schedule.outputs}

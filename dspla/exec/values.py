@@ -46,6 +46,15 @@ class Communicator(Protocol):
     def allgather(self, obj: Any) -> list[Any]: ...
 
 
+def meet(comm: Any, what: str) -> None:
+    """Before a collective the user's script calls: every rank of ``comm`` reaches one of that
+    name, or the job ends with a message naming it and the ranks that did not (``meet`` of the
+    MPI communicator; a communicator without one, as the simulated ranks', just goes on)."""
+    check = getattr(comm, "meet", None)
+    if check is not None:
+        check(what)
+
+
 ScipyFormat = Literal["csr", "csc", "coo", "bsr", "dia", "dok", "lil"]
 
 class Dist:
@@ -169,17 +178,18 @@ class Array:
 
     def to_graphblas(self, root: int | None = None, vector: bool = False) -> Matrix | Vector | None:
         """The whole value as a graphblas Matrix (an n x 1 one as a Vector with ``vector=True``)."""
-        M = self._gather(root)
+        M = self._gather(root, "to_graphblas()")
         if M is None or not vector:
             return M
         if M.ncols != 1:
             raise ValueError(f"{self.name or 'result'} is {M.nrows}x{M.ncols}, not a column vector")
         return M[:, 0].new()
 
-    def _gather(self, root: int | None) -> Matrix | None:
+    def _gather(self, root: int | None, what: str) -> Matrix | None:
         d = self._spread()
         if d is None:
             return self._whole_local()
+        meet(d.comm, f"{what} of {self.name or 'a result'}")
         r, c, v = self._piece.to_coo()
         idx = d.owners.owned[d.comm.rank]
         r, c = (idx[r], c) if d.kind == "row" else (r, idx[c])
@@ -197,6 +207,7 @@ class Array:
         d = self._spread()
         if d is None:
             return self._whole_local().nvals
+        meet(d.comm, f"nvals of {self.name or 'a result'}")
         return int(sum(d.comm.allgather(self._piece.nvals)))
 
     @property
@@ -211,7 +222,10 @@ class Array:
         bad = 0
         if dtype_of(M).is_float and M.nvals:
             bad = M.nvals - int(M.apply(gb.unary.isfinite).new(dtype=gb.dtypes.INT64).reduce_scalar().value)
-        return bad if d is None else int(sum(d.comm.allgather(bad)))
+        if d is None:
+            return bad
+        meet(d.comm, f"nonfinite() of {self.name or 'a result'}")
+        return int(sum(d.comm.allgather(bad)))
 
     @overload
     def to_coo(self, root: None = None) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]]: ...
@@ -220,7 +234,7 @@ class Array:
 
     def to_coo(self, root: int | None = None) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]] | None:
         """(rows, cols, values) of the present entries, rows/cols as int64, row-major order."""
-        M = self._gather(root)
+        M = self._gather(root, "to_coo()")
         if M is None:
             return None
         r, c, v = M.to_coo()
@@ -235,7 +249,7 @@ class Array:
 
     def to_numpy(self, fill: Scalar | None = None, root: int | None = None) -> NDArray[Any] | None:
         """Dense array. Missing entries are an error unless ``fill`` says what to put there."""
-        M = self._gather(root)
+        M = self._gather(root, "to_numpy()")
         if M is None:
             return None
         if fill is None:
@@ -252,7 +266,7 @@ class Array:
 
     def present(self, root: int | None = None) -> NDArray[np.bool_] | None:
         """Boolean array: where an entry is present."""
-        M = self._gather(root)
+        M = self._gather(root, "present()")
         if M is None:
             return None
         out = np.zeros(self._shape, dtype=bool)
@@ -269,7 +283,7 @@ class Array:
 
     def to_scipy(self, format: ScipyFormat = "csr", root: int | None = None) -> sp.sparray | None:
         """A scipy sparse array of the present entries (``format``: csr, csc, coo, ...)."""
-        M = self._gather(root)
+        M = self._gather(root, "to_scipy()")
         return None if M is None else gb.io.to_scipy_sparse(M, format=format)
 
     @overload

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..errors import DataFormatError, DsplaError
+from .files import note_input
 from .mtx import load_mtx
 from .npz import load_npz
 from .snap import DUPLICATES, edges_to_csr, read_snap
@@ -161,6 +162,7 @@ def load_graph(source: Any, *, directed: bool | None = None, weighted: bool | No
         raise DsplaError(f"load_graph reads a file path or a networkx graph, not a {type(source).__name__}")
     path = str(source)
     fmt = graph_format(path)
+    note_input(path)
     if fmt == "edgelist":
         got = read_snap(path, directed=True if directed is None else directed, weighted=weighted,
                         duplicates=duplicates, **opts)

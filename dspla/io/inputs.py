@@ -10,8 +10,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError, UnknownNameError
+from .files import note_input
 from .finite import check_finite
 from .graph import Graph, graph_format, load_graph, merged_note, positions
+from .limits import INT64_MAX, check_memory
 from .mtx import load_mtx
 from .npy import load_npy
 from .npz import load_npz
@@ -87,6 +89,7 @@ def read_input(spec: str, kind: str = "dense", *, allow_nonfinite: bool = False,
     become integers (exactly: anything else is an error naming the file and the entry)."""
     input_path(spec)
     path, key, opts = split_spec(spec)
+    note_input(path)   # (no writer of this process replaces it)
     low = path.lower()
     checked = True   # the text readers refuse NaN and infinite values themselves, by line
     if low.endswith(".npy"):
@@ -153,6 +156,8 @@ def generate_inputs(specs: dict, decls: dict, data: dict, given: dict | None = N
                 if isinstance(d, str):
                     dims.setdefault(d, int(size))
     for d, size in (given or {}).items():
+        if not 0 <= size <= INT64_MAX:
+            raise DsplaError(f"--dim {d}={size}: a size is at most 2^63-1 = {INT64_MAX}")
         if dims.get(d, size) != size:
             raise DsplaError(f"--dim {d}={size}, but the inputs read from files give {d} = {dims[d]}")
         dims[d] = size
@@ -177,6 +182,11 @@ def generate_inputs(specs: dict, decls: dict, data: dict, given: dict | None = N
         except ValueError:
             raise DsplaError(f"--input {name}={spec}: {GENERATED_HELP}") from None
         sparse_decl = t.kind.value == "sparse"
+        # what it will take, before it is made: every entry (full:), or one entry and its row pointers
+        entries = shape[0] * shape[1] if how == "full" else 1
+        check_memory(entries * (dt.itemsize + (16 if sparse_decl else 0)) + (8 * (shape[0] + 1) if sparse_decl else 0),
+                     f"input {name}={spec}, a {shape[0]} x {shape[1]} {'sparse' if sparse_decl else 'dense'} "
+                     f"{dt.name} value,")
         if how == "full":
             value = np.full(tuple(shape), number, dtype=dt)
             out[name] = _every_entry(value) if sparse_decl else value

@@ -41,6 +41,7 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
 from .files import atomic_write
+from .limits import check_sparse_dims
 from .npy import HEADER_LOCK
 
 FORMAT, VERSION = "dspla-shards", 1
@@ -189,7 +190,27 @@ def read_manifest(folder: str) -> dict:
     for key in ("P", "rows", "dim", "inputs", "files", "counts"):
         if key not in m:
             raise DataFormatError(path, f"the manifest has no {key!r}")
+    _check_sizes(folder, path, m)
     return m
+
+
+def _check_sizes(folder: str, path: str, m: dict) -> None:
+    """The sizes the manifest declares against what the set holds, before anything of that size
+    is made: the ownership map has an entry per row (4 bytes or more each), and a sparse input's
+    shape obeys the readers' rule for its entries (io/limits.py)."""
+    try:
+        rows, held = int(m["rows"]), os.path.getsize(os.path.join(folder, PARTS))
+    except (TypeError, ValueError, OSError):
+        raise DataFormatError(path, "the manifest's rows or the ownership map is unreadable") from None
+    if rows < 0 or 4 * rows > held:
+        raise DataFormatError(path, f"declares {rows} rows, but the ownership map {PARTS} has {held} bytes "
+                              f"(fewer than {4 * rows}): a damaged or edited set")
+    for name, info in m["inputs"].items():
+        shape = info.get("shape") if isinstance(info, dict) else None
+        if not (isinstance(shape, list) and len(shape) == 2 and all(isinstance(x, int) and x >= 0 for x in shape)):
+            raise DataFormatError(path, f"input {name!r} has no valid shape")
+        if info.get("kind") == "sparse":
+            check_sparse_dims(path, shape[0], shape[1], int(info.get("nnz", 0)))
 
 
 def _file(folder: str, m: dict, rel: str, verify: bool, mmap: bool = True, index: bool = False) -> np.ndarray:

@@ -56,6 +56,7 @@ from ._textfile import (
     read_all,
     read_errors,
 )
+from .limits import check_sparse_dims
 
 COMMENT_CHARS = ("#", "%")
 
@@ -103,6 +104,8 @@ def read_snap(path, *, directed: bool = True, self_loops: bool = True, weighted:
     if ids is None and n > 2**31:
         raise DsplaError(f"{path}: relabel=False would make a {n} x {n} matrix (largest node "
                          f"id {n - 1}); use relabel=True")
+    if ids is None:
+        check_sparse_dims(path, n, n, len(src))   # (ids far beyond the edges: relabel)
     A, merged, bad = merge_edges(src, dst, n, w, directed=directed, self_loops=self_loops, duplicates=duplicates)
     if bad is not None:
         line, text = _edge_line(path, bad)

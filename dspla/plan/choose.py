@@ -177,7 +177,8 @@ def choose(pl, partition_info: dict) -> DistPlan:
     for r in pl.ranks:
         progs[r] = splice(pl.progs[r], r)
     programs = [RankProgram(r, pl.P, progs[r], pl.n_slots, consts[r], dict(pl.inputs), dict(pl.outputs),
-                            [s[r] for s in splits], [w[r] for w in windows], setup=setup[r]) for r in pl.ranks]
+                            [s[r] for s in splits], [w[r] for w in windows], setup=setup[r],
+                            products={p.index: p.expr for p in pl.products}) for r in pl.ranks]
     out_layouts = {name: canonical(n.type, pl.dims) for name, n in pl.program.outputs}
     input_layouts = {n.attr("name"): canonical(n.type, pl.dims) for n in pl.order
                      if n.op is Op.INPUT and n.attr("name") in pl.inputs}

@@ -12,6 +12,8 @@ static values bound its missing rows (every row full in all of them is full in i
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Callable
 
 import graphblas as gb
@@ -42,6 +44,32 @@ class Facts:
 
 
 NOTHING = Facts(False)
+
+# the dims' sizes while a proof runs (loop bodies are proved inside a rule, which has no sizes)
+_SIZES: ContextVar[dict | None] = ContextVar("sizes", default=None)
+
+
+@contextmanager
+def sizes_known(sizes: dict | None):
+    """The dims' sizes for the proofs made inside (those of loop bodies included)."""
+    token = _SIZES.set(sizes) if sizes is not None else None
+    try:
+        yield _SIZES.get()
+    finally:
+        if token is not None:
+            _SIZES.reset(token)
+
+
+def sized(f: Facts, n: Node, sizes: dict | None) -> Facts:
+    """``f`` of node ``n`` once its shape is known: a full value with no columns has no entry in
+    any of its rows (and one with no rows none in its columns), so 'every row has an entry'
+    does not follow from 'full' there (a reduction of it, a product with it, is empty)."""
+    r, c = (d if isinstance(d, int) else (sizes or {}).get(d) for d in n.type.shape)
+    if not ((f.rows and c == 0 and r != 0) or (f.cols and r == 0 and c != 0)):
+        return f
+    out = Facts(f.full, over=f.over)
+    out.rows, out.cols = f.rows and not (c == 0 and r != 0), f.cols and not (r == 0 and c != 0)
+    return out
 
 
 def _over(n: Node, args: list, both: bool):
@@ -190,17 +218,22 @@ def _item(n, a):
 assert set(FACTS) == set(Op), f"ops without a fact rule: {set(Op) - set(FACTS)}"
 
 
-def prove(order: list[Node], static: dict, given: dict | None = None, lines: bool = True) -> dict[int, Facts]:
+def prove(order: list[Node], static: dict, given: dict | None = None, lines: bool = True,
+          sizes: dict | None = None) -> dict[int, Facts]:
     """``static``: id(node) -> its computed GraphBLAS value, for the nodes computed at planning;
     ``given``: facts of a sub-program's inputs, by name; ``lines``: prove of the static values
-    whether every row / column has an entry (two reductions over each), not only fullness."""
-    f: dict[int, Facts] = {}
-    for n in order:
-        if id(n) in static:
-            f[id(n)] = of_matrix(static[id(n)], lines)
-            f[id(n)].over = frozenset() if f[id(n)].full else frozenset({id(n)})
-        elif given is not None and n.op is Op.INPUT and n.attr("name") in given:
-            f[id(n)] = given[n.attr("name")]
-        else:
-            f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
-    return f
+    whether every row / column has an entry (two reductions over each), not only fullness;
+    ``sizes``: the dims' sizes (default: those of the proof this one is part of)."""
+    with sizes_known(sizes) as sizes:
+        f: dict[int, Facts] = {}
+        for n in order:
+            if id(n) in static:
+                f[id(n)] = of_matrix(static[id(n)], lines)
+                f[id(n)].over = frozenset() if f[id(n)].full else frozenset({id(n)})
+            elif given is not None and n.op is Op.INPUT and n.attr("name") in given:
+                f[id(n)] = given[n.attr("name")]
+            else:
+                f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
+            if isinstance(f[id(n)], Facts):   # (a loop's is a tuple of its carried values')
+                f[id(n)] = sized(f[id(n)], n, sizes)
+        return f

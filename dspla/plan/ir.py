@@ -122,6 +122,7 @@ class MxM(Instr):
     complement: bool = False
     a_empty_rows: Any = None   # a static a's empty rows, found at planning (not at every run)
     b_covered: bool = False    # b full wherever a reads it, proved at planning (plan/facts.covers)
+    label: str = ""            # the value it makes, for messages (an integer product that overflows)
     WRITES = ("out",)
 
     def reads(self) -> list[int]:
@@ -427,6 +428,7 @@ class Allreduce(Instr):
     group: int = 0
     entries: int = 0        # size of src (rows x columns), fixed at planning
     presence: bool = True   # False: src is proven full, only values travel
+    label: str = ""         # the value it makes, for messages (an integer sum that overflows)
     READS, WRITES = ("src",), ("out",)
 
     def traffic(self, where, payload=None):
@@ -447,6 +449,7 @@ class SmallAllreduce(Instr):
     monoids: tuple
     entries: tuple          # size of each src (rows x columns), fixed at planning
     group: int = 0
+    labels: tuple = ()      # the values they make, for messages
     READS, WRITES = ("srcs",), ("outs",)
 
     def traffic(self, where, payload=None):
@@ -748,6 +751,7 @@ class RankProgram:
     windows: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     setup: list = field(default_factory=list)   # run once, before the first run: deferred static values
+    products: dict = field(default_factory=dict)   # product index -> its expression, for messages
 
     def group_sizes(self, all_splits: list | None = None) -> tuple:
         """The size of each group this rank may use; needs every rank's colours (``all_splits``:

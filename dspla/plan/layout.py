@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..exec.buffers import take
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -69,7 +71,7 @@ def piece(M, layout: Layout, dims: dict, rank: int):
     if layout.kind != "rep" and dims[layout.dim].P == 1:
         return M   # one process holds it all, in order
     if layout.kind == "row":
-        return M[dims[layout.dim].owned[rank], :].new()
+        return take(M, rows=dims[layout.dim].owned[rank])
     if layout.kind == "col":
-        return M[:, dims[layout.dim].owned[rank]].new()
+        return take(M, cols=dims[layout.dim].owned[rank])
     return M

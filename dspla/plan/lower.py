@@ -333,7 +333,7 @@ def _reduced(pl: Lowering, n: Node, part: int, monoid):
     rep = part
     if pl.P > 1:   # (one process: the partial is the whole)
         rep = pl.slot()
-        pl.emit(Allreduce(rep, part, monoid, entries=pl.entries(n)))
+        pl.emit(Allreduce(rep, part, monoid, entries=pl.entries(n), label=_label(n)))
     pl.vals[id(n)] = Value(rep, REP)
     nl = canonical(n.type, pl.dims)
     if nl != REP:
@@ -446,10 +446,15 @@ def _accumulated(pl: Lowering, n: Node, layout: Layout) -> bool:
     out = pl.slot()
     copy = Node(Op.APPLY, (x,), (("op", UNARY["identity"]),), x.type)   # the accumulation writes in place
     pl.emit(Local(out, copy, (pl.value(x, layout),)))
-    pl.emit(MxM(out, operand(pl, n, n.args[0]), operand(pl, n, n.args[1]), sr, accumulate=True))
+    pl.emit(MxM(out, operand(pl, n, n.args[0]), operand(pl, n, n.args[1]), sr, accumulate=True, label=_label(u)))
     pl.set(u, out, layout)
     pl.fused.add(id(u))
     return True
+
+
+def _label(n: Node) -> str:
+    """How run-time messages name the value n makes: its name or op, and where it is written."""
+    return f"{n.label} ({n.span})" if n.span is not None else n.label
 
 
 def operand(pl: Lowering, n: Node, x: Node, layout: Layout | None = None) -> int:
@@ -486,18 +491,18 @@ def _mxm(pl: Lowering, n: Node):
                 fb = pl.facts[id(b)]
                 covered = n.attr("mask") is None and full_where_read(pl, a, fb)   # (a masked product: its own route)
                 pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), sr, **mask_fields(pl, n, al),
-                            a_empty_rows=empty, b_covered=covered))
+                            a_empty_rows=empty, b_covered=covered, label=_label(n)))
                 return pl.set(n, out, al)
             return lower_product(pl, n)
         if al.kind == "col" or al.kind == "row" and not pl.is_static(a):
             if al.kind == "row":  # a dynamic row-distributed operand: gather B (sparsity-unaware)
                 out = pl.slot()
-                pl.emit(MxM(out, pl.value(a), pl.value(b, REP), sr, **mask_fields(pl, n, al)))
+                pl.emit(MxM(out, pl.value(a), pl.value(b, REP), sr, **mask_fields(pl, n, al), label=_label(n)))
                 pl.set(n, out, al)
                 return None
             # a's columns are distributed like b's rows: local partial (inside the mask) + reduce
             part = pl.slot()
-            pl.emit(MxM(part, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, REP)))
+            pl.emit(MxM(part, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, REP), label=_label(n)))
             return _reduced(pl, n, part, sr.monoid)
         return _via_rep(pl, n)
     if sampled_applies(pl, n):   # (G Bᵀ) on a sparse pattern: the SpMM's send sets (sampled.py)
@@ -509,7 +514,7 @@ def _mxm(pl: Lowering, n: Node):
     b_slot = operand(pl, n, b, bl if bl in (nl, REP) else REP)
     if al == nl and bl == nl and nl != REP:  # both distributed the same way: one must be whole
         b_slot = operand(pl, n, b, REP)
-    pl.emit(MxM(out, a_slot, b_slot, sr, **mask_fields(pl, n, nl)))
+    pl.emit(MxM(out, a_slot, b_slot, sr, **mask_fields(pl, n, nl), label=_label(n)))
     pl.set(n, out, nl)
 
 
@@ -552,7 +557,7 @@ def _while(pl: Lowering, n: Node):
 def _lower_sub(pl: Lowering, prog: Program, given: dict) -> list[int]:
     """Lower a loop's condition or body into the current block; the slots of its outputs."""
     order = prog.toposort()
-    pl.facts.update(prove(order, {}, given))
+    pl.facts.update(prove(order, {}, given, sizes=pl.bound))
     pl.names.update({k: v for k, v in prog.names().items() if k not in pl.names})   # labels for explain
     pl.count_uses(prog)
     for m in order:

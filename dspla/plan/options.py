@@ -28,12 +28,15 @@ class Options:
     # bytes a rank may share with the others when all are on one node (0: not on one node, or
     # DSPLA_SHM=0): the session sets it; p2p1d then stacks the rows it receives after its own
     shared_memory_bytes: int = 0
+    # what an int64 sum or product whose true value leaves int64 does (exec/overflow.py): an
+    # error ("error"), GraphBLAS's wrap-around ("wrap"); "float64" promotes at compile time
+    overflow: str = "error"
 
     def key(self) -> tuple:
         plan = self.plan if isinstance(self.plan, str) else tuple(sorted(self.plan.items()))
         return (plan, self.partition, None if self.parts is None else self.parts.tobytes(), self.seed, self.eps,
                 self.replication, self.stripe_width, self.memory_cap, id(self.coefficients), self.iterations, self.spmd,
-                self.message_bytes, self.shared_memory_bytes)
+                self.message_bytes, self.shared_memory_bytes, self.overflow)
 
 
 def memory_cap(opt, P: int) -> float:

@@ -61,6 +61,11 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
             parts, info[d] = partition_choice.choose(union_pattern(squares), P, _width(order, static, d, sizes), opt,
                                                      loops=any(n.op is Op.WHILE for n in order))
             method = info[d]["method"]
+        elif squares and opt.partition != "block" and P > size:
+            # no more rows than processes: each row alone on a process whatever the method (the
+            # partitioners refuse so few rows)
+            parts, method = block_parts(size, P), "block"
+            info[d] = {"method": method, "note": f"{size} rows for {P} processes: {opt.partition} not run"}
         elif squares and opt.partition != "block" and P > 1:
             from ..partition import partition  # (the partitioners: only when one runs)
             res = partition(union_pattern(squares), P, opt.partition, eps=opt.eps, seed=opt.seed, cache=opt.cache,

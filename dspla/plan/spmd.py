@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import PlanError
 from ..exec.gbops import occupied
 from ..ir import Node, Op
-from .facts import FACTS, Facts, full_rows, of_matrix
+from .facts import FACTS, Facts, full_rows, of_matrix, sized, sizes_known
 from .ir import Loop, Recv, Send
 from .layout import canonical
 from .options import forced_names
@@ -96,7 +96,7 @@ def derived(order: list[Node], outputs) -> tuple[set, set, list]:
     return st, deferred, [n for n in order if id(n) in needed and not is_static_leaf(n)]
 
 
-def prove(order: list[Node], static: dict, comm, dims: dict) -> dict:
+def prove(order: list[Node], static: dict, comm, dims: dict, sizes: dict | None = None) -> dict:
     """Facts of the program, those of the static pieces combined over ranks with one allgather:
     'full' and 'every row has an entry' hold of a row-distributed value when they hold of every
     rank's rows; 'every column has one' when the ranks' occupied columns together cover them
@@ -128,12 +128,15 @@ def prove(order: list[Node], static: dict, comm, dims: dict) -> dict:
         combined.append(Facts(full, rows, cols))
     it = iter(combined)
     f: dict[int, Facts] = {}
-    for n in order:
-        if id(n) in static:
-            f[id(n)] = fn = next(it)
-            fn.over = frozenset() if fn.full else frozenset({id(n)})   # (covered() reads the pieces)
-        else:
-            f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
+    with sizes_known(sizes):
+        for n in order:
+            if id(n) in static:
+                f[id(n)] = fn = next(it)
+                fn.over = frozenset() if fn.full else frozenset({id(n)})   # (covered() reads the pieces)
+            else:
+                f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
+            if isinstance(f[id(n)], Facts):
+                f[id(n)] = sized(f[id(n)], n, sizes)
     return f
 
 

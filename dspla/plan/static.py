@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import graphblas as gb
 
-from ..exec import gbops
-from ..exec.reference import EVAL, Env, ewise_cast
+from ..exec import gbops, reference
+from ..exec.reference import Env, ewise_cast
 from ..exec.values import concrete
 from ..ir import Node, Op
 from ..ir.types import Kind
@@ -101,14 +101,14 @@ def _users(order: list[Node]) -> dict:
     return users
 
 
-def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
+def evaluate(order: list[Node], outputs, mats: dict, dims: dict, overflow: str = "error") -> Static:
     st, needed, deferred = classify(order, outputs)
     users = _users(order)
     last: dict[int, int] = {}
     for i, n in enumerate(order):
         for a in n.args:
             last[id(a)] = i
-    env = Env(mats, dims)
+    env = Env(mats, dims, overflow)
     values: dict[int, object] = {}
     for i, n in enumerate(order):
         if id(n) not in st:
@@ -132,7 +132,7 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
         if n.op in (Op.EWISE_ADD, Op.EWISE_MULT) and id(n) not in needed and len(u) == 1 and u[0].op is Op.CAST:
             values[id(n)] = ewise_cast(n, args, u[0].attr("dtype"))   # cast(A + Aᵀ, bool): one pass
             continue
-        values[id(n)] = EVAL[n.op](n, args, env)
+        values[id(n)] = reference.evaluate(n, args, env)
         for a in n.args:  # drop static intermediates nobody else needs
             if last.get(id(a)) == i and id(a) not in needed:
                 values.pop(id(a), None)

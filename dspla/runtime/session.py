@@ -41,7 +41,9 @@ from ..display import Stats
 from ..errors import DsplaError, InputError, LoopBoundWarning, warn
 from ..exec.acyclic import acyclic
 from ..exec.gbops import dtype_of
-from ..exec.values import Array, Dist, Meta
+from ..exec.values import Array, Dist, Meta, meet
+from ..io.limits import check_value_sizes
+from ..ir import Op
 from ..plan import spmd
 from ..plan.explain import as_text, loop_words, summed
 from ..plan.ir import Where
@@ -116,6 +118,7 @@ class DistSession:
         self._stats: Stats | None = None
         self._pending: tuple | None = None   # rank 0: the last run's figures, until last_stats is read
         self._node: int | None = None   # bytes a rank may share with the others (0: not on one node)
+        self._call = f"a call of the function of {', '.join(name for name, _ in function.program.outputs)}"
 
     @property
     def last_stats(self) -> Stats | None:
@@ -163,6 +166,7 @@ class DistSession:
                 else:
                     bound[k] = v
             mats, dims = self.f.bind(bound)
+            check_value_sizes(self.f.sized(mats, dims).program, dims, self.comm.size)
             self._conv = {k: (inputs[k], mats[k]) for k in mats if k not in mine and k not in self._params}
         static = [n.attr("name") for n in self.f.inputs if is_static_leaf(n)]
         # a sparse parameter's pattern is planned on (plan/sampled.py): a new pattern, a new plan
@@ -208,8 +212,9 @@ class DistSession:
         given = {k: v.dist for k, v in dist.items()}   # (values passed distributed keep their owners)
         c = compiler.run(replace(self.f.sized(mats, dims), P=self.comm.size, options=self.opt, timings={},
                                  given=given), start="static-eval", stop="partition")
-        leaves = {n.attr("name"): canonical(n.type, c.dims) for n in self.f.inputs
-                  if is_static_leaf(n) and n.attr("name") not in dist}
+        # the graph's inputs the program reads (one it declares and never reads is sent nowhere)
+        leaves = {n.attr("name"): canonical(n.type, c.dims) for n in c.program.toposort()
+                  if n.op is Op.INPUT and is_static_leaf(n) and n.attr("name") not in dist}
         metas = {k: m if isinstance(m, Meta) else Meta((m.nrows, m.ncols), dtype_of(m).np.name, m.nvals,
                                                         m.nvals == m.nrows * m.ncols) for k, m in mats.items()}
         return {"spmd": (metas, dict(dims)), "dims": {d: (p.parts, p.method) for d, p in c.dims.items()},
@@ -236,6 +241,8 @@ class DistSession:
         if self._node is None:   # (every rank's first run: collectives)
             self._node = shm.node_budget(comm)
             self.opt = replace(self.opt, shared_memory_bytes=self._node)
+        if comm.size > 1:   # (a rank that ended its script without this call ends the job, naming it)
+            meet(comm, self._call)
         inputs = dict(inputs or {})
         dist = {k: v for k, v in inputs.items() if isinstance(v, Array) and v.dist is not None and v.dist.comm is comm}
         desc = {k: describe(v) for k, v in dist.items()}
@@ -284,7 +291,7 @@ class DistSession:
                 pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
             mine = comm.scatter(pieces, 0)
             shapes = header["spmd"][0]
-            dist = {**dist, **{k: Array(from_wire(w), k, Dist(lay.kind, lay.dim, dims_[lay.dim], comm),
+            dist = {**dist, **{k: Array(from_wire(w), k, Dist(lay.kind, lay.dim, dims_.get(lay.dim), comm),
                                         (shapes[k].nrows, shapes[k].ncols))
                                for (k, lay), w in zip(header["scatter"].items(), mine.values())}}
             return self._plan_spmd(header["spmd"], dist, dims_, header)
@@ -314,7 +321,7 @@ class DistSession:
         else:
             programs = programs[0]
         self.layout = layout
-        self.runtime = Runtime(programs, comm, shared_bytes=self._node)
+        self.runtime = Runtime(programs, comm, shared_bytes=self._node, overflow=self.opt.overflow)
         self._held = {}
         self._runs = 0
 
@@ -341,13 +348,13 @@ class DistSession:
         self.layout = (plan.dims, plan.output_layouts, shapes)
         if self.runtime is not None:
             self.runtime.close()
-        self.runtime = Runtime(program, comm, shared_bytes=self._node)
+        self.runtime = Runtime(program, comm, shared_bytes=self._node, overflow=self.opt.overflow)
         self._held = {}
         self._runs = 0
 
     def _execute(self, program, inputs: dict) -> dict:
         """Run a rank program once on this communicator (SPMD planning's derived static values)."""
-        rt = Runtime(program, self.comm, shared_bytes=self._node)
+        rt = Runtime(program, self.comm, shared_bytes=self._node, overflow=self.opt.overflow)
         rt.fault = None   # (DSPLA_FAULT names an instruction of the plan's program, not of this one)
         try:
             return rt.run(inputs)

@@ -20,7 +20,7 @@ import graphblas as gb
 import numpy as np
 from numpy.typing import NDArray
 
-from ..exec.values import Array, Dist
+from ..exec.values import Array, Dist, meet
 from ..io.shards import ShardError, node_ids, ownership, read_manifest, read_rank, read_rows
 from ..ir.types import DType
 from ..partition.simple import block_parts, random_parts
@@ -65,6 +65,7 @@ def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["bl
     by rows. ``verify`` checks each file's checksum as it is read (sizes are always checked).
     ``load_shards.last_seconds`` holds this rank's load time."""
     comm = comm or world() or one_process()
+    meet(comm, f"load_shards({folder!r})")
     t0 = time.perf_counter()
 
     def load() -> tuple[dict[str, Any], NDArray[np.int64], NDArray[np.int64], dict[str, Any], str, list[str]]:
