@@ -14,12 +14,12 @@ def test_the_api_reference_builds(tmp_path):
     assert "Error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
     pages = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.html")}
     for page in ("dspla.html", "dspla/semiring.html", "dspla/monoid.html", "dspla/plot.html", "dspla/function.html",
-                 "dspla/io.html", "dspla/models.html"):
+                 "dspla/formats.html", "dspla/models.html"):
         assert page in pages, page
     top = (tmp_path / "dspla.html").read_text()
     for name in ("load_graph", "read_results", "Trainer", "TrainConfig", "load_shards"):   # reachable from dspla
         assert f'id="{name}"' in top, name
-    assert 'id="read_results"' in (tmp_path / "dspla" / "io.html").read_text()
+    assert 'id="read_results"' in (tmp_path / "dspla" / "formats.html").read_text()
     assert 'id="Trainer"' in (tmp_path / "dspla" / "models.html").read_text()
     semiring = (tmp_path / "dspla" / "semiring.html").read_text()
     assert "python-graphblas operators" in semiring and 'class="name">define' in semiring
