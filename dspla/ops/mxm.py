@@ -13,7 +13,7 @@ from ..instr import MxM
 from ..instr.layout import REP
 from ..ir.node import Node, Op
 from ..ir.types import Kind, Type
-from ..kernels import gbops
+from ..kernels import gbops, spmspv
 from .define import (
     EXPR,
     MASKED,
@@ -133,9 +133,28 @@ def _one_process(pl, n: Node, layout) -> None:
     out = pl.slot()
     empty = gbops.empty_rows(pl.static_value(a))   # (a is static here)
     covered = n.attr("mask") is None and pl.full_where_read(a, pl.facts[id(b)])   # (masked: its own route)
-    pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), n.attr("semiring"), **mask_fields(pl, n, layout),
-                a_empty_rows=empty, b_covered=covered))
+    a_slot = operand(pl, n, a)
+    pl.emit(MxM(out, a_slot, operand(pl, n, b), n.attr("semiring"), **mask_fields(pl, n, layout),
+                a_empty_rows=empty, b_covered=covered, push=_frontier(pl, n, a_slot)))
     pl.set(n, out, layout)
+
+
+def _frontier(pl, n: Node, a_slot: int) -> int | None:
+    """A static a times a sparse vector under a complemented mask (a BFS level): the slot of
+    what lets each run push the frontier or pull it (kernels/spmspv.py), when both give the
+    same bits; else None."""
+    a, b = n.args[0], n.args[1]
+    sr = n.attr("semiring")
+    compute = sr.dtypes(a.type.dtype, b.type.dtype)[0]
+    if not (n.attr("complement") and b.type.shape[1] == 1 and b.type.kind is Kind.sparse and not pl.is_static(b)
+            and spmspv.exact_either_way(sr, compute)):
+        return None
+
+    def pieces(r):
+        A = pl.consts[r][a_slot]
+        T = A.T.new()
+        return spmspv.Frontier(A if A.nrows == A.ncols and T.isequal(A) else T)   # no copy when symmetric
+    return pl.const_all(pieces)
 
 
 @MXM.lower_rule

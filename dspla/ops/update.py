@@ -60,6 +60,44 @@ def _evaluate(node, args, env):
     return gbops.cast(out, want)
 
 
+def in_place(node, args):
+    """The update written into C itself (``C<M> accum= T`` as GraphBLAS does it): for a
+    loop-carried C that no later step reads (ops/loop.py proves it, the loop owns C's object),
+    work in T's entries instead of a copy of C."""
+    c, t = args[0], args[1]
+    accum = node.attr("accum")
+    dt = gbops.dtype_of(c)
+    if c.ncols == 1 and c.ss.format != "bitmap":   # a vector as a bitmap: a write costs T's entries
+        c.ss.config["sparsity_control"] = ["bitmap"]
+    t = gbops.cast(t, dt)
+    mask = output_mask(node, args, 2)
+    kw = {"mask": mask, "replace": node.attr("replace")} if mask is not None else {}
+    if accum is not None:
+        c(accum=gbops.binary(accum, dt), **kw) << t
+    else:
+        c(**kw) << t
+    return c
+
+
+def writes_into(n, body_order, outputs) -> bool:
+    """Whether update n may write into its C, a loop-carried value: same dtype through, C not
+    an output of the body, and every other step of the body reading C computed before n (an
+    ancestor of n)."""
+    c = n.args[0]
+    accum = n.attr("accum")
+    if c.type.dtype is not n.type.dtype or any(o is c for o in outputs) or any(a is c for a in n.args[1:]):
+        return False
+    if accum is not None and accum.dtypes(c.type.dtype, n.args[1].type.dtype)[0] is not c.type.dtype:
+        return False
+    before, stack = set(), list(n.args[1:])
+    while stack:
+        m = stack.pop()
+        if id(m) not in before:
+            before.add(id(m))
+            stack.extend(m.args)
+    return all(m is n or id(m) in before for m in body_order if any(a is c for a in m.args))
+
+
 @UPDATE.fact_rule
 def _facts(n, a):
     if n.attr("mask") is not None:

@@ -21,7 +21,8 @@ from ...instr import (
 )
 from ...ir.types import DType
 from ...kernels import buffers as local
-from ...kernels import gbops
+from ...kernels import gbops, spmspv
+from ...ops import update
 from ...reference import EVAL, INTO
 from . import shm
 from .interpreter import Runtime, _dt, handler
@@ -31,7 +32,9 @@ from .interpreter import Runtime, _dt, handler
 def _local(rt: Runtime, i: Local):
     t0 = time.perf_counter()
     args = [rt.slots[a] for a in i.args]
-    if i.node.op in INTO:
+    if i.in_place:
+        rt.slots[i.out] = update.in_place(i.node, args)
+    elif i.node.op in INTO:
         into = rt.reusable(i)
         M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (kernels/prepared.py), if one applies
         if M is None:
@@ -60,7 +63,12 @@ def _mxm(rt: Runtime, i: MxM):
     t0 = time.perf_counter()
     a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
     mask = _output_mask(rt, i)
-    if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
+    if i.push is not None:   # a frontier pushed or pulled by its size (kernels/spmspv.py)
+        fr = rt.slots[i.push]
+        pull = spmspv.pulls(fr, b, rt.slots[i.mask])
+        rt.took("spmspv-pull" if pull else "spmspv-push")
+        rt.slots[i.out] = gbops.cast(spmspv.product(fr, a, b, op, compute, mask, pull), out)
+    elif i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
         C = rt.slots[i.out]
         if mask is None and gbops.accumulate_full(C, a, b, i.semiring):
             rt.took("udf-full")
