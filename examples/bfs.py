@@ -23,7 +23,7 @@ def bfs_function() -> dp.Function:
     def level(frontier, levels, depth):
         depth = depth + 1
         frontier = dp.mxm(AT, frontier, "any_pair", mask=levels, complement=True, structure=True)
-        levels = dp.update(levels, dp.ewise_mult(frontier, depth, "second"), mask=frontier, structure=True)
+        levels = dp.update(levels, depth, mask=frontier, structure=True)
         return frontier, levels, depth
 
     (_, levels, depth), its = dp.while_loop(lambda f, lv, d: dp.nvals(f) > 0, level,

@@ -13,15 +13,21 @@ computed either way, with the same entries:
 
 The rule is LAGraph's: pull when the frontier's edges exceed the unexplored ones over ``ALPHA``
 (the unexplored ones estimated as the unvisited nodes times the mean degree), push while the
-frontier has at most n / ``BETA`` nodes. Given the same counts, every rank decides alike."""
+frontier has at most n / ``BETA`` nodes. Given the same counts, every rank decides alike. Each
+step is a few C calls: at a BFS level of a few nodes python-graphblas's expressions cost more
+than the product."""
 from __future__ import annotations
 
 import graphblas as gb
 import numpy as np
+from suitesparse_graphblas import ffi, lib
+
+from .item import check, new_matrix
 
 ALPHA = 8      # pull once the frontier's edges exceed the unexplored ones / ALPHA
 BETA = 512     # push while the frontier holds at most n / BETA nodes
 _ORDERLESS = frozenset({"any", "min", "max", "lor", "land"})
+_SPARSE = lib.GxB_SPARSE | lib.GxB_HYPERSPARSE
 
 
 def exact_either_way(sr, compute) -> bool:
@@ -33,7 +39,7 @@ def exact_either_way(sr, compute) -> bool:
 class Frontier:
     """One product's planning-time pieces: p (pᵀ = a), p's row degrees and their mean."""
 
-    __slots__ = ("p", "deg", "mean")
+    __slots__ = ("p", "deg", "mean", "_n")
 
     def __init__(self, p):
         self.p = p
@@ -43,28 +49,38 @@ class Frontier:
         deg[idx] = vals
         self.deg = deg
         self.mean = p.nvals / max(p.nrows, 1)
+        self._n = ffi.new("GrB_Index*")
+
+    def nvals(self, M) -> int:
+        check(lib.GrB_Matrix_nvals(self._n, M.gb_obj[0]), "Matrix_nvals")
+        return self._n[0]
 
 
 def pulls(fr: Frontier, q, mask) -> bool:
     """Pull (True) or push, from the frontier q's size and edges and the mask's (visited) count."""
-    n = q.nrows
-    nq = q.nvals
+    n = q._nrows
+    nq = fr.nvals(q)
     if nq * BETA <= n:
         return False
-    unexplored = (n - mask.nvals) * fr.mean
+    unexplored = (n - fr.nvals(mask)) * fr.mean
+    if nq * fr.mean * ALPHA > unexplored * 4:   # clearly pull, even by the mean degree
+        return True
     rows = q.to_coo(values=False)[0]
-    edges = int(fr.deg[rows].sum())
-    return edges * ALPHA > unexplored
+    return int(fr.deg[rows].sum()) * ALPHA > unexplored
 
 
-def product(fr: Frontier, a, q, op, compute, mask, pull: bool):
-    """C<mask> = a ⊕.⊗ q, pulled (dot products, q as a bitmap) or pushed (saxpy over p's rows)."""
-    # q's storage is set in place, as LAGraph does: its entries stay as they are
-    C = gb.Matrix(compute.gb, a.nrows, q.ncols)
+def product(fr: Frontier, a, q, semiring, gdt, mask, structure: bool, pull: bool):
+    """C<¬mask> = a ⊕.⊗ q, pulled (dot products, q as a bitmap) or pushed (saxpy over p's rows).
+    q's storage is set in place, as LAGraph does: its entries stay as they are."""
+    C = new_matrix(gdt, a._nrows, q._ncols)
+    check(lib.GxB_Matrix_Option_set_INT32(q.gb_obj[0], lib.GxB_SPARSITY_CONTROL, lib.GxB_BITMAP if pull else _SPARSE),
+          "set")
     if pull:
-        q.ss.config["sparsity_control"] = ["bitmap"]
-        C(mask=mask) << a.mxm(q, op)
+        desc = lib.GrB_DESC_SC if structure else lib.GrB_DESC_C
+        check(lib.GrB_mxm(C.gb_obj[0], mask.gb_obj[0], ffi.NULL, semiring.gb_obj, a.gb_obj[0], q.gb_obj[0], desc),
+              "mxm")
     else:
-        q.ss.config["sparsity_control"] = ["sparse", "hypersparse"]
-        C(mask=mask) << fr.p.T.mxm(q, op)
+        desc = lib.GrB_DESC_SCT0 if structure else lib.GrB_DESC_CT0
+        check(lib.GrB_mxm(C.gb_obj[0], mask.gb_obj[0], ffi.NULL, semiring.gb_obj, fr.p.gb_obj[0], q.gb_obj[0],
+                          desc), "mxm")
     return C

@@ -3,10 +3,13 @@
 ``dp.update``; files: the same."""
 from __future__ import annotations
 
+import graphblas as gb
+from suitesparse_graphblas import ffi, lib
+
 from .. import algebra
 from .._types import BinaryOpLike
 from ..errors import NoGradient, Span
-from ..kernels import gbops
+from ..kernels import gbops, item
 from .define import (
     BINARY,
     BOOL,
@@ -29,13 +32,14 @@ from .define import (
 )
 from .mxm import output_mask
 
+_NULL = ffi.NULL
 UPDATE = define("update", attrs=("accum", "mask", "complement", "replace"))
 
 
 @UPDATE.type_rule
 def _type(args, attrs, given, where, span):
     c, t = args[0], args[1]
-    if tuple(c.type.shape) != tuple(t.type.shape):
+    if tuple(c.type.shape) != tuple(t.type.shape) and tuple(t.type.shape) != (1, 1):
         dims_differ(where, "an update writes a value of its own shape", c, t, c.type.shape, t.type.shape, span)
     check_mask(args, attrs, c.type.shape, where, span, 2)
     if attrs["accum"] is not None:
@@ -50,14 +54,26 @@ def _evaluate(node, args, env):
     accum = node.attr("accum")
     compute = accum.dtypes(gbops.dtype_of(c), gbops.dtype_of(t))[0] if accum is not None else want
     out = gbops.cast(c, compute).dup()
-    t = gbops.cast(t, compute)
-    mask = output_mask(node, args, 2)
-    kw = {"mask": mask, "replace": node.attr("replace")} if mask is not None else {}
-    if accum is not None:
-        out(accum=gbops.binary(accum, compute), **kw) << t
-    else:
-        out(**kw) << t
+    _write(node, out, _source(t, out, compute), output_mask(node, args, 2), compute)
     return gbops.cast(out, want)
+
+
+def _source(t, c, dtype):
+    """What is written: T, or a 1 x 1 T's entry as a scalar (GrB_assign of a scalar: every
+    position inside the mask), or, when that entry is missing, a C-shaped T with no entries."""
+    if t.shape == c.shape:
+        return gbops.cast(t, dtype)
+    v = item.item(t)
+    return gb.Matrix(dtype.gb, *c.shape) if v is None else gb.Scalar.from_value(v, dtype=dtype.gb)
+
+
+def _write(node, c, t, mask, dtype):
+    kw = {"mask": mask, "replace": node.attr("replace")} if mask is not None else {}
+    accum = node.attr("accum")
+    if accum is not None:
+        c(accum=gbops.binary(accum, dtype), **kw) << t
+    else:
+        c(**kw) << t
 
 
 def in_place(node, args):
@@ -65,17 +81,20 @@ def in_place(node, args):
     loop-carried C that no later step reads (ops/loop.py proves it, the loop owns C's object),
     work in T's entries instead of a copy of C."""
     c, t = args[0], args[1]
-    accum = node.attr("accum")
+    if c.ncols == 1:   # a vector as a bitmap: a write costs the mask's entries, not C's
+        item.check(lib.GxB_Matrix_Option_set_INT32(c.gb_obj[0], lib.GxB_SPARSITY_CONTROL, lib.GxB_BITMAP), "set")
+    v = item.item(t) if t.shape != c.shape and t.dtype is c.dtype else None
+    typed = item.typed_assign(c.dtype.name)
+    if v is not None and node.attr("mask") is not None and node.attr("accum") is None and typed is not None:
+        # a scalar written inside a mask, as one C call (python-graphblas's expression: ~60 us)
+        m = args[2]
+        kind = ("R" if node.attr("replace") else "") + ("S" if node.attr("mask") == "structure" else "") + \
+            ("C" if node.attr("complement") else "")
+        item.check(typed(c.gb_obj[0], m.gb_obj[0], _NULL, v, lib.GrB_ALL, c._nrows, lib.GrB_ALL, c._ncols,
+                         getattr(lib, f"GrB_DESC_{kind}") if kind else _NULL), "assign")
+        return c
     dt = gbops.dtype_of(c)
-    if c.ncols == 1 and c.ss.format != "bitmap":   # a vector as a bitmap: a write costs T's entries
-        c.ss.config["sparsity_control"] = ["bitmap"]
-    t = gbops.cast(t, dt)
-    mask = output_mask(node, args, 2)
-    kw = {"mask": mask, "replace": node.attr("replace")} if mask is not None else {}
-    if accum is not None:
-        c(accum=gbops.binary(accum, dt), **kw) << t
-    else:
-        c(**kw) << t
+    _write(node, c, _source(t, c, dt), output_mask(node, args, 2), dt)
     return c
 
 
@@ -100,9 +119,9 @@ def writes_into(n, body_order, outputs) -> bool:
 
 @UPDATE.fact_rule
 def _facts(n, a):
-    if n.attr("mask") is not None:
-        return NOTHING
     c, t = a[0], a[1]
+    if n.attr("mask") is not None or tuple(n.args[1].type.shape) != tuple(n.type.shape):
+        return NOTHING   # (a scalar written everywhere: its own facts do not carry over)
     if n.attr("accum") is None:
         return t   # without a mask: T
     return Facts(c.full or t.full, c.rows or t.rows, c.cols or t.cols, elementwise_over(n, (c, t), both=False))
@@ -131,8 +150,9 @@ def update(c: Expr, t: Expr, *, accum: BinaryOpLike | None = None, mask: Expr | 
 
     Inside the mask (everywhere without one) the result is accum(C, T) where both have an
     entry, else whichever has one (T alone without accum); outside the mask it is C, or
-    nothing with ``replace=True``. E.g. BFS levels: ``update(levels, frontier * depth,
-    mask=frontier, structure=True)``."""
+    nothing with ``replace=True``. A 1 x 1 T is a scalar written at every position inside the
+    mask (GrB_assign of a scalar). E.g. BFS levels: ``update(levels, depth, mask=frontier,
+    structure=True)``."""
     extra, mattrs = mask_args(mask, complement, structure)
     acc = None if accum is None else named(algebra.get_binary, accum, span)
     return Expr(make(UPDATE.op, (node_of(c), node_of(t), *extra), (("accum", acc), *mattrs,

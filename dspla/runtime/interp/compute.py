@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
+import graphblas as gb
 import numpy as np
 
 from ...instr import (
@@ -62,13 +63,16 @@ def _output_mask(rt: Runtime, i):
 def _mxm(rt: Runtime, i: MxM):
     t0 = time.perf_counter()
     a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
-    mask = _output_mask(rt, i)
     if i.push is not None:   # a frontier pushed or pulled by its size (kernels/spmspv.py)
-        fr = rt.slots[i.push]
-        pull = spmspv.pulls(fr, b, rt.slots[i.mask])
+        fr, m = rt.slots[i.push], rt.slots[i.mask]
+        pull = spmspv.pulls(fr, b, m)
         rt.took("spmspv-pull" if pull else "spmspv-push")
-        rt.slots[i.out] = gbops.cast(spmspv.product(fr, a, b, op, compute, mask, pull), out)
-    elif i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
+        C = spmspv.product(fr, a, b, op, gb.dtypes.lookup_dtype(compute.gb), m, i.mask_kind == "structure", pull)
+        rt.slots[i.out] = gbops.cast(C, out)
+        rt.timed("compute_s", t0)
+        return
+    mask = _output_mask(rt, i)
+    if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
         C = rt.slots[i.out]
         if mask is None and gbops.accumulate_full(C, a, b, i.semiring):
             rt.took("udf-full")
