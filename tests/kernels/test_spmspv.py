@@ -71,7 +71,7 @@ def test_push_and_pull_kernels_equal_dense_product(pull):
     q = _vec(rng.choice(300, 40, replace=False), 300)
     seen = _vec(rng.choice(300, 100, replace=False), 300)
     sr = algebra.get_semiring("any_pair")
-    C = spmspv.product(fr, a, q, gb.semiring.any_pair[bool], DType.bool, ~seen.S, pull)
+    C = spmspv.product(fr, a, q, gb.semiring.any_pair[bool], gb.dtypes.BOOL, seen, True, pull)
     dense = (A.T.toarray() != 0) @ _dense(q) > 0
     dense[_dense(seen)] = False
     assert (_dense(C) == dense).all()
