@@ -39,7 +39,7 @@ def exact_either_way(sr, compute) -> bool:
 class Frontier:
     """One product's planning-time pieces: p (pᵀ = a), p's row degrees and their mean."""
 
-    __slots__ = ("p", "deg", "mean", "_n")
+    __slots__ = ("p", "deg", "mean", "_n", "_rows", "typed")
 
     def __init__(self, p):
         self.p = p
@@ -50,6 +50,17 @@ class Frontier:
         self.deg = deg
         self.mean = p.nvals / max(p.nrows, 1)
         self._n = ffi.new("GrB_Index*")
+        self._rows = np.empty(0, dtype=np.uint64)
+        self.typed: tuple | None = None   # the run's (operand signature, typed semiring, dtypes), resolved once
+
+    def rows(self, q, nq: int) -> np.ndarray:
+        """q's row indices (its n x 1 pattern) by one C call into a buffer kept between calls."""
+        if self._rows.size < nq:
+            self._rows = np.empty(max(nq, 2 * self._rows.size), dtype=np.uint64)
+        self._n[0] = nq
+        check(lib.GrB_Matrix_extractTuples_BOOL(ffi.from_buffer("GrB_Index[]", self._rows), ffi.NULL, ffi.NULL,
+                                                self._n, q.gb_obj[0]), "extractTuples")
+        return self._rows[:self._n[0]]
 
     def nvals(self, M) -> int:
         check(lib.GrB_Matrix_nvals(self._n, M.gb_obj[0]), "Matrix_nvals")
@@ -65,8 +76,7 @@ def pulls(fr: Frontier, q, mask) -> bool:
     unexplored = (n - fr.nvals(mask)) * fr.mean
     if nq * fr.mean * ALPHA > unexplored * 4:   # clearly pull, even by the mean degree
         return True
-    rows = q.to_coo(values=False)[0]
-    return int(fr.deg[rows].sum()) * ALPHA > unexplored
+    return int(fr.deg[fr.rows(q, nq)].sum()) * ALPHA > unexplored
 
 
 def product(fr: Frontier, a, q, semiring, gdt, mask, structure: bool, pull: bool):

@@ -62,15 +62,11 @@ def _output_mask(rt: Runtime, i):
 @handler(MxM)
 def _mxm(rt: Runtime, i: MxM):
     t0 = time.perf_counter()
-    a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
     if i.push is not None:   # a frontier pushed or pulled by its size (kernels/spmspv.py)
-        fr, m = rt.slots[i.push], rt.slots[i.mask]
-        pull = spmspv.pulls(fr, b, m)
-        rt.took("spmspv-pull" if pull else "spmspv-push")
-        C = spmspv.product(fr, a, b, op, gb.dtypes.lookup_dtype(compute.gb), m, i.mask_kind == "structure", pull)
-        rt.slots[i.out] = gbops.cast(C, out)
+        _frontier(rt, i)
         rt.timed("compute_s", t0)
         return
+    a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
     mask = _output_mask(rt, i)
     if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
         C = rt.slots[i.out]
@@ -85,6 +81,22 @@ def _mxm(rt: Runtime, i: MxM):
         rt.pool.keep(id(i), C)
         rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
+
+
+def _frontier(rt: Runtime, i: MxM):
+    fr, a, b, m = rt.slots[i.push], rt.slots[i.a], rt.slots[i.b], rt.slots[i.mask]
+    sig = (a.dtype, b.dtype)
+    if fr.typed is None or fr.typed[0] != sig:   # dtypes and the typed semiring, once per run's operands
+        da, db = _dt(a), _dt(b)
+        compute, out = i.semiring.dtypes(da, db)
+        ca, cb = i.semiring.operand_dtypes(da, db, compute)
+        fr.typed = (sig, gbops.semiring(i.semiring, compute), gb.dtypes.lookup_dtype(compute.gb), ca, cb, compute, out)
+    _, op, gdt, ca, cb, compute, out = fr.typed
+    a, b = gbops.cast(a, ca), gbops.cast(b, cb)
+    pull = spmspv.pulls(fr, b, m)
+    rt.took("spmspv-pull" if pull else "spmspv-push")
+    C = spmspv.product(fr, a, b, op, gdt, m, i.mask_kind == "structure", pull)
+    rt.slots[i.out] = C if out is compute else gbops.cast(C, out)
 
 
 @handler(Fill)
