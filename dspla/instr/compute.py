@@ -40,11 +40,13 @@ class MxM(Instr):
     # b a sparse vector under a complemented mask: the slot of the planning-time pieces
     # (kernels/spmspv.Frontier) that let each run push the frontier or pull it, by its size
     push: int | None = None
+    count: int | None = None   # b's entries over all ranks (1 x 1), the loop test's; None: b's own
     WRITES = ("out",)
 
     def reads(self) -> list[int]:
         return [self.a, self.b] + ([self.out] if self.accumulate else []) + \
-            ([self.mask] if self.mask is not None else []) + ([self.push] if self.push is not None else [])
+            ([self.mask] if self.mask is not None else []) + ([self.push] if self.push is not None else []) + \
+            ([self.count] if self.count is not None else [])
 
 
 @dataclass(frozen=True, eq=False)

@@ -11,21 +11,19 @@ computed either way, with the same entries:
   symmetric, found at planning), SuiteSparse's saxpy over the rows of ``p`` that ``q`` selects;
   its work is the frontier's edges.
 
-The rule is LAGraph's: pull when the frontier's edges exceed the unexplored ones over ``ALPHA``
-(the unexplored ones estimated as the unvisited nodes times the mean degree), push while the
-frontier has at most n / ``BETA`` nodes. Given the same counts, every rank decides alike. Each
-step is a few C calls: at a BFS level of a few nodes python-graphblas's expressions cost more
-than the product."""
+The rule is Beamer's as LAGraph applies it, on counts every rank has alike (the frontier's
+size over all ranks, which the loop's test computes, and its size at the last level): while the
+frontier grows, pull once it holds more than n / ``ALPHA`` nodes; while it shrinks, push once it
+holds at most n / ``BETA``. Each step is a few C calls: at a BFS level of a few nodes
+python-graphblas's expressions cost more than the product."""
 from __future__ import annotations
 
-import graphblas as gb
-import numpy as np
 from suitesparse_graphblas import ffi, lib
 
 from .item import check, new_matrix
 
-ALPHA = 8      # pull once the frontier's edges exceed the unexplored ones / ALPHA
-BETA = 512     # push while the frontier holds at most n / BETA nodes
+ALPHA = 16     # growing: pull once the frontier holds more than n / ALPHA nodes
+BETA = 256     # shrinking: push once it holds at most n / BETA
 _ORDERLESS = frozenset({"any", "min", "max", "lor", "land"})
 _SPARSE = lib.GxB_SPARSE | lib.GxB_HYPERSPARSE
 
@@ -37,46 +35,30 @@ def exact_either_way(sr, compute) -> bool:
 
 
 class Frontier:
-    """One product's planning-time pieces: p (pᵀ = a), p's row degrees and their mean."""
+    """One product's pieces: p (pᵀ = a, made at planning), the graph's n, and the frontier's size
+    at the last level (the same on every rank: the rule's only state)."""
 
-    __slots__ = ("p", "deg", "mean", "_n", "_rows", "typed")
+    __slots__ = ("p", "n", "last", "_n", "typed", "copied")
 
-    def __init__(self, p):
-        self.p = p
-        counts = p.reduce_rowwise(gb.agg.count).new()
-        deg = np.zeros(p.nrows, dtype=np.int64)
-        idx, vals = counts.to_coo()
-        deg[idx] = vals
-        self.deg = deg
-        self.mean = p.nvals / max(p.nrows, 1)
+    def __init__(self, p, n: int, copied: bool = True):
+        self.p, self.n, self.last, self.copied = p, n, 0, copied
         self._n = ffi.new("GrB_Index*")
-        self._rows = np.empty(0, dtype=np.uint64)
         self.typed: tuple | None = None   # the run's (operand signature, typed semiring, dtypes), resolved once
 
-    def rows(self, q, nq: int) -> np.ndarray:
-        """q's row indices (its n x 1 pattern) by one C call into a buffer kept between calls."""
-        if self._rows.size < nq:
-            self._rows = np.empty(max(nq, 2 * self._rows.size), dtype=np.uint64)
-        self._n[0] = nq
-        check(lib.GrB_Matrix_extractTuples_BOOL(ffi.from_buffer("GrB_Index[]", self._rows), ffi.NULL, ffi.NULL,
-                                                self._n, q.gb_obj[0]), "extractTuples")
-        return self._rows[:self._n[0]]
+    @property
+    def nvals(self) -> int:
+        """The entries it holds apart from a (the cost model's memory count): p's, when a copy."""
+        return self.p.nvals if self.copied else 0
 
-    def nvals(self, M) -> int:
+    def entries(self, M) -> int:
         check(lib.GrB_Matrix_nvals(self._n, M.gb_obj[0]), "Matrix_nvals")
         return self._n[0]
 
 
-def pulls(fr: Frontier, q, mask) -> bool:
-    """Pull (True) or push, from the frontier q's size and edges and the mask's (visited) count."""
-    n = q._nrows
-    nq = fr.nvals(q)
-    if nq * BETA <= n:
-        return False
-    unexplored = (n - fr.nvals(mask)) * fr.mean
-    if nq * fr.mean * ALPHA > unexplored * 4:   # clearly pull, even by the mean degree
-        return True
-    return int(fr.deg[fr.rows(q, nq)].sum()) * ALPHA > unexplored
+def pulls(fr: Frontier, nq: int) -> bool:
+    """Pull (True) or push, from the frontier's size over all ranks."""
+    growing, fr.last = nq > fr.last, nq
+    return nq * (ALPHA if growing else BETA) > fr.n
 
 
 def product(fr: Frontier, a, q, semiring, gdt, mask, structure: bool, pull: bool):

@@ -135,26 +135,37 @@ def _one_process(pl, n: Node, layout) -> None:
     covered = n.attr("mask") is None and pl.full_where_read(a, pl.facts[id(b)])   # (masked: its own route)
     a_slot = operand(pl, n, a)
     pl.emit(MxM(out, a_slot, operand(pl, n, b), n.attr("semiring"), **mask_fields(pl, n, layout),
-                a_empty_rows=empty, b_covered=covered, push=_frontier(pl, n, a_slot)))
+                a_empty_rows=empty, b_covered=covered,
+                push=pl.const_all(lambda r: frontier(pl.consts[r][a_slot], pl.concrete(n.type.nrows)))
+                if pushes(pl, n) else None))
     pl.set(n, out, layout)
 
 
-def _frontier(pl, n: Node, a_slot: int) -> int | None:
-    """A static a times a sparse vector under a complemented mask (a BFS level): the slot of
-    what lets each run push the frontier or pull it (kernels/spmspv.py), when both give the
-    same bits; else None."""
+def pushes(pl, n: Node) -> bool:
+    """Whether a product is a frontier's (a static a times a dynamic sparse vector under a
+    complemented mask, a BFS level) that may be pushed or pulled (kernels/spmspv.py): both
+    give the same bits."""
     a, b = n.args[0], n.args[1]
     sr = n.attr("semiring")
-    compute = sr.dtypes(a.type.dtype, b.type.dtype)[0]
-    if not (n.attr("complement") and b.type.shape[1] == 1 and b.type.kind is Kind.sparse and not pl.is_static(b)
-            and spmspv.exact_either_way(sr, compute)):
-        return None
+    return bool(n.attr("complement")) and b.type.shape[1] == 1 and b.type.kind is Kind.sparse and \
+        pl.is_static(a) and not pl.is_static(b) and spmspv.exact_either_way(sr, sr.dtypes(a.type.dtype,
+                                                                                           b.type.dtype)[0])
 
-    def pieces(r):
-        A = pl.consts[r][a_slot]
-        T = A.T.new()
-        return spmspv.Frontier(A if A.nrows == A.ncols and T.isequal(A) else T)   # no copy when symmetric
-    return pl.const_all(pieces)
+
+def frontier(A, length: int) -> spmspv.Frontier:
+    """The pieces of a frontier's product with (a block of) A: its transpose held by row, A
+    itself when symmetric (no copy), and the frontier's whole length."""
+    T = A.T.new()
+    symmetric = A.nrows == A.ncols and T.isequal(A)
+    return spmspv.Frontier(A if symmetric else T, length, copied=not symmetric)
+
+
+def frontier_count(pl, n: Node) -> int | None:
+    """The slot of nvals(b) where the loop's test computed it (its sum over ranks), else None."""
+    for u in pl.uses.get(id(n.args[1]), []):
+        if u is not None and u.op is Op.NVALS and id(u) in pl.vals:
+            return pl.vals[id(u)].slots
+    return None
 
 
 @MXM.lower_rule

@@ -46,14 +46,24 @@ def test_bfs_levels_equal_csgraph_and_both_directions_run(symmetric):
     assert routes.get("spmspv-push", 0) > 0 and routes.get("spmspv-pull", 0) > 0, routes
 
 
-def test_bfs_distributed_equals_one_process():
-    A = _graph(400, 0.01, 2, True)
+@pytest.mark.parametrize("plan", ["p2p1d", "allgather1d"])
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_bfs_distributed_equals_one_process_and_every_rank_chooses_alike(plan, symmetric):
+    """Each rank pushes or pulls its block by the frontier's size over all ranks: every rank
+    takes the same direction at every level as one process does (the summed counts are P
+    times one process's)."""
+    A = _graph(3000, 0.003, 2, symmetric)
     n = A.shape[0]
     s = sp.csr_array(([True], ([3], [0])), shape=(n, 1))
     want = _levels(A, 3)
+    f = bfs_function()
+    f(A=A, s=s)
+    one = f.last_stats["routes"]
+    assert one.get("spmspv-push", 0) > 0 and one.get("spmspv-pull", 0) > 0, one
     for P in (2, 4):
-        outs, _ = run_dist(bfs_function(), {"A": A, "s": s}, P)
+        outs, stats = run_dist(bfs_function(), {"A": A, "s": s}, P, plan=plan)
         assert (outs["levels"].to_numpy(fill=-1)[:, 0] == want).all()
+        assert stats["routes"] == {k: P * v for k, v in one.items()}, (plan, P, stats["routes"], one)
 
 
 def _vec(idx, n):
@@ -66,7 +76,7 @@ def _vec(idx, n):
 def test_push_and_pull_kernels_equal_dense_product(pull):
     A = _graph(300, 0.02, 3, False)
     a = gb.io.from_scipy_sparse(A.T.tocsr().astype(bool))
-    fr = spmspv.Frontier(a.T.new())
+    fr = spmspv.Frontier(a.T.new(), 300)
     rng = np.random.default_rng(0)
     q = _vec(rng.choice(300, 40, replace=False), 300)
     seen = _vec(rng.choice(300, 100, replace=False), 300)
@@ -77,6 +87,13 @@ def test_push_and_pull_kernels_equal_dense_product(pull):
     assert (_dense(C) == dense).all()
     assert spmspv.exact_either_way(sr, DType.bool)
     assert not spmspv.exact_either_way(algebra.get_semiring("plus_times"), DType.float64)
+
+
+def test_rule_by_hand():
+    """n = 1000, ALPHA 16, BETA 256: growing, pull past 62.5 nodes; shrinking, push at 3 or fewer."""
+    fr = spmspv.Frontier(gb.Matrix(bool, 1000, 1000), 1000)
+    got = [spmspv.pulls(fr, nq) for nq in (1, 50, 70, 400, 5, 3, 1)]
+    assert got == [False, False, True, True, True, False, False]
 
 
 def _dense(v):

@@ -23,6 +23,7 @@ from ...instr import (
 from ...ir.types import DType
 from ...kernels import buffers as local
 from ...kernels import gbops, spmspv
+from ...kernels.item import item
 from ...ops import update
 from ...reference import EVAL, INTO
 from . import shm
@@ -63,7 +64,7 @@ def _output_mask(rt: Runtime, i):
 def _mxm(rt: Runtime, i: MxM):
     t0 = time.perf_counter()
     if i.push is not None:   # a frontier pushed or pulled by its size (kernels/spmspv.py)
-        _frontier(rt, i)
+        rt.slots[i.out] = frontier(rt, i, rt.slots[i.a], rt.slots[i.b])
         rt.timed("compute_s", t0)
         return
     a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
@@ -83,8 +84,10 @@ def _mxm(rt: Runtime, i: MxM):
     rt.timed("compute_s", t0)
 
 
-def _frontier(rt: Runtime, i: MxM):
-    fr, a, b, m = rt.slots[i.push], rt.slots[i.a], rt.slots[i.b], rt.slots[i.mask]
+def frontier(rt: Runtime, i, a, b):
+    """a ⊕.⊗ b under i's complemented mask, pushed or pulled (kernels/spmspv.py) by b's size over
+    all ranks (i.count's, or b's own in one process); the choice counted in the stats' routes."""
+    fr, m = rt.slots[i.push], rt.slots[i.mask]
     sig = (a.dtype, b.dtype)
     if fr.typed is None or fr.typed[0] != sig:   # dtypes and the typed semiring, once per run's operands
         da, db = _dt(a), _dt(b)
@@ -93,10 +96,10 @@ def _frontier(rt: Runtime, i: MxM):
         fr.typed = (sig, gbops.semiring(i.semiring, compute), gb.dtypes.lookup_dtype(compute.gb), ca, cb, compute, out)
     _, op, gdt, ca, cb, compute, out = fr.typed
     a, b = gbops.cast(a, ca), gbops.cast(b, cb)
-    pull = spmspv.pulls(fr, b, m)
+    pull = spmspv.pulls(fr, fr.entries(b) if i.count is None else item(rt.slots[i.count]))
     rt.took("spmspv-pull" if pull else "spmspv-push")
     C = spmspv.product(fr, a, b, op, gdt, m, i.mask_kind == "structure", pull)
-    rt.slots[i.out] = C if out is compute else gbops.cast(C, out)
+    return C if out is compute else gbops.cast(C, out)
 
 
 @handler(Fill)
