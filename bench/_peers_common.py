@@ -50,7 +50,7 @@ def load(name: str) -> sp.csr_array:
     path, sym = GRAPHS[name]
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path} not found ({name} lives in ../shared/datasets beside the clone)")
-    A = sp.csr_array(load_graph(path, directed=False if sym else None, quiet=True), dtype=np.float64)
+    A = sp.csr_array(load_graph(path, directed=False if sym else None, quiet=True).matrix, dtype=np.float64)
     A.sum_duplicates()
     A.sort_indices()
     A.data[:] = 1.0

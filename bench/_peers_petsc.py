@@ -196,7 +196,7 @@ def run(args) -> tuple[dict, bool]:
     from dspla.formats.graph import load_graph
     if not os.path.exists(args.graph):
         raise SystemExit(f"{args.graph} not found (soc-Slashdot0902 lives in ../shared/datasets beside the clone)")
-    A = sp.csr_array(load_graph(args.graph, quiet=True), dtype=np.float64)
+    A = sp.csr_array(load_graph(args.graph, quiet=True).matrix, dtype=np.float64)
     A.sum_duplicates()
     A.sort_indices()
     nthreads = gb.ss.config["nthreads"]

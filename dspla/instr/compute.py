@@ -41,6 +41,7 @@ class MxM(Instr):
     # (kernels/spmspv.Frontier) that let each run push the frontier or pull it, by its size
     push: int | None = None
     count: int | None = None   # b's entries over all ranks (1 x 1), the loop test's; None: b's own
+    label: str = ""            # the value it makes, for messages (an integer product that overflows)
     WRITES = ("out",)
 
     def reads(self) -> list[int]:

@@ -29,9 +29,10 @@ _SPARSE = lib.GxB_SPARSE | lib.GxB_HYPERSPARSE
 
 
 def exact_either_way(sr, compute) -> bool:
-    """Whether push and pull give bitwise the same result: the monoid selects or is logical, or
-    the arithmetic is on integers (a float sum's rounding depends on its order)."""
-    return sr.monoid.op.name in _ORDERLESS or compute.np.kind in "biu"
+    """Whether push and pull give bitwise the same result: the monoid selects or is logical (a
+    float sum's rounding depends on its order). Integer products are left to the checked path
+    (kernels/overflow.py)."""
+    return sr.monoid.op.name in _ORDERLESS and compute.np.kind in "bf"
 
 
 class Frontier:

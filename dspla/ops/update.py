@@ -3,13 +3,9 @@
 ``dp.update``; files: the same."""
 from __future__ import annotations
 
-import graphblas as gb
-from suitesparse_graphblas import ffi, lib
-
 from .. import algebra
 from .._types import BinaryOpLike
 from ..errors import NoGradient, Span
-from ..kernels import gbops, item
 from .define import (
     BINARY,
     BOOL,
@@ -29,17 +25,23 @@ from .define import (
     span_or_caller,
     spelling,
     touched,
+    unify_shapes,
 )
+from .define.lazy import kernel, library
 from .mxm import output_mask
 
-_NULL = ffi.NULL
+gbops = kernel("gbops")
+item = kernel("item")
+gb = library("graphblas")
+ssgb = library("suitesparse_graphblas")
+
 UPDATE = define("update", attrs=("accum", "mask", "complement", "replace"))
 
 
 @UPDATE.type_rule
 def _type(args, attrs, given, where, span):
     c, t = args[0], args[1]
-    if tuple(c.type.shape) != tuple(t.type.shape) and tuple(t.type.shape) != (1, 1):
+    if unify_shapes(c.type.shape, t.type.shape, where) is None and tuple(t.type.shape) != (1, 1):
         dims_differ(where, "an update writes a value of its own shape", c, t, c.type.shape, t.type.shape, span)
     check_mask(args, attrs, c.type.shape, where, span, 2)
     if attrs["accum"] is not None:
@@ -82,6 +84,7 @@ def in_place(node, args):
     work in T's entries instead of a copy of C."""
     c, t = args[0], args[1]
     if c.ncols == 1:   # a vector as a bitmap: a write costs the mask's entries, not C's
+        lib = ssgb.lib
         item.check(lib.GxB_Matrix_Option_set_INT32(c.gb_obj[0], lib.GxB_SPARSITY_CONTROL, lib.GxB_BITMAP), "set")
     v = item.item(t) if t.shape != c.shape and t.dtype is c.dtype else None
     typed = item.typed_assign(c.dtype.name)
@@ -90,8 +93,9 @@ def in_place(node, args):
         m = args[2]
         kind = ("R" if node.attr("replace") else "") + ("S" if node.attr("mask") == "structure" else "") + \
             ("C" if node.attr("complement") else "")
-        item.check(typed(c.gb_obj[0], m.gb_obj[0], _NULL, v, lib.GrB_ALL, c._nrows, lib.GrB_ALL, c._ncols,
-                         getattr(lib, f"GrB_DESC_{kind}") if kind else _NULL), "assign")
+        lib, null = ssgb.lib, ssgb.ffi.NULL
+        item.check(typed(c.gb_obj[0], m.gb_obj[0], null, v, lib.GrB_ALL, c._nrows, lib.GrB_ALL, c._ncols,
+                         getattr(lib, f"GrB_DESC_{kind}") if kind else null), "assign")
         return c
     dt = gbops.dtype_of(c)
     _write(node, c, _source(t, c, dt), output_mask(node, args, 2), dt)
