@@ -109,6 +109,12 @@ def writer(dtype: DType):
     return write
 
 
+def typed_assign(name: str):
+    """GrB_Matrix_assign of a scalar of python-graphblas dtype ``name`` (a C call), or None."""
+    typed = _TYPED.get(name)
+    return typed.assign if typed is not None else None
+
+
 def fill(M, value):
     """Every entry of M made ``value`` (a Python value of M's dtype): SuiteSparse's assignment of
     a scalar to all of M, which leaves M full and iso-valued at once. The typed C call; python-

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, Union, overload
 
 from ..errors import DimensionMismatch, DomainMismatch, DsplaError, NoGradient, Span
-from ..instr import Loop
+from ..instr import Local, Loop
 from ..ir.node import Node, Op
 from ..ir.program import Program
 from ..ir.types import Dim, DType, Kind, TupleType, Type, concrete
@@ -27,6 +27,7 @@ from .define import (
     spelling,
 )
 from .define.lazy import kernel
+from .update import writes_into
 
 gbops = kernel("gbops")
 _item = kernel("item")
@@ -159,6 +160,11 @@ def _lower(pl, n):
     # facts inside: the carried values' (the loop's fixed point), the outside values' own
     given = {h.attr("name"): f for h, f in zip(holders, list(pl.facts[id(n)][:k]) +
                                                [pl.facts[id(pl.resolve(a))] for a in n.args[k:]])}
+    order = body.toposort()
+    outs = [v for _, v in body.outputs]
+    carried = {id(h) for h in holders[:k]}
+    pl.in_place.update(id(m) for m in order if m.op is Op.UPDATE and id(m.args[0]) in carried
+                       and writes_into(m, order, outs))
     index, outer = pl.loops, pl.in_loop
     pl.loops += 1
     pl.in_loop = index
@@ -173,8 +179,15 @@ def _lower(pl, n):
     limit = pl.concrete(n.attr("max_iter"))
     where = str(n.span) if n.span is not None else ""
     pl.emit(lambda r: Loop(init, carry, cond_block[r], cond_slot, body_block[r], results, count, limit, loop=index,
-                           where=where))
+                           where=where, owned=_owned(body_block[r], carry)))
     pl.set(n, carry + (count,), tuple(pl.layout_of(t) for t in n.type.items))
+
+
+def _owned(block, carry) -> tuple:
+    """The carried values the body writes into in place: the loop starts them as copies of
+    their starting values, which may be held elsewhere (an input, a value computed once)."""
+    written = {i.args[0] for i in block if type(i) is Local and i.in_place}
+    return tuple(j for j, c in enumerate(carry) if c in written)
 
 
 @ITEM.lower_rule

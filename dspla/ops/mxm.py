@@ -36,6 +36,7 @@ from .define import (
 from .define.lazy import kernel
 
 gbops = kernel("gbops")
+spmspv = kernel("spmspv")
 
 MXM = define("mxm", attrs=("semiring", "mask", "complement"))
 
@@ -138,9 +139,39 @@ def _one_process(pl, n: Node, layout) -> None:
     out = pl.slot()
     empty = gbops.empty_rows(pl.static_value(a))   # (a is static here)
     covered = n.attr("mask") is None and pl.full_where_read(a, pl.facts[id(b)])   # (masked: its own route)
-    pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), n.attr("semiring"), **mask_fields(pl, n, layout),
-                a_empty_rows=empty, b_covered=covered, label=pl.message_label(n)))
+    a_slot = operand(pl, n, a)
+    pl.emit(MxM(out, a_slot, operand(pl, n, b), n.attr("semiring"), **mask_fields(pl, n, layout),
+                a_empty_rows=empty, b_covered=covered,
+                push=pl.const_all(lambda r: frontier(pl.consts[r][a_slot], pl.concrete(n.type.nrows)))
+                if pushes(pl, n) else None, label=pl.message_label(n)))
     pl.set(n, out, layout)
+
+
+def pushes(pl, n: Node) -> bool:
+    """Whether a product is a frontier's (a static a times a dynamic sparse vector under a
+    complemented mask, a BFS level) that may be pushed or pulled (kernels/spmspv.py): both
+    give the same bits."""
+    a, b = n.args[0], n.args[1]
+    sr = n.attr("semiring")
+    return bool(n.attr("complement")) and b.type.shape[1] == 1 and b.type.kind is Kind.sparse and \
+        pl.is_static(a) and not pl.is_static(b) and spmspv.exact_either_way(sr, sr.dtypes(a.type.dtype,
+                                                                                           b.type.dtype)[0])
+
+
+def frontier(A, length: int):
+    """The pieces of a frontier's product with (a block of) A: its transpose held by row, A
+    itself when symmetric (no copy), and the frontier's whole length."""
+    T = A.T.new()
+    symmetric = A.nrows == A.ncols and T.isequal(A)
+    return spmspv.Frontier(A if symmetric else T, length, copied=not symmetric)
+
+
+def frontier_count(pl, n: Node) -> int | None:
+    """The slot of nvals(b) where the loop's test computed it (its sum over ranks), else None."""
+    for u in pl.uses.get(id(n.args[1]), []):
+        if u is not None and u.op is Op.NVALS and id(u) in pl.vals:
+            return pl.vals[id(u)].slots
+    return None
 
 
 @MXM.lower_rule

@@ -77,6 +77,7 @@ class Lowering:
         self.given = given or {}       # input name -> its current distribution (a Dist) when it has one
         self.uses: dict[int, list] = {}   # id(node) -> its users (None: an output), program and loop bodies
         self.fused: set[int] = set()      # nodes another node's lowering already computed
+        self.in_place: set[int] = set()   # updates that write into their loop-carried value (ops/loop.py)
         self.count_uses(program)
 
     # -- emission helpers used by lowering rules and plans
@@ -255,14 +256,15 @@ class Lowering:
             cols = int(self.dims[layout.dim].counts[r])
         return rows, cols
 
-    def emit_local(self, out: int, n: Node, args: tuple, layouts: tuple, layout: Layout):
+    def emit_local(self, out: int, n: Node, args: tuple, layouts: tuple, layout: Layout, in_place: bool = False):
         """``Local(out, n, args)`` on every rank, with the work n's rule counts on that rank's pieces
         (``layouts``: of n's arguments, ``layout``: of the result; extra arguments such as a
         piece's global ids are not counted)."""
         work = WORK[n.op]
         self.emit(lambda r: Local(out, n, args, work=int(work(n, [self.piece_shape(a.type, lay, r) for a, lay in
                                                                  zip(n.args, layouts)],
-                                                             self.piece_shape(n.type, layout, r)))))
+                                                             self.piece_shape(n.type, layout, r))),
+                                  in_place=in_place))
 
     # -- what the ops' lowering rules build with
     def local(self, n: Node):
@@ -274,7 +276,9 @@ class Lowering:
             layouts.append(al if al in (lay, REP) else REP)
             args.append(self.value(a, layouts[-1]))
         out = self.slot()
-        self.emit_local(out, n, tuple(args), tuple(layouts), lay)
+        # in place: only into the carried value's own slot (a converted copy may be shared)
+        in_place = id(n) in self.in_place and args[0] == self.vals[id(n.args[0])].slots
+        self.emit_local(out, n, tuple(args), tuple(layouts), lay, in_place)
         self.set(n, out, lay)
 
     def via_rep(self, n: Node):

@@ -24,6 +24,7 @@ from ..ir import Node
 from ..ir.types import Kind
 from ..kernels import gbops, lend, routes
 from ..kernels.buffers import csr_piece
+from ..ops.mxm import frontier_count, pushes
 from . import spmd
 from .distplan import ProductInfo
 from .facts import covers
@@ -87,6 +88,9 @@ class Product:
         # remote blocks kept whole (not compressed to their rows) when accumulating into C as a
         # whole: in place into a full C, or inside a mask
         self.whole_blocks = self.in_place or self.masked
+        # a frontier's product (ops/mxm.pushes) whose global size the loop's test counts: each rank
+        # pushes or pulls its block alike (the slot of that count; None: pulled, as any masked product)
+        self.frontier = frontier_count(pl, n) if pushes(pl, n) else None
         # a sparse B moves only its present entries (a frontier, distances with missing entries);
         # when it is static (L in a triangle count's L·L) planning knows how many
         self.b_sparse = b.type.kind is Kind.sparse

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
+import graphblas as gb
 import numpy as np
 
 from ...instr import (
@@ -21,7 +22,9 @@ from ...instr import (
 )
 from ...ir.types import DType
 from ...kernels import buffers as local
-from ...kernels import gbops, overflow
+from ...kernels import gbops, overflow, spmspv
+from ...kernels.item import item
+from ...ops import update
 from ...reference import EVAL, INTO
 from . import shm
 from .interpreter import Runtime, _dt, handler
@@ -31,7 +34,9 @@ from .interpreter import Runtime, _dt, handler
 def _local(rt: Runtime, i: Local):
     t0 = time.perf_counter()
     args = [rt.slots[a] for a in i.args]
-    if i.node.op in INTO:
+    if i.in_place:
+        rt.slots[i.out] = update.in_place(i.node, args)
+    elif i.node.op in INTO:
         into = rt.reusable(i)
         M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (kernels/prepared.py), if one applies
         if M is None:
@@ -65,6 +70,10 @@ def _output_mask(rt: Runtime, i):
 @handler(MxM)
 def _mxm(rt: Runtime, i: MxM):
     t0 = time.perf_counter()
+    if i.push is not None:   # a frontier pushed or pulled by its size (kernels/spmspv.py)
+        rt.slots[i.out] = frontier(rt, i, rt.slots[i.a], rt.slots[i.b])
+        rt.timed("compute_s", t0)
+        return
     a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
     mask = _output_mask(rt, i)
     checked = rt.checked and overflow.int_product(i.semiring, compute)
@@ -88,6 +97,24 @@ def _mxm(rt: Runtime, i: MxM):
         rt.pool.keep(id(i), C)
         rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
+
+
+def frontier(rt: Runtime, i, a, b):
+    """a ⊕.⊗ b under i's complemented mask, pushed or pulled (kernels/spmspv.py) by b's size over
+    all ranks (i.count's, or b's own in one process); the choice counted in the stats' routes."""
+    fr, m = rt.slots[i.push], rt.slots[i.mask]
+    sig = (a.dtype, b.dtype)
+    if fr.typed is None or fr.typed[0] != sig:   # dtypes and the typed semiring, once per run's operands
+        da, db = _dt(a), _dt(b)
+        compute, out = i.semiring.dtypes(da, db)
+        ca, cb = i.semiring.operand_dtypes(da, db, compute)
+        fr.typed = (sig, gbops.semiring(i.semiring, compute), gb.dtypes.lookup_dtype(compute.gb), ca, cb, compute, out)
+    _, op, gdt, ca, cb, compute, out = fr.typed
+    a, b = gbops.cast(a, ca), gbops.cast(b, cb)
+    pull = spmspv.pulls(fr, fr.entries(b) if i.count is None else item(rt.slots[i.count]))
+    rt.took("spmspv-pull" if pull else "spmspv-push")
+    C = spmspv.product(fr, a, b, op, gdt, m, i.mask_kind == "structure", pull)
+    return C if out is compute else gbops.cast(C, out)
 
 
 @handler(Fill)

@@ -24,7 +24,7 @@ from ...ir.types import DType
 from ...kernels import buffers as local
 from ...kernels import gbops, lend, overflow
 from . import shm
-from .compute import _multiply, _output_mask
+from .compute import _multiply, _output_mask, frontier
 from .interpreter import Runtime, _dt, handler
 
 
@@ -247,6 +247,9 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
 
 
 def _stacked_product(rt: Runtime, i: StackMxM, B):
+    if i.push is not None:   # a frontier pushed or pulled (compute.frontier)
+        rt.slots[i.out] = frontier(rt, i, rt.slots[i.a], B)
+        return
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
     mask = _output_mask(rt, i)
     C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask,
