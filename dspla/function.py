@@ -162,7 +162,8 @@ class Function:
         env = reference.environment(mats, dims)
         out = reference.run(self.compiled.schedule(prog), env)
         self.last_stats = Stats({"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0})
-        return {k: Array(v, k) for k, v in out.items()}
+        forms = {name: n.type.form for name, n in prog.outputs}
+        return {k: Array(v, k, form=forms[k]) for k, v in out.items()}
 
     def plan(self, np: int, inputs: Mapping[str, InputValue], options: Options | None = None,
              dump_after: str | None = None, dump: Callable[[str], object] | None = None) -> compiler.Compilation:

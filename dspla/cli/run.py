@@ -108,7 +108,7 @@ def run(args):
     whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()} if args.out else {}
     # a 1 x 1 result (a count, a norm, a loop's last change) is shown with its value
     scalars = {name: whole[name] if name in whole else arr.to_graphblas(root=0) for name, arr in out.items()
-               if arr.shape == (1, 1)}
+               if arr.shape in ((1, 1), ())}
     if rank != 0:
         return 0
     _report(args, comm, {name: Array(M, name) for name, M in whole.items()}, stats, choice, summary, nonfinite,
@@ -176,9 +176,10 @@ def _report(args, comm, out: dict, stats, choice: list, summary: dict, nonfinite
     for name, (shape, dtype, nvals) in summary.items():
         if name in scalars:
             v = scalars[name][0, 0].value
-            print(f"{name}: 1x1 {dtype} = {'missing (no entry)' if v is None else v}")
+            print(f"{name}: {'1x1' if shape else 'scalar'} {dtype} = {'missing (no entry)' if v is None else v}")
         else:
-            print(f"{name}: {shape[0]}x{shape[1]} {dtype}, {nvals} present")
+            size = f"{shape[0]}x{shape[1]}" if len(shape) == 2 else f"vector[{shape[0]}]"
+            print(f"{name}: {size} {dtype}, {nvals} present")
     if comm is not None:
         print(f"P={stats['P']} plan {stats['plan']}, partition {stats['partition']}: words sent "
               f"total {stats['words_sent_total']} (avg {stats['words_sent_avg']:.1f}, max {stats['words_sent_max']}), "

@@ -94,15 +94,24 @@ class _Builder(Calls):
             rest = rest[:-1]
         dims = [self.number(d) if d.type == "INT" else str(d) for d in rest]
         span = self.span(t.meta)
-        if str(name) in self.env:
-            raise DsplaError(f"{name!s} is already defined", self.span(name))
+        form = "matrix"
         if str(kind) == "vector":
             if len(dims) != 1:
                 raise DimensionMismatch(f"vector[...] takes one dim, got {len(dims)}", span)
-            kind, dims = "dense", [dims[0], 1]
+            kind, dims, form = "dense", [dims[0], 1], "vector"
         elif len(dims) != 2:
             raise DimensionMismatch(f"{kind}[...] takes two dims (rows, columns), got {len(dims)}", span)
-        e = SPELLINGS["declare"].fn(str(name), str(kind), tuple(dims), dtype, role=str(role), span=span)
+        self.declared(name, kind, dims, dtype, str(role), form, span)
+
+    def st_scalar_decl(self, t):
+        role, name, *rest = t.children
+        self.declared(name, "dense", [1, 1], str(rest[0]) if rest else "float64", str(role), "scalar",
+                      self.span(t.meta))
+
+    def declared(self, name, kind, dims, dtype, role, form, span):
+        if str(name) in self.env:
+            raise DsplaError(f"{name!s} is already defined", self.span(name))
+        e = SPELLINGS["declare"].fn(str(name), str(kind), tuple(dims), dtype, role=role, form=form, span=span)
         self.env[str(name)] = e
         self.decls.append(e.node)
 

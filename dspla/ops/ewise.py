@@ -10,7 +10,7 @@ from suitesparse_graphblas import lib
 from .. import algebra
 from .._types import BinaryOpLike
 from ..errors import NoGradient, Span
-from ..ir.types import Kind, Type
+from ..ir.types import Kind, Type, joined
 from ..kernels import gbops
 from ..kernels.item import check, fill, item, reader
 from ..kernels.prepared import NULL, apply_bound, binary_call, counter, dtype_of_type, output, scalar_step
@@ -44,7 +44,7 @@ def _type_add(args, attrs, given, where, span):
     _, out = attrs["op"].dtypes(a.type.dtype, b.type.dtype, where)
     # a union is as full as its fullest operand
     kind = Kind.dense if any(x.type.kind is Kind.dense for x in args) else Kind.sparse
-    return Type(kind, shape, out)
+    return Type(kind, shape, out, joined(shape, a.type, b.type))
 
 
 @EWISE_MULT.type_rule
@@ -55,7 +55,7 @@ def _type_mult(args, attrs, given, where, span):
     # an intersection is as sparse as its sparsest full-shape operand
     full = [x for x in args if tuple(x.type.shape) == shape]
     kind = Kind.sparse if any(x.type.kind is Kind.sparse for x in full) else Kind.dense
-    return Type(kind, shape, out)
+    return Type(kind, shape, out, joined(shape, a.type, b.type))
 
 
 # ----------------------------------------------------------------------------- evaluation

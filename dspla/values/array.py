@@ -89,15 +89,16 @@ class Array:
     A missing entry is not a zero: ``to_numpy()`` refuses to invent values for missing entries
     unless given ``fill``."""
 
-    __slots__ = ("_piece", "name", "dist", "_shape")
+    __slots__ = ("_piece", "name", "dist", "_shape", "form")
     __array_priority__ = 10
 
     def __init__(self, matrix: Matrix, name: str | None = None, dist: Dist | None = None,
-                 shape: Sequence[int] | None = None) -> None:
+                 shape: Sequence[int] | None = None, form: str = "matrix") -> None:
         self._piece = matrix
         self.name = name
         self.dist = dist
         self._shape = cast("tuple[int, int]", tuple(shape)) if shape is not None else (matrix.nrows, matrix.ncols)
+        self.form = form   # 'vector': held n x 1, presented with shape (n,); 'scalar': held 1 x 1, shape ()
 
     # -- what this rank holds
     @property
@@ -127,8 +128,35 @@ class Array:
         return LocalPiece(self._piece, d.kind + "s", d.owners.owned[d.comm.rank])
 
     @property
-    def shape(self) -> tuple[int, int]:
-        return self._shape
+    def shape(self) -> tuple[int, ...]:
+        """(rows, columns); a vector's (n,), a scalar's ()."""
+        return self._shape[:{"matrix": 2, "vector": 1, "scalar": 0}[self.form]]
+
+    def _presented(self, a: NDArray[Any]) -> NDArray[Any]:
+        return a if self.form == "matrix" else a.reshape(self.shape)
+
+    def _scalar(self) -> Any:
+        if self._shape != (1, 1):
+            raise TypeError(f"{self.name or 'this result'} is {self._shape[0]}x{self._shape[1]}, not a scalar")
+        M = self._whole_local()
+        if M.nvals == 0:
+            raise ValueError(f"{self.name or 'this result'} is a missing scalar (no entry): it has no value")
+        return M.to_coo()[2][0].item()
+
+    def __float__(self) -> float:
+        return float(self._scalar())
+
+    def __int__(self) -> int:
+        return int(self._scalar())
+
+    def __index__(self) -> int:
+        v = self._scalar()
+        if isinstance(v, float):
+            raise TypeError(f"{self.name or 'this result'} holds a float, not an integer")
+        return int(v)
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar()) if self.form == "scalar" else True
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -229,8 +257,8 @@ class Array:
             if M.nvals != M.nrows * M.ncols:
                 raise ValueError(f"{self.name or 'result'} has {M.nrows * M.ncols - M.nvals} "
                                  "missing entries; call to_numpy(fill=...) or use to_coo()/to_scipy()")
-            return M.to_dense()
-        return M.to_dense(fill_value=fill)
+            return self._presented(M.to_dense())
+        return self._presented(M.to_dense(fill_value=fill))
 
     @overload
     def present(self, root: None = None) -> NDArray[np.bool_]: ...
@@ -245,7 +273,7 @@ class Array:
         out = np.zeros(self._shape, dtype=bool)
         r, c, _ = M.to_coo(values=False)
         out[r, c] = True
-        return out
+        return self._presented(out)
 
     @overload
     def to_scipy(self, format: ScipyFormat = "csr", root: None = None) -> sp.sparray: ...
@@ -289,8 +317,9 @@ class Array:
     def __repr__(self) -> str:
         where = f", {self.dist!r}, {self._piece.nvals} present here" if self.distributed else \
             f", {self._piece.nvals} present"
-        return (f"Array({self.name or ''}{'' if self.name is None else ': '}{self._shape[0]}x{self._shape[1]} "
-                f"{self.dtype}{where})")
+        size = f"{self._shape[0]}x{self._shape[1]}" if self.form == "matrix" else \
+            f"vector[{self._shape[0]}]" if self.form == "vector" else "scalar"
+        return f"Array({self.name or ''}{'' if self.name is None else ': '}{size} {self.dtype}{where})"
 
 
 InputValue: TypeAlias = Union[HostValue, Array]
@@ -345,6 +374,9 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
         value = value.gb
     if isinstance(value, gb.Vector):
         value = value._as_matrix()
+    elif isinstance(value, gb.Scalar):
+        value = gb.Matrix.from_coo([0] * (not value.is_empty), [0] * (not value.is_empty),
+                                   [value.value] * (not value.is_empty), nrows=1, ncols=1, dtype=value.dtype)
     if isinstance(value, gb.Matrix):
         m = value
         data_dtype = dtype_of(m)
@@ -363,6 +395,8 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
         if t.kind is Kind.sparse:
             raise InputError(f"input {name!r} is declared {t} but got {_describe(arr)}; a dense array cannot say "
                              "which entries are missing: pass scipy.sparse.csr_array(value) (zeros become missing)")
+        if arr.ndim == 0:
+            arr = arr.reshape(1, 1)
         if arr.ndim == 1:
             arr = arr.reshape(-1, 1) if t.shape[1] == 1 or t.shape[0] != 1 else arr.reshape(1, -1)
         if arr.ndim != 2:
@@ -392,7 +426,8 @@ def _dtype(name: str, npdtype: np.dtype[Any], t: object) -> DType:
     try:
         return DType.of_numpy(npdtype)
     except TypeError:
-        raise InputError(f"input {name!r}: dtype {npdtype} is not supported (float64, float32, int64, bool)") \
+        raise InputError(f"input {name!r}: dtype {npdtype} is not supported (bool, int8..int64, uint8..uint64, "
+                         "float32, float64)") \
             from None
 
 
