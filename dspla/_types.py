@@ -56,7 +56,7 @@ python-graphblas operator."""
 UnaryOpLike: TypeAlias = Union[str, UnaryOp, GraphBLASOperator]
 """A unary operator: its name (``"relu"``), ``dp.unary.NAME`` or a python-graphblas operator."""
 
-SelectLike: TypeAlias = Union[str, SelectOp, GraphBLASOperator]
+SelectLike: TypeAlias = Union[str, SelectOp, GraphBLASOperator, Callable[..., Any]]
 """A select predicate: a name (``"tril"``, ``"gt"``) or a comparison (``">"``, ``"<="``)."""
 
 BinaryFunction: TypeAlias = Callable[[Any, Any], Any]

@@ -123,9 +123,10 @@ def lower_by_parts(pl, n, axis: str) -> None:
 
 
 
-def local_with_ids(pl, n) -> None:
+def local_with_ids(pl, n, *consts) -> None:
     """n computed where its result's pieces are: each argument in n's layout when it has it
-    (else replicated), and the pieces' global row (column) ids as two more arguments."""
+    (else replicated), and the pieces' global row (column) ids as two more arguments (then
+    ``consts``, planning-time values, one more argument each)."""
     lay = pl.layout(n)
     if lay == REP:
         return pl.local(n)
@@ -134,6 +135,7 @@ def local_with_ids(pl, n) -> None:
     ids = pl.const_all(lambda r: pl.dims[lay.dim].owned[r])
     none = pl.const_all(lambda r: None)
     args += (ids, none) if lay.kind == "row" else (none, ids)
+    args += tuple(pl.const_all(lambda r, c=c: c) for c in consts)
     out = pl.slot()
     pl.emit_local(out, n, args, layouts, lay)
     pl.set(n, out, lay)
