@@ -4,6 +4,8 @@ scalar)."""
 import numpy as np
 import pytest
 from gbsem import DTYPES, accumulate, check, masked, rand, rng_for, run, to_sparse
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dspla as dp
 
@@ -38,10 +40,11 @@ def test_extract_of_a_computed_value_moves_its_rows(P):
     rng = rng_for("extract-dyn", P)
     x = rand(rng, (N, 3), "float64", full=True)
     v = rand(rng, (N, 1), "int64", full=True)
-    X, V = dp.dense("X", ("n", 3)), dp.vector("v", "n", "int64")
+    a = rand(rng, (N, N), "float64")
+    X, V, A = dp.dense("X", ("n", 3)), dp.vector("v", "n", "int64"), dp.sparse("A", ("n", "n"))   # A: n is partitioned
     Y = X * 2
-    f = dp.function({"a": Y[I], "b": Y[:, [2, 0]], "c": (V + 1)[J], "d": (V + 1)[4]})
-    got = run(f, {"X": x[0], "v": v[0][:, 0]}, P)
+    f = dp.function({"a": Y[I], "b": Y[:, [2, 0]], "c": (V + 1)[J], "d": (V + 1)[4], "p": A @ X})
+    got = run(f, {"X": x[0], "v": v[0][:, 0], "A": to_sparse(a)}, P)
     check(got["a"], (2 * x[0][I], x[1][I]))
     check(got["b"], (2 * x[0][:, [2, 0]], x[1][:, [2, 0]]))
     check(got["c"], ((v[0] + 1)[J], v[1][J], (3,)))
@@ -123,3 +126,36 @@ def test_indices_are_checked_where_written():
         B[2:]
     with pytest.raises(dp.DimensionMismatch, match="region"):
         dp.assign(B, A, [0, 1], [0, 1])
+
+
+def test_an_exchange_is_shown_and_counted():
+    """Rows of a computed value by index: explain names the exchange; the run counts its words."""
+    rng = rng_for("extract-words")
+    a, x = rand(rng, (N, N), "float64"), rand(rng, (N, 3), "float64", full=True)
+    A, X = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", 3))
+    f = dp.function({"a": (X * 2)[I], "p": A @ X})
+    inputs = {"A": to_sparse(a), "X": x[0]}
+    assert "moved outside products (each rank): AllgatherSparse x1" in f.explain(np=3, **inputs)
+    from harness import run_dist
+    _, with_extract = run_dist(f, inputs, 3, partition="random", plan="p2p1d")
+    _, without = run_dist(dp.function({"p": A @ X}), inputs, 3, partition="random", plan="p2p1d")
+    moved = with_extract["words_sent_total"] - without["words_sent_total"]
+    assert moved == 2 * 3 * 4   # each of 4 extracted rows x 3 values sent by its owner to the 2 others
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.data())
+def test_extract_then_assign_back_is_the_identity(data):
+    """For any index lists (repeats in extract, unique in assign): A[I, J] equals numpy's, and
+    assigning A[I, J] back into A at (I, J) gives A again."""
+    n, m = data.draw(st.integers(1, 7)), data.draw(st.integers(1, 7))
+    rows = data.draw(st.lists(st.integers(0, n - 1), max_size=8))
+    cols = data.draw(st.lists(st.integers(0, m - 1), min_size=1, max_size=8, unique=True))
+    urows = sorted(set(rows)) or [0]
+    a = rand(rng_for("hyp", n, m, rows, cols), (n, m), "int16")
+    A = dp.sparse("A", (n, m), "int16")
+    f = dp.function({"x": A[rows, cols], "back": dp.assign(A, A[urows, cols], urows, cols)})
+    got = run(f, {"A": to_sparse(a)}, 1)
+    ix = np.ix_(rows, cols)
+    check(got["x"], (a[0][ix], a[1][ix]))
+    check(got["back"], a)

@@ -253,3 +253,25 @@ def test_results_present_their_form():
     assert "vector[4]" in repr(out["y"]) and "scalar" in repr(out["s"])
     with pytest.raises(ValueError, match="missing scalar"):
         float(dp.function({"m": dp.reduce_scalar(dp.select(A, "gt", 9))})(A=sp.csr_array(a))["m"])
+
+
+def test_a_distributed_vector_result_goes_back_in():
+    """A vector result stays distributed; passed back as an input it moves nothing and means the same."""
+    from dspla.plan.options import Options
+    from dspla.runtime.comm.sim import run_simulated
+    from dspla.session import DistSession
+    rng = rng_for("vector-back")
+    a, u = rand(rng, (N, N), "float64"), np.arange(N, dtype=float)
+    A, U = dp.sparse("A", ("n", "n")), dp.vector("u", "n")
+    f = dp.function({"y": A @ U + U})
+
+    def body(comm):
+        s = DistSession(f.compiled, comm, Options(partition="random"))
+        y = s.run({"A": to_sparse(a), "u": u} if comm.rank == 0 else None)["y"]
+        y2 = s.run({"A": to_sparse(a), "u": y} if comm.rank == 0 else {"u": y})["y"]
+        return y.shape, y2.shape, y2.to_numpy(fill=0)
+    shape, shape2, got = run_simulated(3, body, timeout=120)[0]
+    dense = np.where(a[1], a[0], 0)
+    y = dense @ u + u
+    assert shape == shape2 == (N,)
+    np.testing.assert_allclose(got, dense @ y + y)
