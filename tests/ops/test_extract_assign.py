@@ -159,3 +159,25 @@ def test_extract_then_assign_back_is_the_identity(data):
     ix = np.ix_(rows, cols)
     check(got["x"], (a[0][ix], a[1][ix]))
     check(got["back"], a)
+
+
+@pytest.mark.parametrize("P", [1, 3])
+def test_extract_by_columns_and_into_an_output(P):
+    """A value distributed by columns (Xᵀ): columns J from their owners; extract(..., out=C,
+    mask=M, accum=plus) writes as GrB_extract does: C<M> accum= A(I, J)."""
+    rng = rng_for("extract-cols", P)
+    a, x = rand(rng, (N, N), "float64"), rand(rng, (N, 3), "float64", full=True)
+    c, m = rand(rng, (3, 2), "float64"), rand(rng, (3, 2), "bool", full=True)
+    A, X = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", 3))
+    C, M = dp.sparse("C", (3, 2)), dp.dense("M", (3, 2), "bool")
+    Y = (X * 2).T   # 3 x n: by columns
+    f = dp.function({"cols": Y[:, [4, 1, 4]], "one": Y[1, 3], "into": dp.extract(Y, None, [0, 8], out=C, mask=M,
+                                                                                  accum="plus"),
+                     "p": A @ X})
+    got = run(f, {"A": to_sparse(a), "X": x[0], "C": to_sparse(c), "M": m[0]}, P)
+    y = 2 * x[0].T
+    check(got["cols"], (y[:, [4, 1, 4]], np.ones((3, 3), bool)))
+    check(got["one"], (y[1:2, 3:4], np.ones((1, 1), bool), ()))
+    t = (y[:, [0, 8]], np.ones((3, 2), bool))
+    z = accumulate(c, t, np.add)
+    check(got["into"], masked(z, c, m))

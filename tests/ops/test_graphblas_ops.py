@@ -275,3 +275,30 @@ def test_a_distributed_vector_result_goes_back_in():
     y = dense @ u + u
     assert shape == shape2 == (N,)
     np.testing.assert_allclose(got, dense @ y + y)
+
+
+@pytest.mark.parametrize("dtype,P", [(d, 1) for d in DTYPES] + [(d, 3) for d in ("bool", "int8", "uint64", "float32")])
+def test_every_dtype_through_products_reductions_and_unions(dtype, P):
+    """A declared dtype runs through a distributed product, a reduction combined across ranks and
+    a union with its transpose (integers wrap as GraphBLAS's C types do)."""
+    rng = rng_for("dtypes", dtype, P)
+    a, x = rand(rng, (N, N), dtype), rand(rng, (N, 2), dtype, full=True)
+    A, X = dp.sparse("A", ("n", "n"), dtype), dp.dense("X", ("n", 2), dtype)
+    logical = dtype == "bool"
+    f = dp.function({"p": dp.mxm(A, X, "lor_land" if logical else "plus_times"), "c": dp.reduce_columnwise(A, "max"),
+                     "e": dp.ewise_add(A, A.T, "max")})
+    got = run(f, {"A": to_sparse(a), "X": x[0]}, P, plan="p2p1d")
+    (av, ap), xv = a, x[0]
+    dt = av.dtype
+    if logical:
+        pv = ((ap & av)[:, :, None] & xv[None, :, :]).any(1)
+    else:
+        pv = (np.where(ap, av, 0).astype(np.int64 if dt.kind in "iu" else dt) @ xv.astype(np.int64 if dt.kind in "iu"
+                                                                                           else dt)).astype(dt)
+    check(got["p"], (np.where(ap.any(1)[:, None], pv, 0).astype(dt), ap.any(1)[:, None].repeat(2, 1)))
+    low = False if logical else (np.iinfo(dt).min if dt.kind in "iu" else -np.inf)
+    cmax = np.where(ap, av, low).max(0)
+    check(got["c"], (np.where(ap.any(0), cmax, 0).astype(dt)[:, None], ap.any(0)[:, None], (N,)))
+    both = ap & ap.T
+    ev = np.where(both, np.maximum(av, av.T), np.where(ap, av, av.T))
+    check(got["e"], (np.where(ap | ap.T, ev, 0).astype(dt), ap | ap.T))
