@@ -152,12 +152,13 @@ def fitting(form: str, shape) -> str:
 
 
 def joined(shape, *types) -> str:
-    """The form of an element-wise result of ``types``: theirs when they agree, a vector when any
-    is one and the shape allows it, else a matrix."""
+    """The form of an element-wise result of ``types``: theirs when they agree, else a scalar or
+    a vector when any is one and the shape allows it (a scalar broadcast over a vector: a vector),
+    else a matrix."""
     forms = {t.form for t in types}
     if len(forms) == 1:
         return fitting(forms.pop(), shape)
-    return fitting("vector" if "vector" in forms else "matrix", shape)
+    return fitting("scalar" if "scalar" in forms else "vector" if "vector" in forms else "matrix", shape)
 
 
 @dataclass(frozen=True)

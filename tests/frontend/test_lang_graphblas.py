@@ -83,3 +83,22 @@ def test_errors_say_where(text, message, where):
     with pytest.raises(dp.DsplaError, match=message) as e:
         parse(text, "e.dspla")
     assert f"e.dspla:{where}" in str(e.value)
+
+
+def test_a_scalar_input_on_the_command_line():
+    from dspla.formats.inputs import generate_inputs, is_generated
+    p = parse("input A : sparse[n, n]\ninput k : scalar int8\ninput t : scalar\ninput b : scalar bool\n"
+              "output A, k, t, b\n")
+    decls = {n.attr("name"): n.type for n in p.inputs}
+    specs = {"k": "-3", "t": "1e-6", "b": "true"}
+    assert all(is_generated(s) for s in specs.values()) and not is_generated("graph.mtx")
+    got = generate_inputs(specs, decls, {})
+    assert got["k"].dtype == np.int8 and got["k"].tolist() == [[-3]] and got["t"].tolist() == [[1e-6]]
+    assert got["b"].tolist() == [[True]]
+    for spec, message in (("2.5", "whole number"), ("300", "does not fit"), ("7", None)):
+        if message is None:
+            with pytest.raises(dp.DsplaError, match="a number is a scalar's value"):
+                generate_inputs({"A": spec}, decls, {})
+        else:
+            with pytest.raises(dp.DsplaError, match=message):
+                generate_inputs({"k": spec}, decls, {})
