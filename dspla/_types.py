@@ -23,6 +23,10 @@ from .ir.types import Dim, DType, Kind
 Scalar: TypeAlias = Union[int, float, np.number[Any], np.bool_]
 """A number or a bool, Python's or numpy's: a bound operand (``2 * X``), a fill value, a constant."""
 
+IndexLike: TypeAlias = Union[int, slice, Sequence[int], NDArray[np.integer[Any]], None]
+"""Indices of extract and assign: an int (one row or column), a slice, ints in a sequence or a
+numpy array (repeats allowed in extract), or None for all."""
+
 ShapeLike: TypeAlias = Union[Dim, Sequence[Dim]]
 """A shape: one or two dims, each a size (int) or a symbol bound from the data (``"n"``);
 one dim ``n`` is a column vector ``(n, 1)``."""
@@ -97,5 +101,5 @@ class RunOptions(TypedDict, total=False):
 
 
 __all__ = ["BinaryFunction", "BinaryOpLike", "DTypeLike", "Dim", "GraphBLASOperator", "HostValue", "KindLike",
-           "MonoidLike", "PathLike", "RunOptions", "Scalar", "SelectLike", "SemiringLike", "ShapeLike",
+           "IndexLike", "MonoidLike", "PathLike", "RunOptions", "Scalar", "SelectLike", "SemiringLike", "ShapeLike",
            "UnaryFunction", "UnaryOpLike"]

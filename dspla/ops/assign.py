@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import algebra
-from .._types import BinaryOpLike
+from .._types import BinaryOpLike, IndexLike, Scalar
 from ..errors import DimensionMismatch, NoGradient, Span
 from ..kernels import gbops
 from .define import (
@@ -104,7 +104,8 @@ def _vjp(n, g, needs, b):
 
 
 @spelling()
-def assign(c: Expr, value, rows=None, cols=None, *, mask: Expr | None = None, accum: BinaryOpLike | None = None,
+def assign(c: Expr, value: Expr | Scalar, rows: IndexLike = None, cols: IndexLike = None, *,
+           mask: Expr | None = None, accum: BinaryOpLike | None = None,
            complement: bool = False, structure: bool = False, replace: bool = False,
            span: Span | None = None) -> Expr:
     """``C<mask, replace>(rows, cols) accum= value`` as a new value: ``value`` an expression of the

@@ -12,7 +12,7 @@ from .. import algebra
 from .._types import BinaryOpLike, ShapeLike
 from ..errors import DimensionMismatch, DomainMismatch, InputError, NoGradient, Span
 from ..instr.layout import REP
-from ..ir.types import Kind, Type, concrete
+from ..ir.types import Dim, Kind, Type, concrete
 from ..kernels import gbops
 from .define import BINARY, DIM, EXPR, NOTHING, Expr, define, make, named, node_of, span_or_caller, spelling, touched
 from .input import shape_of
@@ -84,7 +84,8 @@ def _vjp(n, g, needs, b):
 
 @spelling(file=(("rows", EXPR), ("cols", EXPR), ("values", EXPR), ("nrows", DIM), ("ncols", DIM),
                 ("dup_op", BINARY)))
-def build(rows: Expr, cols: Expr, values: Expr, nrows, ncols=None, *, dup_op: BinaryOpLike | None = None,
+def build(rows: Expr, cols: Expr, values: Expr, nrows: Dim | tuple[Dim, Dim], ncols: Dim | None = None, *,
+          dup_op: BinaryOpLike | None = None,
           span: Span | None = None) -> Expr:
     """The matrix with ``values[k]`` at (``rows[k]``, ``cols[k]``), of shape (nrows, ncols) (or
     ``build(I, J, X, (nrows, ncols))``); ``dup_op`` combines repeated positions."""

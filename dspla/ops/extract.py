@@ -11,6 +11,7 @@ from __future__ import annotations
 import graphblas as gb
 import numpy as np
 
+from .._types import BinaryOpLike, IndexLike
 from ..errors import NoGradient, Span
 from ..ir.types import Type
 from .define import NOTHING, Expr, define, make, node_of, span_or_caller, spelling, touched
@@ -80,7 +81,8 @@ def _vjp(n, g, needs, b):
 
 
 @spelling()
-def extract(x: Expr, rows=None, cols=None, *, out: Expr | None = None, mask: Expr | None = None, accum=None,
+def extract(x: Expr, rows: IndexLike = None, cols: IndexLike = None, *, out: Expr | None = None,
+            mask: Expr | None = None, accum: BinaryOpLike | None = None,
             complement: bool = False, structure: bool = False, replace: bool = False,
             span: Span | None = None) -> Expr:
     """C = x(rows, cols): ``rows``/``cols`` an int (a vector or scalar results), a slice, a list or
