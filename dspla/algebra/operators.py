@@ -423,8 +423,19 @@ def get_select(name: SelectLike) -> SelectOp:
 def define_select(func: Any, name: str | None = None) -> SelectOp:
     """A user's predicate as a select row: ``func(values, rows, cols, thunk)`` on numpy arrays
     (rows and columns global) returns the bool array of the entries to keep."""
-    name = name or f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', repr(func))}"
-    row = SELECT.get(name)
-    if row is None or row.func is not func:
-        row = SELECT[name] = SelectOp(name, "user", name, func)
+    row = _USER_SELECT.get(func)
+    if row is not None and (name is None or row.name == name):
+        return row
+    code = getattr(func, "__code__", None)
+    base = name or (f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', repr(func))}"
+                    + (f":{code.co_firstlineno}" if code is not None else ""))
+    # every rank runs the same script, so a name taken already gets the same next number on each
+    key, k = base, 1
+    while key in SELECT and SELECT[key].func is not func:
+        k += 1
+        key = f"{base}#{k}"
+    row = _USER_SELECT[func] = SELECT[key] = SelectOp(key, "user", key, func)
     return row
+
+
+_USER_SELECT: dict = {}   # a user's predicate -> its row (the same function, the same row)

@@ -20,8 +20,9 @@ BOTH = Family(DIAG_MATRIX, DIAG_VECTOR)
 
 
 def _sized(dims, k, where, span):
-    if k and not all(isinstance(d, int) for d in dims):
-        raise DimensionMismatch(f"{where}: diagonal {k} needs dims of known size, got {list(dims)}", span)
+    if not all(isinstance(d, int) for d in dims):
+        raise DimensionMismatch(f"{where}: diagonal {k} of a {'non-square ' if not k else ''}matrix needs dims of "
+                                f"known size, got {list(dims)}", span)
 
 
 @DIAG_MATRIX.type_rule
@@ -30,7 +31,8 @@ def _type_matrix(args, attrs, given, where, span):
     k = attrs["k"]
     if v.type.ncols != 1:
         raise DimensionMismatch(f"{where}: diag of a vector, got {v.label} of shape {list(v.type.shape)}", span)
-    _sized(v.type.shape, k, where, span)
+    if k:
+        _sized(v.type.shape, k, where, span)
     n = v.type.nrows + abs(k) if k else v.type.nrows
     return Type(Kind.sparse, (n, n), v.type.dtype)
 
@@ -43,7 +45,7 @@ def _type_vector(args, attrs, given, where, span):
     if k == 0 and r == c:
         n = r
     else:
-        _sized((r, c), k if k else 1, where, span)
+        _sized((r, c), k, where, span)
         n = max(0, min(r, c - k) if k >= 0 else min(r + k, c))
     return Type(Kind.sparse, (n, 1), x.type.dtype, "vector")
 
