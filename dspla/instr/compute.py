@@ -35,6 +35,7 @@ class MxM(Instr):
     complement: bool = False
     a_empty_rows: Any = None   # a static a's empty rows, found at planning (not at every run)
     b_covered: bool = False    # b full wherever a reads it, proved at planning (plan/facts.covers)
+    label: str = ""            # the value it makes, for messages (an integer product that overflows)
     WRITES = ("out",)
 
     def reads(self) -> list[int]:

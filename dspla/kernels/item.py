@@ -180,6 +180,10 @@ class Packed:
             self._sv[k][0] = fills[k] if v is None else v
             self._sp[k][0] = v is not None
 
+    def ranks_values(self, k: int):
+        """Value k of every rank (ranks x 1; a missing one holds its monoid's identity)."""
+        return self._rv[k]
+
     def combined(self, k: int, ufunc, into=None):
         """Value k combined over the ranks, as a 1 x 1 matrix (missing when no rank had it)."""
         if not self._rp[k].any():

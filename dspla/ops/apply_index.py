@@ -5,13 +5,16 @@ Python: ``dp.apply_index(A, "diagindex", thunk)``; files: the same. Distributed:
 with its global row (column) ids."""
 from __future__ import annotations
 
-import graphblas as gb
 import numpy as np
 
 from .._types import Scalar
 from ..errors import NoGradient, Span, UnknownNameError
 from ..ir.types import DType
 from .define import EXPR, NOTHING, SCALAR, Expr, define, make, node_of, span_or_caller, spelling, touched
+from .define.lazy import library
+
+gb = library("graphblas")
+
 
 APPLY_INDEX = define("apply_index", attrs=("op", "thunk"))
 INDEX_OPS = {"rowindex": lambda r, c, k: r + k, "colindex": lambda r, c, k: c + k,

@@ -15,7 +15,6 @@ import numpy as np
 from .. import algebra
 from .._types import BinaryOpLike, IndexLike, Scalar
 from ..errors import DimensionMismatch, NoGradient, Span
-from ..kernels import gbops
 from .define import (
     NOTHING,
     Expr,
@@ -32,7 +31,11 @@ from .define import (
     touched,
 )
 from .define.index import check_range, index_attr, local_with_ids, share, size_of
+from .define.lazy import kernel
 from .mxm import output_mask
+
+gbops = kernel("gbops")
+
 
 ASSIGN = define("assign", attrs=("rows", "cols", "value", "accum", "mask", "complement", "replace"))
 

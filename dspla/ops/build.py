@@ -5,7 +5,6 @@ A triple is used where all three vectors have an entry. Distributed: the triples
 (an exchange explain shows and the stats count) and every rank keeps its part of the result."""
 from __future__ import annotations
 
-import graphblas as gb
 import numpy as np
 
 from .. import algebra
@@ -13,9 +12,13 @@ from .._types import BinaryOpLike, ShapeLike
 from ..errors import DimensionMismatch, DomainMismatch, InputError, NoGradient, Span
 from ..instr.layout import REP
 from ..ir.types import Dim, Kind, Type, concrete
-from ..kernels import gbops
 from .define import BINARY, DIM, EXPR, NOTHING, Expr, define, make, named, node_of, span_or_caller, spelling, touched
+from .define.lazy import kernel, library
 from .input import shape_of
+
+gb = library("graphblas")
+gbops = kernel("gbops")
+
 
 BUILD = define("build", attrs=("nrows", "ncols", "dup_op"))
 

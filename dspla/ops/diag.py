@@ -6,13 +6,16 @@ Distributed: the main diagonal of a matrix by rows is in each rank's own rows, a
 rows gives a matrix whose rows are those same rows: each rank makes its piece where it is."""
 from __future__ import annotations
 
-import graphblas as gb
 import numpy as np
 
 from ..errors import DimensionMismatch, NoGradient, Span
 from ..ir.types import Kind, Type
 from .define import EXPR, NOTHING, SCALAR, Expr, Family, define, make, node_of, span_or_caller, spelling, touched
 from .define.index import local_with_ids
+from .define.lazy import library
+
+gb = library("graphblas")
+
 
 DIAG_MATRIX = define("diag_matrix", attrs=("k",))
 DIAG_VECTOR = define("diag_vector", attrs=("k",))

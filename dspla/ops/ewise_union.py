@@ -8,7 +8,6 @@ from .. import algebra
 from .._types import BinaryOpLike, Scalar
 from ..errors import NoGradient, Span
 from ..ir.types import Kind, Type, joined
-from ..kernels import gbops
 from .define import (
     BINARY,
     EXPR,
@@ -26,6 +25,10 @@ from .define import (
     spelling,
     touched,
 )
+from .define.lazy import kernel
+
+gbops = kernel("gbops")
+
 
 EWISE_UNION = define("ewise_union", attrs=("op", "left", "right"))
 

@@ -8,7 +8,6 @@ else each rank extracts the rows (columns) of I (J) it holds and one exchange of
 present puts them together."""
 from __future__ import annotations
 
-import graphblas as gb
 import numpy as np
 
 from .._types import BinaryOpLike, IndexLike
@@ -16,8 +15,12 @@ from ..errors import NoGradient, Span
 from ..ir.types import Type
 from .define import NOTHING, Expr, define, make, node_of, span_or_caller, spelling, touched
 from .define.index import check_range, index_attr, lower_by_parts, share, size_of, written
+from .define.lazy import library
 from .form import as_scalar, as_vector
 from .transpose import transpose
+
+gb = library("graphblas")
+
 
 EXTRACT = define("extract", attrs=("rows", "cols"))
 

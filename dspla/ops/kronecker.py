@@ -11,8 +11,11 @@ from .. import algebra
 from .._types import BinaryOpLike
 from ..errors import DimensionMismatch, NoGradient, Span
 from ..ir.types import Kind, Type
-from ..kernels import gbops
 from .define import BINARY, EXPR, NOTHING, Expr, define, make, named, node_of, span_or_caller, spelling, touched
+from .define.lazy import kernel
+
+gbops = kernel("gbops")
+
 
 KRONECKER = define("kronecker", attrs=("op",))
 

@@ -13,9 +13,23 @@ from ..instr import Loop
 from ..ir.node import Node, Op
 from ..ir.program import Program
 from ..ir.types import Dim, DType, Kind, TupleType, Type, concrete
-from ..kernels import gbops
-from ..kernels.item import item
-from .define import NOTHING, Expr, Facts, define, make, meet, node_of, prove_sub, span_or_caller, spelling
+from .define import (
+    NOTHING,
+    Expr,
+    Facts,
+    define,
+    make,
+    meet,
+    node_of,
+    prove_sub,
+    same_type,
+    span_or_caller,
+    spelling,
+)
+from .define.lazy import kernel
+
+gbops = kernel("gbops")
+_item = kernel("item")
 
 WHILE = define("while", attrs=("cond", "body", "max_iter", "carried"))
 ITEM = define("item", attrs=("index",))
@@ -33,7 +47,7 @@ def _type(args, attrs, given, where, span):
                                  span)
         for p, a in zip(prog.declared, args):
             # a carried value may be stored sparse in the loop though it starts dense
-            if p.type != a.type and p.type != a.type.with_(kind=Kind.sparse):
+            if not same_type(p.type, a.type, where) and not same_type(p.type, a.type.with_(kind=Kind.sparse), where):
                 raise DomainMismatch(f"{where}: {p.attr('name')} is {p.type} in the {what} but {a.type} outside",
                                      span)
     (_, c), = cond.outputs
@@ -43,7 +57,7 @@ def _type(args, attrs, given, where, span):
     if len(body.outputs) != n:
         raise DomainMismatch(f"{where}: the body gives {len(body.outputs)} values for {n} loop-carried ones", span)
     for (name, v), p in zip(body.outputs, body.declared[:n]):
-        if v.type != p.type:
+        if not same_type(v.type, p.type, where):
             _carried_changes(where, name, p.type, v.type, v.span or span)
     return TupleType(tuple(p.type for p in body.declared[:n]) + (Type(Kind.dense, (1, 1), DType.int64),))
 
@@ -90,7 +104,7 @@ def _evaluate(node, args, env):
 
 def truth(c) -> bool:
     """A 1 x 1 condition: true when its entry is present and true (a missing entry is false)."""
-    v = item(c)
+    v = _item.item(c)
     return v is not None and bool(v)
 
 

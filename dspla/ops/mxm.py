@@ -13,7 +13,6 @@ from ..instr import MxM
 from ..instr.layout import REP
 from ..ir.node import Node, Op
 from ..ir.types import Kind, Type, fitting
-from ..kernels import gbops
 from .define import (
     EXPR,
     MASKED,
@@ -31,10 +30,14 @@ from .define import (
     span_or_caller,
     spelling,
     touched,
+    unify,
     vector_check,
 )
+from .define.lazy import kernel
 from .form import as_vector
 from .transpose import transpose
+
+gbops = kernel("gbops")
 
 MXM = define("mxm", attrs=("semiring", "mask", "complement"))
 
@@ -42,7 +45,7 @@ MXM = define("mxm", attrs=("semiring", "mask", "complement"))
 @MXM.type_rule
 def _type(args, attrs, given, where, span):
     a, b = args[0], args[1]
-    if a.type.ncols != b.type.nrows:
+    if unify(a.type.ncols, b.type.nrows, where) is None:
         dims_differ(where, "inner dimensions differ", a, b, a.type.ncols, b.type.nrows, span)
     _, out = attrs["semiring"].dtypes(a.type.dtype, b.type.dtype, where)
     shape = (a.type.nrows, b.type.ncols)
@@ -107,7 +110,8 @@ def _accumulated(pl, n: Node, layout) -> bool:
     out = pl.slot()
     copy = Node(Op.APPLY, (x,), (("op", algebra.UNARY["identity"]),), x.type)   # the accumulation writes in place
     pl.emit_local(out, copy, (pl.value(x, layout),), (layout,), layout)
-    pl.emit(MxM(out, operand(pl, n, n.args[0]), operand(pl, n, n.args[1]), sr, accumulate=True))
+    pl.emit(MxM(out, operand(pl, n, n.args[0]), operand(pl, n, n.args[1]), sr, accumulate=True,
+                label=pl.message_label(u)))
     pl.set(u, out, layout)
     pl.fused.add(id(u))
     return True
@@ -129,6 +133,7 @@ def mask_fields(pl, n: Node, layout) -> dict:
 
 def _one_process(pl, n: Node, layout) -> None:
     """One process: nothing moves, the product is the local kernel's."""
+    pl.check_forced(n)
     if _accumulated(pl, n, layout):
         return
     a, b = n.args[0], n.args[1]
@@ -136,7 +141,7 @@ def _one_process(pl, n: Node, layout) -> None:
     empty = gbops.empty_rows(pl.static_value(a))   # (a is static here)
     covered = n.attr("mask") is None and pl.full_where_read(a, pl.facts[id(b)])   # (masked: its own route)
     pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), n.attr("semiring"), **mask_fields(pl, n, layout),
-                a_empty_rows=empty, b_covered=covered))
+                a_empty_rows=empty, b_covered=covered, label=pl.message_label(n)))
     pl.set(n, out, layout)
 
 
@@ -153,11 +158,11 @@ def _lower(pl, n: Node):
             return _one_process(pl, n, al) if pl.P == 1 else pl.product(n)
         if al.kind == "row" and not pl.is_static(a):   # a dynamic row-distributed operand: gather B
             out = pl.slot()
-            pl.emit(MxM(out, pl.value(a), pl.value(b, REP), sr, **mask_fields(pl, n, al)))
+            pl.emit(MxM(out, pl.value(a), pl.value(b, REP), sr, **mask_fields(pl, n, al), label=pl.message_label(n)))
             return pl.set(n, out, al)
         if al.kind == "col":   # a's columns are distributed like b's rows: local partial (inside the mask) + reduce
             part = pl.slot()
-            pl.emit(MxM(part, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, REP)))
+            pl.emit(MxM(part, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, REP), label=pl.message_label(n)))
             return pl.reduced(n, part, sr.monoid)
         return pl.via_rep(n)
     if pl.sampled(n):   # (G Bᵀ) on a sparse pattern: the SpMM's send sets (plan/sampled.py)
@@ -169,7 +174,7 @@ def _lower(pl, n: Node):
     b_slot = operand(pl, n, b, bl if bl in (nl, REP) else REP)
     if al == nl and bl == nl and nl != REP:  # both distributed the same way: one must be whole
         b_slot = operand(pl, n, b, REP)
-    pl.emit(MxM(out, a_slot, b_slot, sr, **mask_fields(pl, n, nl)))
+    pl.emit(MxM(out, a_slot, b_slot, sr, **mask_fields(pl, n, nl), label=pl.message_label(n)))
     pl.set(n, out, nl)
 
 

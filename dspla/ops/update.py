@@ -6,7 +6,6 @@ from __future__ import annotations
 from .. import algebra
 from .._types import BinaryOpLike
 from ..errors import NoGradient, Span
-from ..kernels import gbops
 from .define import (
     BINARY,
     BOOL,
@@ -26,8 +25,12 @@ from .define import (
     span_or_caller,
     spelling,
     touched,
+    unify_shapes,
 )
+from .define.lazy import kernel
 from .mxm import output_mask
+
+gbops = kernel("gbops")
 
 UPDATE = define("update", attrs=("accum", "mask", "complement", "replace"))
 
@@ -35,7 +38,7 @@ UPDATE = define("update", attrs=("accum", "mask", "complement", "replace"))
 @UPDATE.type_rule
 def _type(args, attrs, given, where, span):
     c, t = args[0], args[1]
-    if tuple(c.type.shape) != tuple(t.type.shape):
+    if unify_shapes(c.type.shape, t.type.shape, where) is None:
         dims_differ(where, "an update writes a value of its own shape", c, t, c.type.shape, t.type.shape, span)
     check_mask(args, attrs, c.type.shape, where, span, 2)
     if attrs["accum"] is not None:

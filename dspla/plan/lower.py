@@ -14,14 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..instr import AllgatherRows, AllgatherSparse, Allreduce, Local, Redistribute, TakeCols, TakeRows, Unpermute
-from ..instr.layout import REP, Layout, canonical, piece
+from ..instr.layout import REP, Layout, canonical
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
 from ..kernels import gbops
+from ..kernels.buffers import piece
 from ..ops import table
 from .facts import Facts, prove
 from .options import Options
-from .product import full_where_read, lower_product
+from .product import check_forced, full_where_read, lower_product
 from .sampled import applies as sampled_applies
 from .sampled import lower_sampled
 from .static import Static
@@ -291,7 +292,7 @@ class Lowering:
         rep = part
         if self.P > 1:   # (one process: the partial is the whole)
             rep = self.slot()
-            self.emit(Allreduce(rep, part, monoid, entries=self.entries(n)))
+            self.emit(Allreduce(rep, part, monoid, entries=self.entries(n), label=self.message_label(n)))
         self.vals[id(n)] = Value(rep, REP)
         nl = canonical(n.type, self.dims)
         if nl != REP:
@@ -336,10 +337,19 @@ class Lowering:
     def full_where_read(self, a: Node, fb: Facts) -> bool:
         return full_where_read(self, a, fb)
 
+    def check_forced(self, n: Node) -> None:
+        """A plan forced for product n that one process cannot honour is an error (product.py)."""
+        check_forced(self, n)
+
+    @staticmethod
+    def message_label(n: Node) -> str:
+        """How run-time messages name the value n makes: its name or op, and where it is written."""
+        return f"{n.label} ({n.span})" if n.span is not None else n.label
+
     def lower_sub(self, prog: Program, given: dict) -> list[int]:
         """Lower a loop's condition or body into the current block; the slots of its outputs."""
         order = prog.toposort()
-        self.facts.update(prove(order, {}, given))
+        self.facts.update(prove(order, {}, given, sizes=self.bound))
         self.names.update({k: v for k, v in prog.names().items() if k not in self.names})   # labels for explain
         self.count_uses(prog)
         for m in order:

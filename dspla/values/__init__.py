@@ -12,9 +12,10 @@ from .array import (
     bind_dims,
     check_shapes,
     concrete,
+    meet,
     to_matrix,
 )
 from .binding import bind_inputs
 
 __all__ = ["Array", "Communicator", "Dist", "InputValue", "LocalPiece", "Meta", "Owners", "bind_dims", "bind_inputs",
-           "check_shapes", "concrete", "to_matrix"]
+           "check_shapes", "concrete", "meet", "to_matrix"]

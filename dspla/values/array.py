@@ -14,16 +14,19 @@ import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
 from graphblas import Matrix, Vector
-from numpy.typing import DTypeLike, NDArray
+from numpy.typing import NDArray
 
 from .. import display
 from .._types import HostValue, Scalar
 from ..errors import InputError
+from ..formats.graph import Graph, is_networkx
 from ..ir import DType, Kind, Node
 from ..ir.types import concrete
 from ..kernels.acyclic import acyclic
 from ..kernels.buffers import dense_parts, from_values
 from ..kernels.gbops import dtype_of
+from .forms import Presented
+from .hostdata import host_value, whole_ints
 
 
 class Owners(Protocol):
@@ -42,6 +45,15 @@ class Communicator(Protocol):
 
     def gather(self, obj: Any, root: int = 0) -> list[Any] | None: ...
     def allgather(self, obj: Any) -> list[Any]: ...
+
+
+def meet(comm: Any, what: str) -> None:
+    """Before a collective the user's script calls: every rank of ``comm`` reaches one of that
+    name, or the job ends with a message naming it and the ranks that did not (``meet`` of the
+    MPI communicator; a communicator without one, as the simulated ranks', just goes on)."""
+    check = getattr(comm, "meet", None)
+    if check is not None:
+        check(what)
 
 
 ScipyFormat = Literal["csr", "csc", "coo", "bsr", "dia", "dok", "lil"]
@@ -77,7 +89,7 @@ class Dist:
         return "replicated" if self.kind == "rep" else f"{self.kind}s of {self.dim} over {self.comm.size} processes"
 
 
-class Array:
+class Array(Presented):
     """A value a program returned (or a user's data wrapped for reuse).
 
     One process: the whole matrix (``.gb``). Inside an MPI job: this rank's piece of a value
@@ -87,17 +99,28 @@ class Array:
     rank calls them; with ``root=0`` only rank 0 gets the result, the others None; by default
     every rank gets it). Replicated values (scalars, reductions) need no communication.
     A missing entry is not a zero: ``to_numpy()`` refuses to invent values for missing entries
-    unless given ``fill``."""
+    unless given ``fill``.
 
-    __slots__ = ("_piece", "name", "dist", "_shape", "form")
+    **Node ids.** The conversions are positional: row k of ``to_numpy()`` is row k. When the
+    rows of the value are the nodes of a graph read with its original ids (``dp.load_graph`` of
+    an edge list or a networkx graph, passed as an input), ``ids[k]`` is the original id of row
+    k (``col_ids``: of column k); None when the positions are the ids. They come from the inputs
+    on this process (every rank that passed the graph gets them) and go with the value when it
+    is passed on to another function, written by ``dspla run --out``, or made a networkx graph
+    (``to_networkx``)."""
+
+    __slots__ = ("_piece", "name", "dist", "_shape", "ids", "col_ids", "form")
     __array_priority__ = 10
 
     def __init__(self, matrix: Matrix, name: str | None = None, dist: Dist | None = None,
-                 shape: Sequence[int] | None = None, form: str = "matrix") -> None:
+                 shape: Sequence[int] | None = None, ids: NDArray[Any] | None = None,
+                 col_ids: NDArray[Any] | None = None, form: str = "matrix") -> None:
         self._piece = matrix
         self.name = name
         self.dist = dist
         self._shape = cast("tuple[int, int]", tuple(shape)) if shape is not None else (matrix.nrows, matrix.ncols)
+        self.ids: NDArray[Any] | None = ids
+        self.col_ids: NDArray[Any] | None = col_ids
         self.form = form   # 'vector': held n x 1, presented with shape (n,); 'scalar': held 1 x 1, shape ()
 
     # -- what this rank holds
@@ -128,37 +151,6 @@ class Array:
         return LocalPiece(self._piece, d.kind + "s", d.owners.owned[d.comm.rank])
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        """(rows, columns); a vector's (n,), a scalar's ()."""
-        return self._shape[:{"matrix": 2, "vector": 1, "scalar": 0}[self.form]]
-
-    def _presented(self, a: NDArray[Any]) -> NDArray[Any]:
-        return a if self.form == "matrix" else a.reshape(self.shape)
-
-    def _scalar(self) -> Any:
-        if self._shape != (1, 1):
-            raise TypeError(f"{self.name or 'this result'} is {self._shape[0]}x{self._shape[1]}, not a scalar")
-        M = self._whole_local()
-        if M.nvals == 0:
-            raise ValueError(f"{self.name or 'this result'} is a missing scalar (no entry): it has no value")
-        return M.to_coo()[2][0].item()
-
-    def __float__(self) -> float:
-        return float(self._scalar())
-
-    def __int__(self) -> int:
-        return int(self._scalar())
-
-    def __index__(self) -> int:
-        v = self._scalar()
-        if isinstance(v, float):
-            raise TypeError(f"{self.name or 'this result'} holds a float, not an integer")
-        return int(v)
-
-    def __bool__(self) -> bool:
-        return bool(self._scalar()) if self.form == "scalar" else True
-
-    @property
     def dtype(self) -> np.dtype[Any]:
         return dtype_of(self._piece).np
 
@@ -184,17 +176,18 @@ class Array:
 
     def to_graphblas(self, root: int | None = None, vector: bool = False) -> Matrix | Vector | None:
         """The whole value as a graphblas Matrix (an n x 1 one as a Vector with ``vector=True``)."""
-        M = self._gather(root)
+        M = self._gather(root, "to_graphblas()")
         if M is None or not vector:
             return M
         if M.ncols != 1:
             raise ValueError(f"{self.name or 'result'} is {M.nrows}x{M.ncols}, not a column vector")
         return M[:, 0].new()
 
-    def _gather(self, root: int | None) -> Matrix | None:
+    def _gather(self, root: int | None, what: str) -> Matrix | None:
         d = self._spread()
         if d is None:
             return self._whole_local()
+        meet(d.comm, f"{what} of {self.name or 'a result'}")
         r, c, v = self._piece.to_coo()
         idx = d.owners.owned[d.comm.rank]
         r, c = (idx[r], c) if d.kind == "row" else (r, idx[c])
@@ -212,6 +205,7 @@ class Array:
         d = self._spread()
         if d is None:
             return self._whole_local().nvals
+        meet(d.comm, f"nvals of {self.name or 'a result'}")
         return int(sum(d.comm.allgather(self._piece.nvals)))
 
     @property
@@ -226,7 +220,10 @@ class Array:
         bad = 0
         if dtype_of(M).is_float and M.nvals:
             bad = M.nvals - int(M.apply(gb.unary.isfinite).new(dtype=gb.dtypes.INT64).reduce_scalar().value)
-        return bad if d is None else int(sum(d.comm.allgather(bad)))
+        if d is None:
+            return bad
+        meet(d.comm, f"nonfinite() of {self.name or 'a result'}")
+        return int(sum(d.comm.allgather(bad)))
 
     @overload
     def to_coo(self, root: None = None) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]]: ...
@@ -235,7 +232,7 @@ class Array:
 
     def to_coo(self, root: int | None = None) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]] | None:
         """(rows, cols, values) of the present entries, rows/cols as int64, row-major order."""
-        M = self._gather(root)
+        M = self._gather(root, "to_coo()")
         if M is None:
             return None
         r, c, v = M.to_coo()
@@ -250,7 +247,7 @@ class Array:
 
     def to_numpy(self, fill: Scalar | None = None, root: int | None = None) -> NDArray[Any] | None:
         """Dense array. Missing entries are an error unless ``fill`` says what to put there."""
-        M = self._gather(root)
+        M = self._gather(root, "to_numpy()")
         if M is None:
             return None
         if fill is None:
@@ -267,7 +264,7 @@ class Array:
 
     def present(self, root: int | None = None) -> NDArray[np.bool_] | None:
         """Boolean array: where an entry is present."""
-        M = self._gather(root)
+        M = self._gather(root, "present()")
         if M is None:
             return None
         out = np.zeros(self._shape, dtype=bool)
@@ -284,12 +281,28 @@ class Array:
 
     def to_scipy(self, format: ScipyFormat = "csr", root: int | None = None) -> sp.sparray | None:
         """A scipy sparse array of the present entries (``format``: csr, csc, coo, ...)."""
-        M = self._gather(root)
+        M = self._gather(root, "to_scipy()")
         return None if M is None else gb.io.to_scipy_sparse(M, format=format)
 
-    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
-        a = self.to_numpy()
-        return a if dtype is None else a.astype(dtype)
+    @overload
+    def to_networkx(self, directed: bool = True, *, weight: str = "weight", root: None = None) -> Any: ...
+    @overload
+    def to_networkx(self, directed: bool = True, *, weight: str = "weight", root: int) -> Any | None: ...
+
+    def to_networkx(self, directed: bool = True, *, weight: str = "weight", root: int | None = None) -> Any | None:
+        """A square result as a networkx graph: ``directed`` a ``DiGraph`` with an edge i -> j for
+        every present entry (i, j), else a ``Graph`` (the value must be symmetric); the entry's
+        value is the edge's attribute ``weight``. Nodes are the original ids (``ids``) when the
+        value has them, else 0..n-1; every row is a node, isolated ones too. Needs networkx."""
+        from ..formats.graph import to_networkx
+
+        S = self.to_scipy("csr", root=root) if root is not None else self.to_scipy("csr")
+        if S is None:
+            return None
+        if self.ids is not None and self.col_ids is not None and not np.array_equal(self.ids, self.col_ids):
+            raise ValueError(f"{self.name or 'result'}: its rows and columns have different node ids")
+        return to_networkx(S, self.ids if self.ids is not None else self.col_ids, directed=directed,
+                           weight=weight, name=self.name or "result")
 
     def _display(self) -> tuple[str, list[list[str]] | None]:
         """(title, preview cells or None): a distributed value shows no entries (gathering is a
@@ -317,9 +330,10 @@ class Array:
     def __repr__(self) -> str:
         where = f", {self.dist!r}, {self._piece.nvals} present here" if self.distributed else \
             f", {self._piece.nvals} present"
+        ids = "" if self.ids is None else f", ids {self.ids[0]}..{self.ids[-1]}" if len(self.ids) else ""
         size = f"{self._shape[0]}x{self._shape[1]}" if self.form == "matrix" else \
             f"vector[{self._shape[0]}]" if self.form == "vector" else "scalar"
-        return f"Array({self.name or ''}{'' if self.name is None else ': '}{size} {self.dtype}{where})"
+        return f"Array({self.name or ''}{'' if self.name is None else ': '}{size} {self.dtype}{where}{ids})"
 
 
 InputValue: TypeAlias = Union[HostValue, Array]
@@ -372,6 +386,8 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
         return value
     if isinstance(value, Array):
         value = value.gb
+    elif isinstance(value, Graph) or is_networkx(value):
+        value = host_value(value)
     if isinstance(value, gb.Vector):
         value = value._as_matrix()
     elif isinstance(value, gb.Scalar):
@@ -414,10 +430,13 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
                          f"of its {m.nrows}x{m.ncols} entries are missing")
     want = t.dtype
     if dtype_of(m) is not want:
-        if not np.can_cast(dtype_of(m).np, want.np, "same_kind"):
+        if want is DType.int64 and dtype_of(m).is_float:
+            m = whole_ints(name, m)   # whole-number floats: exactly the integers they hold
+        elif not np.can_cast(dtype_of(m).np, want.np, "same_kind"):
             raise InputError(f"input {name!r} is declared {want} but got {dtype_of(m)} data, which does not "
                              f"convert safely; cast it or change the declaration")
-        m = m.dup(dtype=want.gb)
+        else:
+            m = m.dup(dtype=want.gb)
     # what this made (not the caller's matrix) is kept for the next call and freed when replaced
     return acyclic(m) if m is not value else m
 
@@ -431,10 +450,13 @@ def _dtype(name: str, npdtype: np.dtype[Any], t: object) -> DType:
             from None
 
 
-def bind_dims(decls: Iterable[Node], mats: Mapping[str, Any]) -> dict[str, int]:
-    """Bind symbolic dims from the inputs' shapes; raise InputError on any disagreement."""
-    dims: dict[str, int] = {}
-    where: dict[str, str] = {}
+def bind_dims(decls: Iterable[Node], mats: Mapping[str, Any],
+              bound: Mapping[str, tuple[int, Any]] | None = None) -> dict[str, int]:
+    """Bind symbolic dims from the inputs' shapes; raise InputError on any disagreement.
+    ``bound``: dims the program binds to sizes, dim -> (size, where: ir/check.py dim_bindings)."""
+    dims: dict[str, int] = {d: size for d, (size, _) in (bound or {}).items()}
+    where: dict[str, str] = {d: "the program, where it meets that size" + (f" ({at})" if at else "")
+                             for d, (_, at) in (bound or {}).items()}
     for decl in decls:
         name = decl.attr("name")
         m = mats[name]
@@ -461,7 +483,8 @@ class _Shape:
         self.nrows, self.ncols = int(shape[0]), int(shape[1])
 
 
-def check_shapes(decls: Iterable[Node], inputs: Mapping[str, object]) -> None:
+def check_shapes(decls: Iterable[Node], inputs: Mapping[str, object],
+                 bound: Mapping[str, tuple[int, Any]] | None = None) -> None:
     """bind_dims on the shapes of the inputs that have a 2-D one, before any is converted: a
     shape error costs nothing, not a copy of a large matrix first."""
     shapes = {}
@@ -469,7 +492,7 @@ def check_shapes(decls: Iterable[Node], inputs: Mapping[str, object]) -> None:
         shape = getattr(inputs.get(decl.attr("name")), "shape", None)
         if isinstance(shape, tuple) and len(shape) == 2:
             shapes[decl.attr("name")] = _Shape(shape)
-    bind_dims([d for d in decls if d.attr("name") in shapes], shapes)
+    bind_dims([d for d in decls if d.attr("name") in shapes], shapes, bound)
 
 
 __all__ = ["Array", "Dist", "InputValue", "LocalPiece", "Meta", "bind_dims", "check_shapes", "concrete", "to_matrix",

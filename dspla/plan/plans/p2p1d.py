@@ -173,9 +173,10 @@ def _values_only(ctx) -> bool:
 def chunk_rows(ctx) -> int | None:
     """Rows per message when a dense send list is cut into chunks (None: a sparse B, whose
     entries travel as counted messages, uncut)."""
-    if ctx.b_sparse:
+    width = row_bytes(ctx)
+    if ctx.b_sparse or width == 0:   # (B with no columns: its rows are empty, one message each)
         return None
-    return max(1, int(ctx.opt.message_bytes) // row_bytes(ctx))
+    return max(1, int(ctx.opt.message_bytes) // width)
 
 
 def chunked(lists: dict, per: int | None) -> list:
