@@ -25,6 +25,10 @@ if TYPE_CHECKING:   # (named, not imported: `import dspla` loads neither, a run 
 Scalar: TypeAlias = Union[int, float, np.number[Any], np.bool_]
 """A number or a bool, Python's or numpy's: a bound operand (``2 * X``), a fill value, a constant."""
 
+IndexLike: TypeAlias = Union[int, slice, Sequence[int], NDArray[np.integer[Any]], None]
+"""Indices of extract and assign: an int (one row or column), a slice, ints in a sequence or a
+numpy array (repeats allowed in extract), or None for all."""
+
 ShapeLike: TypeAlias = Union[Dim, Sequence[Dim]]
 """A shape: one or two dims, each a size (int) or a symbol bound from the data (``"n"``);
 one dim ``n`` is a column vector ``(n, 1)``."""
@@ -58,7 +62,7 @@ python-graphblas operator."""
 UnaryOpLike: TypeAlias = Union[str, UnaryOp, GraphBLASOperator]
 """A unary operator: its name (``"relu"``), ``dp.unary.NAME`` or a python-graphblas operator."""
 
-SelectLike: TypeAlias = Union[str, SelectOp, GraphBLASOperator]
+SelectLike: TypeAlias = Union[str, SelectOp, GraphBLASOperator, Callable[..., Any]]
 """A select predicate: a name (``"tril"``, ``"gt"``) or a comparison (``">"``, ``"<="``)."""
 
 BinaryFunction: TypeAlias = Callable[[Any, Any], Any]
@@ -102,5 +106,5 @@ class RunOptions(TypedDict, total=False):
 
 
 __all__ = ["BinaryFunction", "BinaryOpLike", "DTypeLike", "Dim", "GraphBLASOperator", "HostValue", "KindLike",
-           "MonoidLike", "PathLike", "RunOptions", "Scalar", "SelectLike", "SemiringLike", "ShapeLike",
+           "IndexLike", "MonoidLike", "PathLike", "RunOptions", "Scalar", "SelectLike", "SemiringLike", "ShapeLike",
            "UnaryFunction", "UnaryOpLike"]

@@ -180,7 +180,8 @@ class Function:
         env = reference.environment(mats, dims, self._options.get("overflow", "error"))
         out = reference.run(self.compiled.schedule(prog), env)
         self.last_stats = Stats({"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0})
-        return with_ids({k: Array(v, k) for k, v in out.items()}, self.program.outputs,
+        forms = {name: n.type.form for name, n in prog.outputs}
+        return with_ids({k: Array(v, k, form=forms[k]) for k, v in out.items()}, self.program.outputs,
                         dim_ids(self._decl, inputs))
 
     def plan(self, np: int, inputs: Mapping[str, InputValue], options: Options | None = None,

@@ -160,7 +160,7 @@ def run_here(args, program, specs: dict, dims: dict, plan, shard: tuple) -> int:
     whole = {name: arr.to_graphblas(root=0) for name, arr in out.items()} if args.out else {}
     # a 1 x 1 result (a count, a norm, a loop's last change) is shown with its value
     scalars = {name: whole[name] if name in whole else arr.to_graphblas(root=0) for name, arr in out.items()
-               if arr.shape == (1, 1)}
+               if arr.shape in ((1, 1), ())}
     if rank != 0:
         return 0
     out = {name: Array(M, name, ids=out[name].ids, col_ids=out[name].col_ids) for name, M in whole.items()}
@@ -184,9 +184,10 @@ def _report(args, out: dict, stats, nonfinite: dict, summary: dict, scalars: dic
     for name, (shape, dtype, nvals) in summary.items():
         if name in scalars:
             v = scalars[name][0, 0].value
-            print(f"{name}: 1x1 {dtype} = {'missing (no entry)' if v is None else v}")
+            print(f"{name}: {'1x1' if shape else 'scalar'} {dtype} = {'missing (no entry)' if v is None else v}")
         else:
-            print(f"{name}: {shape[0]}x{shape[1]} {dtype}, {nvals} present")
+            size = f"{shape[0]}x{shape[1]}" if len(shape) == 2 else f"vector[{shape[0]}]"
+            print(f"{name}: {size} {dtype}, {nvals} present")
     print(summary_line(stats))
     for line in choice:
         print(line)

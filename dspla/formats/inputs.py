@@ -136,7 +136,21 @@ GENERATED_HELP = ("full:VALUE (every entry VALUE) or unit:ID (one entry, 1, in t
 
 
 def is_generated(spec: str) -> bool:
-    return spec.startswith(("full:", "unit:"))
+    return spec.startswith(("full:", "unit:")) or _literal(spec) is not None
+
+
+def _literal(spec: str):
+    """A scalar input's value written on the command line (``-i k=3``, ``-i tol=1e-6``, ``true``)."""
+    if spec in ("true", "false"):
+        return spec == "true"
+    try:
+        return int(spec)
+    except ValueError:
+        pass
+    try:
+        return float(spec) if any(ch.isdigit() for ch in spec) and "/" not in spec else None
+    except ValueError:
+        return None
 
 
 def generate_inputs(specs: dict, decls: dict, data: dict, given: dict | None = None,
@@ -169,6 +183,18 @@ def generate_inputs(specs: dict, decls: dict, data: dict, given: dict | None = N
         t = decls.get(name)
         if t is None:
             continue   # an unknown name: the program's own check says which it takes
+        if _literal(spec) is not None:
+            if t.form != "scalar":
+                raise DsplaError(f"--input {name}={spec}: a number is a scalar's value, but {name} is declared {t}")
+            value, dt = _literal(spec), np.dtype(t.dtype.value)
+            want = "true or false" if dt.kind == "b" else "a whole number" if dt.kind in "iu" else "a number"
+            if isinstance(value, bool) != (dt.kind == "b") or dt.kind in "iu" and isinstance(value, float):
+                raise DsplaError(f"--input {name}={spec}: {name} is declared {t}: give {want}")
+            try:
+                out[name] = np.array([[value]], dtype=dt)
+            except OverflowError:
+                raise DsplaError(f"--input {name}={spec}: {spec} does not fit in {dt}") from None
+            continue
         shape = []
         for d in t.shape:
             if isinstance(d, str) and d not in dims:

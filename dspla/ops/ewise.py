@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import algebra
 from .._types import BinaryOpLike
 from ..errors import NoGradient, Span
-from ..ir.types import Kind, Type
+from ..ir.types import Kind, Type, joined
 from .define import (
     BINARY,
     EXPR,
@@ -46,7 +46,7 @@ def _type_add(args, attrs, given, where, span):
     _, out = attrs["op"].dtypes(a.type.dtype, b.type.dtype, where)
     # a union is as full as its fullest operand
     kind = Kind.dense if any(x.type.kind is Kind.dense for x in args) else Kind.sparse
-    return Type(kind, shape, out)
+    return Type(kind, shape, out, joined(shape, a.type, b.type))
 
 
 @EWISE_MULT.type_rule
@@ -57,7 +57,7 @@ def _type_mult(args, attrs, given, where, span):
     # an intersection is as sparse as its sparsest full-shape operand
     full = [x for x in args if all(same_dims(d, e) for d, e in zip(x.type.shape, shape))]
     kind = Kind.sparse if any(x.type.kind is Kind.sparse for x in full) else Kind.dense
-    return Type(kind, shape, out)
+    return Type(kind, shape, out, joined(shape, a.type, b.type))
 
 
 # ----------------------------------------------------------------------------- evaluation

@@ -12,7 +12,7 @@ from ..errors import NoGradient, Span
 from ..instr import MxM
 from ..instr.layout import REP
 from ..ir.node import Node, Op
-from ..ir.types import Kind, Type
+from ..ir.types import Kind, Type, fitting
 from .define import (
     EXPR,
     MASKED,
@@ -34,6 +34,8 @@ from .define import (
     vector_check,
 )
 from .define.lazy import kernel
+from .form import as_vector
+from .transpose import transpose
 
 gbops = kernel("gbops")
 spmspv = kernel("spmspv")
@@ -51,7 +53,7 @@ def _type(args, attrs, given, where, span):
     check_mask(args, attrs, shape, where, span, 2)
     # a masked product holds entries inside its mask only: stored sparse
     sparse = a.type.kind is Kind.sparse and b.type.kind is Kind.sparse or attrs["mask"] is not None
-    return Type(Kind.sparse if sparse else Kind.dense, shape, out)
+    return Type(Kind.sparse if sparse else Kind.dense, shape, out, fitting(b.type.form, shape))
 
 
 def output_mask(node, args, first: int):
@@ -317,6 +319,13 @@ def mxv(a: Expr, v: Expr, semiring: SemiringLike = "plus_times", *, mask: Expr |
 @spelling(file=(("u", EXPR), ("a", EXPR), ("semiring", SEMIRING), *MASKED))
 def vxm(u: Expr, a: Expr, semiring: SemiringLike = "plus_times", *, mask: Expr | None = None,
         complement: bool = False, structure: bool = False, span: Span | None = None) -> Expr:
-    """u ⊕.⊗ A for a 1 x n row vector u (transpose a column vector with ``.T``; masks as in ``mxm``)."""
+    """u ⊕.⊗ A: for a vector u (``dp.vector``), the vector (uᵀ A)ᵀ; for a 1 x n row u, a 1 x m row."""
+    span = span_or_caller(span)
+    if node_of(u).type.form == "vector":
+        if mask is not None:
+            mask = transpose(mask, span=span)
+        row = mxm(transpose(u, span=span), a, semiring, mask=mask, complement=complement, structure=structure,
+                  span=span)
+        return as_vector(transpose(row, span=span), span=span)
     vector_check(u, "row", span)
-    return mxm(u, a, semiring, mask=mask, complement=complement, structure=structure, span=span_or_caller(span))
+    return mxm(u, a, semiring, mask=mask, complement=complement, structure=structure, span=span)

@@ -11,6 +11,8 @@ from ..errors import NoGradient, Span
 from ..ir.types import Kind, Type
 from .define import AXIS, EXPR, MONOID, Expr, Facts, define, make, named, node_of, span_or_caller, spelling, touched
 from .define.lazy import kernel, library
+from .form import as_scalar, as_vector
+from .transpose import transpose
 
 _ss = library("suitesparse_graphblas")
 gbops = kernel("gbops")
@@ -26,7 +28,9 @@ def _type(args, attrs, given, where, span):
     axis = attrs["axis"]
     shape = {"rows": (x.type.nrows, 1), "cols": (1, x.type.ncols), "all": (1, 1)}[axis]
     out = attrs["monoid"].check(x.type.dtype, where)
-    return Type(Kind.dense, shape, out)
+    # a vector's reductions are a vector (by rows: itself) and a scalar
+    form = "matrix" if x.type.form == "matrix" or axis == "cols" else "vector" if axis == "rows" else "scalar"
+    return Type(Kind.dense, shape, out, form)
 
 
 @REDUCE.eval_rule(into=True)
@@ -130,3 +134,22 @@ def reduce_cols(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = Non
 @spelling(file=(("x", EXPR), ("monoid", MONOID)))
 def reduce_all(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
     return reduce(x, monoid, "all", span=span_or_caller(span))
+
+
+@spelling(file=(("x", EXPR), ("monoid", MONOID)))
+def reduce_rowwise(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
+    """A vector of x's rows reduced with a monoid (a row with no entries: a missing entry)."""
+    return as_vector(reduce(x, monoid, "rows", span=span_or_caller(span)), span=span_or_caller(span))
+
+
+@spelling(file=(("x", EXPR), ("monoid", MONOID)))
+def reduce_columnwise(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
+    """A vector of x's columns reduced with a monoid."""
+    span = span_or_caller(span)
+    return as_vector(reduce(transpose(x, span=span), monoid, "rows", span=span), span=span)
+
+
+@spelling(file=(("x", EXPR), ("monoid", MONOID)))
+def reduce_scalar(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
+    """A scalar: every entry of x reduced with a monoid (none: a missing scalar)."""
+    return as_scalar(reduce(x, monoid, "all", span=span_or_caller(span)), span=span_or_caller(span))

@@ -290,10 +290,12 @@ class DistSession:
             return out
         dims_, layouts, shapes = self.layout
         results = {}
+        forms = {name: n.type.form for name, n in self.compiled.program.outputs}
         for name, M in out.items():
             lay = layouts[name]
             part = dims_[lay.dim] if lay.kind != "rep" else None
-            results[name] = Array(M, name, Dist(lay.kind, lay.dim, part, comm), shapes[name])
+            results[name] = Array(M, name, Dist(lay.kind, lay.dim, part, comm), shapes[name],
+                                  form=forms.get(name, "matrix"))
         return results
 
     def explain(self) -> str:

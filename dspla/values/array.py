@@ -14,7 +14,7 @@ import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
 from graphblas import Matrix, Vector
-from numpy.typing import DTypeLike, NDArray
+from numpy.typing import NDArray
 
 from .. import display
 from .._types import HostValue, Scalar
@@ -25,6 +25,7 @@ from ..ir.types import concrete
 from ..kernels.acyclic import acyclic
 from ..kernels.buffers import dense_parts, from_values
 from ..kernels.gbops import dtype_of
+from .forms import Presented
 from .hostdata import host_value, whole_ints
 
 
@@ -88,7 +89,7 @@ class Dist:
         return "replicated" if self.kind == "rep" else f"{self.kind}s of {self.dim} over {self.comm.size} processes"
 
 
-class Array:
+class Array(Presented):
     """A value a program returned (or a user's data wrapped for reuse).
 
     One process: the whole matrix (``.gb``). Inside an MPI job: this rank's piece of a value
@@ -108,18 +109,19 @@ class Array:
     is passed on to another function, written by ``dspla run --out``, or made a networkx graph
     (``to_networkx``)."""
 
-    __slots__ = ("_piece", "name", "dist", "_shape", "ids", "col_ids")
+    __slots__ = ("_piece", "name", "dist", "_shape", "ids", "col_ids", "form")
     __array_priority__ = 10
 
     def __init__(self, matrix: Matrix, name: str | None = None, dist: Dist | None = None,
                  shape: Sequence[int] | None = None, ids: NDArray[Any] | None = None,
-                 col_ids: NDArray[Any] | None = None) -> None:
+                 col_ids: NDArray[Any] | None = None, form: str = "matrix") -> None:
         self._piece = matrix
         self.name = name
         self.dist = dist
         self._shape = cast("tuple[int, int]", tuple(shape)) if shape is not None else (matrix.nrows, matrix.ncols)
         self.ids: NDArray[Any] | None = ids
         self.col_ids: NDArray[Any] | None = col_ids
+        self.form = form   # 'vector': held n x 1, presented with shape (n,); 'scalar': held 1 x 1, shape ()
 
     # -- what this rank holds
     @property
@@ -147,10 +149,6 @@ class Array:
         if d is None or d.kind == "rep":
             return LocalPiece(self._piece, "rows", np.arange(self._shape[0]))
         return LocalPiece(self._piece, d.kind + "s", d.owners.owned[d.comm.rank])
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self._shape
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -256,8 +254,8 @@ class Array:
             if M.nvals != M.nrows * M.ncols:
                 raise ValueError(f"{self.name or 'result'} has {M.nrows * M.ncols - M.nvals} "
                                  "missing entries; call to_numpy(fill=...) or use to_coo()/to_scipy()")
-            return M.to_dense()
-        return M.to_dense(fill_value=fill)
+            return self._presented(M.to_dense())
+        return self._presented(M.to_dense(fill_value=fill))
 
     @overload
     def present(self, root: None = None) -> NDArray[np.bool_]: ...
@@ -272,7 +270,7 @@ class Array:
         out = np.zeros(self._shape, dtype=bool)
         r, c, _ = M.to_coo(values=False)
         out[r, c] = True
-        return out
+        return self._presented(out)
 
     @overload
     def to_scipy(self, format: ScipyFormat = "csr", root: None = None) -> sp.sparray: ...
@@ -306,10 +304,6 @@ class Array:
         return to_networkx(S, self.ids if self.ids is not None else self.col_ids, directed=directed,
                            weight=weight, name=self.name or "result")
 
-    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
-        a = self.to_numpy()
-        return a if dtype is None else a.astype(dtype)
-
     def _display(self) -> tuple[str, list[list[str]] | None]:
         """(title, preview cells or None): a distributed value shows no entries (gathering is a
         collective, and a notebook displays on one rank)."""
@@ -337,8 +331,9 @@ class Array:
         where = f", {self.dist!r}, {self._piece.nvals} present here" if self.distributed else \
             f", {self._piece.nvals} present"
         ids = "" if self.ids is None else f", ids {self.ids[0]}..{self.ids[-1]}" if len(self.ids) else ""
-        return (f"Array({self.name or ''}{'' if self.name is None else ': '}{self._shape[0]}x{self._shape[1]} "
-                f"{self.dtype}{where}{ids})")
+        size = f"{self._shape[0]}x{self._shape[1]}" if self.form == "matrix" else \
+            f"vector[{self._shape[0]}]" if self.form == "vector" else "scalar"
+        return f"Array({self.name or ''}{'' if self.name is None else ': '}{size} {self.dtype}{where}{ids})"
 
 
 InputValue: TypeAlias = Union[HostValue, Array]
@@ -395,6 +390,9 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
         value = host_value(value)
     if isinstance(value, gb.Vector):
         value = value._as_matrix()
+    elif isinstance(value, gb.Scalar):
+        value = gb.Matrix.from_coo([0] * (not value.is_empty), [0] * (not value.is_empty),
+                                   [value.value] * (not value.is_empty), nrows=1, ncols=1, dtype=value.dtype)
     if isinstance(value, gb.Matrix):
         m = value
         data_dtype = dtype_of(m)
@@ -413,6 +411,8 @@ def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
         if t.kind is Kind.sparse:
             raise InputError(f"input {name!r} is declared {t} but got {_describe(arr)}; a dense array cannot say "
                              "which entries are missing: pass scipy.sparse.csr_array(value) (zeros become missing)")
+        if arr.ndim == 0:
+            arr = arr.reshape(1, 1)
         if arr.ndim == 1:
             arr = arr.reshape(-1, 1) if t.shape[1] == 1 or t.shape[0] != 1 else arr.reshape(1, -1)
         if arr.ndim != 2:
@@ -445,7 +445,8 @@ def _dtype(name: str, npdtype: np.dtype[Any], t: object) -> DType:
     try:
         return DType.of_numpy(npdtype)
     except TypeError:
-        raise InputError(f"input {name!r}: dtype {npdtype} is not supported (float64, float32, int64, bool)") \
+        raise InputError(f"input {name!r}: dtype {npdtype} is not supported (bool, int8..int64, uint8..uint64, "
+                         "float32, float64)") \
             from None
 
 

@@ -116,6 +116,11 @@ class Expr:
     def __ne__(self, other: object) -> Expr:  # type: ignore[override]  # element-wise, not a bool
         return compare(self, other, "ne", caller_span())
 
+    def __getitem__(self, key: Any) -> Expr:
+        """``A[I, J]``, ``v[I]`` (``A[I]``: the rows I): extract (ints, slices, lists of ints)."""
+        rows, cols = key if isinstance(key, tuple) and len(key) == 2 else (key, None)
+        return _cast(Expr, builder("extract")(self, rows, cols, span=caller_span()))
+
     __hash__ = object.__hash__   # expressions stay usable as dict keys (by identity)
 
 
