@@ -7,7 +7,8 @@
 """
 from typing import TYPE_CHECKING
 
-from . import binary, errors, monoid, plot, semiring, unary
+from . import binary, eager, errors, monoid, plot, semiring, unary
+from .eager import array, function
 from .errors import (
     DataFormatError,
     DimensionMismatch,
@@ -18,9 +19,8 @@ from .errors import (
     LoopBoundWarning,
     UnknownNameError,
 )
-from .frontend import dsl as _dsl
 from .frontend.dsl import Expr, grad
-from .function import Function, function
+from .function import Function
 from .runtime.launch import world
 from .runtime.shards import load_shards
 from .values import Array
@@ -28,7 +28,8 @@ from .verbosity import quiet
 
 # dp.mxm, dp.relu, dp.while_loop, ...: every op's Python spelling, as its definition registers it
 # (dspla/ops); a new op's module adds its name here without an edit to this file
-_SPELLED = _dsl.builders()
+# (eager: each runs at once on concrete values and traces on expressions, dspla/eager)
+_SPELLED = eager.register()
 globals().update(_SPELLED)
 
 if TYPE_CHECKING:   # the same functions, named for static type checkers (which cannot see the above)
@@ -54,7 +55,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
-    "Expr", "Function", "InputError", "LoopBoundWarning", "UnknownNameError", "binary", "errors", "function", "grad",
+    "Expr", "Function", "InputError", "LoopBoundWarning", "UnknownNameError", "array", "binary", "eager", "errors",
+    "function", "grad",
     "load_shards", "monoid", "plot", "quiet", "semiring", "unary", "world",
 ]
 __all__ += sorted(_SPELLED)

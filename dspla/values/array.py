@@ -24,6 +24,7 @@ from ..ir.types import concrete
 from ..kernels.acyclic import acyclic
 from ..kernels.buffers import dense_parts, from_values
 from ..kernels.gbops import dtype_of
+from ..ops.define import Methods
 
 
 class Owners(Protocol):
@@ -77,8 +78,10 @@ class Dist:
         return "replicated" if self.kind == "rep" else f"{self.kind}s of {self.dim} over {self.comm.size} processes"
 
 
-class Array:
-    """A value a program returned (or a user's data wrapped for reuse).
+class Array(Methods):
+    """A value a program or an eager operation returned (or a user's data wrapped: ``dp.array``).
+    Its methods are python-graphblas's (``A.mxm(B, "plus_times")``, ``A.reduce_rowwise()``,
+    ``A == B``, ...) and run at once (dspla/eager): they return values, never Python bools.
 
     One process: the whole matrix (``.gb``). Inside an MPI job: this rank's piece of a value
     that stays distributed, ``.local``; passing it to the same or another function moves nothing
@@ -91,6 +94,7 @@ class Array:
 
     __slots__ = ("_piece", "name", "dist", "_shape")
     __array_priority__ = 10
+    __array_ufunc__ = None   # numpy defers to our reflected operators: x + value is element-wise here
 
     def __init__(self, matrix: Matrix, name: str | None = None, dist: Dist | None = None,
                  shape: Sequence[int] | None = None) -> None:
@@ -185,6 +189,39 @@ class Array:
         if d is None:
             return self._whole_local().nvals
         return int(sum(d.comm.allgather(self._piece.nvals)))
+
+    # -- a 1 x 1 value as a Python scalar (python-graphblas's Scalar.value)
+    @property
+    def value(self) -> Any:
+        """The entry of a 1 x 1 value (None when it is missing)."""
+        if self._shape != (1, 1):
+            raise ValueError(f"{self.name or 'this value'} is {self._shape[0]}x{self._shape[1]}, not 1 x 1: "
+                             "it has no single value (to_numpy(), to_coo() convert it)")
+        M = self._gather(None)
+        return None if M is None or M.nvals == 0 else M[0, 0].new().value
+
+    def _scalar(self, what: str) -> Any:
+        v = self.value
+        if v is None:
+            raise ValueError(f"{what}() of a missing entry: {self.name or 'this 1 x 1 value'} has none")
+        return v
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"a {self.dtype} value is not an index")
+        return int(self._scalar("int"))
+
+    def __bool__(self) -> bool:
+        if self._shape != (1, 1):
+            raise TypeError(f"the truth value of a {self._shape[0]}x{self._shape[1]} value is ambiguous; "
+                            "isequal() compares two values, .nvals counts entries")
+        return bool(self._scalar("bool"))
 
     @property
     def is_full(self) -> bool:

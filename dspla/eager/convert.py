@@ -1,0 +1,82 @@
+"""Concrete values as eager operations take them: which arguments are values (dspla ``Array``s,
+numpy arrays, scipy sparse matrices, python-graphblas matrices and vectors), the matrix each is
+on one process, and its signature (kind, rows, columns, dtype) that keys the cache of traced
+operations."""
+from __future__ import annotations
+
+from typing import Any
+
+import graphblas as gb
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import InputError
+from ..ir.types import DType, Kind
+from ..kernels.buffers import from_values
+from ..kernels.gbops import dtype_of
+from ..values import Array
+
+_VALUES = (Array, np.ndarray, gb.Matrix, gb.Vector)
+
+
+def is_value(x: Any) -> bool:
+    """A concrete value an operation runs on at once (not a Python scalar, not an expression)."""
+    if isinstance(x, np.ndarray):
+        return x.ndim > 0
+    return isinstance(x, _VALUES) or sp.issparse(x)
+
+
+def _dtype(np_dtype: np.dtype) -> DType:
+    try:
+        return DType.of_numpy(np_dtype)
+    except TypeError:
+        raise InputError(f"dtype {np_dtype} is not supported (float64, float32, int64, bool); "
+                         "cast the value first") from None
+
+
+def matrix(x: Any) -> gb.Matrix:
+    """The value as one GraphBLAS matrix (a vector as an n x 1 column); numpy and scipy data are
+    copied into a matrix the result may share, never the caller's buffers."""
+    if isinstance(x, Array):
+        return x.gb
+    if isinstance(x, gb.Matrix):
+        return x
+    if isinstance(x, gb.Vector):
+        return x._as_matrix()
+    if sp.issparse(x):
+        csr = sp.csr_array(x)
+        _dtype(csr.dtype)
+        if not csr.has_canonical_format:   # scipy semantics: duplicates add up
+            csr = csr.copy()
+            csr.sum_duplicates()
+        return gb.io.from_scipy_sparse(csr)
+    arr = np.asarray(x)
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2:
+        raise InputError(f"a value has one or two dimensions, got a numpy array of shape {arr.shape}")
+    dt = _dtype(arr.dtype)
+    if not arr.size:
+        return gb.Matrix(dt.gb, *arr.shape)
+    return from_values(np.array(arr, dtype=dt.np, order="C"), dt)
+
+
+def signature(x: Any) -> tuple[Kind, int, int, DType]:
+    """(kind, rows, columns, dtype): dense when every entry is present. A distributed ``Array``
+    counts its entries over the job (a collective: every rank calls the operation)."""
+    if isinstance(x, Array):
+        r, c = x.shape
+        return (Kind.dense if x.nvals == r * c else Kind.sparse), r, c, _dtype(x.dtype)
+    if isinstance(x, gb.Matrix):
+        return (Kind.dense if x.nvals == x.nrows * x.ncols else Kind.sparse), x.nrows, x.ncols, dtype_of(x)
+    raise AssertionError(f"not converted: {type(x).__name__}")   # (host data is converted first)
+
+
+def array(data: Any, name: str | None = None) -> Array:
+    """A value operations run on at once (``dp.array``): numpy (a 1-D array as a column vector),
+    scipy sparse (zeros stored are entries; missing ones are not) or python-graphblas data."""
+    if isinstance(data, Array):
+        return data
+    if not is_value(data):
+        raise TypeError(f"dp.array takes numpy, scipy sparse or python-graphblas data, got {type(data).__name__}")
+    return Array(matrix(data), name)
