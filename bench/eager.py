@@ -74,7 +74,8 @@ def measure(a: sp.csr_array, n_rounds: int) -> dict:
         ratio = med["dspla"] / med["python-graphblas"]
         results[name] = {"dspla_median_s": med["dspla"], "graphblas_median_s": med["python-graphblas"],
                          "dspla_min_s": low["dspla"], "graphblas_min_s": low["python-graphblas"],
-                         "ratio": ratio, "ratio_min": low["dspla"] / low["python-graphblas"], "within_bar": ratio <= BAR}
+                         "ratio": ratio, "ratio_min": low["dspla"] / low["python-graphblas"],
+                         "within_bar": ratio <= BAR}
         print(f"{name:<16} median: dspla {med['dspla'] * 1e3:8.2f} ms, python-graphblas "
               f"{med['python-graphblas'] * 1e3:8.2f} ms, ratio {ratio:5.2f} {'ok' if ratio <= BAR else 'OVER'}   "
               f"(min: {low['dspla'] * 1e3:.2f} / {low['python-graphblas'] * 1e3:.2f} ms)", flush=True)
