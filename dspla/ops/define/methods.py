@@ -119,9 +119,8 @@ class Methods:
         return call("diag", self, k, **kw)
 
     def __getitem__(self, key: Any) -> Any:
-        """``A[I, J]``: I and J are slices, index lists or arrays, or single indices."""
-        rows, cols = key if isinstance(key, tuple) and len(key) == 2 else (key, slice(None))
-        return call("extract", self, rows, cols)
+        """``A[I, J]`` (``v[I]``): I and J are slices, index lists or arrays, or single indices."""
+        return call("extract", self, *key) if isinstance(key, tuple) else call("extract", self, key)
 
     def isequal(self, other: Any, **kw: Any) -> Any:
         return call("isequal", self, other, **kw)
