@@ -16,7 +16,7 @@ from ..kernels.buffers import from_values
 from ..kernels.gbops import dtype_of
 from ..values import Array
 
-_VALUES = (Array, np.ndarray, gb.Matrix, gb.Vector)
+_VALUES = (Array, np.ndarray, gb.Matrix, gb.Vector, gb.Scalar)
 
 
 def is_value(x: Any) -> bool:
@@ -43,6 +43,9 @@ def matrix(x: Any) -> gb.Matrix:
         return x
     if isinstance(x, gb.Vector):
         return x._as_matrix()
+    if isinstance(x, gb.Scalar):
+        some = [0] * (not x.is_empty)
+        return gb.Matrix.from_coo(some, some, [x.value] * len(some), nrows=1, ncols=1, dtype=x.dtype)
     if sp.issparse(x):
         csr = sp.csr_array(x)
         _dtype(csr.dtype)
@@ -61,14 +64,25 @@ def matrix(x: Any) -> gb.Matrix:
     return from_values(np.array(arr, dtype=dt.np, order="C"), dt)
 
 
-def signature(x: Any) -> tuple[Kind, int, int, DType]:
-    """(kind, rows, columns, dtype): dense when every entry is present. A distributed ``Array``
-    counts its entries over the job (a collective: every rank calls the operation)."""
+def form_of(x: Any) -> str:
+    """How the value presents itself: 'vector' (python-graphblas's Vector, a 1-D numpy array, a
+    vector result), 'scalar' (a graphblas Scalar, a scalar result) or 'matrix'."""
     if isinstance(x, Array):
-        r, c = x.shape
-        return (Kind.dense if x.nvals == r * c else Kind.sparse), r, c, _dtype(x.dtype)
+        return getattr(x, "form", "matrix")
+    if isinstance(x, gb.Vector) or isinstance(x, np.ndarray) and x.ndim == 1:
+        return "vector"
+    return "scalar" if isinstance(x, gb.Scalar) else "matrix"
+
+
+def signature(x: Any, form: str) -> tuple[str, Kind, int, int, DType]:
+    """(form, kind, rows, columns, dtype) of a converted value: dense when every entry is present.
+    A distributed ``Array`` counts its entries over the job (a collective: every rank calls the
+    operation)."""
+    if isinstance(x, Array):
+        r, c = x._shape
+        return form, (Kind.dense if x.nvals == r * c else Kind.sparse), r, c, _dtype(x.dtype)
     if isinstance(x, gb.Matrix):
-        return (Kind.dense if x.nvals == x.nrows * x.ncols else Kind.sparse), x.nrows, x.ncols, dtype_of(x)
+        return form, (Kind.dense if x.nvals == x.nrows * x.ncols else Kind.sparse), x.nrows, x.ncols, dtype_of(x)
     raise AssertionError(f"not converted: {type(x).__name__}")   # (host data is converted first)
 
 

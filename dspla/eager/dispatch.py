@@ -20,14 +20,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..function import Function
-from ..ir import Op, Program
+from ..ir import Program
 from ..ir.types import Type
-from ..ops import SPELLINGS, Expr, make
+from ..ops import SPELLINGS, Expr, builder
 from ..ops.define import CALLS, EXPR, arith, caller_span, compare
 from ..reference import Schedule, environment, run
 from ..runtime.launch import world
 from ..values import Array
-from .convert import is_value, matrix, signature
+from .convert import form_of, is_value, matrix, signature
 
 CACHE_SIZE = 1024   # traced operations kept (least recently used dropped)
 _local = threading.local()   # a communicator given with running_on, per thread (simulated ranks are threads)
@@ -91,19 +91,24 @@ def _dim(size: int, dims: dict[str, int]) -> int | str:
 def stand_ins(args: list, kwargs: dict, leaves: list, sigs: list) -> tuple[list, dict, list, list, dict]:
     """The arguments with an input declared in place of each value (``leaves``: where the values
     are, an int position or a keyword; ``sigs``: their signatures): (args, kwargs, the inputs'
-    names, their nodes, the dims' sizes)."""
+    names, their nodes, the dims' sizes). Declared by the front end's own builders, so a vector
+    or a scalar is one there too."""
     dims: dict[str, int] = {}
     names, nodes = [], []
-    for i, (where, (kind, r, c, dtype)) in enumerate(zip(leaves, sigs)):
+    for i, (where, (form, kind, r, c, dtype)) in enumerate(zip(leaves, sigs)):
         name = f"x{i}"
-        node = make(Op.INPUT, (), (("name", name), ("role", "input")),
-                    type=Type(kind, (_dim(r, dims), _dim(c, dims)), dtype), name=name)
-        names.append(name)
-        nodes.append(node)
-        if isinstance(where, int):
-            args[where] = Expr(node)
+        if form == "vector":
+            e = builder("vector")(name, _dim(r, dims), dtype.value, kind.value)
+        elif form == "scalar" and "scalar" in SPELLINGS:
+            e = builder("scalar")(name, dtype.value)
         else:
-            kwargs[where] = Expr(node)
+            e = builder("declare")(name, kind.value, (_dim(r, dims), _dim(c, dims)), dtype.value)
+        names.append(name)
+        nodes.append(e.node)
+        if isinstance(where, int):
+            args[where] = e
+        else:
+            kwargs[where] = e
     return args, kwargs, names, nodes, dims
 
 
@@ -114,6 +119,12 @@ def _trace(fn: Callable[..., Any], args: list, kwargs: dict, leaves: list, sigs:
     if not isinstance(out, Expr):
         raise TypeError(f"{getattr(fn, '__name__', fn)} did not give a value ({type(out).__name__})")
     return Traced(Program((("out", out.node),), tuple(nodes)), tuple(names), dims)
+
+
+def result(matrix: Any, t: Type) -> Array:
+    """A value of type ``t`` holding ``matrix`` (a vector or scalar type presents itself as one)."""
+    form = getattr(t, "form", "matrix")
+    return Array(matrix) if form == "matrix" else Array(matrix, form=form)  # type: ignore[call-arg]
 
 
 def _key_part(x: Any) -> Any:
@@ -127,7 +138,7 @@ def evaluate(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, leave
     # one process: the values as matrices; in a job: as given (the session converts host data on
     # rank 0 and keeps distributed values where they are)
     vals = [v if comm is not None and isinstance(v, Array) else matrix(v) for v in given]
-    sigs = [signature(v) for v in vals]
+    sigs = [signature(v, form_of(g)) for v, g in zip(vals, given)]
     key: Any = (name, tuple(sigs), tuple(_key_part(a) for i, a in enumerate(args) if i not in leaves),
                 tuple((k, _key_part(v)) for k, v in sorted(kwargs.items()) if k not in leaves))
     try:
@@ -145,17 +156,22 @@ def evaluate(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, leave
                         _CACHE.popitem(last=False)
     inputs = dict(zip(traced.names, vals))
     if comm is None:
-        return Array(run(traced.schedule, environment(inputs, traced.dims))["out"])
+        out = traced.program.outputs[0][1]
+        return result(run(traced.schedule, environment(inputs, traced.dims))["out"], out.type)
     return traced.function.run(inputs, comm=comm)["out"]
 
 
 def _expression_params(name: str, fn: Callable[..., Any]) -> tuple[list[str], frozenset[str] | None]:
-    """(the parameters in order, those that take expressions: None when any may)."""
-    params = list(inspect.signature(fn).parameters)
+    """(the parameters in order, those that take values: the ones the builder types as
+    expressions, else those its file spelling reads as expressions; None: any may)."""
+    sig = inspect.signature(fn).parameters
+    typed = frozenset(p for p, param in sig.items() if "Expr" in str(param.annotation))
+    if typed:
+        return list(sig), typed
     spelled = SPELLINGS.get(name)
     if spelled is None or spelled.file is None:
-        return params, None
-    return params, frozenset(p for p, kind in spelled.file if kind == EXPR)
+        return list(sig), None
+    return list(sig), frozenset(p for p, kind in spelled.file if kind == EXPR)
 
 
 def eager(name: str, fn: Callable[..., Any], exprs: frozenset[str] | None = None,

@@ -12,7 +12,7 @@ from ..function import Function
 from ..ir import Program
 from ..ops import Expr
 from ..values import Array
-from .convert import is_value, matrix, signature
+from .convert import form_of, is_value, matrix, signature
 from .dispatch import _lock, communicator, stand_ins
 
 
@@ -42,7 +42,7 @@ class Compiled:
         leaves = [i for i, a in enumerate(args) if is_value(a)] + [k for k, v in kwargs.items() if is_value(v)]
         given = [args[w] if isinstance(w, int) else kwargs[w] for w in leaves]
         vals = [v if comm is not None and isinstance(v, Array) else matrix(v) for v in given]
-        sigs = [signature(v) for v in vals]
+        sigs = [signature(v, form_of(g)) for v, g in zip(vals, given)]
         key = (tuple(sigs), tuple(leaves), tuple(a for i, a in enumerate(args) if i not in leaves),
                tuple((k, v) for k, v in sorted(kwargs.items()) if k not in leaves))
         got = self._cache.get(key)

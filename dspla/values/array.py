@@ -200,28 +200,28 @@ class Array(Methods):
         M = self._gather(None)
         return None if M is None or M.nvals == 0 else M[0, 0].new().value
 
-    def _scalar(self, what: str) -> Any:
+    def _scalar_value(self, what: str) -> Any:
         v = self.value
         if v is None:
             raise ValueError(f"{what}() of a missing entry: {self.name or 'this 1 x 1 value'} has none")
         return v
 
     def __float__(self) -> float:
-        return float(self._scalar("float"))
+        return float(self._scalar_value("float"))
 
     def __int__(self) -> int:
-        return int(self._scalar("int"))
+        return int(self._scalar_value("int"))
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iub":
             raise TypeError(f"a {self.dtype} value is not an index")
-        return int(self._scalar("int"))
+        return int(self._scalar_value("int"))
 
     def __bool__(self) -> bool:
         if self._shape != (1, 1):
             raise TypeError(f"the truth value of a {self._shape[0]}x{self._shape[1]} value is ambiguous; "
                             "isequal() compares two values, .nvals counts entries")
-        return bool(self._scalar("bool"))
+        return bool(self._scalar_value("bool"))
 
     @property
     def is_full(self) -> bool:

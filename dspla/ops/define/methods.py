@@ -29,6 +29,11 @@ def call(name: str, *args: Any, **kwargs: Any) -> Any:
     return fn(*args, **kwargs)
 
 
+def _spelled(name: str, fallback: str) -> str:
+    """``name`` when an op spells it, else ``fallback`` (the same operation by its older name)."""
+    return name if name in SPELLINGS else fallback
+
+
 def _shape(x: Any) -> tuple:
     return tuple(getattr(x, "shape", ()))
 
@@ -102,13 +107,13 @@ class Methods:
 
     # -- reductions (to a column vector, a column vector, a 1 x 1 value)
     def reduce_rowwise(self, op: Any = "plus", **kw: Any) -> Any:
-        return call("reduce_rows", self, op, **kw)
+        return call(_spelled("reduce_rowwise", "reduce_rows"), self, op, **kw)
 
     def reduce_columnwise(self, op: Any = "plus", **kw: Any) -> Any:
-        return _column(call("reduce_cols", self, op, **kw))
+        return _column(call(_spelled("reduce_columnwise", "reduce_cols"), self, op, **kw))
 
     def reduce_scalar(self, op: Any = "plus", **kw: Any) -> Any:
-        return call("reduce_all", self, op, **kw)
+        return call(_spelled("reduce_scalar", "reduce_all"), self, op, **kw)
 
     # -- structure
     @property
