@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..errors import DsplaError
 from ..function import Function
 from ..ir import Program
 from ..ir.types import Type
@@ -78,31 +79,33 @@ class Traced:
 _CACHE: OrderedDict[Any, Traced] = OrderedDict()
 
 
-def _dim(size: int, dims: dict[str, int]) -> int | str:
-    """A size as the dim a stand-in declares: 1 stays 1 (vectors, scalars); every other size is a
-    symbol (what planning partitions), one per size."""
-    if size == 1:
-        return 1
+def _dim(size: int, dims: dict[str, int] | None) -> int | str:
+    """A size as the dim a stand-in declares: with ``dims``, a symbol per size (what planning
+    partitions), but 1 stays 1 (vectors, scalars); without, the size itself."""
+    if size == 1 or dims is None:
+        return size
     name = f"n{size}"
     dims[name] = size
     return name
 
 
-def stand_ins(args: list, kwargs: dict, leaves: list, sigs: list) -> tuple[list, dict, list, list, dict]:
+def stand_ins(args: list, kwargs: dict, leaves: list, sigs: list,
+              symbolic: bool = True) -> tuple[list, dict, list, list, dict]:
     """The arguments with an input declared in place of each value (``leaves``: where the values
     are, an int position or a keyword; ``sigs``: their signatures): (args, kwargs, the inputs'
     names, their nodes, the dims' sizes). Declared by the front end's own builders, so a vector
-    or a scalar is one there too."""
+    or a scalar is one there too; ``symbolic``: dims as symbols (planned over), else as sizes."""
     dims: dict[str, int] = {}
+    sym = dims if symbolic else None
     names, nodes = [], []
     for i, (where, (form, kind, r, c, dtype)) in enumerate(zip(leaves, sigs)):
         name = f"x{i}"
         if form == "vector":
-            e = builder("vector")(name, _dim(r, dims), dtype.value, kind.value)
+            e = builder("vector")(name, _dim(r, sym), dtype.value, kind.value)
         elif form == "scalar" and "scalar" in SPELLINGS:
             e = builder("scalar")(name, dtype.value)
         else:
-            e = builder("declare")(name, kind.value, (_dim(r, dims), _dim(c, dims)), dtype.value)
+            e = builder("declare")(name, kind.value, (_dim(r, sym), _dim(c, sym)), dtype.value)
         names.append(name)
         nodes.append(e.node)
         if isinstance(where, int):
@@ -112,10 +115,26 @@ def stand_ins(args: list, kwargs: dict, leaves: list, sigs: list) -> tuple[list,
     return args, kwargs, names, nodes, dims
 
 
-def _trace(fn: Callable[..., Any], args: list, kwargs: dict, leaves: list, sigs: list) -> Traced:
-    """The operation on stand-in inputs."""
-    args, kwargs, names, nodes, dims = stand_ins(args, dict(kwargs), leaves, sigs)
-    out = fn(*args, **kwargs)
+def trace(fn: Callable[..., Any], args: list, kwargs: dict, leaves: list, sigs: list,
+          symbolic: bool) -> tuple[Any, list, dict]:
+    """``fn`` on stand-in inputs: (what it returned, the inputs' names, nodes and the dims' sizes).
+    Symbolic dims where asked and the operations allow (a few need sizes known when traced:
+    kronecker, diag off the main diagonal), else the sizes."""
+    if symbolic:
+        try:
+            return _call(fn, *stand_ins(list(args), dict(kwargs), leaves, sigs, True))
+        except DsplaError:
+            pass   # (the error, if it is not about unknown sizes, comes again below)
+    return _call(fn, *stand_ins(list(args), dict(kwargs), leaves, sigs, False))
+
+
+def _call(fn: Callable[..., Any], args: list, kwargs: dict, names: list, nodes: list, dims: dict) -> tuple:
+    return fn(*args, **kwargs), [names, nodes], dims
+
+
+def _trace(fn: Callable[..., Any], args: list, kwargs: dict, leaves: list, sigs: list, symbolic: bool) -> Traced:
+    """The operation on stand-in inputs (dims as symbols in a job: they are what is planned over)."""
+    out, (names, nodes), dims = trace(fn, args, kwargs, leaves, sigs, symbolic)
     if not isinstance(out, Expr):
         raise TypeError(f"{getattr(fn, '__name__', fn)} did not give a value ({type(out).__name__})")
     return Traced(Program((("out", out.node),), tuple(nodes)), tuple(names), dims)
@@ -139,7 +158,7 @@ def evaluate(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, leave
     # rank 0 and keeps distributed values where they are)
     vals = [v if comm is not None and isinstance(v, Array) else matrix(v) for v in given]
     sigs = [signature(v, form_of(g)) for v, g in zip(vals, given)]
-    key: Any = (name, tuple(sigs), tuple(_key_part(a) for i, a in enumerate(args) if i not in leaves),
+    key: Any = (name, comm is None, tuple(sigs), tuple(_key_part(a) for i, a in enumerate(args) if i not in leaves),
                 tuple((k, _key_part(v)) for k, v in sorted(kwargs.items()) if k not in leaves))
     try:
         traced = _CACHE.get(key)
@@ -149,7 +168,7 @@ def evaluate(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, leave
         with _lock:
             traced = _CACHE.get(key) if key is not None else None
             if traced is None:
-                traced = _trace(fn, list(args), kwargs, leaves, sigs)
+                traced = _trace(fn, list(args), kwargs, leaves, sigs, symbolic=comm is not None)
                 if key is not None:
                     _CACHE[key] = traced
                     if len(_CACHE) > CACHE_SIZE:

@@ -13,7 +13,7 @@ from ..ir import Program
 from ..ops import Expr
 from ..values import Array
 from .convert import form_of, is_value, matrix, signature
-from .dispatch import _lock, communicator, stand_ins
+from .dispatch import _lock, communicator, trace
 
 
 def _outputs(out: Any) -> tuple[tuple[tuple[str, Any], ...], Callable[[dict], Any]]:
@@ -50,8 +50,8 @@ class Compiled:
             with _lock:   # (simulated ranks share it: all find one Function)
                 got = self._cache.get(key)
                 if got is None:
-                    a, kw, names, nodes, _ = stand_ins(list(args), dict(kwargs), leaves, sigs)
-                    outputs, back = _outputs(self.fn(*a, **kw))
+                    out, (names, nodes), _ = trace(self.fn, list(args), dict(kwargs), leaves, sigs, symbolic=True)
+                    outputs, back = _outputs(out)
                     got = self._cache[key] = (Function(Program(outputs, tuple(nodes))), tuple(names), back)
         f, names, back = got
         return back(f.run(dict(zip(names, vals)), comm=comm))
