@@ -93,4 +93,7 @@ def array(data: Any, name: str | None = None) -> Array:
         return data
     if not is_value(data):
         raise TypeError(f"dp.array takes numpy, scipy sparse or python-graphblas data, got {type(data).__name__}")
-    return Array(matrix(data), name)
+    form = form_of(data)
+    if form == "matrix" or "form" not in Array.__slots__:   # (values that know no vector form hold it n x 1)
+        return Array(matrix(data), name)
+    return Array(matrix(data), name, form=form)  # type: ignore[call-arg]

@@ -143,7 +143,7 @@ def _trace(fn: Callable[..., Any], args: list, kwargs: dict, leaves: list, sigs:
 def result(matrix: Any, t: Type) -> Array:
     """A value of type ``t`` holding ``matrix`` (a vector or scalar type presents itself as one)."""
     form = getattr(t, "form", "matrix")
-    return Array(matrix) if form == "matrix" else Array(matrix, form=form)  # type: ignore[call-arg]
+    return Array(matrix) if form == "matrix" else Array(matrix, form=form)  # type: ignore[call-arg,unused-ignore]
 
 
 def _key_part(x: Any) -> Any:
