@@ -9,6 +9,7 @@ from typing import Any
 import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
+from suitesparse_graphblas import ffi, lib
 
 from ..errors import InputError
 from ..ir.types import DType, Kind
@@ -74,6 +75,16 @@ def form_of(x: Any) -> str:
     return "scalar" if isinstance(x, gb.Scalar) else "matrix"
 
 
+def _counts(M: gb.Matrix) -> tuple[int, int, int]:
+    """(rows, columns, entries) by the C calls (python-graphblas's properties make a Scalar each:
+    most of a small eager call's time)."""
+    cells = ffi.new("GrB_Index[3]")
+    m = M.gb_obj[0]
+    if lib.GrB_Matrix_nrows(cells, m) or lib.GrB_Matrix_ncols(cells + 1, m) or lib.GrB_Matrix_nvals(cells + 2, m):
+        return M.nrows, M.ncols, M.nvals   # (the properties raise what the calls reported)
+    return cells[0], cells[1], cells[2]
+
+
 def signature(x: Any, form: str) -> tuple[str, Kind, int, int, DType]:
     """(form, kind, rows, columns, dtype) of a converted value: dense when every entry is present.
     A distributed ``Array`` counts its entries over the job (a collective: every rank calls the
@@ -82,7 +93,8 @@ def signature(x: Any, form: str) -> tuple[str, Kind, int, int, DType]:
         r, c = x._shape
         return form, (Kind.dense if x.nvals == r * c else Kind.sparse), r, c, _dtype(x.dtype)
     if isinstance(x, gb.Matrix):
-        return form, (Kind.dense if x.nvals == x.nrows * x.ncols else Kind.sparse), x.nrows, x.ncols, dtype_of(x)
+        r, c, n = _counts(x)
+        return form, (Kind.dense if n == r * c else Kind.sparse), r, c, dtype_of(x)
     raise AssertionError(f"not converted: {type(x).__name__}")   # (host data is converted first)
 
 
