@@ -210,17 +210,24 @@ def eager(name: str, fn: Callable[..., Any], exprs: frozenset[str] | None = None
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         leaves: list = []
+        traced = False
         for i, a in enumerate(args):
             if isinstance(a, Expr):
-                return fn(*args, **kwargs)
-            if i in positions and is_value(a):
+                traced = True
+            elif i in positions and is_value(a):
                 leaves.append(i)
         for k, v in kwargs.items():
             if isinstance(v, Expr):
-                return fn(*args, **kwargs)
-            if takes(k) and is_value(v):
+                traced = True
+            elif takes(k) and is_value(v):
                 leaves.append(k)
-        if not leaves:
+        if traced and leaves:
+            w = leaves[0]
+            what = type(args[w] if isinstance(w, int) else kwargs[w]).__name__
+            raise TypeError(f"dp.{name}: a concrete value ({what}) "
+                            "meets a traced expression: inside dp.function, pass the value as an argument of the "
+                            "compiled function (or declare it as an input)")
+        if traced or not leaves:
             return fn(*args, **kwargs)
         return evaluate(name, fn, args, kwargs, leaves)
     return call

@@ -141,6 +141,30 @@ def test_traced_functions_and_eager_ones_agree(data):
     assert f(dp.array(a), x, v) is not None and len(f._cache) == 1   # compiled once for this signature
 
 
+def test_every_method_traced_equals_python_graphblas(data):
+    a, b, x, v = data
+
+    def many(A, B, X, u):
+        return {"mxm": A.mxm(B, "min_plus"), "mxv": A.mxv(u), "vxm": u.vxm(A, "max_times"),
+                "add": A.ewise_add(B, "max"), "mult": A.ewise_mult(B, "minus"), "apply": A.apply("abs"),
+                "bound": A.apply("minus", left=10.0), "select": B.select("triu", 1), "rows": A.reduce_rowwise("min"),
+                "cols": B.reduce_columnwise("max"), "all": A.reduce_scalar("plus"), "T": B.T, "lt": A < B,
+                "eq": A == 3.0, "neg": -A + 1.0, "at": A @ X}
+    out = dp.function(many)(dp.array(a), dp.array(b), x, v)
+    ga, gb_, gv = _gb(a), _gb(b), gb.Vector.from_dense(v)
+    want = {"mxm": ga.mxm(gb_, gb.semiring.min_plus), "mxv": ga.mxv(gv, gb.semiring.plus_times),
+            "vxm": gv.vxm(ga, gb.semiring.max_times), "add": ga.ewise_add(gb_, gb.binary.max),
+            "mult": ga.ewise_mult(gb_, gb.binary.minus), "apply": ga.apply(gb.unary.abs),
+            "bound": ga.apply(gb.binary.minus, left=10.0), "select": gb_.select("triu", 1),
+            "rows": ga.reduce_rowwise(gb.monoid.min), "cols": gb_.reduce_columnwise(gb.monoid.max),
+            "all": ga.reduce_scalar(gb.monoid.plus), "T": gb_.T, "lt": ga.ewise_mult(gb_, gb.binary.lt),
+            "eq": ga.apply(gb.binary.eq, right=3.0),
+            "neg": ga.apply(gb.unary.ainv).new().apply(gb.binary.plus, right=1.0),
+            "at": ga.mxm(_gb(x), gb.semiring.plus_times)}
+    for k, w in want.items():
+        assert_same(out[k], w.new(), exact=True)   # (integer-valued data: exact)
+
+
 def test_expressions_still_trace_and_mixing_is_refused(data):
     a, _, _, _ = data
     A = dp.sparse("A", ("n", "n"))
@@ -149,8 +173,11 @@ def test_expressions_still_trace_and_mixing_is_refused(data):
     rowwise = getattr(dp, "reduce_rowwise", dp.reduce_rows)   # (a vector-valued spelling, where defined)
     assert A.reduce_rowwise("max").node == rowwise(A, "max").node
     assert (A == A).node.op.value == "ewise_mult"
-    with pytest.raises(TypeError, match="expected a dspla expression"):
-        dp.mxm(A, a)   # a concrete value inside a traced program: an input of the function instead
+    with pytest.raises(TypeError, match="concrete value .csr_array. meets a traced expression"):
+        dp.mxm(A, a)   # a concrete value inside a traced program: an argument of the function instead
+    with pytest.raises(TypeError, match="meets a traced expression"):
+        A.mxm(np.ones((3, 3)))
+    assert len({A, A.T, A}) == 2 and {A: 1}[A] == 1   # expressions hash by identity too
 
 
 def test_bad_input_is_reported_clearly(data):
