@@ -10,7 +10,7 @@ Each result is checked against python-graphblas's before timing. Printed: each s
 over the rounds (each side first in every other round) and the ratio dspla / python-graphblas of
 the medians, the minima beside them; bar: every ratio of medians <= 1.3.
 
-    dspla bench eager [--rounds 21] [--json bench/results/eager.json]
+    dspla bench eager [--rounds 21] [--threads N] [--json bench/results/eager.json]
 """
 from __future__ import annotations
 
@@ -85,6 +85,7 @@ def measure(a: sp.csr_array, n_rounds: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="dspla bench eager", description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--threads", type=int, help="GraphBLAS threads for both sides (default: GraphBLAS's own)")
     ap.add_argument("--json", default=os.path.join(ROOT, "bench", "results", "eager.json"))
     args = ap.parse_args(argv)
     if not os.path.exists(SLASHDOT):
@@ -92,6 +93,8 @@ def main(argv=None) -> int:
         return 0
     from dspla.formats.graph import load_graph
     a = sp.csr_array(load_graph(SLASHDOT, quiet=True), dtype=np.float64)
+    if args.threads:
+        gb.ss.config["nthreads"] = args.threads
     threads = gb.ss.config["nthreads"]
     print(f"commit {git_commit()}; one process, GraphBLAS threads {threads}; soc-Slashdot0902 "
           f"{a.shape[0]} x {a.shape[1]}, {a.nnz} entries; {args.rounds} interleaved rounds, medians; bar {BAR}x")

@@ -38,6 +38,17 @@ def test_mxm_on_values_and_on_raw_data(data, sr):
     assert_same(dp.array(a) @ x, _gb(a).mxm(_gb(x), gb.semiring.plus_times).new())
 
 
+def test_masked_products_on_values(data):
+    a, b, _, _ = data
+    ga, gb_ = _gb(a), _gb(b)
+    want = gb.Matrix(gb.dtypes.FP64, 40, 40)
+    want(mask=gb_.S) << ga.mxm(ga, gb.semiring.plus_times)
+    assert_same(dp.mxm(dp.array(a), a, mask=b, structure=True), want)
+    want = gb.Matrix(gb.dtypes.FP64, 40, 40)
+    want(mask=~gb_.S) << ga.mxm(ga, gb.semiring.min_plus)
+    assert_same(dp.array(a).mxm(dp.array(a), "min_plus", mask=dp.array(b), complement=True, structure=True), want)
+
+
 def test_mxv_vxm_and_vectors_as_numpy_or_graphblas(data):
     a, _, _, v = data
     A, gv = dp.array(a), gb.Vector.from_dense(v)
