@@ -116,25 +116,23 @@ def stand_ins(args: list, kwargs: dict, leaves: list, sigs: list,
 
 
 def trace(fn: Callable[..., Any], args: list, kwargs: dict, leaves: list, sigs: list,
-          symbolic: bool) -> tuple[Any, list, dict]:
-    """``fn`` on stand-in inputs: (what it returned, the inputs' names, nodes and the dims' sizes).
-    Symbolic dims where asked and the operations allow (a few need sizes known when traced:
-    kronecker, diag off the main diagonal), else the sizes."""
+          symbolic: bool) -> tuple[Any, list, list, dict]:
+    """``fn`` on stand-in inputs: (what it returned, the inputs' names, their nodes, the dims'
+    sizes). Symbolic dims where asked and the operations allow (a few need sizes known when
+    traced: kronecker, diag off the main diagonal), else the sizes."""
     if symbolic:
         try:
-            return _call(fn, *stand_ins(list(args), dict(kwargs), leaves, sigs, True))
+            a, kw, names, nodes, dims = stand_ins(list(args), dict(kwargs), leaves, sigs, True)
+            return fn(*a, **kw), names, nodes, dims
         except DsplaError:
             pass   # (the error, if it is not about unknown sizes, comes again below)
-    return _call(fn, *stand_ins(list(args), dict(kwargs), leaves, sigs, False))
-
-
-def _call(fn: Callable[..., Any], args: list, kwargs: dict, names: list, nodes: list, dims: dict) -> tuple:
-    return fn(*args, **kwargs), [names, nodes], dims
+    a, kw, names, nodes, dims = stand_ins(list(args), dict(kwargs), leaves, sigs, False)
+    return fn(*a, **kw), names, nodes, dims
 
 
 def _trace(fn: Callable[..., Any], args: list, kwargs: dict, leaves: list, sigs: list, symbolic: bool) -> Traced:
     """The operation on stand-in inputs (dims as symbols in a job: they are what is planned over)."""
-    out, (names, nodes), dims = trace(fn, args, kwargs, leaves, sigs, symbolic)
+    out, names, nodes, dims = trace(fn, args, kwargs, leaves, sigs, symbolic)
     if not isinstance(out, Expr):
         raise TypeError(f"{getattr(fn, '__name__', fn)} did not give a value ({type(out).__name__})")
     return Traced(Program((("out", out.node),), tuple(nodes)), tuple(names), dims)
@@ -147,7 +145,11 @@ def result(matrix: Any, t: Type) -> Array:
 
 
 def _key_part(x: Any) -> Any:
-    return tuple(x) if isinstance(x, list) else x
+    """An argument as the cache key holds it: with its type (2, 2.0 and True are equal keys of a
+    dict, but not the same operation: the scalar's type sets the result's dtype)."""
+    if isinstance(x, (list, tuple)):
+        return tuple(_key_part(y) for y in x)
+    return type(x), x
 
 
 def evaluate(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, leaves: list) -> Array:
@@ -162,6 +164,8 @@ def evaluate(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, leave
                 tuple((k, _key_part(v)) for k, v in sorted(kwargs.items()) if k not in leaves))
     try:
         traced = _CACHE.get(key)
+        if traced is not None:
+            _CACHE.move_to_end(key)
     except TypeError:   # an unhashable argument (a list of indices, ...): traced every call
         key, traced = None, None
     if traced is None:

@@ -13,7 +13,7 @@ from ..ir import Program
 from ..ops import Expr
 from ..values import Array
 from .convert import form_of, is_value, matrix, signature
-from .dispatch import _lock, communicator, trace
+from .dispatch import _key_part, _lock, communicator, trace
 
 
 def _outputs(out: Any) -> tuple[tuple[tuple[str, Any], ...], Callable[[dict], Any]]:
@@ -43,16 +43,21 @@ class Compiled:
         given = [args[w] if isinstance(w, int) else kwargs[w] for w in leaves]
         vals = [v if comm is not None and isinstance(v, Array) else matrix(v) for v in given]
         sigs = [signature(v, form_of(g)) for v, g in zip(vals, given)]
-        key = (tuple(sigs), tuple(leaves), tuple(a for i, a in enumerate(args) if i not in leaves),
-               tuple((k, v) for k, v in sorted(kwargs.items()) if k not in leaves))
-        got = self._cache.get(key)
+        key = (tuple(sigs), tuple(leaves), tuple(_key_part(a) for i, a in enumerate(args) if i not in leaves),
+               tuple((k, _key_part(v)) for k, v in sorted(kwargs.items()) if k not in leaves))
+        try:
+            got = self._cache.get(key)
+        except TypeError:   # an unhashable argument: traced on every call
+            got, key = None, None
         if got is None:
             with _lock:   # (simulated ranks share it: all find one Function)
-                got = self._cache.get(key)
+                got = self._cache.get(key) if key is not None else None
                 if got is None:
-                    out, (names, nodes), _ = trace(self.fn, list(args), dict(kwargs), leaves, sigs, symbolic=True)
+                    out, names, nodes, _ = trace(self.fn, list(args), dict(kwargs), leaves, sigs, symbolic=True)
                     outputs, back = _outputs(out)
-                    got = self._cache[key] = (Function(Program(outputs, tuple(nodes))), tuple(names), back)
+                    got = (Function(Program(outputs, tuple(nodes))), tuple(names), back)
+                    if key is not None:
+                        self._cache[key] = got
         f, names, back = got
         return back(f.run(dict(zip(names, vals)), comm=comm))
 

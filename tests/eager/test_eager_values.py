@@ -199,3 +199,11 @@ def test_bad_input_is_reported_clearly(data):
         dp.array(a).mxm(dp.array(a), "plus_bogus")
     with pytest.raises(dp.InputError, match="not supported"):
         dp.array(np.ones(3, dtype=np.complex128))
+
+
+def test_scalars_of_another_type_are_another_operation():
+    # 2 == 2.0 == True as dict keys, but the scalar's type sets the result's dtype
+    A = dp.array(np.array([[1, 2], [3, 4]]))
+    assert A.apply("times", right=2).dtype == np.int64
+    assert A.apply("times", right=2.0).dtype == np.float64
+    assert (A * 2).dtype == np.int64 and (A * 2.5).to_numpy().tolist() == [[2.5, 5.0], [7.5, 10.0]]
