@@ -99,8 +99,9 @@ def signature(x: Any, form: str) -> tuple[str, Kind, int, int, DType]:
 
 
 def array(data: Any, name: str | None = None) -> Array:
-    """A value operations run on at once (``dp.array``): numpy (a 1-D array as a column vector),
-    scipy sparse (zeros stored are entries; missing ones are not) or python-graphblas data."""
+    """A value operations run on at once (``dp.array``): numpy (a 1-D array is a vector), scipy
+    sparse (zeros stored are entries; missing ones are not), both copied, or python-graphblas
+    data, shared (a change to that matrix is a change to the value)."""
     if isinstance(data, Array):
         return data
     if not is_value(data):
