@@ -27,9 +27,9 @@ def test_the_port_runs_on_one_process(tmp_path):
 
 @pytest.mark.mpi
 def test_the_port_runs_under_mpiexec(tmp_path):
-    (tmp_path / "port.py").write_text(_port() + "\nprint('ok', gb.world().rank, gb.world().size)\n")
+    (tmp_path / "port.py").write_text(_port() + "\nprint(f'ok {gb.world().rank} {gb.world().size}', flush=True)\n")
     r = subprocess.run([str(BIN / "mpiexec"), "-n", "2", sys.executable, str(tmp_path / "port.py")],
                        capture_output=True, text=True, timeout=180, env={**__import__("os").environ,
                                                                         "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"})
     assert r.returncode == 0, r.stderr[-3000:]
-    assert sorted(line for line in r.stdout.splitlines() if line.startswith("ok")) == ["ok 0 2", "ok 1 2"]
+    assert "ok 0 2" in r.stdout and "ok 1 2" in r.stdout   # (the ranks' lines may interleave)
