@@ -32,7 +32,6 @@ def pattern_key(M) -> object:
 def describe(value) -> tuple:
     """What rank 0 needs to know of a distributed input this rank holds a piece of."""
     d, p = value.dist, value._piece
-    # (the stored 2-D shape: a vector presents itself as (n,))
     return (d.kind, d.part.key if d.part is not None else None, value._shape, np.dtype(p.dtype.np_type).name, p.nvals,
             p.nvals == p.nrows * p.ncols)
 
