@@ -17,7 +17,7 @@ def parts(x) -> tuple[np.ndarray, np.ndarray]:
     else:   # a dspla value
         lo, hi = np.asarray(x.to_numpy(fill=0)), np.asarray(x.to_numpy(fill=1))
     lo, hi = np.asarray(lo), np.asarray(hi)
-    if lo.ndim == 2 and 1 in lo.shape:
+    if lo.ndim == 0 or lo.ndim == 2 and 1 in lo.shape:   # (a scalar, a vector held as a column)
         lo, hi = lo.ravel(), hi.ravel()
     present = lo == hi
     return np.where(present, lo, 0), present
