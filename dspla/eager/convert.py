@@ -16,15 +16,7 @@ from ..ir.types import DType, Kind
 from ..kernels.buffers import from_values
 from ..kernels.gbops import dtype_of
 from ..values import Array
-
-_VALUES = (Array, np.ndarray, gb.Matrix, gb.Vector, gb.Scalar)
-
-
-def is_value(x: Any) -> bool:
-    """A concrete value an operation runs on at once (not a Python scalar, not an expression)."""
-    if isinstance(x, np.ndarray):
-        return x.ndim > 0
-    return isinstance(x, _VALUES) or sp.issparse(x)
+from .dispatch import is_value
 
 
 def _dtype(np_dtype: np.dtype) -> DType:

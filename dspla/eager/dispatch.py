@@ -17,18 +17,20 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DsplaError
-from ..function import Function
 from ..ir import Program
 from ..ir.types import Type
 from ..ops import SPELLINGS, Expr, builder
 from ..ops.define import CALLS, EXPR, arith, caller_span, compare
-from ..reference import Schedule, environment, run
-from ..runtime.launch import world
-from ..values import Array
-from .convert import form_of, is_value, matrix, signature
+
+if TYPE_CHECKING:
+    from ..function import Function
+    from ..values import Array
+
+# (the compiler, the runtime, the values and python-graphblas load with the first eager call:
+# registering the functions, at ``import dspla``, needs none of them)
 
 CACHE_SIZE = 1024   # traced operations kept (least recently used dropped)
 _local = threading.local()   # a communicator given with running_on, per thread (simulated ranks are threads)
@@ -49,9 +51,22 @@ def running_on(comm: Any) -> Iterator[None]:
         _local.comm = before
 
 
+def is_value(x: Any) -> bool:
+    """A concrete value an operation runs on at once (not a Python scalar, not an expression):
+    told by its type's module, so that asking imports none of numpy's, scipy's or graphblas's."""
+    mod = type(x).__module__
+    if mod.startswith("numpy"):
+        return getattr(x, "ndim", 0) > 0
+    if mod.startswith(("scipy.sparse", "graphblas")):
+        return type(x).__name__ in ("Matrix", "Vector", "Scalar") or hasattr(x, "tocsr")
+    return mod == "dspla.values.array" and type(x).__name__ == "Array"
+
+
 def communicator() -> Any:
     """The communicator eager operations run on: one given by ``running_on``, else the MPI world
     of a job of more than one process, else None (this process alone)."""
+    from ..runtime.launch import world
+
     comm = getattr(_local, "comm", None)
     if comm is None:
         comm = world()
@@ -64,12 +79,16 @@ class Traced:
     __slots__ = ("program", "names", "dims", "schedule", "_function")
 
     def __init__(self, program: Program, names: tuple[str, ...], dims: dict[str, int]) -> None:
+        from ..reference import Schedule
+
         self.program, self.names, self.dims = program, names, dims
         self.schedule = Schedule(program)
         self._function: Function | None = None
 
     @property
     def function(self) -> Function:
+        from ..function import Function
+
         with _lock:
             if self._function is None:
                 self._function = Function(self.program)
@@ -140,6 +159,8 @@ def _trace(fn: Callable[..., Any], args: list, kwargs: dict, leaves: list, sigs:
 
 def result(matrix: Any, t: Type) -> Array:
     """A value of type ``t`` holding ``matrix`` (a vector or scalar type presents itself as one)."""
+    from ..values import Array
+
     form = getattr(t, "form", "matrix")
     return Array(matrix) if form == "matrix" else Array(matrix, form=form)  # type: ignore[call-arg,unused-ignore]
 
@@ -154,6 +175,10 @@ def _key_part(x: Any) -> Any:
 
 def evaluate(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, leaves: list) -> Array:
     """Run ``fn`` at once on the values at ``leaves``; the other arguments as given."""
+    from ..reference import environment, run
+    from ..values import Array
+    from .convert import form_of, matrix, signature
+
     comm = communicator()
     given = [args[w] if isinstance(w, int) else kwargs[w] for w in leaves]
     # one process: the values as matrices; in a job: as given (the session converts host data on

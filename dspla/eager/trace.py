@@ -12,8 +12,8 @@ from ..function import Function
 from ..ir import Program
 from ..ops import Expr
 from ..values import Array
-from .convert import form_of, is_value, matrix, signature
-from .dispatch import _key_part, _lock, communicator, trace
+from .convert import form_of, matrix, signature
+from .dispatch import _key_part, _lock, communicator, is_value, trace
 
 
 def _outputs(out: Any) -> tuple[tuple[tuple[str, Any], ...], Callable[[dict], Any]]:
@@ -32,8 +32,8 @@ def _outputs(out: Any) -> tuple[tuple[tuple[str, Any], ...], Callable[[dict], An
 class Compiled:
     """A Python function compiled per signature of its arguments' values."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
-        self.fn = fn
+    def __init__(self, fn: Callable[..., Any], overflow: str | None = None) -> None:
+        self.fn, self.overflow = fn, overflow
         self._cache: dict[Any, tuple[Function, tuple[str, ...], Callable[[dict], Any]]] = {}
         functools.update_wrapper(self, fn)
 
@@ -55,7 +55,7 @@ class Compiled:
                 if got is None:
                     out, names, nodes, _ = trace(self.fn, list(args), dict(kwargs), leaves, sigs, symbolic=True)
                     outputs, back = _outputs(out)
-                    got = (Function(Program(outputs, tuple(nodes))), tuple(names), back)
+                    got = (Function(Program(outputs, tuple(nodes)), self.overflow), tuple(names), back)
                     if key is not None:
                         self._cache[key] = got
         f, names, back = got

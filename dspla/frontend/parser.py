@@ -25,14 +25,13 @@ from ..ir.check import check_loop_bound, input_dims
 from ..ops import SPELLINGS, Expr, make
 from ..ops.define import arith, compare
 from ..ops.loop import loop_node
-from . import dsl
+from . import dsl, tables
 from .calls import COMPARISONS, FUNCTIONS, MAX_LOOP_DEPTH, SCAL, Calls, E, _constant, _is_bool
 
 
 @lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
-    grammar = resources.files("dspla.grammar").joinpath("dspla.lark").read_text()
-    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    return tables.parser(resources.files("dspla.grammar").joinpath("dspla.lark").read_text())
 
 
 _TOKEN_TEXT = {"NAME": "a name", "NUMBER": "a number", "INT": "an integer", "STRING": "a string",

@@ -3,14 +3,12 @@ value it compares with or the diagonal offset). Python: ``dp.select(X, ">", 0)``
 ``dp.select(A, "tril")``; files: the same."""
 from __future__ import annotations
 
-import graphblas as gb
 import numpy as np
 
 from .. import algebra
 from .._types import Scalar, SelectLike
 from ..errors import DomainMismatch, Span
 from ..ir.types import DType, promote
-from ..kernels import gbops
 from .define import (
     EXPR,
     NOTHING,
@@ -27,6 +25,10 @@ from .define import (
     spelling,
     touched,
 )
+from .define.lazy import kernel, library
+
+gb = library("graphblas")
+gbops = kernel("gbops")
 
 SELECT_OP = define("select", attrs=("op", "thunk"))
 

@@ -21,7 +21,17 @@ from .registry import (
     table,
     touched,
 )
-from .shape import MASK_KINDS, broadcast_shape, check_mask, dims_differ, scalar_dtype
+from .shape import (
+    MASK_KINDS,
+    broadcast_shape,
+    check_mask,
+    dims_differ,
+    same_dims,
+    same_type,
+    scalar_dtype,
+    unify,
+    unify_shapes,
+)
 from .span import caller_span
 from .spelling import (
     AXIS,
@@ -51,5 +61,6 @@ __all__ = [
     "SELECT", "SEMIRING", "SPELLINGS", "Spelling", "UNARY", "Where", "arith", "broadcast_shape", "builder",
     "caller_span", "check", "check_mask", "compare", "composite", "define", "definition", "dims_differ",
     "elementwise_over", "is_scalar", "make", "mask_args", "meet", "named", "node_of", "prove_sub", "scalar",
-    "scalar_dtype", "span_or_caller", "spelling", "table", "touched", "vector_check",
+    "same_dims", "same_type", "scalar_dtype", "span_or_caller", "spelling", "table", "touched", "unify", "unify_shapes",
+    "vector_check",
 ]
