@@ -12,8 +12,9 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from . import binary, errors, monoid, semiring, unary
+from . import binary, eager, errors, monoid, semiring, unary
 from ._excepthook import install as _install_excepthook
+from .eager import array, function
 from .errors import (
     DataFormatError,
     DimensionMismatch,
@@ -24,13 +25,13 @@ from .errors import (
     LoopBoundWarning,
     UnknownNameError,
 )
-from .frontend import dsl as _dsl
 from .frontend.dsl import Expr, grad
 from .verbosity import quiet
 
 # dp.mxm, dp.relu, dp.while_loop, ...: every op's Python spelling, as its definition registers it
 # (dspla/ops); a new op's module adds its name here without an edit to this file
-_SPELLED = _dsl.builders()
+# (eager: each runs at once on concrete values and traces on expressions, dspla/eager)
+_SPELLED = eager.register()
 globals().update(_SPELLED)
 
 if TYPE_CHECKING:   # the same functions, named for static type checkers (which cannot see the above)
@@ -39,7 +40,7 @@ if TYPE_CHECKING:   # the same functions, named for static type checkers (which 
     from . import plot
     from .formats.graph import load_graph
     from .formats.results import read_results
-    from .function import Function, function
+    from .function import Function
     from .models.trainer import TrainConfig, Trainer
     from .ops.apply import abs_ as abs  # noqa: F401
     from .ops.apply import apply, exp, log, neg, relu, relu_grad, sigmoid, sqrt, step, tanh  # noqa: F401
@@ -67,7 +68,7 @@ __version__ = "0.1.0"
 # Loaded on first use, not by `import dspla`: the compiler, the runtime and python-graphblas (with
 # numba) come with the first function made or value read; training, I/O and plotting with theirs.
 _LAZY = {
-    "Array": "values", "Function": "function", "function": "function", "world": "runtime.launch",
+    "Array": "values", "Function": "function", "world": "runtime.launch",
     "load_shards": "runtime.shards", "load_graph": "formats.graph", "read_results": "formats.results",
     "Trainer": "models.trainer", "TrainConfig": "models.trainer",
 }
@@ -92,11 +93,12 @@ def __dir__() -> list[str]:
 
 class _Package(types.ModuleType):
     """dspla's module object: importing the submodule ``dspla.function`` binds ``dspla.function``,
-    which names the function that makes a Function (as it always has), not that module."""
+    which names ``dp.function`` (eager.function: of expressions or of a Python function), not that
+    module."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "function" and isinstance(value, types.ModuleType):
-            value = value.function
+            value = eager.function
         super().__setattr__(name, value)
 
 
@@ -107,8 +109,8 @@ _install_excepthook()
 
 __all__ = [
     "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
-    "Expr", "Function", "InputError", "LoopBoundWarning", "TrainConfig", "Trainer", "UnknownNameError",
-    "binary", "errors", "function", "grad", "load_graph", "load_shards", "monoid", "plot", "quiet",
+    "Expr", "Function", "InputError", "LoopBoundWarning", "TrainConfig", "Trainer", "UnknownNameError", "array",
+    "binary", "eager", "errors", "function", "grad", "load_graph", "load_shards", "monoid", "plot", "quiet",
     "read_results", "semiring", "unary", "world",
 ]
 __all__ += sorted(_SPELLED)

@@ -7,7 +7,7 @@ missing entries unless given ``fill``).
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal, Protocol, TypeAlias, Union, cast, overload
 
 import graphblas as gb
@@ -19,14 +19,10 @@ from numpy.typing import NDArray
 from .. import display
 from .._types import HostValue, Scalar
 from ..errors import InputError
-from ..formats.graph import Graph, is_networkx
-from ..ir import DType, Kind, Node
-from ..ir.types import concrete
-from ..kernels.acyclic import acyclic
-from ..kernels.buffers import dense_parts, from_values
+from ..kernels.buffers import dense_parts
 from ..kernels.gbops import dtype_of
+from ..ops.define import Methods
 from .forms import Presented
-from .hostdata import host_value, whole_ints
 
 
 class Owners(Protocol):
@@ -89,8 +85,10 @@ class Dist:
         return "replicated" if self.kind == "rep" else f"{self.kind}s of {self.dim} over {self.comm.size} processes"
 
 
-class Array(Presented):
-    """A value a program returned (or a user's data wrapped for reuse).
+class Array(Presented, Methods):
+    """A value a program or an eager operation returned (or a user's data wrapped: ``dp.array``).
+    Its methods are python-graphblas's (``A.mxm(B, "plus_times")``, ``A.reduce_rowwise()``,
+    ``A == B``, ...) and run at once (dspla/eager): they return values, never Python bools.
 
     One process: the whole matrix (``.gb``). Inside an MPI job: this rank's piece of a value
     that stays distributed, ``.local``; passing it to the same or another function moves nothing
@@ -111,6 +109,7 @@ class Array(Presented):
 
     __slots__ = ("_piece", "name", "dist", "_shape", "ids", "col_ids", "form")
     __array_priority__ = 10
+    __array_ufunc__ = None   # numpy defers to our reflected operators: x + value is element-wise here
 
     def __init__(self, matrix: Matrix, name: str | None = None, dist: Dist | None = None,
                  shape: Sequence[int] | None = None, ids: NDArray[Any] | None = None,
@@ -207,6 +206,39 @@ class Array(Presented):
             return self._whole_local().nvals
         meet(d.comm, f"nvals of {self.name or 'a result'}")
         return int(sum(d.comm.allgather(self._piece.nvals)))
+
+    # -- a 1 x 1 value as a Python scalar (python-graphblas's Scalar.value)
+    @property
+    def value(self) -> Any:
+        """The entry of a 1 x 1 value (None when it is missing)."""
+        if self._shape != (1, 1):
+            raise ValueError(f"{self.name or 'this value'} is {self._shape[0]}x{self._shape[1]}, not 1 x 1: "
+                             "it has no single value (to_numpy(), to_coo() convert it)")
+        M = self._gather(None, "value")
+        return None if M is None or M.nvals == 0 else M[0, 0].new().value
+
+    def _scalar_value(self, what: str) -> Any:
+        v = self.value
+        if v is None:
+            raise ValueError(f"{what}() of a missing entry: {self.name or 'this 1 x 1 value'} has none")
+        return v
+
+    def __float__(self) -> float:
+        return float(self._scalar_value("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar_value("int"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"a {self.dtype} value is not an index")
+        return int(self._scalar_value("int"))
+
+    def __bool__(self) -> bool:
+        if self._shape != (1, 1):
+            raise TypeError(f"the truth value of a {self._shape[0]}x{self._shape[1]} value is ambiguous; "
+                            "isequal() compares two values, .nvals counts entries")
+        return bool(self._scalar_value("bool"))
 
     @property
     def is_full(self) -> bool:
@@ -361,139 +393,3 @@ class Meta:
 
     def __init__(self, shape: tuple[int, int], dtype_name: str, nvals: int, full: bool) -> None:
         (self.nrows, self.ncols), self.dtype_name, self.nvals, self.full = shape, dtype_name, nvals, full
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"a numpy array of shape {value.shape} and dtype {value.dtype}"
-    if sp.issparse(value):
-        return f"a scipy sparse {value.format} matrix of shape {value.shape}"
-    return f"a {type(value).__module__}.{type(value).__name__}"
-
-
-def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
-    """Convert one input to a GraphBLAS matrix of the declared kind and dtype, or raise
-    InputError saying which input and why. Does not check the shape (see bind_dims)."""
-    name, t = decl.attr("name"), decl.type
-    if isinstance(value, Meta):
-        if t.kind is Kind.dense and not value.full:
-            raise InputError(f"input {name!r} is declared {t} (every entry present) but the distributed value passed "
-                             f"has {value.nrows * value.ncols - value.nvals} missing entries")
-        have = DType.of_numpy(np.dtype(value.dtype_name))
-        if have is not t.dtype:
-            raise InputError(f"input {name!r} is declared {t.dtype} but the distributed value passed is {have}: "
-                             "cast it in the program that made it")
-        return value
-    if isinstance(value, Array):
-        value = value.gb
-    elif isinstance(value, Graph) or is_networkx(value):
-        value = host_value(value)
-    if isinstance(value, gb.Vector):
-        value = value._as_matrix()
-    elif isinstance(value, gb.Scalar):
-        value = gb.Matrix.from_coo([0] * (not value.is_empty), [0] * (not value.is_empty),
-                                   [value.value] * (not value.is_empty), nrows=1, ncols=1, dtype=value.dtype)
-    if isinstance(value, gb.Matrix):
-        m = value
-        data_dtype = dtype_of(m)
-    elif sp.issparse(value):
-        if t.kind is Kind.dense:
-            raise InputError(f"input {name!r} is declared {t} but got {_describe(value)}; dense inputs have every "
-                             "entry present: pass value.toarray() if that is what you mean")
-        csr = value.tocsr()
-        data_dtype = _dtype(name, csr.dtype, t)
-        if not csr.has_canonical_format:  # scipy semantics: duplicates add up
-            csr = csr.copy()
-            csr.sum_duplicates()
-        m = gb.io.from_scipy_sparse(csr)
-    elif isinstance(value, (np.ndarray, list, tuple)) or np.isscalar(value):
-        arr = np.asarray(value)
-        if t.kind is Kind.sparse:
-            raise InputError(f"input {name!r} is declared {t} but got {_describe(arr)}; a dense array cannot say "
-                             "which entries are missing: pass scipy.sparse.csr_array(value) (zeros become missing)")
-        if arr.ndim == 0:
-            arr = arr.reshape(1, 1)
-        if arr.ndim == 1:
-            arr = arr.reshape(-1, 1) if t.shape[1] == 1 or t.shape[0] != 1 else arr.reshape(1, -1)
-        if arr.ndim != 2:
-            raise InputError(f"input {name!r} is declared {t} but got an array with {arr.ndim} dimensions")
-        data_dtype = _dtype(name, arr.dtype, t)
-        if arr.dtype != data_dtype.np:
-            arr = arr.astype(data_dtype.np)
-        # a copy the matrix owns (an n x 1 one held by column, see kernels/buffers.py)
-        m = from_values(np.array(arr, dtype=data_dtype.np, order="C"), data_dtype) if arr.size else \
-            gb.Matrix(data_dtype.gb, *arr.shape)
-    else:
-        raise InputError(f"input {name!r} is declared {t} but got {_describe(value)}")
-    if t.kind is Kind.dense and m.nvals != m.nrows * m.ncols:
-        raise InputError(f"input {name!r} is declared {t} (every entry present) but {m.nrows * m.ncols - m.nvals} "
-                         f"of its {m.nrows}x{m.ncols} entries are missing")
-    want = t.dtype
-    if dtype_of(m) is not want:
-        if want is DType.int64 and dtype_of(m).is_float:
-            m = whole_ints(name, m)   # whole-number floats: exactly the integers they hold
-        elif not np.can_cast(dtype_of(m).np, want.np, "same_kind"):
-            raise InputError(f"input {name!r} is declared {want} but got {dtype_of(m)} data, which does not "
-                             f"convert safely; cast it or change the declaration")
-        else:
-            m = m.dup(dtype=want.gb)
-    # what this made (not the caller's matrix) is kept for the next call and freed when replaced
-    return acyclic(m) if m is not value else m
-
-
-def _dtype(name: str, npdtype: np.dtype[Any], t: object) -> DType:
-    try:
-        return DType.of_numpy(npdtype)
-    except TypeError:
-        raise InputError(f"input {name!r}: dtype {npdtype} is not supported (bool, int8..int64, uint8..uint64, "
-                         "float32, float64)") \
-            from None
-
-
-def bind_dims(decls: Iterable[Node], mats: Mapping[str, Any],
-              bound: Mapping[str, tuple[int, Any]] | None = None) -> dict[str, int]:
-    """Bind symbolic dims from the inputs' shapes; raise InputError on any disagreement.
-    ``bound``: dims the program binds to sizes, dim -> (size, where: ir/check.py dim_bindings)."""
-    dims: dict[str, int] = {d: size for d, (size, _) in (bound or {}).items()}
-    where: dict[str, str] = {d: "the program, where it meets that size" + (f" ({at})" if at else "")
-                             for d, (_, at) in (bound or {}).items()}
-    for decl in decls:
-        name = decl.attr("name")
-        m = mats[name]
-        got = (m.nrows, m.ncols)
-        for axis, (want, have) in enumerate(zip(decl.type.shape, got)):
-            what = ("rows", "columns")[axis]
-            if isinstance(want, int):
-                if want != have:
-                    raise InputError(f"input {name!r} is declared {decl.type} but has {have} {what} "
-                                     f"(shape {got[0]}x{got[1]})")
-            elif want in dims and dims[want] != have:
-                raise InputError(f"dimension {want!r} is {dims[want]} from {where[want]} but input {name!r} has "
-                                 f"{have} {what} (shape {got[0]}x{got[1]})")
-            else:
-                dims[want] = have
-                where.setdefault(want, f"the {what} of {name!r}")
-    return dims
-
-
-class _Shape:
-    __slots__ = ("nrows", "ncols")
-
-    def __init__(self, shape: tuple[int, int]) -> None:
-        self.nrows, self.ncols = int(shape[0]), int(shape[1])
-
-
-def check_shapes(decls: Iterable[Node], inputs: Mapping[str, object],
-                 bound: Mapping[str, tuple[int, Any]] | None = None) -> None:
-    """bind_dims on the shapes of the inputs that have a 2-D one, before any is converted: a
-    shape error costs nothing, not a copy of a large matrix first."""
-    shapes = {}
-    for decl in decls:
-        shape = getattr(inputs.get(decl.attr("name")), "shape", None)
-        if isinstance(shape, tuple) and len(shape) == 2:
-            shapes[decl.attr("name")] = _Shape(shape)
-    bind_dims([d for d in decls if d.attr("name") in shapes], shapes, bound)
-
-
-__all__ = ["Array", "Dist", "InputValue", "LocalPiece", "Meta", "bind_dims", "check_shapes", "concrete", "to_matrix",
-           "DType"]

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputError, did_you_mean
 from ..ir import Node
-from .array import InputValue, Meta, bind_dims, check_shapes, to_matrix
+from .array import InputValue, Meta
+from .conversion import bind_dims, check_shapes, to_matrix
 
 if TYPE_CHECKING:
     from graphblas import Matrix
