@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
 from .errors import DsplaError, UnknownNameError
+from .formats import files as _files
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -234,7 +235,8 @@ def save(fig: Figure, path: str | os.PathLike[str]) -> str:
     ext = os.path.splitext(str(path))[1].lower()
     if ext not in (".png", ".svg"):
         raise DsplaError(f"a figure is written as .png or .svg, got {path}")
-    fig.savefig(path, dpi=120)
+    with _files.atomic_write(path) as fh:   # (a link followed, a device written in place, as every output)
+        fig.savefig(fh, format=ext[1:], dpi=120)
     return str(path)
 
 

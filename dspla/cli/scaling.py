@@ -16,6 +16,7 @@ from ..errors import DsplaError
 from ..formats.files import atomic_write, check_writable
 from ..formats.graph import load_graph
 from ..generate import rmat
+from .arguments import SEED
 
 # Table III of "Reducing Communication in Graph Neural Network Training": n, edges, features, labels
 SHAPES = {"reddit": (232_965, 114_848_857, 602, 41), "amazon": (14_249_639, 230_788_269, 300, 24),
@@ -36,7 +37,7 @@ def register(sub, common):
     p.add_argument("--partition", default="random", help="row partition for the sparsity-aware plans (random, "
                    "graph, hypergraph; default random)")
     p.add_argument("--weak", action="store_true", help="weak scaling: n and nnz grow with P (shapes only)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the random partition and of generated graphs")
     p.add_argument("--json", help="write the rows to this file")
     p.add_argument("--plot", help="draw predicted time vs P per plan (.png or .svg)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

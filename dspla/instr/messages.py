@@ -114,7 +114,10 @@ class StackMxM(Instr):
     # b full wherever a reads it (PageRank's r / outdeg, its missing rows filled in the stack):
     # the product takes the route of that case (kernels/routes.py)
     covered: bool = False
-    READS, WRITES = ("a", "own", "recvs", "mask"), ("out",)
+    # a sparse vector under a complemented mask: pushed or pulled (MxM's push and count)
+    push: int | None = None
+    count: int | None = None
+    READS, WRITES = ("a", "own", "recvs", "mask", "push", "count"), ("out",)
 
 
 @dataclass(frozen=True, eq=False)
