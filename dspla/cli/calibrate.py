@@ -36,7 +36,8 @@ def register(sub, common):
     p.add_argument("--show", action="store_true", help="measure nothing: say which calibration the cost model "
                    "reads for --np processes, where calibrations are kept and how to remove them")
     p.add_argument("--cluster", metavar="OUT.toml", help="instead: measure this allocation's levels (latency, "
-                   "bandwidth, overhead per level; injection bandwidth on several nodes) into a cluster description")
+                   "bandwidth, overhead per level; injection bandwidth on several nodes) into a cluster "
+                   "description (default: none)")
     p.add_argument("--ranks-per-node", type=POSITIVE, help="--cluster: ranks on one node (default: all of the job's)")
     p.add_argument("--sockets-per-node", type=POSITIVE, default=1, help="--cluster: sockets per node (default 1)")
     p.add_argument("--base", default="summit", help="--cluster: the description whose unmeasured levels are kept "

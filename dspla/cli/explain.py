@@ -53,7 +53,8 @@ def register(sub, common):
     p.add_argument("--message-bytes", type=POSITIVE, default=32 << 20, metavar="BYTES",
                    help="p2p1d: largest message (bigger row sets travel in chunks)")
     p.add_argument("--cluster", metavar="FILE", help="predict on this described cluster (a TOML file or summit | "
-                   "perlmutter) for any --np, counting each candidate without lowering it (docs/planner.md)")
+                   "perlmutter) for any --np, counting each candidate without lowering it (docs/planner.md; "
+                   "default: none)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--compare", metavar="STATS", help="predicted next to measured, from a run's --stats file "
                    "(default: none)")
@@ -115,7 +116,8 @@ def _on_cluster(args, f, kinds: dict, given: dict, dims: dict) -> int:
     if not graphs:
         raise DsplaError("explain --cluster counts on the graph: give it with -i NAME=FILE (a sparse input of "
                          f"{args.file})")
-    shape = Shape.of(graphs[0], sp.csr_array(given[graphs[0]]))
+    g = given[graphs[0]]
+    shape = Shape.of(graphs[0], sp.csr_array(getattr(g, "matrix", g)))   # (an edge list reads as a Graph)
     # the products and their widths: planned for two processes, one cheap plan and partition
     one = f.explain(np=2, dims=dims, density=args.density, json=True, options=dict(plan="allgather1d",
                     partition="random"), **given)

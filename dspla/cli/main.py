@@ -37,8 +37,7 @@ COMMANDS = {
     "shard": ("shard", "partition inputs once and write per-process shards"),
     "comm-stats": ("comm_stats", "exact communication of 1D plans per partitioner"),
     "plot": ("plot", "draw a figure (PNG/SVG) from a dspla JSON file"),
-    "scaling": ("scaling", "predict each plan's words, messages, memory and time per rank at large P on a described "
-                           "cluster"),
+    "scaling": ("scaling", "predicted GCN scaling on a described cluster"),
 }
 
 

@@ -38,8 +38,8 @@ def register(sub, common):
                    "graph, hypergraph; default random)")
     p.add_argument("--weak", action="store_true", help="weak scaling: n and nnz grow with P (shapes only)")
     p.add_argument("--seed", type=SEED, default=0, help="seed of the random partition and of generated graphs")
-    p.add_argument("--json", help="write the rows to this file")
-    p.add_argument("--plot", help="draw predicted time vs P per plan (.png or .svg)")
+    p.add_argument("--json", help="write the rows to this file (default: none)")
+    p.add_argument("--plot", help="draw predicted time vs P per plan (.png or .svg; default: none)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=run)
 
@@ -71,7 +71,7 @@ def shape_of(spec: str) -> tuple[Shape, list | None]:
             A = rmat(scale, max(1, round(nnz / 2 / 2 ** scale)), seed=0)
             return Shape.of(spec, A), None
         return Shape(spec, n, nnz), None
-    return Shape.of(spec, load_graph(spec, quiet=True)), None
+    return Shape.of(spec, load_graph(spec, quiet=True).matrix), None
 
 
 def run(args):
