@@ -220,7 +220,7 @@ class Array(Presented, Methods):
     def _scalar_value(self, what: str) -> Any:
         v = self.value
         if v is None:
-            raise ValueError(f"{what}() of a missing entry: {self.name or 'this 1 x 1 value'} has none")
+            raise ValueError(f"{self.name or 'this 1 x 1 value'} is a missing scalar (no entry): {what}() has no value")
         return v
 
     def __float__(self) -> float:
