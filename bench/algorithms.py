@@ -227,7 +227,7 @@ def worker(graph: str, out: str, rounds: int, floor: bool = False):
     from dspla.formats.graph import load_graph
 
     comm = dp.world()
-    A = sp.csr_array(load_graph(graph, quiet=True), dtype=np.float64) if comm.rank == 0 else None
+    A = sp.csr_array(load_graph(graph, quiet=True).matrix, dtype=np.float64) if comm.rank == 0 else None
     if floor and comm.rank == 0:
         A = halves(A)
     part = "block" if floor else "hypergraph"
@@ -278,7 +278,7 @@ def kernels_worker(graph: str, out: str, iterations: int = 60):
     from dspla.formats.graph import load_graph
     comm = MPI.COMM_WORLD
     gb.ss.config["nthreads"] = 1
-    A = sp.csr_array(load_graph(graph, quiet=True), dtype=np.float64)
+    A = sp.csr_array(load_graph(graph, quiet=True).matrix, dtype=np.float64)
     n, P, rank = A.shape[0], comm.size, comm.rank
     lo, hi = n * rank // P, n * (rank + 1) // P
     AT = gb.io.from_scipy_sparse(sp.csr_array(sp.csr_array(A.T)[lo:hi]))
@@ -347,7 +347,7 @@ def main(argv=None) -> int:
         worker(args.worker[0], args.worker[1], args.rounds, args.floor)
         return 0
     from dspla.formats.graph import load_graph
-    A = sp.csr_array(load_graph(args.graph, quiet=True), dtype=np.float64)
+    A = sp.csr_array(load_graph(args.graph, quiet=True).matrix, dtype=np.float64)
     print(f"commit {git_commit()}; {os.path.basename(args.graph)}: {A.shape[0]} nodes, {A.nnz} edges; "
           f"medians of {args.rounds} interleaved rounds")
     report = {"commit": git_commit(), "graph": os.path.basename(args.graph)}

@@ -244,7 +244,7 @@ def _shp_graph(name):
     if name == "cora":
         return load_node_data("cora", data_dir=PLANETOID).adjacency
     path = {"ca-HepPh": "ca-HepPh.txt", "email-Enron": "email-Enron.txt", "slashdot": "soc-Slashdot0902.txt.gz"}[name]
-    A = sp.csr_array(load_graph(os.path.join(SHARED, "snap", path), quiet=True), dtype=np.float64)
+    A = sp.csr_array(load_graph(os.path.join(SHARED, "snap", path), quiet=True).matrix, dtype=np.float64)
     A.data[:] = 1.0
     return A
 

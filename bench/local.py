@@ -52,7 +52,7 @@ def _graphs(names: list) -> dict:
             if not os.path.exists(SLASHDOT):
                 print(f"skipping soc-Slashdot0902: {SLASHDOT} is absent")
                 continue
-            out["soc-Slashdot0902"] = sp.csr_array(load_graph(SLASHDOT, quiet=True), dtype=np.float64)
+            out["soc-Slashdot0902"] = sp.csr_array(load_graph(SLASHDOT, quiet=True).matrix, dtype=np.float64)
         elif name == "random":
             rng = np.random.default_rng(0)
             n, nnz = 100_000, 1_000_000

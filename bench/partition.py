@@ -49,7 +49,7 @@ def load(name: str):
     path = datasets_dir() / rel
     if not path.exists():
         raise SystemExit(f"bench partition: {path} not found (set DSPLA_DATASETS)")
-    return sp.csr_matrix(load_graph(path, directed=directed))
+    return sp.csr_matrix(load_graph(path, directed=directed).matrix)
 
 
 def table2(args) -> list[dict]:

@@ -42,7 +42,7 @@ def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
 
     comm = world()
     P = comm.size
-    A = load_graph(graph, quiet=True) if comm.rank == 0 else None
+    A = load_graph(graph, quiet=True).matrix if comm.rank == 0 else None
     A_, X_ = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
     f = dp.function(outputs={"C": A_ @ X_})
     rng = np.random.default_rng(0)
@@ -61,9 +61,13 @@ def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
             for plan in plan_names() + ["auto"]:
                 s = DistSession(f.compiled, comm, Options(plan=plan, partition="hypergraph", seed=0,
                                                  replication=2 if P % 2 == 0 else 1, progress=False))
-                s.run(inputs, repeat=1)
+                try:
+                    s.run(inputs, repeat=1)
+                except dp.DsplaError:   # (every rank alike: a plan that cannot run at this P is refused)
+                    del s
+                    continue
                 chosen = comm.bcast(s.plan.products[0].plan if comm.rank == 0 else None, 0)
-                if plan == "auto" or chosen == plan:        # else the plan cannot run at this P
+                if plan == "auto" or chosen == plan:
                     # X anew on every call (a copy: the values a model predicts for, as in training
                     # or an iteration; an X passed again as the same object would let p2p1d skip its
                     # packing, docs/runtime.md); each call's run alone is timed, not X's scatter

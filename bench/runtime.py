@@ -58,7 +58,7 @@ def main(argv=None) -> int:
         prog = os.path.join(d, "spmm.dspla")
         open(prog, "w").write("input A : sparse[n, n]\ninput X : dense[n, k]\nT = A @ X\noutput T\n")
         from dspla.formats.graph import load_graph
-        n = load_graph(args.graph, quiet=True).shape[0]
+        n = load_graph(args.graph, quiet=True).matrix.shape[0]
         rng = np.random.default_rng(0)
         print("P=1 runs with one GraphBLAS thread (one core, like each P=2 rank); P=1* with the default threads")
         print(f"{'K':>5} {'P=1 s':>9} {'P=1* s':>9} {'P=2 s':>9} {'ratio':>7} {'ratio*':>7} {'planning s':>11} "

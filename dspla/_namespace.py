@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from .errors import plural
+from .errors import did_you_mean, meant_text, plural
 
 T = TypeVar("T")
 
@@ -16,7 +16,8 @@ def of(table: dict[str, T], kind: str) -> tuple[Callable[[], list[str]], Callabl
     def getattr_(name: str) -> T:
         if name.startswith("__") or name not in table:
             # AttributeError keeps hasattr()/getattr(default) working; the text lists the valid names.
-            raise AttributeError(f"unknown {kind} {name!r}; valid {plural(kind)}: {', '.join(names())}")
+            raise AttributeError(f"unknown {kind} {name!r}{meant_text(did_you_mean(name, table))}; valid "
+                                 f"{plural(kind)}: {', '.join(names())}")
         return table[name]
 
     return names, getattr_

@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol, TypeAlias, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, Union
 
-import graphblas as gb
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .algebra import BinaryOp, Monoid, SelectOp, Semiring, UnaryOp
 from .ir.types import Dim, DType, Kind
 
+if TYPE_CHECKING:   # (named, not imported: `import dspla` loads neither, a run does)
+    import graphblas
+    import scipy.sparse
+
 Scalar: TypeAlias = Union[int, float, np.number[Any], np.bool_]
 """A number or a bool, Python's or numpy's: a bound operand (``2 * X``), a fill value, a constant."""
+
+IndexLike: TypeAlias = Union[int, slice, Sequence[int], NDArray[np.integer[Any]], None]
+"""Indices of extract and assign: an int (one row or column), a slice, ints in a sequence or a
+numpy array (repeats allowed in extract), or None for all."""
 
 ShapeLike: TypeAlias = Union[Dim, Sequence[Dim]]
 """A shape: one or two dims, each a size (int) or a symbol bound from the data (``"n"``);
@@ -56,7 +62,7 @@ python-graphblas operator."""
 UnaryOpLike: TypeAlias = Union[str, UnaryOp, GraphBLASOperator]
 """A unary operator: its name (``"relu"``), ``dp.unary.NAME`` or a python-graphblas operator."""
 
-SelectLike: TypeAlias = Union[str, SelectOp, GraphBLASOperator]
+SelectLike: TypeAlias = Union[str, SelectOp, GraphBLASOperator, Callable[..., Any]]
 """A select predicate: a name (``"tril"``, ``"gt"``) or a comparison (``">"``, ``"<="``)."""
 
 BinaryFunction: TypeAlias = Callable[[Any, Any], Any]
@@ -65,11 +71,13 @@ BinaryFunction: TypeAlias = Callable[[Any, Any], Any]
 UnaryFunction: TypeAlias = Callable[[Any], Any]
 """A Python function of one number returning one, compiled with numba (a user operator)."""
 
-HostValue: TypeAlias = Union[NDArray[Any], sp.sparray, sp.spmatrix, gb.Matrix, gb.Vector, list[Any], tuple[Any, ...],
-                             Scalar]
+HostValue: TypeAlias = Union[NDArray[Any], "scipy.sparse.sparray", "scipy.sparse.spmatrix", "graphblas.Matrix",
+                             "graphblas.Vector", list[Any], tuple[Any, ...], Scalar]
 """Input data held by the caller: a numpy array (dense inputs), a scipy sparse array or matrix
 (sparse inputs; a missing entry is not a zero), a python-graphblas Matrix or Vector (either), a
-nested list, or a scalar (a 1 x 1 input)."""
+``dspla.formats.graph.Graph`` (``load_graph``: its matrix, its node ids going to the results; not
+named in the union, which may not import the readers), a networkx graph (read as ``load_graph``
+reads it), a nested list, or a scalar (a 1 x 1 input)."""
 
 PathLike: TypeAlias = Union[str, os.PathLike[str]]
 """A file or folder path."""
@@ -79,7 +87,7 @@ class RunOptions(TypedDict, total=False):
     """The options of a distributed run, by keyword (``f.configure(plan="p2p1d", seed=1)``,
     ``f.run(..., partition="hp")``): the fields of ``dspla.plan.options.Options``."""
 
-    plan: str                           # a plan name, or "auto" (lowest predicted time)
+    plan: str | dict[str, str]          # a plan name, or "auto" (lowest predicted time); or per product
     partition: str                      # a partition method, "auto", or "file" with parts
     parts: NDArray[np.integer[Any]] | None   # the owner of each row (partition="file")
     seed: int
@@ -94,8 +102,9 @@ class RunOptions(TypedDict, total=False):
     spmd: bool                          # every rank plans its own program
     message_bytes: int                  # p2p1d: larger row sets travel in chunks of this size
     shared_memory_bytes: int            # set by the session (ranks on one node): a value given is replaced
+    overflow: str                       # an int64 sum or product leaving int64: "error" or "wrap"
 
 
 __all__ = ["BinaryFunction", "BinaryOpLike", "DTypeLike", "Dim", "GraphBLASOperator", "HostValue", "KindLike",
-           "MonoidLike", "PathLike", "RunOptions", "Scalar", "SelectLike", "SemiringLike", "ShapeLike",
+           "IndexLike", "MonoidLike", "PathLike", "RunOptions", "Scalar", "SelectLike", "SemiringLike", "ShapeLike",
            "UnaryFunction", "UnaryOpLike"]

@@ -100,7 +100,8 @@ def _verify(c: Compilation) -> Compilation:
 
 
 def _static(c: Compilation) -> Compilation:
-    return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes))
+    return replace(c, static=static.evaluate(c.program.toposort(), c.program.outputs, c.mats, c.sizes,
+                                             c.options.overflow if c.options else "error"))
 
 
 def _static_spmd(c: Compilation) -> Compilation:
@@ -133,7 +134,7 @@ def _static_spmd(c: Compilation) -> Compilation:
 
 def _execute(program: RankProgram, comm: Communicator, options: Options, inputs: dict) -> dict:
     """Run a rank program once on ``comm``, every rank together (the derived static values' plan)."""
-    rt = Runtime(program, comm, shared_bytes=options.shared_memory_bytes)
+    rt = Runtime(program, comm, shared_bytes=options.shared_memory_bytes, overflow=options.overflow)
     rt.fault = None   # (DSPLA_FAULT names an instruction of the plan's program, not of this one)
     try:
         return rt.run(inputs)
@@ -154,11 +155,11 @@ def _facts(c: Compilation) -> Compilation:
     # one process sends no messages, whose presence bitmaps the rows / columns facts spare: it
     # proves only which static values are full and which bound others' missing rows (a product's
     # full-output route), not the two reductions over each (a few ms for a large graph)
-    return replace(c, facts=facts_mod.prove(c.program.toposort(), c.static.values, lines=c.P > 1))
+    return replace(c, facts=facts_mod.prove(c.program.toposort(), c.static.values, lines=c.P > 1, sizes=c.sizes))
 
 
 def _facts_spmd(c: Compilation) -> Compilation:
-    return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm, c.dims))
+    return replace(c, facts=spmd.prove(c.program.toposort(), c.static.values, c.comm, c.dims, c.sizes))
 
 
 def _lower(c: Compilation) -> Compilation:
@@ -292,7 +293,8 @@ class Compiled:
     inputs met so far (``sized``, cached by the sizes and the sparse inputs' entry counts, with
     the reference executor's schedule of that program)."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, bound_dims: dict | None = None) -> None:
+        self.bound_dims = bound_dims or {}   # the sizes the program binds dims to (ir.check.dim_bindings)
         self.compilation = frontend(program)
         self.program = self.compilation.program
         self.inputs = self.program.inputs

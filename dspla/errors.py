@@ -95,7 +95,25 @@ class UnknownNameError(DsplaError):
         self.kind, self.name, self.valid = kind, name, sorted(valid)
         where = f" {context}" if context else ""
         listed = f"valid {plural(kind)}: {', '.join(self.valid)}" if self.valid else f"there are no {plural(kind)}"
-        super().__init__(f"unknown {kind} {name!r}{where}; {listed}", span)
+        self.suggestions = did_you_mean(name, self.valid)
+        super().__init__(f"unknown {kind} {name!r}{where}{meant_text(self.suggestions)}; {listed}", span)
+
+
+def did_you_mean(name: str, valid: Iterable[str]) -> list[str]:
+    """The valid names closest to a misspelt one (difflib's similarity at least 0.6, case ignored):
+    the best, and a second only when it is as close."""
+    import difflib
+
+    if not isinstance(name, str):
+        return []
+    scored = sorted(((difflib.SequenceMatcher(None, name.lower(), v.lower()).ratio(), v) for v in valid),
+                    key=lambda t: -t[0])
+    return [v for r, v in scored[:2] if r >= 0.6 and r >= scored[0][0] - 0.02]
+
+
+def meant_text(suggestions: list[str]) -> str:
+    """`` (did you mean 'x'?)``, or nothing without a suggestion."""
+    return f" (did you mean {' or '.join(map(repr, suggestions))}?)" if suggestions else ""
 
 
 def plural(noun: str) -> str:

@@ -2,6 +2,7 @@
 calling it binds data, finishes compiling for the data's sizes, and runs."""
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
@@ -11,14 +12,17 @@ from .display import Stats, Text
 from .errors import DsplaError, UnknownNameError
 from .frontend.dsl import Expr
 from .ir import Node, Op, Program
-from .ir.check import check_program
+from .ir.check import check_program, dim_bindings
 from .ir.lint import lint_warnings
+from .kernels.overflow import check_mode
+from .passes.promote import promote_ints
 from .plan.explain import as_json, as_text, synthesize
 from .plan.options import Options
 from .runtime.launch import one_process, world
 from .runtime.process import keep_freed_memory
 from .session import DistSession
 from .values import Array, InputValue, Meta, bind_inputs
+from .values.nodeids import dim_ids, graphs_read, with_ids
 
 if TYPE_CHECKING:
     from graphblas import Matrix
@@ -32,13 +36,19 @@ if TYPE_CHECKING:
 class Function:
     """A compiled program (``dp.function(...)``): call it with its inputs by name to run it."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, overflow: str | None = None) -> None:
         self.source_program = check_program(program)   # user errors, before the compiler's verifier
-        self.compiled = compiler.Compiled(program)
+        self.bound_dims = dim_bindings(program)           # dims the program binds to sizes (X + Y: c = 4)
+        # what an int64 sum or product that leaves int64 does (kernels/overflow.py): the argument,
+        # else $DSPLA_INT_OVERFLOW (the command line's), else an error
+        mode = check_mode(overflow or os.environ.get("DSPLA_INT_OVERFLOW") or "error")
+        if mode == "float64":
+            program = promote_ints(program)
+        self.compiled = compiler.Compiled(program, self.bound_dims)
         self.program = self.compiled.program
         self.inputs = self.program.inputs
         self._decl = {n.attr("name"): n for n in self.inputs}
-        self._options: dict[str, Any] = {}
+        self._options: dict[str, Any] = {"overflow": "error" if mode == "float64" else mode}
         self._sessions: dict[tuple[Any, ...], DistSession] = {}
         self._last_stats: Stats | None = None
         self._stats_from: DistSession | None = None   # the session that ran last (its stats are read lazily)
@@ -68,7 +78,7 @@ class Function:
 
     def bind(self, inputs: Mapping[str, InputValue]) -> tuple[dict[str, Matrix | Meta], dict[str, int]]:
         """Check and convert inputs: (name -> graphblas Matrix, dim symbol -> size)."""
-        return bind_inputs(self._decl, inputs)
+        return bind_inputs(self._decl, inputs, self.bound_dims)
 
     def sized(self, mats: dict[str, Matrix | Meta], dims: dict[str, int]) -> compiler.Compilation:
         """The compilation for these sizes (matrix-chain order applied), with the inputs bound.
@@ -93,10 +103,12 @@ class Function:
         (``dp.param``) are read on every call, so an in-place update of one is seen."""
         keep_freed_memory()
         s = self.session()
-        out = s.run(inputs)
+        given = graphs_read(inputs)
+        ids = dim_ids(self._decl, given)
+        out = s.run(given)
         if s.has_stats:   # (rank 0)
             self._stats_from = s
-        return out
+        return with_ids(out, self.program.outputs, ids)
 
     def invalidate(self) -> None:
         """Forget every kept conversion and plan: the next call binds and plans from scratch (for
@@ -111,6 +123,9 @@ class Function:
         bad = sorted(set(options) - valid)
         if bad:
             raise UnknownNameError("option", bad[0], valid)
+        if "overflow" in options and check_mode(options["overflow"]) == "float64":
+            raise DsplaError("overflow='float64' changes the program's types: give it to dp.function(..., "
+                             "overflow='float64') (or set DSPLA_INT_OVERFLOW=float64)")
         self._options = {**self._options, **options}
         self._sessions = {}
         return self
@@ -129,10 +144,12 @@ class Function:
         distributed ``Array``s on every rank (see ``__call__``), or with local=True this rank's
         pieces as graphblas matrices. ``self.last_stats`` (rank 0) holds what moved."""
         s = self.session(comm, **options)
+        inputs = graphs_read(inputs or {})
+        ids = dim_ids(self._decl, inputs)
         out = s.run(inputs, repeat=repeat, local=local)
         if s.has_stats:   # (rank 0)
             self._stats_from = s
-        return out
+        return out if local else with_ids(cast("dict[str, Array]", out), self.program.outputs, ids)
 
     def session(self, comm: Comm | None = None, *, keep: bool = True, **options: Unpack[RunOptions]) -> DistSession:
         """The distributed session running this function on ``comm`` (default: the MPI world,
@@ -157,17 +174,20 @@ class Function:
 
     def _reference(self, inputs: Mapping[str, InputValue]) -> dict[str, Array]:
         t0 = time.perf_counter()
+        inputs = graphs_read(inputs)
         mats, dims = self.bind(inputs)
         prog = self.bound(mats, dims)
-        env = reference.environment(mats, dims)
+        env = reference.environment(mats, dims, self._options.get("overflow", "error"))
         out = reference.run(self.compiled.schedule(prog), env)
         self.last_stats = Stats({"plan": "reference", "P": 1, "seconds": time.perf_counter() - t0})
-        return {k: Array(v, k) for k, v in out.items()}
+        forms = {name: n.type.form for name, n in prog.outputs}
+        return with_ids({k: Array(v, k, form=forms[k]) for k, v in out.items()}, self.program.outputs,
+                        dim_ids(self._decl, inputs))
 
     def plan(self, np: int, inputs: Mapping[str, InputValue], options: Options | None = None,
              dump_after: str | None = None, dump: Callable[[str], object] | None = None) -> compiler.Compilation:
         """Compile for ``np`` processes against ``inputs`` (no MPI needed): every rank's program."""
-        mats, dims = self.bind(inputs)
+        mats, dims = self.bind(graphs_read(inputs))
         return compiler.distribute(self.sized(mats, dims), np, options or Options(**self._options),
                                    dump_after=dump_after, dump=dump)
 
@@ -201,11 +221,12 @@ class Function:
                 raise DsplaError(f"compiler step {dump_after!r} needs the data's sizes: give np= (and inputs or dims)")
             return Text(str(self.program) + self._warnings() + (_timings(self.compiled.timings) if timings else ""))
         names = set(self.input_names)
-        given = {k: v for k, v in inputs_and_options.items() if k in names}
+        given = dict(graphs_read({k: v for k, v in inputs_and_options.items() if k in names}))
         opts = {k: v for k, v in {**inputs_and_options, **(options or {})}.items()
                 if (k not in names or k in (options or {})) and v is not None}
         opt = Options(**{**self._options, **opts})
-        mats, sizes = self.bind(synthesize(self.inputs, given, dims, density))
+        bound = {d: size for d, (size, _) in self.bound_dims.items()}   # (sizes the program fixes)
+        mats, sizes = self.bind(synthesize(self.inputs, given, {**bound, **(dims or {})}, density))
         sized = self.sized(mats, sizes)
         if dump_after == "chain-order":
             dumped.append(str(sized.program))
@@ -231,12 +252,14 @@ def _timings(steps: Mapping[str, float]) -> str:
 
 
 def function(outputs: Expr | Mapping[str, Expr] | list[Expr] | tuple[Expr, ...],
-             inputs: Iterable[Expr] | None = None) -> Function:
+             inputs: Iterable[Expr] | None = None, overflow: str | None = None) -> Function:
     """Compile expressions into a callable program.
 
     ``outputs``: a dict name -> expression, a single expression (output ``out``) or a list
     (``out0``, ``out1``, ...). ``inputs``: optional expressions for the inputs, to fix their
-    order or to take inputs no output uses.
+    order or to take inputs no output uses. ``overflow``: what an int64 sum or product whose true
+    value leaves int64 does: ``"error"`` (the default, or $DSPLA_INT_OVERFLOW), ``"wrap"``
+    (GraphBLAS's wrap-around) or ``"float64"`` (integer inputs computed in float64).
     """
     if isinstance(outputs, Expr):
         outputs = {"out": outputs}
@@ -255,4 +278,4 @@ def function(outputs: Expr | Mapping[str, Expr] | list[Expr] | tuple[Expr, ...],
         bad = [n for n in declared if n.op is not Op.INPUT]
         if bad:
             raise TypeError(f"inputs= takes declared inputs only, got {bad[0]!r}")
-    return Function(Program(tuple(outs), declared))
+    return Function(Program(tuple(outs), declared), overflow)

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
 from .errors import DsplaError, UnknownNameError
+from .formats import files as _files
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 PlotData: TypeAlias = Union[str, os.PathLike[str], dict[str, Any], list[dict[str, Any]]]
 """A plot's data: the path of the JSON a dspla command wrote, or its content (loaded with ``json``)."""
 
-KINDS = ("comm-stats", "stats", "train", "planner")
+KINDS = ("comm-stats", "stats", "train", "planner", "scaling")
 
 
 def _figure(nrows: int, ncols: int, size: tuple[float, float], **kw: Any) -> tuple[Figure, Any]:
@@ -183,8 +185,49 @@ def planner(data: PlotData) -> Figure:
     return fig
 
 
+def scaling(data: PlotData) -> Figure:
+    """``dspla scaling --json`` (or ``dspla bench scaling --json``: one panel per case): predicted
+    seconds per epoch vs P, one line per plan (CAGNET's four dashed, dspla's solid), the choice circled."""
+    d, where = _load(data, "scaling rows")
+    cases: list = [d]
+    if isinstance(d, dict) and isinstance(d.get("cases"), list):
+        cases = d["cases"]
+    _need(isinstance(cases, list) and cases and all(isinstance(c, dict) and c.get("rows") for c in cases), where,
+          "the result of dspla scaling --json")
+    ncol = min(3, len(cases))
+    fig, axes = _figure((len(cases) + ncol - 1) // ncol, ncol, (5.5 * ncol, 4.2 * ((len(cases) + ncol - 1) // ncol)),
+                        squeeze=False)
+    for ax, case in zip(axes.flat, cases):
+        _scaling_panel(ax, case)
+    for ax in list(axes.flat)[len(cases):]:
+        ax.set_visible(False)
+    return fig
+
+
+def _scaling_panel(ax: Axes, d: dict) -> None:
+    lines: dict = defaultdict(list)
+    for r in d["rows"]:
+        for c in r["candidates"]:
+            name = re.sub(r" \d+x\d+x\d+$", "", c["plan"])   # (3d's grid dropped: it changes with P)
+            lines[(c["family"], name)].append((r["P"], c["predicted_s"]))
+    for i, ((fam, plan), pts) in enumerate(sorted(lines.items())):
+        ax.plot(*zip(*pts), "--" if fam == "cagnet" else "-", marker=".", color=f"C{i % 10}",
+                label=plan)
+    ax.plot([r["P"] for r in d["rows"]], [min(c["predicted_s"] for c in r["candidates"]) for r in d["rows"]], "o",
+            mfc="none", ms=11, color="k", label="chosen")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("P (ranks)")
+    ax.set_ylabel("predicted s per epoch")
+    ax.set_title(f"{d.get('graph', '')} ({d.get('partition', '')}) on {d.get('cluster', '')}"
+                 + (" (weak)" if d.get("weak") else ""), fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    ax.set_ylim(top=min(ax.get_ylim()[1], 30 * min(c["predicted_s"] for r in d["rows"] for c in r["candidates"])))
+
+
 PLOTS: dict[str, Callable[[PlotData], Figure]] = {"comm-stats": comm_stats, "stats": stats, "train": train,
-                                                  "planner": planner}
+                                                  "planner": planner, "scaling": scaling}
 
 
 def save(fig: Figure, path: str | os.PathLike[str]) -> str:
@@ -192,7 +235,8 @@ def save(fig: Figure, path: str | os.PathLike[str]) -> str:
     ext = os.path.splitext(str(path))[1].lower()
     if ext not in (".png", ".svg"):
         raise DsplaError(f"a figure is written as .png or .svg, got {path}")
-    fig.savefig(path, dpi=120)
+    with _files.atomic_write(path) as fh:   # (a link followed, a device written in place, as every output)
+        fig.savefig(fh, format=ext[1:], dpi=120)
     return str(path)
 
 

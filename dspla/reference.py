@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .ir import Program
+from .ir import Node, Program
+from .kernels import overflow as int_overflow
 from .ops import Env, definition, table
 
 EVAL = table("evaluate")
@@ -18,9 +19,19 @@ EVAL = table("evaluate")
 INTO = {op for op in EVAL if definition(op).into}
 
 
-def environment(inputs: dict, dims: dict) -> Env:
-    """What evaluation rules see: the inputs, the dims, and this executor for sub-programs."""
-    return Env(inputs, dims, lambda program, values: run(schedule_of(program), environment(values, dims)))
+def environment(inputs: dict, dims: dict, overflow: str = "error") -> Env:
+    """What evaluation rules see: the inputs, the dims, this executor for sub-programs, and what
+    integer overflow does."""
+    return Env(inputs, dims, lambda program, values: run(schedule_of(program), environment(values, dims, overflow)),
+               overflow)
+
+
+def evaluate(node: Node, args: list, env: Env):
+    """``node``'s rule on ``args``; an int64 result checked for overflow unless it may wrap."""
+    out = EVAL[node.op](node, args, env)
+    if env.overflow == "error" and int_overflow.risky(node):
+        int_overflow.verify(node, args, out, lambda n, a: EVAL[n.op](n, a, env))
+    return out
 
 
 class Schedule:
@@ -53,7 +64,7 @@ def schedule_of(program: Program) -> Schedule:
 def run(schedule: Schedule, env: Env) -> dict:
     vals: list = [None] * len(schedule.order)
     for i, node in enumerate(schedule.order):
-        vals[i] = EVAL[node.op](node, [vals[j] for j in schedule.arg_slots[i]], env)
+        vals[i] = evaluate(node, [vals[j] for j in schedule.arg_slots[i]], env)
         for j in schedule.free_after[i]:
             vals[j] = None
     return {name: vals[i] for name, i in schedule.outputs}

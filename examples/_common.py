@@ -20,7 +20,7 @@ def load(args, weights: bool = False):
     """The graph, on every rank (only rank 0's copy is read by dspla; the others' are not used)."""
     from dspla.formats.graph import load_graph
     from dspla.generate import rmat
-    A = load_graph(args.graph, quiet=True) if args.graph else rmat(scale=args.scale, edge_factor=8, seed=1,
+    A = load_graph(args.graph, quiet=True).matrix if args.graph else rmat(scale=args.scale, edge_factor=8, seed=1,
                                                                      directed=True)
     if weights and not args.graph:
         A.data[:] = 1.0 + (A.indices % 7)   # deterministic lengths 1..7

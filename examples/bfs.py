@@ -1,5 +1,6 @@
 """Breadth-first search levels as a loop of the program: each level is Aᵀ any.pair frontier,
-masked by the complement of the visited nodes (only unvisited nodes are computed), on one
+masked by the complement of the nodes with a level (only unvisited nodes are computed; on one
+process the frontier is pushed or pulled by its size), written into the levels in place, on one
 process or on every rank of an MPI job (the frontier moves as its present entries only)."""
 from __future__ import annotations
 
@@ -19,15 +20,14 @@ def bfs_function() -> dp.Function:
     levels = dp.cast(s, "int64") * 0
     depth = dp.reduce_all(levels, "max")
 
-    def level(frontier, visited, levels, depth):
+    def level(frontier, levels, depth):
         depth = depth + 1
-        frontier = dp.mxm(AT, frontier, "any_pair", mask=visited, complement=True, structure=True)
-        visited = dp.ewise_add(visited, frontier, "lor")
-        levels = levels + dp.ewise_mult(dp.cast(frontier, "int64"), depth, "second")
-        return frontier, visited, levels, depth
+        frontier = dp.mxm(AT, frontier, "any_pair", mask=levels, complement=True, structure=True)
+        levels = dp.update(levels, depth, mask=frontier, structure=True)
+        return frontier, levels, depth
 
-    (_, _, levels, depth), its = dp.while_loop(lambda f, v, lv, d: dp.nvals(f) > 0, level,
-                                               (s, s, levels, depth), "n", count=True)
+    (_, levels, depth), its = dp.while_loop(lambda f, lv, d: dp.nvals(f) > 0, level,
+                                            (s, levels, depth), "n", count=True)
     return dp.function({"levels": levels, "iterations": its}, inputs=[A, s])
 
 

@@ -4,7 +4,8 @@ returning to Python; under mpiexec every rank runs it on its rows).
     r' = d Aᵀ (r / outdeg) + (d dangling + 1 - d) / n,   until the L1 change is below tol
 
 r / outdeg is an intersection: dangling nodes (their out-degree is missing) drop out of the
-product, and their rank is spread evenly with the teleport term.
+product, and their rank is spread evenly with the teleport term. The damping is folded into the
+degrees once (w = r / (outdeg / d)), so an iteration does not scale the product again.
 """
 from __future__ import annotations
 
@@ -20,12 +21,13 @@ def pagerank_function(damping: float = 0.85, tol: float = 1e-10, max_iter: int =
     A = dp.sparse("A", ("n", "n"))
     r0 = dp.dense("r0", ("n", 1))
     outdeg = dp.reduce_rows(A)                       # n x 1, missing for dangling nodes
+    scaled = outdeg / damping                        # computed once, at planning
     n = dp.reduce_all(dp.apply(r0, "one"))           # 1 x 1: the number of nodes
 
     def step(r, delta):
-        w = r / outdeg
-        dangling = dp.reduce_all(r) - dp.reduce_all(w * outdeg)
-        new = damping * (A.T @ w) + (damping * dangling + (1 - damping)) / n
+        w = r / scaled                               # d r / outdeg
+        dangling = damping * dp.reduce_all(r) - dp.reduce_all(w * outdeg)   # d times the dangling rank
+        new = A.T @ w + (dangling + (1 - damping)) / n
         return new, dp.reduce_all(dp.abs(new - r))
 
     r = r0 / dp.reduce_all(r0)

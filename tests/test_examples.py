@@ -182,7 +182,7 @@ def test_bfs_moves_the_frontier_as_its_entries():
 # ------------------------------------------------------------------------------- real graphs
 def _real(name):
     from dspla.formats.graph import load_graph
-    return sp.csr_array(load_graph(str(dataset(*name.split("/"))), quiet=True), dtype=np.float64)
+    return sp.csr_array(load_graph(str(dataset(*name.split("/"))), quiet=True).matrix, dtype=np.float64)
 
 
 @pytest.mark.data

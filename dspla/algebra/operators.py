@@ -345,23 +345,34 @@ UNARY["step"] = UnaryOp("step", "numeric", UNARY["relu_grad"].steps)
 @dataclass(frozen=True)
 class SelectOp:
     """Keep the entries where the predicate holds. ``on`` is 'value' (compares the entry with
-    the thunk) or 'index' (position relative to the diagonal offset given by the thunk)."""
+    the thunk), 'index' (position relative to the diagonal offset, or to a row or column,
+    given by the thunk) or 'user': ``func(values, rows, cols, thunk)`` of numpy arrays gives the
+    bool array of the entries kept (a user's predicate, defined on every rank alike)."""
 
     name: str
     on: str
     gb: str
+    func: Any = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return self.name
+
+    def __reduce__(self) -> tuple[Any, ...]:   # a row travels by name (plans are scattered pickled)
+        return (select_row, (self.name,))
 
 
 SELECT: dict[str, SelectOp] = {}
 for _n in ("gt", "ge", "lt", "le", "eq", "ne"):
     SELECT[_n] = SelectOp(_n, "value", "value" + _n)
 SELECT["nonzero"] = SelectOp("nonzero", "value", "valuene")
-for _n in ("tril", "triu", "diag", "offdiag"):
+for _n in ("tril", "triu", "diag", "offdiag", "rowle", "rowgt", "colle", "colgt"):
     SELECT[_n] = SelectOp(_n, "index", _n)
-SELECT_ALIASES = {">": "gt", ">=": "ge", "<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
+SELECT_ALIASES = {">": "gt", ">=": "ge", "<": "lt", "<=": "le", "==": "eq", "!=": "ne",
+                  **{"value" + _n: _n for _n in ("gt", "ge", "lt", "le", "eq", "ne")}}
+
+
+def select_row(name: str) -> SelectOp:
+    return SELECT[name]
 
 
 # ------------------------------------------------------------------------------ lookups
@@ -404,4 +415,27 @@ def unary_row(name: str) -> UnaryOp:
 def get_select(name: SelectLike) -> SelectOp:
     if isinstance(name, str) and name in SELECT_ALIASES:
         name = SELECT_ALIASES[name]
+    if callable(name) and not isinstance(name, SelectOp) and _graphblas_name(name) is None:
+        return define_select(name)
     return _lookup(SELECT, "select predicate", name, SelectOp)
+
+
+def define_select(func: Any, name: str | None = None) -> SelectOp:
+    """A user's predicate as a select row: ``func(values, rows, cols, thunk)`` on numpy arrays
+    (rows and columns global) returns the bool array of the entries to keep."""
+    row = _USER_SELECT.get(func)
+    if row is not None and (name is None or row.name == name):
+        return row
+    code = getattr(func, "__code__", None)
+    base = name or (f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', repr(func))}"
+                    + (f":{code.co_firstlineno}" if code is not None else ""))
+    # every rank runs the same script, so a name taken already gets the same next number on each
+    key, k = base, 1
+    while key in SELECT and SELECT[key].func is not func:
+        k += 1
+        key = f"{base}#{k}"
+    row = _USER_SELECT[func] = SELECT[key] = SelectOp(key, "user", key, func)
+    return row
+
+
+_USER_SELECT: dict = {}   # a user's predicate -> its row (the same function, the same row)

@@ -8,6 +8,7 @@ fitted with non-negative least squares; the fits' R^2 and relative residuals are
 """
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import statistics
@@ -27,13 +28,20 @@ from ..kernels.buffers import values_of
 from .plans import plan_runs
 
 
-def _time(fn, repeat=5):
+def _time(fn, repeat=5, collect=False):
+    """Median time of ``fn()`` after a warm-up. ``collect``: free its result between calls (a
+    python-graphblas Matrix sits in a reference cycle, freed by the collector only, which a few
+    large objects never wake: SpMM's n x K outputs piled up to 5.1 GB per rank)."""
     fn()
     ts = []
     for _ in range(repeat):
+        if collect:
+            gc.collect()
         t0 = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t0)
+    if collect:
+        gc.collect()
     return statistics.median(ts)
 
 
@@ -200,9 +208,18 @@ def _spmm(quick: bool, rng, data: dict) -> None:
             Ag = gb.io.from_scipy_sparse(A)
             for K in (16, 64) if quick else (16, 64, 256):
                 Bg = gb.Matrix.from_dense(rng.random((n, K)))
-                t = _time(lambda: gbops.mxm(Ag, Bg, SEMIRINGS["plus_times"], DType.float64), repeat=3)
+                t = _time(lambda: gbops.mxm(Ag, Bg, SEMIRINGS["plus_times"], DType.float64), repeat=3, collect=True)
                 # time ~ per call + per (nonzero x K) + per output entry (rows x K)
                 data["spmm"].append(([1.0, float(A.nnz * K), float(n * K)], t))
+
+
+def spmm_rate(nnz: int = 200_000, K: int = 64) -> float:
+    """Nonzeros x columns per second of one local SpMM (a cluster description's compute rate)."""
+    rng = np.random.default_rng(0)
+    n = nnz // 16
+    Ag = gb.io.from_scipy_sparse(sp.random_array((n, n), density=nnz / n / n, random_state=rng, format="csr"))
+    Bg = gb.Matrix.from_dense(rng.random((n, K)))
+    return Ag.nvals * K / _time(lambda: gbops.mxm(Ag, Bg, SEMIRINGS["plus_times"], DType.float64), repeat=3)
 
 
 def _pack_and_fill(rng, data: dict, say) -> None:
@@ -222,7 +239,7 @@ def _pack_and_fill(rng, data: dict, say) -> None:
         with values_of(M) as v:
             v.fill(0.0)
     for m in (5000, 20000, 100000):
-        t = _time(lambda: fill(m))
+        t = _time(lambda: fill(m), collect=True)
         data["fill"].append(([float(m * 32)], t))
 
 

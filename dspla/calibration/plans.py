@@ -2,8 +2,11 @@
 the end-to-end refit (``dspla.costmodel.fit.refit``) fits the coefficients to."""
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 
+from ..errors import DsplaError
 from ..frontend.dsl import dense, sparse
 from ..function import function
 from ..generate import erdos_renyi, random_geometric, rmat
@@ -34,12 +37,15 @@ def plan_runs(comm, quick: bool = False, say=None, repeat: int = 3) -> list | No
     for gname, A, part in _graphs(quick):
         for K in Ks:
             X = rng.random((A.shape[0], K)) if comm.rank == 0 else None
-            for plan in plan_names():
+            for plan in plan_names(auto=True):
                 opts = Options(plan=plan, partition=part, seed=0, replication=2 if comm.size % 2 == 0 else 1,
                                cache=True, progress=False)
                 s = DistSession(f.compiled, comm, opts)
                 inputs = {"A": A, "X": X} if comm.rank == 0 else None
-                s.run(inputs, repeat=1)                         # plans; checks the plan can run here
+                try:
+                    s.run(inputs, repeat=1)                     # plans: a plan that cannot run here is refused
+                except DsplaError:   # (on every rank alike: 2d at a P that is not square)
+                    continue
                 s.run(inputs, repeat=repeat)
                 if comm.rank == 0:
                     info = s.plan.products[0]
@@ -48,6 +54,8 @@ def plan_runs(comm, quick: bool = False, say=None, repeat: int = 3) -> list | No
                                         "measured_s": s.last_stats["iteration_s_median"]})
                 if hasattr(s, "runtime") and s.runtime is not None:
                     s.runtime.close()
+                del s
+                gc.collect()   # (the session's plan and matrices sit in reference cycles: freed now)
             if say:
                 say(f"plans on {gname} (n={A.shape[0]}, nnz={A.nnz}), K={K}")
     return records if comm.rank == 0 else None

@@ -11,7 +11,7 @@ from .arguments import add_plugin_option, load_plugins
 
 def register(sub, common):
     p = sub.add_parser("check", parents=[common], help="parse and type-check a .dspla file without data")
-    p.add_argument("file")
+    p.add_argument("file", help="the program: an expression file (.dspla; lang/README.md)")
     add_plugin_option(p)
     p.set_defaults(func=run)
 

@@ -19,6 +19,7 @@ from ..partition import METHODS, partition
 from ..partition.balance import imbalance
 from ..partition.partitioner import as_pattern
 from ..partition.simple import random_parts
+from .arguments import POSITIVE, int_list
 from .partition import add_graph_args, add_partition_args, method_params
 
 ABBREV = {"hypergraph": "HP", "graph": "GP", "random": "RP", "block": "BP", "stochastic-hypergraph": "SHP"}
@@ -30,28 +31,18 @@ def register(sub, common):
                        description="For each method and process count: partition (cached), then count exactly "
                                    "the rows of B and messages each process sends in the 1D p2p product A @ B.")
     add_graph_args(p)
-    p.add_argument("-P", default=None,
+    p.add_argument("-P", type=int_list(1, 1 << 20), default=None,
                    help="process counts, comma separated (default 16,64,256,512; with --partition-file: its own)")
     p.add_argument("--methods", default=None,
                    help="comma-separated methods (default hypergraph,graph,random; none with --partition-file)")
-    p.add_argument("-K", type=int, default=64, help="width of B (default 64): sets the words fields of the --json "
+    p.add_argument("-K", type=POSITIVE, default=64, help="width of B: sets the words fields of the --json "
                    "records (words_total = rows x K); the table counts rows of B and is the same for any K")
-    p.add_argument("--partition-file", help="also analyse this saved partition (.npy, row -> process)")
-    p.add_argument("--name", default="file", help="method name for --partition-file records (default: file)")
+    p.add_argument("--partition-file", help="also analyse this saved partition (.npy, row -> process) (default: "
+                   "none)")
+    p.add_argument("--name", default="file", help="method name for --partition-file records")
     add_partition_args(p)
-    p.add_argument("--json", help="write the records to this file")
+    p.add_argument("--json", help="write the records to this file (default: not written)")
     p.set_defaults(func=run)
-
-
-def _parse_P(text: str) -> list[int]:
-
-    try:
-        Ps = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise DsplaError(f"-P takes comma-separated integers, got {text!r}") from None
-    if not Ps or min(Ps) < 1:
-        raise DsplaError(f"-P needs process counts >= 1, got {text!r}")
-    return Ps
 
 
 def _load_partition_file(path: str, n: int):
@@ -81,7 +72,7 @@ def record(method: str, A, parts, P: int, K: int, imbalance: float, seconds: flo
 def run(args):
 
 
-    explicit = _parse_P(args.P) if args.P else None
+    explicit = args.P or None
     default = "" if args.partition_file else "hypergraph,graph,random"
     methods = [m for m in (args.methods if args.methods is not None else default).split(",") if m]
     for m in methods:
@@ -91,8 +82,8 @@ def run(args):
         valid = sorted({b for m in methods for b in METHODS[m].backends})
         raise DsplaError(f"--backend {args.backend!r} applies to none of the methods; valid: {', '.join(valid)}")
     if args.json:
-        check_writable(args.json, "records (--json)")
-    A = as_pattern(load_graph(args.graph, directed=args.directed))
+        check_writable(args.json, "records (--json)", inputs=[args.graph, args.partition_file])
+    A = as_pattern(load_graph(args.graph, directed=args.directed).matrix)
     n, ncols = A.shape
     b_parts = None if n == ncols else "auto"  # rectangular: B's rows go where their column is used most
     params = method_params(args)

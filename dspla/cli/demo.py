@@ -1,41 +1,36 @@
 """dspla demo: train the GCN of examples/gcn.dspla on a generated contextual SBM graph (about
-100k nodes, seeded; nothing is downloaded) with 2 MPI processes and the default plan, showing the
-plan, per-epoch progress, the final accuracy and what moved between the processes."""
+100k nodes, seeded; nothing is downloaded) with 2 MPI processes and the default plan, showing
+per-epoch progress, the final accuracy and what moved between the processes (--explain: also the
+program after the passes and the distributed plan)."""
 from __future__ import annotations
 
 import sys
 import time
 
-from ..errors import DsplaError
-from ..models import TrainConfig, Trainer, gcn_step, load_node_data
-from ..models.trainer import default_plan
 from ..runtime.launch import in_mpi_job, relaunch, world
-from .arguments import without_options
+from .arguments import NP, POSITIVE, SEED, add_plan_option, integer, parse_plan, without_options
 
 
 def register(sub, common):
     p = sub.add_parser("demo", parents=[common], help="train a GCN on a generated graph with 2 MPI processes",
                        description=__doc__)
-    p.add_argument("--nodes", type=int, default=100_000, help="graph size (default 100000)")
-    p.add_argument("--classes", type=int, default=7)
-    p.add_argument("--features", type=int, default=32, help="feature width (default 32)")
-    p.add_argument("--epochs", type=int, default=30)
-    p.add_argument("--np", type=int, default=2, help="MPI processes (default 2)")
-    p.add_argument("--plan", help="product plan (default: the runtime's default, auto when available)")
-    p.add_argument("--seed", type=int, default=0, help="graph and training seed")
+    p.add_argument("--nodes", type=integer(2000), default=100_000, help="graph size, at least 2000")
+    p.add_argument("--classes", type=integer(2), default=7, help="number of classes (communities), at least 2")
+    p.add_argument("--features", type=POSITIVE, default=32, help="feature width")
+    p.add_argument("--epochs", type=POSITIVE, default=30, help="training epochs")
+    p.add_argument("--np", type=NP, default=2, metavar="P", help="processes")
+    add_plan_option(p)
+    p.add_argument("--seed", type=SEED, default=0, help="graph and training seed")
     p.add_argument("--mpiexec", help="the launcher (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
+    p.add_argument("--explain", action="store_true", help="also print the program and the distributed plan")
     p.set_defaults(func=run)
 
 
 def run(args):
-
-    if args.np < 1 or args.nodes < 2000 or args.epochs < 1:
-        raise DsplaError("need --np >= 1, --nodes >= 2000 and --epochs >= 1")
-    if not in_mpi_job() and args.np > 1:
-        print(f"dspla demo: re-launching on {args.np} MPI processes", file=sys.stderr, flush=True)
+    if not in_mpi_job() and args.np > 1:   # (the ranks say what happens: this process only launches)
         argv = without_options(sys.argv[1:], {"--np", "--mpiexec"}) + ["--np", str(args.np)]
         return relaunch(args.np, argv, args.mpiexec)
-
+    from ..models import TrainConfig, Trainer, gcn_step, load_node_data
 
     t_start = time.perf_counter()
     comm = world()
@@ -43,29 +38,43 @@ def run(args):
     P = comm.size if comm else 1
     data = None
     say = (lambda *a: print(*a, file=sys.stderr, flush=True)) if rank == 0 else (lambda *a: None)
+    plan = parse_plan(args.plan)
     if rank == 0:
+        say(f"dspla demo: the 2-layer GCN of examples/gcn.dspla, trained on a generated graph by {P} "
+            f"process{'es' if P > 1 else ''} (--explain: the program and the plan)")
         t0 = time.perf_counter()
         data = load_node_data("sbm", nodes=args.nodes, classes=args.classes, feature_dim=args.features,
                               data_seed=args.seed)
         s = data.summary()
-        say(f"generated a contextual SBM graph: {s['nodes']} nodes, {s['edges']} edges, {s['classes']} classes, "
-            f"{s['features']} features ({s['description']}) in {time.perf_counter() - t0:.1f} s")
-        say(f"training the 2-layer GCN of examples/gcn.dspla (hidden 16, dropout 0.5, Adam lr 0.01) for "
-            f"{args.epochs} epochs on P = {P} process(es), plan {args.plan or default_plan()}")
-    cfg = TrainConfig(epochs=args.epochs, seed=args.seed, plan=args.plan, log_every=1, explain=True)
+        say(f"graph: {s['nodes']:,} nodes, {s['edges']:,} edges, {s['classes']} classes, {s['features']} features "
+            f"(a contextual stochastic block model, made in {time.perf_counter() - t0:.1f} s)")
+        say(f"model: hidden 16, dropout 0.5, Adam with learning rate 0.01, {args.epochs} epochs"
+            + ("" if plan == "auto" else f", plan {args.plan[0] if len(args.plan) == 1 else plan}"))
+    cfg = TrainConfig(epochs=args.epochs, seed=args.seed, plan=plan, log_every=1, explain=args.explain,
+                      partition_notes=args.explain)
     # examples/gcn.dspla's step with X declared dense (the generated features are dense)
     result = Trainer(gcn_step(sparse_features=False).source_program, data, cfg, comm).fit()
     if rank != 0:
         return 0
-    c = result["comm"]
-    print(f"\nfinal accuracy: test {result['test_accuracy']:.3f}, validation {result['val_accuracy']:.3f}, "
-          f"train {result['train_accuracy']:.3f}")
-    print(f"P = {result['P']}, plan {result['plan']}, partition {result['partition']}; "
-          f"{result['epoch_time_s_median'] * 1e3:.0f} ms per epoch (median), planning {result['planning_s']:.1f} s")
-    print(f"communication per process and epoch: words sent avg {c['words_sent_avg']:,.0f} max "
-          f"{c['words_sent_max']:,.0f}; messages avg {c['messages_sent_avg']:.1f} max {c['messages_sent_max']:.0f}")
-    for p in result["products"]:
-        print(f"  {p['expr']}: {p['plan']}, words avg {p['words_sent_avg']:,.0f} max {p['words_sent_max']:,.0f}, "
-              f"messages avg {p['messages_sent_avg']:.1f} max {p['messages_sent_max']:.0f}")
-    print(f"total {time.perf_counter() - t_start:.1f} s")
+    print(summary(result, time.perf_counter() - t_start))
     return 0
+
+
+def summary(result: dict, total_s: float) -> str:
+    """The demo's last lines: accuracy, time per epoch, the plan of each product, what moved."""
+    c = result["comm"]
+    by_plan: dict = {}
+    for p in result["products"]:
+        by_plan.setdefault(p["plan"], []).append(p["expr"].split(" =")[0])
+    plans = "; ".join(f"{', '.join(names)} by {plan}" for plan, names in by_plan.items())
+    P = result["P"]
+    lines = [f"final accuracy: test {result['test_accuracy']:.3f}, validation {result['val_accuracy']:.3f}, "
+             f"train {result['train_accuracy']:.3f}",
+             f"{P} process{'es' if P > 1 else ''}, partition {result['partition']}: "
+             f"{result['epoch_time_s_median'] * 1e3:.0f} ms per epoch (median), planning {result['planning_s']:.1f} s"]
+    if P > 1:
+        lines.append(f"products: {plans}")
+        lines.append(f"per process and epoch: {c['words_sent_avg']:,.0f} words sent on average (max "
+                     f"{c['words_sent_max']:,.0f}), {c['messages_sent_avg']:.0f} messages")
+    lines.append(f"total {total_s:.1f} s")
+    return "\n".join(lines)

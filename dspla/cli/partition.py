@@ -7,6 +7,7 @@ from ..formats.files import check_writable
 from ..formats.graph import load_graph
 from ..partition import METHODS, partition
 from ..partition.partitioner import as_pattern
+from .arguments import NP, POSITIVE, SEED, number
 
 
 def add_graph_args(p) -> None:
@@ -16,15 +17,18 @@ def add_graph_args(p) -> None:
     d.add_argument("--directed", dest="directed", action="store_const", const=True, default=None,
                    help="read an edge list as directed (the default for edge lists)")
     d.add_argument("--undirected", dest="directed", action="store_const", const=False,
-                   help="symmetrise the graph (A + A^T pattern)")
+                   help="symmetrise the graph (A + A^T pattern) (default: as the file says; edge lists directed)")
 
 
 def add_partition_args(p) -> None:
-    p.add_argument("--eps", type=float, default=0.03, help="allowed imbalance (default 0.03)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same partition)")
+    p.add_argument("--eps", type=number(0, 1, hi_open=True), default=0.03,
+                   help="allowed imbalance, from 0 to below 1")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed (same seed, same partition)")
     p.add_argument("--backend", help="hypergraph backend: mtkahypar (default) or kahypar")
-    p.add_argument("--preset", help="mtkahypar preset (default, quality, ...) or kahypar config name")
-    p.add_argument("--trials", type=int, help="hypergraph: partition with this many seeds, keep the best")
+    p.add_argument("--preset", help="mtkahypar preset (default, quality, ...) or kahypar config name (default: the "
+                   "backend's default)")
+    p.add_argument("--trials", type=POSITIVE, help="hypergraph: partition with this many seeds, keep the best "
+                   "(default: 1)")
     p.add_argument("--no-cache", dest="cache", action="store_false",
                    help="recompute even if a cached partition exists (and do not store it)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
@@ -40,11 +44,11 @@ def register(sub, common):
                                    "row -> process map as .npy. Results are cached on disk "
                                    "($DSPLA_CACHE_DIR, default $XDG_CACHE_HOME/dspla/partitions).")
     add_graph_args(p)
-    p.add_argument("-P", type=int, required=True, help="number of processes")
+    p.add_argument("-P", type=NP, required=True, help="number of processes (required)")
     p.add_argument("--method", "-m", default="hypergraph",
-                   help="block, random, graph, hypergraph (default), stochastic-hypergraph")
+                   help="block, random, graph, hypergraph, stochastic-hypergraph")
     add_partition_args(p)
-    p.add_argument("--out", "-o", help="write the partition (int64 .npy, row -> process)")
+    p.add_argument("--out", "-o", help="write the partition (int64 .npy, row -> process) (default: not written)")
     p.set_defaults(func=run)
 
 
@@ -53,8 +57,9 @@ def run(args):
     if args.method not in METHODS:  # fail before loading a big file
         raise UnknownNameError("partitioning method", args.method, METHODS)
     if args.out:
-        check_writable(args.out if args.out.endswith(".npy") else args.out + ".npy", "partition (--out)")
-    A = as_pattern(load_graph(args.graph, directed=args.directed))
+        check_writable(args.out if args.out.endswith(".npy") else args.out + ".npy", "partition (--out)",
+                       inputs=[args.graph])
+    A = as_pattern(load_graph(args.graph, directed=args.directed).matrix)
     r = partition(A, args.P, args.method, eps=args.eps, seed=args.seed, backend=args.backend, cache=args.cache,
                   progress=False if args.quiet else None, **method_params(args))
     line = (f"{r.method} P={r.P}: imbalance {r.imbalance:.4f} (by {r.weight}; vs average "

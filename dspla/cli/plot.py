@@ -24,7 +24,7 @@ def register(sub, common):
 
 def run(args):
     out = args.out or os.path.splitext(args.file)[0] + ".png"
-    check_writable(out, "figure (--out)")
+    check_writable(out, "figure (--out)", inputs=[args.file])
     fig = plots.PLOTS[args.kind](args.file)
     plots.save(fig, out)
     print(f"wrote {out}")

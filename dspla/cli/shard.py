@@ -14,13 +14,14 @@ import scipy.sparse as sp
 from ..errors import DsplaError, UnknownNameError
 from ..formats import read_input
 from ..formats.files import check_writable_dir
+from ..formats.graph import Graph
 from ..formats.inputs import input_path
 from ..formats.npy import load_npy
 from ..formats.shards import write_shards
 from ..models.data import load_node_data, shard_inputs
 from ..partition import METHODS, partition
 from ..partition.partitioner import as_pattern
-from .arguments import add_dataset_options, parse_inputs
+from .arguments import NP, add_dataset_options, input_files, parse_inputs
 from .partition import add_partition_args, method_params
 
 
@@ -30,15 +31,16 @@ def register(sub, common):
                                    "rows of every row-distributed input (docs/cluster.md).")
     p.add_argument("--input", "-i", action="append", metavar="NAME=PATH",
                    help="an input whose rows are the graph's rows: the graph (.mtx[.gz], edge list, .npz) or "
-                        "node data (.npy, FILE.npz:ARRAY) (repeatable)")
-    p.add_argument("-P", type=int, required=True, help="number of processes the shards are for (1: a binary "
-                   "CSR set any job can read by blocks of rows)")
+                        "node data (.npy, FILE.npz:ARRAY) (repeatable, each NAME once; default: none)")
+    p.add_argument("-P", type=NP, required=True, help="number of processes the shards are for (1: a binary "
+                   "CSR set any job can read by blocks of rows) (required)")
     p.add_argument("--method", "-m", default="hypergraph", help="partition method: block, random, graph, "
-                   "hypergraph (default), stochastic-hypergraph")
-    p.add_argument("--partition-file", help="a saved partition (.npy of process ids per row) instead of --method")
+                   "hypergraph, stochastic-hypergraph")
+    p.add_argument("--partition-file", help="a saved partition (.npy of process ids per row) instead of --method "
+                   "(default: none)")
     p.add_argument("--graph", help="the input to partition (default: the first square sparse one)")
-    p.add_argument("--dim", default="n", help="the name of the partitioned dim (default n)")
-    p.add_argument("--out", "-o", required=True, help="the shard directory to write")
+    p.add_argument("--dim", default="n", help="the name of the partitioned dim")
+    p.add_argument("--out", "-o", required=True, help="the shard directory to write (required)")
     d = p.add_argument_group("a training dataset (for dspla train --shards): its A, X, Y, T, labels and split")
     add_dataset_options(d)
     add_partition_args(p)
@@ -58,8 +60,14 @@ def run(args):
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
     check_writable_dir(args.out, "shard directory (--out)")
+    out = os.path.realpath(args.out)
+    for path in input_files(args.partition_file, *(input_path(s) for s in specs.values()),
+                            dirs=[args.data_dir if args.dataset else None]):
+        if os.path.realpath(path).startswith(out + os.sep):
+            raise DsplaError(f"the input {path} is inside the shard directory {args.out}, which writing the set "
+                             "replaces: choose another --out")
     t0 = time.perf_counter()
-    data, dataset = {}, None
+    data, dataset, graphs = {}, None, {}
     if args.dataset:
         nd = load_node_data(args.dataset, data_dir=args.data_dir, nodes=args.nodes, classes=args.classes,
                             feature_dim=args.feature_dim, avg_degree=args.avg_degree, data_seed=args.data_seed)
@@ -71,7 +79,10 @@ def run(args):
     for name, spec in specs.items():
         if not args.quiet:
             print(f"dspla shard: reading {name} from {spec}", file=sys.stderr, flush=True)
-        data[name] = read_input(spec, "sparse" if not spec.lower().endswith(".npy") else "dense")
+        data[name] = read_input(spec, "sparse" if not spec.lower().endswith(".npy") else "dense", name=name)
+        if isinstance(data[name], Graph):   # the rows by position; the graph's node ids go to ids.npy
+            graphs[name] = data[name]
+            data[name] = data[name].matrix
         if not sp.issparse(data[name]):
             data[name] = np.asarray(data[name])
             if data[name].ndim == 1:
@@ -99,11 +110,26 @@ def run(args):
         params = {"eps": args.eps, "seed": args.seed, "imbalance": float(res.imbalance), **method_params(args)}
         if args.backend:
             params["backend"] = args.backend
+    ids = _node_ids(graphs, graph, n)
     m = write_shards(args.out, data, parts, args.P, dim=args.dim, method=method, params=params,
-                     progress=not args.quiet, extra={"dataset": dataset} if dataset else None)
+                     progress=not args.quiet, extra={"dataset": dataset} if dataset else None, ids=ids)
     size = sum(f["bytes"] for f in m["files"].values())
     ins = ", ".join(f"{k} {v['kind']}[{v['shape'][0]}x{v['shape'][1]}] {v['dtype']}" for k, v in m["inputs"].items())
     print(f"wrote {args.out}: {ins}; P={args.P}, partition {method}, rows per process "
           f"{min(m['counts'])}..{max(m['counts'])}, {size / 2**20:.1f} MB in {len(m['files'])} files "
           f"({time.perf_counter() - t0:.1f} s)")
     return 0
+
+
+def _node_ids(graphs: dict, graph: str, n: int):
+    """The node ids of the partitioned rows: the graph's (an edge list's), which the other graphs
+    read must share."""
+    have = {k: g.ids for k, g in graphs.items() if g.ids is not None and g.shape[0] == n}
+    ids = have.get(graph, next(iter(have.values()), None))
+    for k, other in have.items():
+        if not np.array_equal(other, ids):
+            raise DsplaError(f"the edge lists number their nodes differently ({k} and {graph}): their rows are not "
+                             "the same nodes")
+    if ids is not None and ids.dtype.kind not in "iuU":
+        return None
+    return ids

@@ -11,8 +11,8 @@ import sys
 
 import numpy as np
 
-from ..errors import DsplaError, UnknownNameError, say_warning
-from ..formats.files import atomic_write, check_writable, check_writable_dir, jsonable
+from ..errors import DsplaError, say_warning
+from ..formats.files import atomic_write, check_outputs, check_writable_dir, jsonable
 from ..formats.shards import read_manifest
 from ..frontend.parser import parse_file
 from ..models import TrainConfig, Trainer, load_node_data
@@ -20,11 +20,22 @@ from ..models import checkpoint as ckpt
 from ..models.data import ShardedData
 from ..models.minibatch import MiniBatchTrainer
 from ..models.program import check_step, differentiate
-from ..plan.plans import plan_names
+from ..plan.plans import check_plan_option
 from ..runtime.failure import on_root
 from ..runtime.launch import in_mpi_job, one_process, relaunch, world
 from ..runtime.shards import load_shards
-from .arguments import add_dataset_options, without_options
+from .arguments import (
+    NON_NEGATIVE,
+    NP,
+    POSITIVE,
+    SEED,
+    add_dataset_options,
+    add_plan_option,
+    input_files,
+    number,
+    parse_plan,
+    without_options,
+)
 from .run import shard_reading
 
 
@@ -35,47 +46,55 @@ def register(sub, common):
     p.add_argument("file", help="the step program (.dspla): inputs A, X, Y, T[, seed]; params; outputs loss, "
                                 "logits, d<param>")
     d = p.add_argument_group("data")
-    add_dataset_options(d)
-    d.add_argument("--graph", help="a graph file (.mtx, edge list, .npz) instead of --dataset")
+    add_dataset_options(d, train=True)
+    d.add_argument("--graph", help="a graph file (.mtx, edge list, .npz) instead of --dataset (default: none)")
     d.add_argument("--features", help="with --graph: node features (.npy, n x f); default random Gaussian")
     d.add_argument("--labels", help="with --graph: node labels (.npy, n ints); default random")
     d.add_argument("--shards", metavar="DIR", help="a dataset sharded by dspla shard --dataset: every rank reads "
-                   "its own rows (instead of --dataset/--graph)")
+                   "its own rows (instead of --dataset/--graph; default: none)")
     t = p.add_argument_group("training")
-    t.add_argument("--epochs", type=int, default=200)
-    t.add_argument("--lr", type=float, default=0.01)
-    t.add_argument("--weight-decay", type=float, default=5e-4, help="L2 on the first parameter (Kipf & Welling)")
+    t.add_argument("--epochs", type=POSITIVE, default=200, help="training epochs (full passes over the graph)")
+    t.add_argument("--lr", type=number(0, lo_open=True), default=0.01,
+                   help="learning rate of the optimizer")
+    t.add_argument("--weight-decay", type=number(0), default=5e-4,
+                   help="L2 on the first parameter (Kipf & Welling)")
     t.add_argument("--weight-decay-all", action="store_true", help="apply --weight-decay to every parameter")
-    t.add_argument("--hidden", type=int, default=16, help="size of parameter dims the data does not fix (h)")
-    t.add_argument("--dropout", type=float, help="dropout probability of every dropout_mask (default: as written)")
-    t.add_argument("--seed", type=int, default=0, help="initialisation and dropout seed")
-    t.add_argument("--optimizer", default="adam", choices=["adam", "sgd"])
-    t.add_argument("--momentum", type=float, default=0.0, help="sgd momentum")
-    t.add_argument("--early-stopping", type=int, default=0, metavar="N",
+    t.add_argument("--hidden", type=POSITIVE, default=16, help="size of parameter dims the data does not fix (h)")
+    t.add_argument("--dropout", type=number(0, 1, hi_open=True),
+                   help="dropout probability of every dropout_mask, from 0 to below 1 (default: as written)")
+    t.add_argument("--seed", type=SEED, default=0, help="initialisation and dropout seed")
+    t.add_argument("--optimizer", default="adam", choices=["adam", "sgd"], help="adam or sgd")
+    t.add_argument("--momentum", type=number(0, 1, hi_open=True), default=0.0,
+                   help="sgd momentum, from 0 to below 1")
+    t.add_argument("--early-stopping", type=NON_NEGATIVE, default=0, metavar="N",
                    help="stop when the validation loss exceeds the mean of the previous N epochs (0: off)")
     t.add_argument("--checkpoint", metavar="DIR", help="write DIR/checkpoint.npz (atomically) every "
-                                                       "--checkpoint-every epochs and at the end")
-    t.add_argument("--checkpoint-every", type=int, default=10)
+                                                       "--checkpoint-every epochs and at the end (default: none)")
+    t.add_argument("--checkpoint-every", type=POSITIVE, default=10, metavar="N", help="epochs between checkpoints")
     t.add_argument("--resume", action="store_true", help="continue from the checkpoint in --checkpoint DIR")
     m = p.add_argument_group("mini-batch")
-    m.add_argument("--minibatch", type=int, metavar="SIZE", help="train on sampled batches of SIZE target nodes")
+    m.add_argument("--minibatch", type=POSITIVE, metavar="SIZE", help="train on sampled batches of SIZE target "
+                   "nodes (default: full-batch)")
     m.add_argument("--sampler", default="neighbor", choices=["neighbor", "node"],
                    help="neighbor: the batch's 2-hop neighbourhood, up to --fanout random neighbours per node per "
                         "hop; node: the batch's whole 2-hop neighbourhood (every neighbour kept, no --fanout)")
     m.add_argument("--fanout", help="neighbor sampler: neighbours kept per node per hop (default 10,10; the node "
                                     "sampler keeps them all)")
     g = p.add_argument_group("distributed execution")
-    g.add_argument("--np", type=int, help="run on this many MPI processes (re-launches under mpiexec)")
+    g.add_argument("--np", type=NP, metavar="P", help="run on this many processes: 1 in this process, more under "
+                   "mpiexec (default: 1, or the job's size under mpiexec/srun)")
     g.add_argument("--mpiexec", help="the launcher (default: $DSPLA_MPIEXEC, else the mpich wheel's)")
-    g.add_argument("--plan", help="product plan (default: the runtime's default, auto when available)")
-    g.add_argument("--partition", default="auto", help="row partition method: auto (the default: the one the epochs "
-                   "repay, docs/partitioning.md), hypergraph (the quality opt-in), graph, random, block, "
-                   "stochastic-hypergraph, ...")
+    add_plan_option(g)
+    g.add_argument("--partition", default="auto", help="row partition method: auto (the one the epochs repay, "
+                   "docs/partitioning.md), hypergraph (the quality opt-in), graph, random, block, "
+                   "stochastic-hypergraph")
     o = p.add_argument_group("output")
     o.add_argument("--json", help="write the result (per-epoch loss/accuracy, final accuracies, plan, "
-                                  "communication) to this file")
-    o.add_argument("--save-logits", metavar="FILE.npy", help="write the final (no-dropout) logits")
-    o.add_argument("--log-every", type=int, help="progress line every N epochs when stderr is not a terminal")
+                                  "communication) to this file (default: not written)")
+    o.add_argument("--save-logits", metavar="FILE.npy", help="write the final (no-dropout) logits (default: not "
+                   "written)")
+    o.add_argument("--log-every", type=POSITIVE, metavar="N", help="progress line every N epochs when stderr is not "
+                   "a terminal (default: about 20 lines per run)")
     o.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     o.add_argument("--explain", action="store_true", help="print the distributed plan once it is made")
     d.add_argument("--allow-nonfinite", action="store_true",
@@ -118,12 +137,11 @@ def _check_args(args):
         bad("--minibatch samples the whole graph on rank 0: not with --shards")
     if not args.dataset and not args.graph and not args.shards:
         bad("give --dataset (cora, citeseer, pubmed, sbm), --graph FILE or --shards DIR")
-    if args.plan:
-        if args.plan != "auto" and args.plan not in plan_names():
-            raise UnknownNameError("plan", args.plan, plan_names() + ["auto"])
-    for path, what in ((args.json, "result (--json)"), (args.save_logits, "logits (--save-logits)")):
-        if path:
-            check_writable(path, what)
+    check_plan_option(parse_plan(args.plan))
+    planetoid = args.data_dir if args.dataset in ("cora", "citeseer", "pubmed") else None
+    check_outputs({"result (--json)": args.json, "logits (--save-logits)": args.save_logits},
+                  input_files(args.file, args.graph, args.features, args.labels,
+                              dirs=[planetoid, args.shards, args.checkpoint]))
     if args.checkpoint:
         check_writable_dir(args.checkpoint, "checkpoint directory (--checkpoint)")
         if args.resume:
@@ -163,7 +181,7 @@ def run(args):
     program = parse_file(args.file)
     check_step(differentiate(program), args.file)
     shard_read = _check_shards(args, program) if args.shards else None
-    if args.np is not None and not in_mpi_job():
+    if args.np is not None and args.np > 1 and not in_mpi_job():   # (one process trains here)
         return relaunch(args.np, without_options(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
 
     comm = world()
@@ -194,7 +212,7 @@ def run(args):
                       weight_decay_on="all" if args.weight_decay_all else "first", hidden=args.hidden,
                       dropout=args.dropout, seed=args.seed, optimizer=args.optimizer, momentum=args.momentum,
                       early_stopping=args.early_stopping, checkpoint=args.checkpoint,
-                      checkpoint_every=args.checkpoint_every, resume=args.resume, plan=args.plan,
+                      checkpoint_every=args.checkpoint_every, resume=args.resume, plan=parse_plan(args.plan),
                       partition=args.partition, progress=not args.quiet, log_every=args.log_every,
                       explain=args.explain)
     if args.minibatch:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import asdict, dataclass, fields
 from importlib import resources
 
@@ -74,7 +75,9 @@ def user_path(P: int | None = None) -> str:
 def shipped() -> Coefficients:
     text = resources.files("dspla").joinpath("data", "calibration_default.json").read_text()
     d = json.loads(text)
-    return Coefficients.from_dict({**d["coefficients"], "source": "shipped default (" + d.get("machine", "?") + ")"})
+    # (the file's "machine" says where it was fitted, for whoever refits it; a user reads only this)
+    return Coefficients.from_dict({**d["coefficients"], "source": "the shipped default, fitted on another machine "
+                                                                  "(dspla calibrate fits this one)"})
 
 
 _loaded: dict = {}
@@ -86,14 +89,8 @@ def _read(path: str) -> Coefficients:
     return Coefficients.from_dict({**d["coefficients"], "source": path})
 
 
-def load(P: int | None = None, path: str | None = None) -> Coefficients:
-    """$DSPLA_CALIBRATION if set; else this user's calibration for P processes (or the nearest P
-    calibrated); else the shipped default."""
-    path = path or os.environ.get("DSPLA_CALIBRATION")
-    if path:
-        return _read(path)
-    if P in _loaded:
-        return _loaded[P]
+def calibrations() -> dict[int, str]:
+    """This user's calibrations: P -> file, in the cache folder (``cache_dir()``)."""
     found = {}
     d = cache_dir()
     if os.path.isdir(d):
@@ -103,11 +100,34 @@ def load(P: int | None = None, path: str | None = None) -> Coefficients:
                     found[int(name[len("calibration-P"):-5])] = os.path.join(d, name)
                 except ValueError:
                     pass
-    if found:
-        best = min(found, key=lambda q: (abs(q - (P or 2)), q))
-        c = _read(found[best])
-    else:
-        c = shipped()
+    return found
+
+
+def in_use(P: int | None = None) -> tuple[str | None, str]:
+    """(the file the cost model reads for P processes, None for the shipped default; why that one):
+    $DSPLA_CALIBRATION if set; else this user's calibration for P (or for the nearest P
+    calibrated); else the shipped default."""
+    path = os.environ.get("DSPLA_CALIBRATION")
+    if path:
+        return path, "$DSPLA_CALIBRATION names it"
+    found = calibrations()
+    if not found:
+        return None, f"no calibration in {cache_dir()}"
+    best = min(found, key=lambda q: (abs(q - (P or 2)), q))
+    return found[best], ("this user's calibration for P = " + str(best)
+                         + ("" if best == (P or 2) else f", the nearest to P = {P or 2} calibrated"))
+
+
+def load(P: int | None = None, path: str | None = None) -> Coefficients:
+    """$DSPLA_CALIBRATION if set; else this user's calibration for P processes (or the nearest P
+    calibrated); else the shipped default (``in_use`` says which)."""
+    path = path or os.environ.get("DSPLA_CALIBRATION")
+    if path:
+        return _read(path)
+    if P in _loaded:
+        return _loaded[P]
+    found, _ = in_use(P)
+    c = _read(found) if found else shipped()
     _loaded[P] = c
     return c
 
@@ -116,7 +136,7 @@ def save(coefs: Coefficients, fits: dict, path: str | None = None) -> str:
     path = path or user_path(coefs.P or None)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with atomic_write(path, "w") as f:
-        json.dump({"coefficients": {k: v for k, v in coefs.as_dict().items() if k != "source"}, "fits": fits},
-                  f, indent=1)
+        json.dump({"coefficients": {k: v for k, v in coefs.as_dict().items() if k != "source"}, "fits": fits,
+                   "made": time.strftime("%Y-%m-%d %H:%M")}, f, indent=1)
     _loaded.clear()
     return path

@@ -3,9 +3,11 @@ allocation (docs/user-guide.md, "Limits"):
 
 - no input may need more than ``DSPLA_MAX_INPUT_BYTES`` (default: the memory the system has
   available when the file is read, MemAvailable);
-- a sparse input may have at most ``max(2**23, DSPLA_MAX_DIM_PER_ENTRY x entries)`` rows and
-  columns (default 16 per entry): its row pointers would otherwise dwarf the data, which is what a
-  mistyped MatrixMarket size line or a lying .npz looks like;
+- a sparse input may have at most ``max(2**16, DSPLA_MAX_DIM_PER_ENTRY x entries)`` rows and
+  columns (default 16 per entry): every row costs memory on every process that plans or
+  partitions it (row pointers, owners, send lists: about 150 bytes a row in all) whether it holds
+  entries or not, so a small file declaring a huge shape (a mistyped MatrixMarket size line, a
+  lying .npz) would cost gigabytes; what is allowed costs at most about 10 MB beyond the entries;
 - a count a file declares (entries, array elements) must fit in the bytes it actually has.
 
 Sizes in the variables may be plain bytes or carry a suffix: 512M, 8G, 1T (powers of 1024).
@@ -17,7 +19,7 @@ import os
 from ..errors import DataFormatError, DsplaError
 
 INT64_MAX = 2**63 - 1
-DIM_FLOOR = 2**23            # rows/columns always allowed (64 MB of row pointers)
+DIM_FLOOR = 2**16            # rows/columns always allowed, whatever the entries (about 10 MB in all)
 _SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
@@ -69,11 +71,12 @@ def max_dim_per_entry() -> int:
 
 
 def human(n: float) -> str:
-    for unit in ("bytes", "KB", "MB", "GB", "TB", "PB"):
-        if abs(n) < 1024 or unit == "PB":
+    units = ("bytes", "KB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB")
+    for unit in units:
+        if abs(n) < 1024 or unit == units[-1]:
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
         n /= 1024
-    return f"{n:.1f} PB"
+    return f"{n:.1f} YB"
 
 
 def check_bytes(path, need: int, what: str, line: int | None = None) -> None:
@@ -100,13 +103,35 @@ def check_sparse_dims(path, nrows: int, ncols: int, entries: int, line: int | No
     ratio = max_dim_per_entry()
     top = max(DIM_FLOOR, ratio * entries)
     if max(nrows, ncols) > top:
-        raise DataFormatError(path, f"a {nrows} x {ncols} matrix with {entries} entr{'y' if entries == 1 else 'ies'}: "
-                              f"more than "
-                              f"{ratio} rows or columns per entry (at most {top} here); a mistyped size? "
-                              "Set DSPLA_MAX_DIM_PER_ENTRY to allow mostly-empty matrices", line=line)
+        raise DataFormatError(path, f"declares a {nrows} x {ncols} matrix but holds {entries} "
+                              f"entr{'y' if entries == 1 else 'ies'}: at most {top} rows and columns are allowed "
+                              f"({ratio} per entry, and never fewer than {DIM_FLOOR}), since every row costs memory "
+                              "on every process whether it holds entries or not: a mistyped size? To read a mostly "
+                              "empty matrix, set DSPLA_MAX_DIM_PER_ENTRY (rows and columns allowed per entry)",
+                              line=line)
     # CSR: row pointers, then column indices and values (16 bytes an entry), twice while converting
     check_bytes(path, 2 * (8 * (nrows + 1) + 16 * entries), f"a {nrows} x {ncols} sparse matrix with "
                 f"{entries} entries", line=line)
+
+
+def check_value_sizes(program, dims: dict, P: int) -> None:
+    """Every dense value the program makes must fit in memory before anything is computed (its
+    entries, per process at best: a P-th each): refused with the value, its size and the memory
+    available (a 0 x 10^12 input makes X.T @ X 10^12 x 10^12). Sparse values are bounded by
+    their inputs' checks."""
+    for n in program.toposort():   # (nodes of dspla.ir, read by their type's shape, kind and dtype)
+        t = n.type
+        if not hasattr(t, "shape") or t.kind.value != "dense":
+            continue   # (a loop's tuple: its items are checked where they are made)
+        r, c = (d if isinstance(d, int) else dims.get(d, 0) for d in t.shape)
+        need = r * c * t.dtype.np.itemsize
+        if need // max(1, P) > _AVAILABLE_FLOOR:   # (the memory available is read only when it may matter)
+            what = f"{n.label} ({n.span})" if n.span is not None else n.label
+            check_memory(need // max(1, P), f"{what}, a {t.kind.value} {r} x {c} {t.dtype.value} value"
+                         + (f" (its share on each of the {P} processes)" if P > 1 else "") + ",")
+
+
+_AVAILABLE_FLOOR = 1 << 28   # values below 256 MB are not weighed against the memory available
 
 
 def file_bytes(path) -> int:
@@ -117,4 +142,5 @@ def file_bytes(path) -> int:
 
 
 __all__ = ["DIM_FLOOR", "INT64_MAX", "available_memory", "check_bytes", "check_memory", "check_sparse_dims",
+           "check_value_sizes",
            "file_bytes", "human", "max_input_bytes", "parse_size"]

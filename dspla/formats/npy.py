@@ -11,6 +11,7 @@ import zipfile
 import numpy as np
 
 from ..errors import DataFormatError, DsplaError
+from .files import note_input
 from .limits import check_bytes, file_bytes, human
 
 # numpy parses .npy headers with ast.literal_eval, and CPython 3.11's ast is not thread-safe
@@ -50,6 +51,7 @@ def _promised(label, shape, dtype, need: int, have: int):
 def load_npy(path) -> np.ndarray:
     """A plain (pickle-free) .npy array, checked before it is allocated."""
     path = str(path)
+    note_input(path)
     try:
         with open(path, "rb") as fh:
             shape, dtype, need = read_header(fh, path)

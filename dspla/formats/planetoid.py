@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
 from ._textfile import INT, loadtxt, locate, parse_int
+from .files import note_input
 from .limits import check_sparse_dims
 from .snap import edges_to_csr
 from .unpickle import restricted_load
@@ -65,6 +66,8 @@ def load_planetoid(directory, name: str = "cora", *, self_loops: bool = True,
     for part in ("x", "y", "tx", "ty", "allx", "ally", "graph", "test.index"):
         if not os.path.isfile(prefix + part):
             raise DsplaError(f"Planetoid file not found: {prefix + part}")
+    for part in ("x", "y", "tx", "ty", "allx", "ally", "graph", "test.index"):
+        note_input(prefix + part)
     for part in ("x", "y", "tx", "ty", "allx", "ally", "graph"):
         parts[part] = restricted_load(prefix + part)
     x, tx, allx = (_features(prefix + p, parts[p]) for p in ("x", "tx", "allx"))
@@ -85,6 +88,8 @@ def load_planetoid(directory, name: str = "cora", *, self_loops: bool = True,
 
     test = _test_index(prefix + "test.index", tx.shape[0], n_all)
     n = max(n_all + tx.shape[0], int(test.max(initial=-1)) + 1)
+    # a test id far past the nodes the files hold would make every per-node array that long
+    check_sparse_dims(prefix + "test.index", n, n, n_all + tx.shape[0])
     # Stacked row r (allx rows, then tx rows) belongs to node row_node[r].
     row_node = np.concatenate([np.arange(n_all), test])
     place = sp.csr_array((np.ones(len(row_node), dtype=allx.dtype),

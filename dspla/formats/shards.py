@@ -7,6 +7,8 @@ A shard set is a directory:
                                    the method and its parameters, every input's kind, global
                                    shape and dtype, and every file's size and BLAKE2b checksum
     parts.npy                      the ownership map: row -> process (int32), memory-mappable
+    ids.npy                        (optional) the original node id of each row, when the graph was
+                                   read with ids (an edge list); memory-mappable
     rank00000/rows.npy             the global ids of this rank's rows, ascending (int64)
     rank00000/A.indptr.npy         a sparse input's rows as CSR, with global column ids
     rank00000/A.indices.npy        (int64) and values in the input's dtype
@@ -39,11 +41,13 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, DsplaError
 from .files import atomic_write
+from .limits import check_sparse_dims
 from .npy import HEADER_LOCK
 
 FORMAT, VERSION = "dspla-shards", 1
 MANIFEST = "manifest.json"
 PARTS = "parts.npy"
+IDS = "ids.npy"
 CHUNK = 1 << 24   # bytes hashed at a time
 
 
@@ -83,24 +87,31 @@ def _prepare(out: str, P: int):
     removed). Anything else is refused rather than mixed with."""
     os.makedirs(out, exist_ok=True)
     names = os.listdir(out)
-    ours = [x for x in names if x in (MANIFEST, PARTS) or x.startswith("rank") and x[4:].isdigit()]
+    ours = [x for x in names if x in (MANIFEST, PARTS, IDS) or x.startswith("rank") and x[4:].isdigit()]
     if names and MANIFEST not in names and len(ours) != len(names):
         raise ShardError(f"{out} exists and holds other files than a shard set: choose a new --out")
     if MANIFEST in names:
         os.remove(os.path.join(out, MANIFEST))
+        if IDS in names:   # (a set written again without ids must not keep the old ones)
+            os.remove(os.path.join(out, IDS))
         for x in ours:
             if x.startswith("rank") and int(x[4:]) >= P:
                 shutil.rmtree(os.path.join(out, x))
 
 
 def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str = "n", method: str = "?",
-                 params: dict | None = None, progress: bool = True, extra: dict | None = None) -> dict:
+                 params: dict | None = None, progress: bool = True, extra: dict | None = None,
+                 ids: np.ndarray | None = None) -> dict:
     """Write ``inputs`` (name -> scipy sparse matrix or 2-D numpy array, all with ``len(parts)``
     rows) row-partitioned by ``parts`` (row -> process in 0..P-1) to the directory ``out``;
     returns the manifest. One rank's pieces exist at a time (besides the inputs and the map).
-    ``extra``: more manifest entries (a training dataset's name and description)."""
+    ``extra``: more manifest entries (a training dataset's name and description). ``ids``: the
+    original node id of each row (numbers or strings), kept in the set."""
     parts = np.asarray(parts)
     n = parts.size
+    if ids is not None and (len(ids) != n or np.asarray(ids).dtype.kind not in "iuU"):
+        raise ShardError(f"ids: one number or string for each of the {n} rows, got {len(ids)} of "
+                         f"{np.asarray(ids).dtype}")
     if P < 1:
         raise ShardError(f"P must be at least 1, got {P}")
     if parts.size and (parts.min() < 0 or parts.max() >= P):
@@ -124,6 +135,8 @@ def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str 
     counts = np.bincount(parts, minlength=P)
     offsets = np.r_[0, np.cumsum(counts)]
     _save(out, PARTS, parts.astype(np.int32 if P < 2**31 else np.int64), files)
+    if ids is not None:
+        _save(out, IDS, np.asarray(ids), files)
     csr = {k: sp.csr_array(v) for k, v in inputs.items() if sp.issparse(v)}
     for A in csr.values():
         A.sum_duplicates()
@@ -150,7 +163,8 @@ def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str 
                   file=sys.stderr, flush=True)
     manifest = {"format": FORMAT, "version": VERSION, "P": int(P), "dim": dim, "rows": int(n),
                 "method": method, "params": params or {}, "inputs": meta,
-                "counts": [int(c) for c in counts], **(extra or {}), "files": files}
+                "counts": [int(c) for c in counts], **(extra or {}), **({"ids": IDS} if ids is not None else {}),
+                "files": files}
     with atomic_write(os.path.join(out, MANIFEST), "w") as fh:   # last: the set is complete
         json.dump(manifest, fh, indent=1)
     return manifest
@@ -176,7 +190,27 @@ def read_manifest(folder: str) -> dict:
     for key in ("P", "rows", "dim", "inputs", "files", "counts"):
         if key not in m:
             raise DataFormatError(path, f"the manifest has no {key!r}")
+    _check_sizes(folder, path, m)
     return m
+
+
+def _check_sizes(folder: str, path: str, m: dict) -> None:
+    """The sizes the manifest declares against what the set holds, before anything of that size
+    is made: the ownership map has an entry per row (4 bytes or more each), and a sparse input's
+    shape obeys the readers' rule for its entries (io/limits.py)."""
+    try:
+        rows, held = int(m["rows"]), os.path.getsize(os.path.join(folder, PARTS))
+    except (TypeError, ValueError, OSError):
+        raise DataFormatError(path, "the manifest's rows or the ownership map is unreadable") from None
+    if rows < 0 or 4 * rows > held:
+        raise DataFormatError(path, f"declares {rows} rows, but the ownership map {PARTS} has {held} bytes "
+                              f"(fewer than {4 * rows}): a damaged or edited set")
+    for name, info in m["inputs"].items():
+        shape = info.get("shape") if isinstance(info, dict) else None
+        if not (isinstance(shape, list) and len(shape) == 2 and all(isinstance(x, int) and x >= 0 for x in shape)):
+            raise DataFormatError(path, f"input {name!r} has no valid shape")
+        if info.get("kind") == "sparse":
+            check_sparse_dims(path, shape[0], shape[1], int(info.get("nnz", 0)))
 
 
 def _file(folder: str, m: dict, rel: str, verify: bool, mmap: bool = True, index: bool = False) -> np.ndarray:
@@ -228,6 +262,16 @@ def ownership(folder: str, m: dict, verify: bool = True) -> np.ndarray:
     if parts.shape != (m["rows"],):
         raise ShardError(f"{folder}/{PARTS}: {parts.shape} entries, the manifest says {m['rows']} rows")
     return parts
+
+
+def node_ids(folder: str, m: dict, verify: bool = True) -> np.ndarray | None:
+    """The original node id of each row (memory-mapped), or None when the set has none."""
+    if "ids" not in m:
+        return None
+    ids = _file(folder, m, IDS, verify)
+    if ids.shape != (m["rows"],):
+        raise ShardError(f"{folder}/{IDS}: {ids.shape} entries, the manifest says {m['rows']} rows")
+    return ids
 
 
 def read_rank(folder: str, m: dict, r: int, names=None, verify: bool = True, raw: bool = False
@@ -294,5 +338,5 @@ def _gather(arr: np.ndarray, take: slice | np.ndarray) -> np.ndarray:
     return np.take(arr, take, axis=0, out=np.empty((len(take),) + arr.shape[1:], arr.dtype))
 
 
-__all__ = ["FORMAT", "VERSION", "ShardError", "ownership", "read_manifest", "read_rank", "read_rows",
+__all__ = ["FORMAT", "VERSION", "ShardError", "node_ids", "ownership", "read_manifest", "read_rank", "read_rows",
            "write_shards"]

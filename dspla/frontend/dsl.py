@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, overload
 
-from ..autodiff import grad as _grad
 from ..errors import DsplaError, Span
 from ..ops import SPELLINGS, Expr
 from ..ops.define import node_of, span_or_caller
@@ -43,6 +42,7 @@ def grad(loss: Expr, *wrt: Expr | list[Expr] | tuple[Expr, ...],
     params: list[Any] = list(seq) if seq is not None else list(wrt)
     if not params:
         raise DsplaError("grad(loss, W, ...) needs at least one parameter", span)
+    from ..autodiff import grad as _grad  # (the VJP table: loaded by the programs that differentiate)
     nodes = _grad(node_of(loss, "the loss"), [node_of(w, "a parameter") for w in params], span)
     names = [w.attr("name") for w in (node_of(p) for p in params)]
     out = [Expr(n.replace(name="d" + nm)) for n, nm in zip(nodes, names)]

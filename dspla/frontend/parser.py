@@ -25,14 +25,13 @@ from ..ir.check import check_loop_bound, input_dims
 from ..ops import SPELLINGS, Expr, make
 from ..ops.define import arith, compare
 from ..ops.loop import loop_node
-from . import dsl
+from . import dsl, tables
 from .calls import COMPARISONS, FUNCTIONS, MAX_LOOP_DEPTH, SCAL, Calls, E, _constant, _is_bool
 
 
 @lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
-    grammar = resources.files("dspla.grammar").joinpath("dspla.lark").read_text()
-    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    return tables.parser(resources.files("dspla.grammar").joinpath("dspla.lark").read_text())
 
 
 _TOKEN_TEXT = {"NAME": "a name", "NUMBER": "a number", "INT": "an integer", "STRING": "a string",
@@ -94,15 +93,24 @@ class _Builder(Calls):
             rest = rest[:-1]
         dims = [self.number(d) if d.type == "INT" else str(d) for d in rest]
         span = self.span(t.meta)
-        if str(name) in self.env:
-            raise DsplaError(f"{name!s} is already defined", self.span(name))
+        form = "matrix"
         if str(kind) == "vector":
             if len(dims) != 1:
                 raise DimensionMismatch(f"vector[...] takes one dim, got {len(dims)}", span)
-            kind, dims = "dense", [dims[0], 1]
+            kind, dims, form = "dense", [dims[0], 1], "vector"
         elif len(dims) != 2:
             raise DimensionMismatch(f"{kind}[...] takes two dims (rows, columns), got {len(dims)}", span)
-        e = SPELLINGS["declare"].fn(str(name), str(kind), tuple(dims), dtype, role=str(role), span=span)
+        self.declared(name, kind, dims, dtype, str(role), form, span)
+
+    def st_scalar_decl(self, t):
+        role, name, *rest = t.children
+        self.declared(name, "dense", [1, 1], str(rest[0]) if rest else "float64", str(role), "scalar",
+                      self.span(t.meta))
+
+    def declared(self, name, kind, dims, dtype, role, form, span):
+        if str(name) in self.env:
+            raise DsplaError(f"{name!s} is already defined", self.span(name))
+        e = SPELLINGS["declare"].fn(str(name), str(kind), tuple(dims), dtype, role=role, form=form, span=span)
         self.env[str(name)] = e
         self.decls.append(e.node)
 
@@ -126,6 +134,45 @@ class _Builder(Calls):
                              "starting value)", self.span(name))
         value = self.expr(expr)
         self.env[str(name)] = Expr(value.node.replace(name=str(name)))
+
+    def st_index_assign(self, t):
+        """``C[I, J] = A``: GraphBLAS's assign into C's region (A an expression or a number)."""
+        name, *idx, value = t.children
+        c = self._updated(name)
+        rows, cols = (self.index(i) for i in idx) if len(idx) == 2 else (self.index(idx[0]), None)
+        v = self.fold(value) if _constant(value) else self.expr(value)
+        e = SPELLINGS["assign"].fn(c, v, rows, cols, span=self.span(t.meta))
+        self.env[str(name)] = Expr(e.node.replace(name=str(name)))
+
+    def st_accum_assign(self, t):
+        """``C += T``: C accum= T under plus (an entry of either stays; both: their sum)."""
+        name, value = t.children
+        c = self._updated(name)
+        e = SPELLINGS["update"].fn(c, self.expr(value), accum="plus", span=self.span(t.meta))
+        self.env[str(name)] = Expr(e.node.replace(name=str(name)))
+
+    def _updated(self, name) -> Expr:
+        if str(name) not in self.env:
+            self._unknown_var(name)
+        if not self.loops and any(d.attr("name") == str(name) for d in self.decls):
+            raise DsplaError(f"cannot assign to {name!s}: it is an input (give the result a name: "
+                             f"B = {name!s} ... )", self.span(name))
+        return self.env[str(name)]
+
+    def index(self, t):
+        """An index as extract and assign take it: an int, a slice or a list of ints (literals)."""
+        def whole(c):
+            if not _constant(c):
+                raise DsplaError("an index is an integer literal (or arithmetic on literals)", self.span(c.meta))
+            v = self.fold(c)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise DsplaError(f"an index is an integer, got {v!r}", self.span(c.meta))
+            return v
+        if t.data == "index_one":
+            return whole(t.children[0])
+        if t.data == "index_list":
+            return [whole(c) for c in t.children]
+        return slice(*(whole(b.children[0]) if b.children else None for b in t.children))
 
     def st_multi_assign(self, t):
         *names, expr = t.children
@@ -251,7 +298,7 @@ class _Builder(Calls):
         if isinstance(t, lark.Token):
             raise DsplaError(f"expected an expression, got {t!s}", self.span(t))
         kind = t.data
-        if kind in ("neg", "transpose"):
+        if kind in ("neg", "transpose", "extract"):
             return [t.children[0]]
         if kind in ("add", "sub", "mul", "div", "matmul", "pow") or kind in COMPARISONS:
             return [c for c in t.children if not _constant(c)]
@@ -286,6 +333,10 @@ class _Builder(Calls):
             return SPELLINGS["apply"].fn(vals[id(t.children[0])], "neg", span=span)
         if kind == "transpose":
             return SPELLINGS["transpose"].fn(vals[id(t.children[0])], span=span)
+        if kind == "extract":
+            x, *idx = t.children
+            rows, cols = (self.index(i) for i in idx) if len(idx) == 2 else (self.index(idx[0]), None)
+            return SPELLINGS["extract"].fn(vals[id(x)], rows, cols, span=span)
         if kind in COMPARISONS:
             a, b = (self.operand(c, vals) for c in t.children)
             if not isinstance(a, Expr) and not isinstance(b, Expr):
@@ -312,7 +363,7 @@ def _assignments(stmts):
     todo = list(reversed(stmts))
     while todo:
         st = todo.pop()
-        if st.data == "assign":
+        if st.data in ("assign", "index_assign", "accum_assign"):
             yield st
         elif st.data == "while_stmt":
             todo.extend(reversed(st.children[2:]))

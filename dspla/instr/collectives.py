@@ -69,6 +69,7 @@ class Allreduce(Instr):
     group: int = 0
     entries: int = 0        # size of src (rows x columns), fixed at planning
     presence: bool = True   # False: src is proven full, only values travel
+    label: str = ""         # the value it makes, for messages (an integer sum that overflows)
     READS, WRITES = ("src",), ("out",)
     COLLECTIVE = True
 
@@ -90,6 +91,7 @@ class SmallAllreduce(Instr):
     monoids: tuple
     entries: tuple          # size of each src (rows x columns), fixed at planning
     group: int = 0
+    labels: tuple = ()      # the values they make, for messages
     READS, WRITES = ("srcs",), ("outs",)
     COLLECTIVE = True
 

@@ -18,6 +18,8 @@ class Local(Instr):
     node: Any
     args: tuple
     work: int = 0
+    # written into its first argument, a loop-carried value no later step reads (ops/update.py)
+    in_place: bool = False
     READS, WRITES = ("args",), ("out",)
 
 
@@ -35,11 +37,17 @@ class MxM(Instr):
     complement: bool = False
     a_empty_rows: Any = None   # a static a's empty rows, found at planning (not at every run)
     b_covered: bool = False    # b full wherever a reads it, proved at planning (plan/facts.covers)
+    # b a sparse vector under a complemented mask: the slot of the planning-time pieces
+    # (kernels/spmspv.Frontier) that let each run push the frontier or pull it, by its size
+    push: int | None = None
+    count: int | None = None   # b's entries over all ranks (1 x 1), the loop test's; None: b's own
+    label: str = ""            # the value it makes, for messages (an integer product that overflows)
     WRITES = ("out",)
 
     def reads(self) -> list[int]:
         return [self.a, self.b] + ([self.out] if self.accumulate else []) + \
-            ([self.mask] if self.mask is not None else [])
+            ([self.mask] if self.mask is not None else []) + ([self.push] if self.push is not None else []) + \
+            ([self.count] if self.count is not None else [])
 
 
 @dataclass(frozen=True, eq=False)

@@ -62,14 +62,3 @@ def canonical(type_, dims: dict) -> Layout:
     if isinstance(c, str) and c in dims:
         return Layout("col", c)
     return REP
-
-
-def piece(M, layout: Layout, dims: dict, rank: int):
-    """This rank's piece of a whole matrix M in ``layout``."""
-    if layout.kind != "rep" and dims[layout.dim].P == 1:
-        return M   # one process holds it all, in order
-    if layout.kind == "row":
-        return M[dims[layout.dim].owned[rank], :].new()
-    if layout.kind == "col":
-        return M[:, dims[layout.dim].owned[rank]].new()
-    return M

@@ -26,6 +26,7 @@ class Loop(Instr):
     loop: int = 0
     where: str = ""   # the loop's source position, for the report of a loop that hit its bound
     agreed: bool = False   # every rank computes the condition bitwise alike: no broadcast needed
+    owned: tuple = ()      # carried values (their positions) the body writes into: copied at the start
     READS, WRITES = ("init",), ("carry", "count")
     DYNAMIC = True   # what it moves is its body's, times the iterations
 

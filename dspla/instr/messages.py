@@ -119,7 +119,10 @@ class StackMxM(Instr):
     # entries and its exact multiply-adds (plan/spgemm_size.py), which the cost model prices
     out_entries: int | None = None
     flops: int | None = None
-    READS, WRITES = ("a", "own", "recvs", "mask"), ("out",)
+    # a sparse vector under a complemented mask: pushed or pulled (MxM's push and count)
+    push: int | None = None
+    count: int | None = None
+    READS, WRITES = ("a", "own", "recvs", "mask", "push", "count"), ("out",)
 
 
 @dataclass(frozen=True, eq=False)

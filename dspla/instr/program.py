@@ -32,6 +32,7 @@ class RankProgram:
     windows: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     setup: list = field(default_factory=list)   # run once, before the first run: deferred static values
+    products: dict = field(default_factory=dict)   # product index -> its expression, for messages
 
     def group_sizes(self, all_splits: list | None = None) -> tuple:
         """The size of each group this rank may use; needs every rank's colours (``all_splits``:

@@ -5,17 +5,37 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..errors import InputError, Span, UnknownNameError
+from ..errors import DimensionMismatch, InputError, Span, UnknownNameError
 from .node import Node, Op
 from .program import Program
 from .types import Dim
 
 
 def check_program(program: Program) -> Program:
-    """``program``, once its inputs and loop bounds are known to be consistent."""
+    """``program``, once its inputs, loop bounds and dims bound to sizes are known to be
+    consistent."""
     _check_input_types(program)
     _check_loop_bounds(program, input_dims(program.inputs))
+    dim_bindings(program)
     return program
+
+
+def dim_bindings(program: Program) -> dict[str, tuple[int, Span | None]]:
+    """dim -> (the size it is bound to, where it first was) over the program and its loops'
+    sub-programs: a symbol that met a size (``ir/typing.py``: unify). One symbol bound to two
+    sizes is a DimensionMismatch naming both places."""
+    out: dict[str, tuple[int, Span | None]] = {}
+    stack = [program]
+    while stack:
+        for n in stack.pop().toposort():
+            for sym, size in n.binds:
+                first = out.setdefault(sym, (size, n.span))
+                if first[0] != size:
+                    at = f" at {first[1]}" if first[1] is not None else ""
+                    raise DimensionMismatch(f"{sym!r} is {first[0]} (bound where it first met that size{at}) but "
+                                            f"{n.label} needs it to be {size}", n.span)
+            stack.extend(v for _, v in n.attrs if isinstance(v, Program))
+    return out
 
 
 def input_dims(inputs: Iterable[Node]) -> set[str]:

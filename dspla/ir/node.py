@@ -82,6 +82,8 @@ class Node:
     type: Type
     span: Span | None = field(default=None, repr=False)
     name: str | None = field(default=None, repr=False)  # the user's name for this value, if any
+    # dims its type rule bound to sizes, (symbol, size) (ir/typing.py: unify); metadata like the span
+    binds: tuple = field(default=(), repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "_hash", hash((self.op, self.args, self.attrs, self.type)))
@@ -114,7 +116,8 @@ class Node:
         return default
 
     def replace(self, **kw) -> "Node":
-        d = dict(op=self.op, args=self.args, attrs=self.attrs, type=self.type, span=self.span, name=self.name)
+        d = dict(op=self.op, args=self.args, attrs=self.attrs, type=self.type, span=self.span, name=self.name,
+                 binds=self.binds)
         d.update(kw)
         return Node(**d)
 

@@ -1,9 +1,11 @@
-"""Types of IR values: a kind (sparse or dense storage), a 2-D shape of dims, and a dtype.
+"""Types of IR values: a kind (sparse or dense storage), a 2-D shape of dims, a dtype and a form.
 
-Every value is a matrix; vectors are n x 1 (column) or 1 x n (row). Semantics never depend on
-kind: a missing entry is missing whatever the storage. Kind says how the value is stored and
-laid out (CSR vs. a values array with a presence bitmap) and, for inputs, what a caller must
-pass: a dense input must have every entry present.
+Every value is stored and planned as a matrix; a vector is n x 1 and a scalar 1 x 1, and the
+form (matrix, vector, scalar) says how a result presents itself (a vector's ``to_numpy()`` has
+shape (n,), a scalar converts with float()). Semantics never depend on kind: a missing entry is
+missing whatever the storage. Kind says how the value is stored and laid out (CSR vs. a values
+array with a presence bitmap) and, for inputs, what a caller must pass: a dense input must have
+every entry present.
 """
 from __future__ import annotations
 
@@ -25,6 +27,13 @@ class DType(enum.Enum):
     float32 = "float32"
     int64 = "int64"
     bool = "bool"
+    int8 = "int8"
+    int16 = "int16"
+    int32 = "int32"
+    uint8 = "uint8"
+    uint16 = "uint16"
+    uint32 = "uint32"
+    uint64 = "uint64"
 
     @property
     def np(self) -> np.dtype:
@@ -49,6 +58,8 @@ class DType(enum.Enum):
     def parse(cls, name) -> "DType":
         if isinstance(name, DType):
             return name
+        if isinstance(name, str) and name.lower() in ("fp32", "fp64"):   # GraphBLAS's spelling
+            name = "float" + name[2:]
         try:
             return cls(np.dtype(name).name)
         except (TypeError, ValueError):
@@ -57,7 +68,7 @@ class DType(enum.Enum):
 
     @classmethod
     def of_numpy(cls, dtype) -> "DType":
-        """The dspla dtype that holds a numpy dtype's values (integers widen to int64)."""
+        """The dspla dtype of a numpy dtype (every GraphBLAS built-in type is one)."""
         try:   # asked for every operand of every op: the common answers are remembered
             return _OF_NUMPY[dtype]
         except (KeyError, TypeError):
@@ -74,23 +85,19 @@ class DType(enum.Enum):
     def _of_numpy(cls, dt: np.dtype) -> "DType":
         if dt == np.bool_:
             return cls.bool
-        if dt.kind in "iu":
-            return cls.int64
-        if dt == np.float32:
-            return cls.float32
-        if dt.kind == "f":
-            return cls.float64
+        if dt.kind in "iuf" and dt.itemsize <= 8:
+            return cls(dt.name)
         raise TypeError(f"no dspla dtype holds numpy {dt}")
 
 
 _NP = {d: np.dtype(d.value) for d in DType}
-_GB = {DType.float64: "FP64", DType.float32: "FP32", DType.int64: "INT64", DType.bool: "BOOL"}
+_GB = {d: d.value.upper().replace("FLOAT", "FP") for d in DType}
 _OF_NUMPY: dict = {}
 _PROMOTE = {(a, b): DType.of_numpy(np.result_type(_NP[a], _NP[b])) for a in DType for b in DType}
 
 
 def promote(a: DType, b: DType) -> DType:
-    """numpy's promotion restricted to dspla dtypes (bool + int -> int, int + float -> float64)."""
+    """numpy's promotion of dspla dtypes (bool + int -> int, int + float -> float64)."""
     return _PROMOTE[a, b]
 
 
@@ -102,18 +109,27 @@ class Kind(enum.Enum):
         return self.value
 
 
+FORMS = ("matrix", "vector", "scalar")
+
+
 @dataclass(frozen=True)
 class Type:
     kind: Kind
     shape: tuple[Dim, Dim]
     dtype: DType = DType.float64
+    form: str = "matrix"   # how a result presents itself; a vector is n x 1, a scalar 1 x 1
 
     def __str__(self) -> str:
+        if self.form == "vector":
+            return f"{self.kind} vector[{self.shape[0]}] {self.dtype}"
+        if self.form == "scalar":
+            return f"scalar {self.dtype}"
         return f"{self.kind}[{self.shape[0]}, {self.shape[1]}] {self.dtype}"
 
     def with_(self, **kw) -> "Type":
-        d = {"kind": self.kind, "shape": self.shape, "dtype": self.dtype}
+        d = {"kind": self.kind, "shape": self.shape, "dtype": self.dtype, "form": self.form}
         d.update(kw)
+        d["form"] = fitting(d["form"], d["shape"])
         return Type(**d)
 
     @property
@@ -123,6 +139,26 @@ class Type:
     @property
     def ncols(self) -> Dim:
         return self.shape[1]
+
+
+def fitting(form: str, shape) -> str:
+    """``form`` when a value of ``shape`` can have it (a vector is n x 1, a scalar 1 x 1), else
+    the nearest that can (a transposed vector is a 1 x n matrix)."""
+    if form == "scalar" and tuple(shape) != (1, 1):
+        form = "vector"
+    if form == "vector" and shape[1] != 1:
+        form = "matrix"
+    return form
+
+
+def joined(shape, *types) -> str:
+    """The form of an element-wise result of ``types``: theirs when they agree, else a scalar or
+    a vector when any is one and the shape allows it (a scalar broadcast over a vector: a vector),
+    else a matrix."""
+    forms = {t.form for t in types}
+    if len(forms) == 1:
+        return fitting(forms.pop(), shape)
+    return fitting("scalar" if "scalar" in forms else "vector" if "vector" in forms else "matrix", shape)
 
 
 @dataclass(frozen=True)

@@ -424,7 +424,7 @@ def pack_sparse_rows(M, rows: np.ndarray, dtype: DType, lookup: np.ndarray | Non
         sel = np.flatnonzero(at >= 0)   # (then takes: a boolean index per array was 3-5x slower)
         at, c, v = at.take(sel), c.take(sel), v.take(sel)
     else:
-        sub = M[rows, :].new() if len(rows) else gb.Matrix(M.dtype, 0, k)
+        sub = take(M, rows=rows)
         at, c, v = sub.to_coo()
     n = at.size
     buf = np.empty(8 + n * (8 + dtype.np.itemsize), dtype=np.uint8)
@@ -447,3 +447,31 @@ def unpack_sparse_rows(buf: np.ndarray, nrows: int, k: int, dtype: DType):
     pos = buf[8:8 + 8 * n].view(np.int64)
     vals = buf[8 + 8 * n:8 + n * (8 + dtype.np.itemsize)].view(dtype.np)
     return gb.Matrix.from_coo(pos // k, pos % k, vals, nrows=nrows, ncols=k, dtype=dtype.gb)
+
+
+def take(M, rows=None, cols=None):
+    """``M[rows, cols]`` (None: all of that axis) as a new matrix. An empty selection gives a new
+    empty matrix: SuiteSparse (9.4) extracts no rows or no columns of an iso matrix as a 'full'
+    matrix of no entries, whose reductions and products then give a full result."""
+    nr, nc = (_length(x, n) for x, n in ((rows, M.nrows), (cols, M.ncols)))
+    if nr == 0 or nc == 0:
+        return gb.Matrix(M.dtype, nr, nc)
+    return M[slice(None) if rows is None else rows, slice(None) if cols is None else cols].new()
+
+
+def _length(index, n: int) -> int:
+    if index is None:
+        return n
+    return len(range(*index.indices(n))) if isinstance(index, slice) else len(index)
+
+
+def piece(M, layout, dims: dict, rank: int):
+    """This rank's piece of a whole matrix M in ``layout`` (an ``instr.layout.Layout``; ``dims``:
+    the partitioned dims' ``DimPart``s)."""
+    if layout.kind != "rep" and dims[layout.dim].P == 1:
+        return M   # one process holds it all, in order
+    if layout.kind == "row":
+        return take(M, rows=dims[layout.dim].owned[rank])
+    if layout.kind == "col":
+        return take(M, cols=dims[layout.dim].owned[rank])
+    return M

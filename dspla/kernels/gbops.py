@@ -295,7 +295,9 @@ def _accumulated(pairs, sr, compute, a_empty_rows, into):
     spare = take_bitmap(into)
     C = identity_full(pairs[0][0].shape[0], pairs[0][1].shape[1], sr.monoid, compute, into=into)
     for a, b in pairs:
-        if not (udfmxm.applies(sr) and accumulate_full(C, a, b, sr)):
+        # (an inner dim of 0 adds nothing, and SuiteSparse 9.4 refuses to accumulate such a product:
+        # GrB_DIMENSION_MISMATCH, "input is 0-by-0")
+        if a.ncols and not (udfmxm.applies(sr) and accumulate_full(C, a, b, sr)):
             C(accum=binary(sr.monoid.op, compute)) << a.mxm(b, semiring(sr, compute))
     return drop_rows(C, a_empty_rows, spare)
 

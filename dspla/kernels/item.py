@@ -109,6 +109,12 @@ def writer(dtype: DType):
     return write
 
 
+def typed_assign(name: str):
+    """GrB_Matrix_assign of a scalar of python-graphblas dtype ``name`` (a C call), or None."""
+    typed = _TYPED.get(name)
+    return typed.assign if typed is not None else None
+
+
 def fill(M, value):
     """Every entry of M made ``value`` (a Python value of M's dtype): SuiteSparse's assignment of
     a scalar to all of M, which leaves M full and iso-valued at once. The typed C call; python-
@@ -179,6 +185,10 @@ class Packed:
             v = self._read[k](M)
             self._sv[k][0] = fills[k] if v is None else v
             self._sp[k][0] = v is not None
+
+    def ranks_values(self, k: int):
+        """Value k of every rank (ranks x 1; a missing one holds its monoid's identity)."""
+        return self._rv[k]
 
     def combined(self, k: int, ufunc, into=None):
         """Value k combined over the ranks, as a 1 x 1 matrix (missing when no rank had it)."""

@@ -177,7 +177,7 @@ def load_node_data(dataset: str | None = None, *, data_dir: str | None = None, g
                         d.test_idx, "sbm", f"contextual SBM, seed {data_seed}, homophily {d.homophily:.2f}")
     if dataset is not None:
         raise UnknownNameError("dataset", dataset, list(PLANETOID) + ["sbm"])
-    A = sp.csr_array(load_graph(graph), dtype=np.float64)
+    A = sp.csr_array(load_graph(graph).matrix, dtype=np.float64)
     n = A.shape[0]
     A.data[:] = 1.0
     if features:

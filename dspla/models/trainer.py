@@ -22,6 +22,7 @@ import math
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,6 +37,10 @@ from ..runtime.failure import on_root
 from . import checkpoint as ckpt
 from .optim import make_optimizer
 from .program import check_step, differentiate, set_dropout, training_program
+
+if TYPE_CHECKING:
+    from ..runtime.comm import Comm
+    from .data import NodeData, ShardedData
 
 
 @dataclass
@@ -59,6 +64,7 @@ class TrainConfig:
     progress: bool = True
     log_every: int | None = None       # non-terminal progress: a line every N epochs
     explain: bool = False              # print the distributed plan (rank 0, stderr) once it is made
+    partition_notes: bool = True       # else: how the partition was chosen (rank 0, stderr), once
     extra_options: dict = field(default_factory=dict)
 
     def public(self) -> dict:
@@ -140,8 +146,8 @@ class Trainer:
     ``dp.function(...)`` or a Program (``dspla.frontend.parser.parse_file``). ``fit`` returns the
     result dict on rank 0 and None elsewhere."""
 
-    def __init__(self, program: Program | Function, data=None, config: TrainConfig | None = None, comm=None,
-                 sharded: dict | None = None):
+    def __init__(self, program: Program | Function, data: NodeData | ShardedData | None = None,
+                 config: TrainConfig | None = None, comm: Comm | None = None, sharded: dict | None = None) -> None:
         """``sharded``: the inputs A, X, Y, T as distributed values (dspla.load_shards), on every
         rank; ``data`` (rank 0) then holds only what the metrics need (models.data.ShardedData)."""
         cfg = self.cfg = config or TrainConfig()
@@ -249,7 +255,7 @@ class Trainer:
                 "seed": c.seed, "dropout": c.dropout}
 
     # ------------------------------------------------------------------ the loop
-    def fit(self):
+    def fit(self) -> dict | None:
         cfg, comm, rank, session = self.cfg, self.comm, self.rank, self.session
         start, history, params, opt, static = 0, [], None, None, None
 
@@ -291,7 +297,7 @@ class Trainer:
                 stats = session.last_stats
                 if first_stats is None and cfg.explain:
                     progress.note(self.explain())
-                elif first_stats is None:   # how the partition was chosen: its time, saving, break-even
+                elif first_stats is None and cfg.partition_notes:   # how the partition was chosen: its time, saving
                     for line in partition_lines(session.plan):
                         progress.note(line)
                 first_stats = first_stats or stats

@@ -6,18 +6,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import graphblas as gb
 import numpy as np
-from suitesparse_graphblas import lib
 
 from .. import algebra
 from .._types import BinaryOpLike, Scalar, UnaryOpLike
 from ..errors import NoGradient, Span
 from ..ir.node import Node, Op
-from ..kernels import gbops
-from ..kernels.item import check, item, reader
-from ..kernels.prepared import NULL, apply_bound, binary_call, bound_step, dtype_of_type, output, scalar_step
-from ..kernels.scalars import scalar_binary
 from .define import (
     EXPR,
     OPERATOR,
@@ -35,6 +29,14 @@ from .define import (
     spelling,
     touched,
 )
+from .define.lazy import kernel, library
+
+_ss = library("suitesparse_graphblas")
+gb = library("graphblas")
+gbops = kernel("gbops")
+_item = kernel("item")
+_prepared = kernel("prepared")
+_scalars = kernel("scalars")
 
 APPLY = define("apply", attrs=("op",))
 APPLY_BIND = define("apply_bind", attrs=("op", "scalar", "side"))
@@ -79,8 +81,8 @@ def _evaluate_bind(node, args, env, into=None):
     s = scalar_dtype(bound, gbops.dtype_of(x))
     compute, out = op.dtypes(*((s, gbops.dtype_of(x)) if side == "left" else (gbops.dtype_of(x), s)))
     if x.shape == (1, 1):   # (missing stays missing: an apply keeps the pattern)
-        v = item(x)
-        res = scalar_binary(op, compute, out, *((bound, v) if side == "left" else (v, bound)), False, into)
+        v = _item.item(x)
+        res = _scalars.scalar_binary(op, compute, out, *((bound, v) if side == "left" else (v, bound)), False, into)
         if res is not None:
             return res
     x = gbops.cast(x, compute)
@@ -93,30 +95,31 @@ def _evaluate_bind(node, args, env, into=None):
 @APPLY_BIND.prepare_rule
 def _prepare_bind(node, sig):
     ((gdt, nr, nc),) = sig
-    x = dtype_of_type(gdt)
+    x = _prepared.dtype_of_type(gdt)
     if x is None:
         return None
     op, bound, side = node.attr("op"), node.attr("scalar"), node.attr("side")
     s = scalar_dtype(bound, x)
     compute, out = op.dtypes(*((s, x) if side == "left" else (x, s)))
     if (nr, nc) == (1, 1):
-        read = reader(x)
-        one = scalar_step(op, compute, out, False, (lambda v, b: (b, v)) if side == "left" else (lambda v, b: (v, b)))
+        read = _item.reader(x)
+        order = (lambda v, b: (b, v)) if side == "left" else (lambda v, b: (v, b))
+        one = _prepared.scalar_step(op, compute, out, False, order)
         if one is not None:
             return lambda args, into: one(read(args[0]), bound, into)
     # an operand of another dtype is cast by SuiteSparse on the way in, as gbops.cast would,
     # and the result on the way out into C's dtype
-    gop = binary_call(op, compute)
-    call = gop and apply_bound(gop, compute, side)
+    gop = _prepared.binary_call(op, compute)
+    call = gop and _prepared.apply_bound(gop, compute, side)
     if call is None:
         return None
-    return bound_step(call, compute.np.type(bound).item(), gb.dtypes.lookup_dtype(out.gb), nr, nc)
+    return _prepared.bound_step(call, compute.np.type(bound).item(), gb.dtypes.lookup_dtype(out.gb), nr, nc)
 
 
 @APPLY.prepare_rule
 def _prepare(node, sig):
     ((gdt, nr, nc),) = sig
-    x = dtype_of_type(gdt)
+    x = _prepared.dtype_of_type(gdt)
     op = node.attr("op")
     if x is None or op.result == "index" or len(op.steps) != 1 or op.steps[0][0] not in ("unary", "bind"):
         return None
@@ -128,12 +131,13 @@ def _prepare(node, sig):
     except (AttributeError, KeyError, TypeError):
         return None
     if kind == "bind":   # e.g. neg: times -1
-        call = apply_bound(gop, compute, "right")
-        return None if call is None else bound_step(call, compute.np.type(bound[0]).item(), odt, nr, nc)
+        call = _prepared.apply_bound(gop, compute, "right")
+        return None if call is None else _prepared.bound_step(call, compute.np.type(bound[0]).item(), odt, nr, nc)
 
     def step(args, into):
-        C = output(into, odt, nr, nc)
-        check(lib.GrB_Matrix_apply(C.gb_obj[0], NULL, NULL, gop.gb_obj, args[0].gb_obj[0], NULL), "apply")
+        C = _prepared.output(into, odt, nr, nc)
+        null = _prepared.NULL
+        _item.check(_ss.lib.GrB_Matrix_apply(C.gb_obj[0], null, null, gop.gb_obj, args[0].gb_obj[0], null), "apply")
         return C
     return step
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 from .._types import DTypeLike
 from ..errors import NoGradient, Span
 from ..ir.types import DType
-from ..kernels import gbops
 from .define import DTYPE, EXPR, Expr, define, make, named, node_of, span_or_caller, spelling, touched
+from .define.lazy import kernel
+
+gbops = kernel("gbops")
 
 CAST = define("cast", attrs=("dtype",))
 

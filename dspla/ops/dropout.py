@@ -4,13 +4,15 @@ global row, global column), never on the number of processes. Python: ``dp.dropo
 the same."""
 from __future__ import annotations
 
-import graphblas as gb
 import numpy as np
 
 from ..errors import DomainMismatch, Span
 from ..ir.types import DType
-from ..kernels.item import item
 from .define import EXPR, NOTHING, SCALAR, Expr, define, make, node_of, span_or_caller, spelling, touched
+from .define.lazy import kernel, library
+
+gb = library("graphblas")
+_item = kernel("item")
 
 DROPOUT_MASK = define("dropout_mask", attrs=("p",))
 
@@ -80,7 +82,7 @@ def _evaluate(node, args, env):
     x, seed, row_ids, col_ids = (list(args) + [None, None])[:4]
     p = node.attr("p")
     dt = node.type.dtype
-    s = int(item(seed) or 0)
+    s = int(_item.item(seed) or 0)
     scale = dt.np.type(1.0 / (1.0 - p))
     if x.nvals == x.shape[0] * x.shape[1] and x.nvals:   # full (dense features): a bitmap, no coordinates
         gr = np.arange(x.shape[0]) if row_ids is None else np.asarray(row_ids)

@@ -4,17 +4,10 @@ A vector or 1 x 1 operand broadcasts. Python: ``dp.ewise_add``, ``dp.ewise_mult`
 and comparisons of two expressions; files: the same."""
 from __future__ import annotations
 
-import graphblas as gb
-from suitesparse_graphblas import lib
-
 from .. import algebra
 from .._types import BinaryOpLike
 from ..errors import NoGradient, Span
-from ..ir.types import Kind, Type
-from ..kernels import gbops
-from ..kernels.item import check, fill, item, reader
-from ..kernels.prepared import NULL, apply_bound, binary_call, counter, dtype_of_type, output, scalar_step
-from ..kernels.scalars import scalar_binary
+from ..ir.types import Kind, Type, joined
 from .define import (
     BINARY,
     EXPR,
@@ -27,10 +20,19 @@ from .define import (
     make,
     named,
     node_of,
+    same_dims,
     span_or_caller,
     spelling,
     touched,
 )
+from .define.lazy import kernel, library
+
+_ss = library("suitesparse_graphblas")
+gb = library("graphblas")
+gbops = kernel("gbops")
+_item = kernel("item")
+_prepared = kernel("prepared")
+_scalars = kernel("scalars")
 
 EWISE_ADD = define("ewise_add", attrs=("op",))
 EWISE_MULT = define("ewise_mult", attrs=("op",))
@@ -44,7 +46,7 @@ def _type_add(args, attrs, given, where, span):
     _, out = attrs["op"].dtypes(a.type.dtype, b.type.dtype, where)
     # a union is as full as its fullest operand
     kind = Kind.dense if any(x.type.kind is Kind.dense for x in args) else Kind.sparse
-    return Type(kind, shape, out)
+    return Type(kind, shape, out, joined(shape, a.type, b.type))
 
 
 @EWISE_MULT.type_rule
@@ -53,9 +55,9 @@ def _type_mult(args, attrs, given, where, span):
     shape = broadcast_shape(a, b, where, span)
     _, out = attrs["op"].dtypes(a.type.dtype, b.type.dtype, where)
     # an intersection is as sparse as its sparsest full-shape operand
-    full = [x for x in args if tuple(x.type.shape) == shape]
+    full = [x for x in args if all(same_dims(d, e) for d, e in zip(x.type.shape, shape))]
     kind = Kind.sparse if any(x.type.kind is Kind.sparse for x in full) else Kind.dense
-    return Type(kind, shape, out)
+    return Type(kind, shape, out, joined(shape, a.type, b.type))
 
 
 # ----------------------------------------------------------------------------- evaluation
@@ -66,12 +68,13 @@ def _ewise(node, args, union: bool, cast_to=None, into=None):
     compute, out = op.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
     out = cast_to or out
     if a.shape == b.shape == (1, 1):
-        res = scalar_binary(op, compute, out, item(a), item(b), union, into)
+        res = _scalars.scalar_binary(op, compute, out, _item.item(a), _item.item(b), union, into)
         if res is not None:
             return res
     a, b = gbops.cast(a, compute), gbops.cast(b, compute)
     (ar, ac), (br, bc) = a.shape, b.shape
-    shape = (max(ar, br) if 1 in (ar, br) else ar, max(ac, bc) if 1 in (ac, bc) else ac)
+    # numpy's rule: a unit axis takes the other operand's size, 0 included
+    shape = (br if ar == 1 else ar, bc if ac == 1 else ac)
     one = _scalar_operand(a, b, shape)
     if one is not None:   # a 1 x 1 operand over a whole-shape one: no broadcast copy
         x, value, side = one
@@ -110,7 +113,7 @@ def _scalar_operand(a, b, shape):
     on) when one operand is 1 x 1 and the other holds the shape; else None."""
     for x, s, side in ((a, b, "right"), (b, a, "left")):
         if s.shape == (1, 1) and x.shape == shape and shape != (1, 1):
-            return x, item(s), side
+            return x, _item.item(s), side
     return None
 
 
@@ -125,27 +128,28 @@ def _evaluate_mult(node, args, env, into=None):
 
 
 # -------------------------------------------------------------------- the prepared C call
-def _prepared(node, sig, union):
+def _prepared_step(node, sig, union):
     (adt, ar, ac), (bdt, br, bc) = sig
-    a, b = dtype_of_type(adt), dtype_of_type(bdt)
+    a, b = _prepared.dtype_of_type(adt), _prepared.dtype_of_type(bdt)
     if a is None or b is None:
         return None
     op = node.attr("op")
     compute, out = op.dtypes(a, b)
     if (ar, ac) == (br, bc) == (1, 1):
-        read_a, read_b = reader(a), reader(b)
-        one = scalar_step(op, compute, out, union, lambda x, y: (x, y))
+        read_a, read_b = _item.reader(a), _item.reader(b)
+        one = _prepared.scalar_step(op, compute, out, union, lambda x, y: (x, y))
         return None if one is None else lambda args, into: one(read_a(args[0]), read_b(args[1]), into)
-    gop = binary_call(op, compute)
+    gop = _prepared.binary_call(op, compute)
     if gop is None or (union and (a is not compute or b is not compute)):
         return None   # (a union copies a lone entry straight into C's dtype, not through compute's)
     odt = gb.dtypes.lookup_dtype(out.gb)
     if (ar, ac) == (br, bc):
-        fn = lib.GrB_Matrix_eWiseAdd_BinaryOp if union else lib.GrB_Matrix_eWiseMult_BinaryOp
+        fn = _ss.lib.GrB_Matrix_eWiseAdd_BinaryOp if union else _ss.lib.GrB_Matrix_eWiseMult_BinaryOp
 
         def step(args, into):
-            C = output(into, odt, ar, ac)
-            check(fn(C.gb_obj[0], NULL, NULL, gop.gb_obj, args[0].gb_obj[0], args[1].gb_obj[0], NULL), "eWise")
+            C = _prepared.output(into, odt, ar, ac)
+            null = _prepared.NULL
+            _item.check(fn(C.gb_obj[0], null, null, gop.gb_obj, args[0].gb_obj[0], args[1].gb_obj[0], null), "eWise")
             return C
         return step
     # one operand 1 x 1 over the other's whole shape: an apply with its value bound
@@ -155,10 +159,10 @@ def _prepared(node, sig, union):
         whole, one, side, (nr, nc) = 1, 0, "left", (br, bc)
     else:
         return None   # a vector across a matrix: the rule's broadcast
-    call = apply_bound(gop, compute, side)
+    call = _prepared.apply_bound(gop, compute, side)
     if call is None:
         return None
-    return _bound_scalar_step(call, gop, compute, odt, reader(b if one == 1 else a), whole, one, (nr, nc), union)
+    return _bound_scalar_step(call, gop, compute, odt, _item.reader(b if one == 1 else a), whole, one, (nr, nc), union)
 
 
 def _bound_scalar_step(call, gop, compute, odt, read, whole: int, one: int, shape: tuple, union: bool):
@@ -168,38 +172,40 @@ def _bound_scalar_step(call, gop, compute, odt, read, whole: int, one: int, shap
     union with a full matrix holding v, kept iso-valued (refilled in O(1)); one pass, operands in
     their order (PageRank's teleport term over a product with empty rows: 132 -> 33 us at 41K
     rows, where the rule built a new full matrix and accumulated into it)."""
-    (nr, nc), t, count = shape, compute.np.type, counter()
+    (nr, nc), t, count = shape, compute.np.type, _prepared.counter()
     n = nr * nc
     full_v = gb.Matrix(gb.dtypes.lookup_dtype(compute.gb), nr, nc) if union else None
-    add = lib.GrB_Matrix_eWiseAdd_BinaryOp
+    add = _ss.lib.GrB_Matrix_eWiseAdd_BinaryOp
 
     def step(args, into):
         x, v = args[whole], read(args[one])
         if v is None:   # a union leaves x as it is; an intersection with nothing is empty
             if union:
                 return x if x.dtype is odt else None   # (else the rule casts it)
-            C = output(into, odt, nr, nc)
+            C = _prepared.output(into, odt, nr, nc)
             C.clear()
             return C
-        C = output(into, odt, nr, nc)
+        C = _prepared.output(into, odt, nr, nc)
         if union and count(x) != n:
-            fill(full_v, t(v).item())
+            _item.fill(full_v, t(v).item())
             pair = (x, full_v) if whole == 0 else (full_v, x)
-            check(add(C.gb_obj[0], NULL, NULL, gop.gb_obj, pair[0].gb_obj[0], pair[1].gb_obj[0], NULL), "eWiseAdd")
+            null = _prepared.NULL
+            _item.check(add(C.gb_obj[0], null, null, gop.gb_obj, pair[0].gb_obj[0], pair[1].gb_obj[0], null),
+                        "eWiseAdd")
             return C
-        check(call(C.gb_obj[0], x.gb_obj[0], t(v).item()), "apply")
+        _item.check(call(C.gb_obj[0], x.gb_obj[0], t(v).item()), "apply")
         return C
     return step
 
 
 @EWISE_ADD.prepare_rule
 def _prepare_add(node, sig):
-    return _prepared(node, sig, union=True)
+    return _prepared_step(node, sig, union=True)
 
 
 @EWISE_MULT.prepare_rule
 def _prepare_mult(node, sig):
-    return _prepared(node, sig, union=False)
+    return _prepared_step(node, sig, union=False)
 
 
 # --------------------------------------------------------------------------------- facts

@@ -6,9 +6,11 @@ from .._types import DTypeLike
 from ..errors import DimensionMismatch, DsplaError, Span
 from ..formats.limits import check_memory
 from ..ir.types import Dim, DType, Kind, Type, concrete
-from ..kernels import gbops
 from .define import DIM, DTYPE, NOTHING, Expr, define, make, named, span_or_caller, spelling
+from .define.lazy import kernel
 from .input import shape_of
+
+gbops = kernel("gbops")
 
 IDENTITY = define("identity")
 

@@ -1,13 +1,14 @@
 """input: a value the caller gives (attributes: its name, and its role, 'input' | 'param' | 'loop':
 data, a parameter a trainer updates, or a loop's placeholder). Python: ``dp.sparse``, ``dp.dense``,
-``dp.param``, ``dp.vector``, ``dp.declare``; files: ``input A : sparse[n, n]``."""
+``dp.param``, ``dp.vector``, ``dp.scalar``, ``dp.declare``; files: ``input A : sparse[n, n]``,
+``input v : vector[n]``, ``input k : scalar int64``."""
 from __future__ import annotations
 
 from typing import Literal
 
 from .._types import DTypeLike, KindLike, ShapeLike
 from ..errors import DimensionMismatch, DsplaError, Span
-from ..ir.types import MAX_DIM, Dim, DType, Kind, Type
+from ..ir.types import FORMS, MAX_DIM, Dim, DType, Kind, Type, fitting
 from .define import Expr, Facts, define, make, named, span_or_caller, spelling
 
 INPUT = define("input", attrs=("name", "role"))
@@ -64,12 +65,19 @@ def shape_of(shape: ShapeLike, where: str) -> tuple[Dim, Dim]:
 
 @spelling()
 def declare(name: str, kind: KindLike, shape: ShapeLike, dtype: DTypeLike = "float64",
-            role: Literal["input", "param"] = "input", *, span: Span | None = None) -> Expr:
+            role: Literal["input", "param"] = "input", form: Literal["matrix", "vector", "scalar"] = "matrix", *,
+            span: Span | None = None) -> Expr:
     if not isinstance(name, str) or not name.isidentifier():
         raise DsplaError(f"an input name must be an identifier, got {name!r}", span)
     if role not in ("input", "param"):
         raise ValueError(f"role is 'input' or 'param', got {role!r}")
+    if form not in FORMS:
+        raise ValueError(f"form is one of {', '.join(FORMS)}, got {form!r}")
     t = Type(Kind(str(kind)), shape_of(shape, name), named(DType.parse, dtype, span))
+    if fitting(form, t.shape) != form:
+        raise DimensionMismatch(f"{name}: a {form} is {'n x 1' if form == 'vector' else '1 x 1'}, got {list(t.shape)}",
+                                span_or_caller(span))
+    t = t.with_(form=form)
     return Expr(make(INPUT.op, (), (("name", name), ("role", role)), type=t, span=span_or_caller(span), name=name))
 
 
@@ -95,5 +103,11 @@ def param(name: str, shape: ShapeLike, dtype: DTypeLike = "float64", kind: KindL
 @spelling()
 def vector(name: str, n: Dim, dtype: DTypeLike = "float64", kind: KindLike = "dense", *,
            span: Span | None = None) -> Expr:
-    """A column vector input: an n x 1 matrix."""
-    return declare(name, kind, (n, 1), dtype, span=span_or_caller(span))
+    """A vector input of size n (held as an n x 1 column; its results present shape (n,))."""
+    return declare(name, kind, (n, 1), dtype, form="vector", span=span_or_caller(span))
+
+
+@spelling()
+def scalar(name: str, dtype: DTypeLike = "float64", *, span: Span | None = None) -> Expr:
+    """A scalar input (held as 1 x 1; give it a Python number)."""
+    return declare(name, "dense", (1, 1), dtype, form="scalar", span=span_or_caller(span))

@@ -9,13 +9,28 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, Union, overload
 
 from ..errors import DimensionMismatch, DomainMismatch, DsplaError, NoGradient, Span
-from ..instr import Loop
+from ..instr import Local, Loop
 from ..ir.node import Node, Op
 from ..ir.program import Program
 from ..ir.types import Dim, DType, Kind, TupleType, Type, concrete
-from ..kernels import gbops
-from ..kernels.item import item
-from .define import NOTHING, Expr, Facts, define, make, meet, node_of, prove_sub, span_or_caller, spelling
+from .define import (
+    NOTHING,
+    Expr,
+    Facts,
+    define,
+    make,
+    meet,
+    node_of,
+    prove_sub,
+    same_type,
+    span_or_caller,
+    spelling,
+)
+from .define.lazy import kernel
+from .update import writes_into
+
+gbops = kernel("gbops")
+_item = kernel("item")
 
 WHILE = define("while", attrs=("cond", "body", "max_iter", "carried"))
 ITEM = define("item", attrs=("index",))
@@ -33,7 +48,7 @@ def _type(args, attrs, given, where, span):
                                  span)
         for p, a in zip(prog.declared, args):
             # a carried value may be stored sparse in the loop though it starts dense
-            if p.type != a.type and p.type != a.type.with_(kind=Kind.sparse):
+            if not same_type(p.type, a.type, where) and not same_type(p.type, a.type.with_(kind=Kind.sparse), where):
                 raise DomainMismatch(f"{where}: {p.attr('name')} is {p.type} in the {what} but {a.type} outside",
                                      span)
     (_, c), = cond.outputs
@@ -43,7 +58,7 @@ def _type(args, attrs, given, where, span):
     if len(body.outputs) != n:
         raise DomainMismatch(f"{where}: the body gives {len(body.outputs)} values for {n} loop-carried ones", span)
     for (name, v), p in zip(body.outputs, body.declared[:n]):
-        if v.type != p.type:
+        if not same_type(v.type, p.type, where):
             _carried_changes(where, name, p.type, v.type, v.span or span)
     return TupleType(tuple(p.type for p in body.declared[:n]) + (Type(Kind.dense, (1, 1), DType.int64),))
 
@@ -90,7 +105,7 @@ def _evaluate(node, args, env):
 
 def truth(c) -> bool:
     """A 1 x 1 condition: true when its entry is present and true (a missing entry is false)."""
-    v = item(c)
+    v = _item.item(c)
     return v is not None and bool(v)
 
 
@@ -145,6 +160,11 @@ def _lower(pl, n):
     # facts inside: the carried values' (the loop's fixed point), the outside values' own
     given = {h.attr("name"): f for h, f in zip(holders, list(pl.facts[id(n)][:k]) +
                                                [pl.facts[id(pl.resolve(a))] for a in n.args[k:]])}
+    order = body.toposort()
+    outs = [v for _, v in body.outputs]
+    carried = {id(h) for h in holders[:k]}
+    pl.in_place.update(id(m) for m in order if m.op is Op.UPDATE and id(m.args[0]) in carried
+                       and writes_into(m, order, outs))
     index, outer = pl.loops, pl.in_loop
     pl.loops += 1
     pl.in_loop = index
@@ -159,8 +179,15 @@ def _lower(pl, n):
     limit = pl.concrete(n.attr("max_iter"))
     where = str(n.span) if n.span is not None else ""
     pl.emit(lambda r: Loop(init, carry, cond_block[r], cond_slot, body_block[r], results, count, limit, loop=index,
-                           where=where))
+                           where=where, owned=_owned(body_block[r], carry)))
     pl.set(n, carry + (count,), tuple(pl.layout_of(t) for t in n.type.items))
+
+
+def _owned(block, carry) -> tuple:
+    """The carried values the body writes into in place: the loop starts them as copies of
+    their starting values, which may be held elsewhere (an input, a value computed once)."""
+    written = {i.args[0] for i in block if type(i) is Local and i.in_place}
+    return tuple(j for j, c in enumerate(carry) if c in written)
 
 
 @ITEM.lower_rule

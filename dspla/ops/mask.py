@@ -3,7 +3,20 @@ where the mask has an entry, else where its value is true). Python: ``dp.mask``;
 from __future__ import annotations
 
 from ..errors import Span
-from .define import BOOL, EXPR, NOTHING, Expr, define, dims_differ, make, node_of, span_or_caller, spelling, touched
+from .define import (
+    BOOL,
+    EXPR,
+    NOTHING,
+    Expr,
+    define,
+    dims_differ,
+    make,
+    node_of,
+    span_or_caller,
+    spelling,
+    touched,
+    unify_shapes,
+)
 
 MASK = define("mask", attrs=("complement", "structure"))
 
@@ -11,7 +24,7 @@ MASK = define("mask", attrs=("complement", "structure"))
 @MASK.type_rule
 def _type(args, attrs, given, where, span):
     x, m = args
-    if tuple(x.type.shape) != tuple(m.type.shape):
+    if unify_shapes(x.type.shape, m.type.shape, where) is None:
         dims_differ(where, "the mask must have the shape of the value", x, m, x.type.shape, m.type.shape, span)
     return x.type
 

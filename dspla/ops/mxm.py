@@ -12,8 +12,7 @@ from ..errors import NoGradient, Span
 from ..instr import FetchMxM, MxM
 from ..instr.layout import REP
 from ..ir.node import Node, Op
-from ..ir.types import Kind, Type
-from ..kernels import gbops
+from ..ir.types import Kind, Type, fitting
 from .define import (
     EXPR,
     MASKED,
@@ -31,8 +30,15 @@ from .define import (
     span_or_caller,
     spelling,
     touched,
+    unify,
     vector_check,
 )
+from .define.lazy import kernel
+from .form import as_vector
+from .transpose import transpose
+
+gbops = kernel("gbops")
+spmspv = kernel("spmspv")
 
 MXM = define("mxm", attrs=("semiring", "mask", "complement"))
 
@@ -40,14 +46,14 @@ MXM = define("mxm", attrs=("semiring", "mask", "complement"))
 @MXM.type_rule
 def _type(args, attrs, given, where, span):
     a, b = args[0], args[1]
-    if a.type.ncols != b.type.nrows:
+    if unify(a.type.ncols, b.type.nrows, where) is None:
         dims_differ(where, "inner dimensions differ", a, b, a.type.ncols, b.type.nrows, span)
     _, out = attrs["semiring"].dtypes(a.type.dtype, b.type.dtype, where)
     shape = (a.type.nrows, b.type.ncols)
     check_mask(args, attrs, shape, where, span, 2)
     # a masked product holds entries inside its mask only: stored sparse
     sparse = a.type.kind is Kind.sparse and b.type.kind is Kind.sparse or attrs["mask"] is not None
-    return Type(Kind.sparse if sparse else Kind.dense, shape, out)
+    return Type(Kind.sparse if sparse else Kind.dense, shape, out, fitting(b.type.form, shape))
 
 
 def output_mask(node, args, first: int):
@@ -105,7 +111,8 @@ def _accumulated(pl, n: Node, layout) -> bool:
     out = pl.slot()
     copy = Node(Op.APPLY, (x,), (("op", algebra.UNARY["identity"]),), x.type)   # the accumulation writes in place
     pl.emit_local(out, copy, (pl.value(x, layout),), (layout,), layout)
-    pl.emit(MxM(out, operand(pl, n, n.args[0]), operand(pl, n, n.args[1]), sr, accumulate=True))
+    pl.emit(MxM(out, operand(pl, n, n.args[0]), operand(pl, n, n.args[1]), sr, accumulate=True,
+                label=pl.message_label(u)))
     pl.set(u, out, layout)
     pl.fused.add(id(u))
     return True
@@ -127,15 +134,46 @@ def mask_fields(pl, n: Node, layout) -> dict:
 
 def _one_process(pl, n: Node, layout) -> None:
     """One process: nothing moves, the product is the local kernel's."""
+    pl.check_forced(n)
     if _accumulated(pl, n, layout):
         return
     a, b = n.args[0], n.args[1]
     out = pl.slot()
     empty = gbops.empty_rows(pl.static_value(a))   # (a is static here)
     covered = n.attr("mask") is None and pl.full_where_read(a, pl.facts[id(b)])   # (masked: its own route)
-    pl.emit(MxM(out, operand(pl, n, a), operand(pl, n, b), n.attr("semiring"), **mask_fields(pl, n, layout),
-                a_empty_rows=empty, b_covered=covered))
+    a_slot = operand(pl, n, a)
+    pl.emit(MxM(out, a_slot, operand(pl, n, b), n.attr("semiring"), **mask_fields(pl, n, layout),
+                a_empty_rows=empty, b_covered=covered,
+                push=pl.const_all(lambda r: frontier(pl.consts[r][a_slot], pl.concrete(n.type.nrows)))
+                if pushes(pl, n) else None, label=pl.message_label(n)))
     pl.set(n, out, layout)
+
+
+def pushes(pl, n: Node) -> bool:
+    """Whether a product is a frontier's (a static a times a dynamic sparse vector under a
+    complemented mask, a BFS level) that may be pushed or pulled (kernels/spmspv.py): both
+    give the same bits."""
+    a, b = n.args[0], n.args[1]
+    sr = n.attr("semiring")
+    return bool(n.attr("complement")) and b.type.shape[1] == 1 and b.type.kind is Kind.sparse and \
+        pl.is_static(a) and not pl.is_static(b) and spmspv.exact_either_way(sr, sr.dtypes(a.type.dtype,
+                                                                                           b.type.dtype)[0])
+
+
+def frontier(A, length: int):
+    """The pieces of a frontier's product with (a block of) A: its transpose held by row, A
+    itself when symmetric (no copy), and the frontier's whole length."""
+    T = A.T.new()
+    symmetric = A.nrows == A.ncols and T.isequal(A)
+    return spmspv.Frontier(A if symmetric else T, length, copied=not symmetric)
+
+
+def frontier_count(pl, n: Node) -> int | None:
+    """The slot of nvals(b) where the loop's test computed it (its sum over ranks), else None."""
+    for u in pl.uses.get(id(n.args[1]), []):
+        if u is not None and u.op is Op.NVALS and id(u) in pl.vals:
+            return pl.vals[id(u)].slots
+    return None
 
 
 def _fetched(pl, n: Node, layout) -> None:
@@ -174,11 +212,11 @@ def _lower(pl, n: Node):
             return _fetched(pl, n, al)
         if al.kind == "row" and not pl.is_static(a):   # a dynamic row-distributed operand: gather B
             out = pl.slot()
-            pl.emit(MxM(out, pl.value(a), pl.value(b, REP), sr, **mask_fields(pl, n, al)))
+            pl.emit(MxM(out, pl.value(a), pl.value(b, REP), sr, **mask_fields(pl, n, al), label=pl.message_label(n)))
             return pl.set(n, out, al)
         if al.kind == "col":   # a's columns are distributed like b's rows: local partial (inside the mask) + reduce
             part = pl.slot()
-            pl.emit(MxM(part, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, REP)))
+            pl.emit(MxM(part, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, REP), label=pl.message_label(n)))
             return pl.reduced(n, part, sr.monoid)
         return pl.via_rep(n)
     if pl.sampled(n):   # (G Bᵀ) on a sparse pattern: the SpMM's send sets (plan/sampled.py)
@@ -190,7 +228,7 @@ def _lower(pl, n: Node):
     b_slot = operand(pl, n, b, bl if bl in (nl, REP) else REP)
     if al == nl and bl == nl and nl != REP:  # both distributed the same way: one must be whole
         b_slot = operand(pl, n, b, REP)
-    pl.emit(MxM(out, a_slot, b_slot, sr, **mask_fields(pl, n, nl)))
+    pl.emit(MxM(out, a_slot, b_slot, sr, **mask_fields(pl, n, nl), label=pl.message_label(n)))
     pl.set(n, out, nl)
 
 
@@ -304,6 +342,13 @@ def mxv(a: Expr, v: Expr, semiring: SemiringLike = "plus_times", *, mask: Expr |
 @spelling(file=(("u", EXPR), ("a", EXPR), ("semiring", SEMIRING), *MASKED))
 def vxm(u: Expr, a: Expr, semiring: SemiringLike = "plus_times", *, mask: Expr | None = None,
         complement: bool = False, structure: bool = False, span: Span | None = None) -> Expr:
-    """u ⊕.⊗ A for a 1 x n row vector u (transpose a column vector with ``.T``; masks as in ``mxm``)."""
+    """u ⊕.⊗ A: for a vector u (``dp.vector``), the vector (uᵀ A)ᵀ; for a 1 x n row u, a 1 x m row."""
+    span = span_or_caller(span)
+    if node_of(u).type.form == "vector":
+        if mask is not None:
+            mask = transpose(mask, span=span)
+        row = mxm(transpose(u, span=span), a, semiring, mask=mask, complement=complement, structure=structure,
+                  span=span)
+        return as_vector(transpose(row, span=span), span=span)
     vector_check(u, "row", span)
-    return mxm(u, a, semiring, mask=mask, complement=complement, structure=structure, span=span_or_caller(span))
+    return mxm(u, a, semiring, mask=mask, complement=complement, structure=structure, span=span)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from .. import algebra
 from ..errors import Span
 from ..ir.types import DType, Kind, Type
-from ..kernels.item import scalar, writer
-from ..kernels.prepared import counter
 from .define import EXPR, Expr, Facts, define, make, node_of, span_or_caller, spelling
+from .define.lazy import kernel
+
+_item = kernel("item")
+_prepared = kernel("prepared")
 
 NVALS = define("nvals")
 
@@ -19,12 +21,12 @@ def _type(args, attrs, given, where, span):
 
 @NVALS.eval_rule(into=True)
 def _evaluate(node, args, env, into=None):
-    return scalar(args[0].nvals, DType.int64, into)   # (GraphBLAS keeps the count: O(1))
+    return _item.scalar(args[0].nvals, DType.int64, into)   # (GraphBLAS keeps the count: O(1))
 
 
 @NVALS.prepare_rule
 def _prepare(node, sig):
-    count, write = counter(), writer(DType.int64)
+    count, write = _prepared.counter(), _item.writer(DType.int64)
     return lambda args, into: write(count(args[0]), into)
 
 

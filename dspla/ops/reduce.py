@@ -5,16 +5,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-from suitesparse_graphblas import ffi, lib
-
 from .. import algebra
 from .._types import MonoidLike
 from ..errors import NoGradient, Span
 from ..ir.types import Kind, Type
-from ..kernels import gbops
-from ..kernels.item import _TYPED, check, scalar, writer
-from ..kernels.prepared import NULL, counter, dtype_of_type, typed_name
 from .define import AXIS, EXPR, MONOID, Expr, Facts, define, make, named, node_of, span_or_caller, spelling, touched
+from .define.lazy import kernel, library
+from .form import as_scalar, as_vector
+from .transpose import transpose
+
+_ss = library("suitesparse_graphblas")
+gbops = kernel("gbops")
+_item = kernel("item")
+_prepared = kernel("prepared")
 
 REDUCE = define("reduce", attrs=("monoid", "axis"))
 
@@ -25,7 +28,9 @@ def _type(args, attrs, given, where, span):
     axis = attrs["axis"]
     shape = {"rows": (x.type.nrows, 1), "cols": (1, x.type.ncols), "all": (1, 1)}[axis]
     out = attrs["monoid"].check(x.type.dtype, where)
-    return Type(Kind.dense, shape, out)
+    # a vector's reductions are a vector (by rows: itself) and a scalar
+    form = "matrix" if x.type.form == "matrix" or axis == "cols" else "vector" if axis == "rows" else "scalar"
+    return Type(Kind.dense, shape, out, form)
 
 
 @REDUCE.eval_rule(into=True)
@@ -40,25 +45,25 @@ def _evaluate(node, args, env, into=None):
     if axis == "cols":
         return gbops.row(x.reduce_columnwise(mon).new(), x.shape[1])
     s = x.reduce_scalar(mon).new()
-    return scalar(None if s.is_empty else s.value, dt, into)   # (an empty reduction leaves it missing)
+    return _item.scalar(None if s.is_empty else s.value, dt, into)   # (an empty reduction leaves it missing)
 
 
 @REDUCE.prepare_rule
 def _prepare(node, sig):
     ((gdt, _, _),) = sig
     m, dt = node.attr("monoid"), node.type.dtype
-    name = typed_name(dt)
-    if node.attr("axis") != "all" or dtype_of_type(gdt) is not dt or name is None or gbops._user(m):
+    name = _prepared.typed_name(dt)
+    if node.attr("axis") != "all" or _prepared.dtype_of_type(gdt) is not dt or name is None or gbops._user(m):
         return None
     mon = gbops.monoid(m, dt)
-    fn = getattr(lib, f"GrB_Matrix_reduce_{name}")
-    cell = ffi.new(f"{_TYPED[name].ctype}*")
-    count, write = counter(), writer(dt)
+    fn = getattr(_ss.lib, f"GrB_Matrix_reduce_{name}")
+    cell = _ss.ffi.new(f"{_item._TYPED[name].ctype}*")
+    count, write = _prepared.counter(), _item.writer(dt)
 
     def step(args, into):
         if not count(args[0]):   # an empty reduction leaves the result missing
             return write(None, into)
-        check(fn(cell, NULL, mon.gb_obj, args[0].gb_obj[0], NULL), "reduce")
+        _item.check(fn(cell, _prepared.NULL, mon.gb_obj, args[0].gb_obj[0], _prepared.NULL), "reduce")
         return write(cell[0], into)
     return step
 
@@ -129,3 +134,22 @@ def reduce_cols(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = Non
 @spelling(file=(("x", EXPR), ("monoid", MONOID)))
 def reduce_all(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
     return reduce(x, monoid, "all", span=span_or_caller(span))
+
+
+@spelling(file=(("x", EXPR), ("monoid", MONOID)))
+def reduce_rowwise(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
+    """A vector of x's rows reduced with a monoid (a row with no entries: a missing entry)."""
+    return as_vector(reduce(x, monoid, "rows", span=span_or_caller(span)), span=span_or_caller(span))
+
+
+@spelling(file=(("x", EXPR), ("monoid", MONOID)))
+def reduce_columnwise(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
+    """A vector of x's columns reduced with a monoid."""
+    span = span_or_caller(span)
+    return as_vector(reduce(transpose(x, span=span), monoid, "rows", span=span), span=span)
+
+
+@spelling(file=(("x", EXPR), ("monoid", MONOID)))
+def reduce_scalar(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
+    """A scalar: every entry of x reduced with a monoid (none: a missing scalar)."""
+    return as_scalar(reduce(x, monoid, "all", span=span_or_caller(span)), span=span_or_caller(span))

@@ -3,14 +3,12 @@ value it compares with or the diagonal offset). Python: ``dp.select(X, ">", 0)``
 ``dp.select(A, "tril")``; files: the same."""
 from __future__ import annotations
 
-import graphblas as gb
 import numpy as np
 
 from .. import algebra
 from .._types import Scalar, SelectLike
 from ..errors import DomainMismatch, Span
 from ..ir.types import DType, promote
-from ..kernels import gbops
 from .define import (
     EXPR,
     NOTHING,
@@ -27,6 +25,10 @@ from .define import (
     spelling,
     touched,
 )
+from .define.lazy import kernel, library
+
+gb = library("graphblas")
+gbops = kernel("gbops")
 
 SELECT_OP = define("select", attrs=("op", "thunk"))
 
@@ -46,12 +48,11 @@ def _evaluate(node, args, env):
     # a distributed piece of a position predicate passes its global row/column ids (None: identity)
     x, row_ids, col_ids = (list(args) + [None, None])[:3]
     op, thunk = node.attr("op"), node.attr("thunk")
-    if op.on == "index" and (row_ids is not None or col_ids is not None):
+    if op.on == "user" or op.on == "index" and (row_ids is not None or col_ids is not None):
         r, c, v = x.to_coo()
-        gr = r if row_ids is None else np.asarray(row_ids)[r]
-        gc = c if col_ids is None else np.asarray(col_ids)[c]
-        d, k = gc.astype(np.int64) - gr.astype(np.int64), int(thunk)   # the diagonal an entry is on
-        keep = {"tril": d <= k, "triu": d >= k, "diag": d == k, "offdiag": d != k}[op.name]
+        gr = (r if row_ids is None else np.asarray(row_ids)[r]).astype(np.int64)
+        gc = (c if col_ids is None else np.asarray(col_ids)[c]).astype(np.int64)
+        keep = _kept(op, v, gr, gc, thunk)
         return gb.Matrix.from_coo(r[keep], c[keep], v[keep], nrows=x.shape[0], ncols=x.shape[1], dtype=x.dtype)
     if op.on == "index":
         return x.select(getattr(gb.select, op.gb), int(thunk)).new()
@@ -67,6 +68,19 @@ def _evaluate(node, args, env):
     return x.dup(mask=keep.S)
 
 
+def _kept(op, v, gr, gc, thunk):
+    """Which entries (values v at global rows gr, columns gc) the predicate keeps."""
+    if op.on == "user":
+        keep = np.asarray(op.func(v, gr, gc, thunk))
+        if keep.shape != v.shape:
+            raise ValueError(f"select predicate {op.name} returned shape {keep.shape} for {v.size} entries: it takes "
+                             "numpy arrays (values, rows, cols, thunk) and returns one bool per entry")
+        return keep.astype(bool)
+    d, k = gc - gr, int(thunk)   # the diagonal an entry is on
+    return {"tril": d <= k, "triu": d >= k, "diag": d == k, "offdiag": d != k, "rowle": gr <= k, "rowgt": gr > k,
+            "colle": gc <= k, "colgt": gc > k}[op.name]
+
+
 @SELECT_OP.fact_rule
 def _facts(n, a):
     return NOTHING   # it drops entries by value or position
@@ -74,7 +88,7 @@ def _facts(n, a):
 
 @SELECT_OP.lower_rule
 def _lower(pl, n):
-    if n.attr("op").on == "index" and not pl.replicated(n):
+    if n.attr("op").on in ("index", "user") and not pl.replicated(n):
         return pl.with_global_ids(n)  # tril/triu/diag need global positions: the piece's ids go along
     pl.local(n)
 
@@ -92,7 +106,9 @@ def _vjp(n, g, needs, b):
 
 @spelling(file=(("x", EXPR), ("op", SELECT), ("thunk", SCALAR)))
 def select(x: Expr, op: SelectLike, thunk: Scalar = 0, *, span: Span | None = None) -> Expr:
-    """Keep entries where a predicate holds: ``select(X, ">", 0)``, ``select(A, "tril")``."""
+    """Keep entries where a predicate holds: ``select(X, ">", 0)``, ``select(A, "tril")``,
+    ``select(A, "rowle", 3)``, or a Python predicate ``f(values, rows, cols, thunk)`` of numpy
+    arrays returning one bool per entry."""
     return Expr(make(SELECT_OP.op, (node_of(x),), (("op", named(algebra.get_select, op, span)),
                                                    ("thunk", scalar(thunk))),
                      span=span_or_caller(span)))

@@ -9,8 +9,10 @@ from .. import algebra
 from ..errors import DimensionMismatch, DomainMismatch, NoGradient
 from ..instr.layout import REP
 from ..ir.types import DType, Kind, Type
-from ..kernels import winners
-from .define import NOTHING, define, touched
+from .define import NOTHING, define, touched, unify, unify_shapes
+from .define.lazy import kernel
+
+winners = kernel("winners")
 
 ARGBEST = define("argbest", attrs=("semiring",))
 ROUTE = define("route", attrs=("axis", "factor"))
@@ -19,7 +21,8 @@ ROUTE = define("route", attrs=("axis", "factor"))
 @ARGBEST.type_rule
 def _type_argbest(args, attrs, given, where, span):
     a, b, c = args
-    if a.type.ncols != b.type.nrows or tuple(c.type.shape) != (a.type.nrows, b.type.ncols):
+    if unify(a.type.ncols, b.type.nrows, where) is None or \
+            unify_shapes(c.type.shape, (a.type.nrows, b.type.ncols), where) is None:
         raise DimensionMismatch(f"{where}: c must be a ⊕.⊗ b ({a.type}, {b.type}, {c.type})", span)
     return c.type.with_(dtype=DType.int64)
 
@@ -27,7 +30,7 @@ def _type_argbest(args, attrs, given, where, span):
 @ROUTE.type_rule
 def _type_route(args, attrs, given, where, span):
     g, k, f = args
-    if k.type.dtype is not DType.int64 or tuple(k.type.shape) != tuple(g.type.shape):
+    if k.type.dtype is not DType.int64 or unify_shapes(k.type.shape, g.type.shape, where) is None:
         raise DomainMismatch(f"{where}: the winners must be int64 of the cotangent's shape, got {k.type}", span)
     shape = (g.type.nrows, f.type.nrows) if attrs["axis"] == "cols" else (f.type.ncols, g.type.ncols)
     return Type(Kind.sparse, shape, g.type.dtype)

@@ -15,7 +15,7 @@ from ..formats.files import atomic_write
 from . import balance
 from . import cache as _cache
 from .progress import as_progress
-from .registry import EDGE_METHODS, METHODS, Job, Method, get
+from .registry import EDGE_METHODS, METHODS, Job, Method, get, load_methods
 
 
 @dataclass(frozen=True)
@@ -175,8 +175,10 @@ def _result(parts, P, method, eps, seed, backend, m: Method, w, seconds, cached,
 
 
 def methods() -> list[str]:
+    load_methods()
     return sorted(METHODS)
 
 
 def edge_methods() -> list[str]:
+    load_methods()
     return sorted(EDGE_METHODS)

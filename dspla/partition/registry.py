@@ -49,7 +49,17 @@ def register(method: Method, table: dict[str, Method] | None = None) -> Method:
     return method
 
 
+def load_methods() -> None:
+    """Import the modules whose methods register themselves (they are imported when first asked
+    for, not with the package)."""
+    import importlib
+
+    for m in ("graph", "hp", "simple", "stochastic", "edge", "vertex_owners"):
+        importlib.import_module(f"{__package__}.{m}")
+
+
 def get(name: str, table: dict[str, Method] | None = None, kind: str = "partitioning method") -> Method:
+    load_methods()
     table = METHODS if table is None else table
     try:
         return table[name]

@@ -21,7 +21,25 @@ def random_parts(n: int, P: int, seed: int) -> np.ndarray:
     return rng.permutation(np.arange(n, dtype=np.int64) % P)
 
 
+def dealt_parts(A, P: int, seed: int) -> np.ndarray:
+    """Rows dealt to processes like cards, heaviest (most nonzeros) first, in snake order over a
+    seeded random order of the processes: a random permutation in all but the balance of its
+    nonzeros, per process and per block of a 2D/3D grid (heavy rows and columns spread over every
+    row and column block; the 3d plan's counterpart of Plexus's double permutation)."""
+    rng = np.random.default_rng(seed)
+    n = A.shape[0]
+    order = np.lexsort((rng.random(n), -np.diff(A.indptr)))
+    k = np.arange(n, dtype=np.int64)
+    lap, pos = k // P, k % P
+    parts = np.empty(n, dtype=np.int64)
+    parts[order] = rng.permutation(P)[np.where(lap % 2 == 0, pos, P - 1 - pos)]
+    return parts
+
+
 register(Method("block", lambda job: block_parts(job.A.shape[0], job.P), weight="rows",
                 summary="contiguous blocks of rows, equal counts", cacheable=False))
 register(Method("random", lambda job: random_parts(job.A.shape[0], job.P, job.seed), weight="rows",
                 summary="rows to processes uniformly at random, equal counts (RP)", cacheable=False))
+register(Method("dealt", lambda job: dealt_parts(job.A, job.P, job.seed), weight="rows",
+                summary="random, with rows dealt by nonzeros: balanced nonzeros per process and per 2D/3D block",
+                cacheable=False))

@@ -117,15 +117,13 @@ def pick(info, candidates, opt, P: int, counted: dict | None = None):
     info.notes.extend(ctx.info.notes)
     others = sorted((c for c in info.candidates if "predicted_s" in c and c is not cand),
                     key=lambda c: c["predicted_s"])
-    if opt.plan != "auto" and cand["plan"] == opt.plan:
-        info.why = f"requested with --plan {opt.plan}"
+    if info.requested != "auto":   # (a plan asked for that cannot run it is an error: product.cannot_run)
+        info.why = f"requested with --plan {info.requested}"
     elif len(candidates) == 1:   # (a sampled product: its one plan)
         info.why = "the only plan for this product"
-    elif opt.plan == "auto":
+    else:
         info.why = "lowest predicted time" + (f" ({cand['predicted_s'] * 1e3:.2f} ms vs {others[0]['plan']} "
                                               f"{others[0]['predicted_s'] * 1e3:.2f} ms)" if others else "")
-    else:   # (the plan named cannot run this product: the fallback's note says why)
-        info.why = f"--plan {opt.plan} cannot run this product; {cand['plan']} instead"
     return ctx
 
 
@@ -182,7 +180,8 @@ def choose(pl, partition_info: dict) -> DistPlan:
     for r in pl.ranks:
         progs[r] = splice(pl.progs[r], r)
     programs = [RankProgram(r, pl.P, progs[r], pl.n_slots, consts[r], dict(pl.inputs), dict(pl.outputs),
-                            [s[r] for s in splits], [w[r] for w in windows], setup=setup[r]) for r in pl.ranks]
+                            [s[r] for s in splits], [w[r] for w in windows], setup=setup[r],
+                            products={p.index: p.expr for p in pl.products}) for r in pl.ranks]
     out_layouts = {name: canonical(n.type, pl.dims) for name, n in pl.program.outputs}
     input_layouts = {n.attr("name"): canonical(n.type, pl.dims) for n in pl.order
                      if n.op is Op.INPUT and n.attr("name") in pl.inputs}

@@ -19,6 +19,7 @@ class ProductInfo:
     why: str = ""
     counts: dict = field(default_factory=dict, repr=False)   # plan -> per-rank cost-model counts (fitting)
     loop: int | None = None        # the loop whose body holds it (its costs are per iteration)
+    requested: str = "auto"        # the plan asked for it by name (options.forced), else auto
 
 
 @dataclass

@@ -265,11 +265,27 @@ def as_text(plan, P: int, options: Options) -> str:
         lines.append(f"  loop {k}: words sent per iteration, all ranks: {'' if exact else 'at most '}{a + b} "
                      f"(products {a}, outside products {b}: scalar allreduces, redistributions, the "
                      f"condition's broadcast)")
-    lines += route_lines(plan.program)
+    lines += route_lines(plan.program) + exchange_lines(plan)
     for name, lay in plan.output_layouts.items():
         lines.append(f"  output {name}: {lay}" + (", computed once at planning (static)"
                                                     if name in plan.static_outputs else ""))
     return "\n".join(lines)
+
+
+def exchange_lines(plan) -> list[str]:
+    """What rank 0's program moves outside products and loops, by kind of instruction (an op's
+    operands gathered, extracted rows brought from their owners, reductions combined): each
+    instruction's traffic is counted by the stats when it runs."""
+    progs = plan.programs or ()
+    kinds: dict[str, list] = {}
+    for i in progs[0].instrs if progs else ():
+        if i.product is None and type(i).__module__.rsplit(".", 1)[-1] in ("collectives", "messages", "onesided"):
+            kinds.setdefault(type(i).__name__, []).append(i.dynamic)
+    if not kinds:
+        return []
+    parts = [f"{k} x{len(v)}" + (" (the entries present, counted when it runs)" if all(v) else "")
+             for k, v in sorted(kinds.items())]
+    return ["  moved outside products (each rank): " + ", ".join(parts)]
 
 
 def compare(stats: dict) -> str:

@@ -18,6 +18,7 @@ from ..ir import Node, Op
 from ..kernels.gbops import occupied
 from ..ops import table
 from ..ops.define import NOTHING, Facts, meet
+from ..ops.define.facts import sized, sizes_known
 
 FACTS = table("facts")   # op -> its rule (the op's definition, dspla/ops)
 
@@ -51,20 +52,25 @@ def covers(S, bounds: list) -> bool:
     return True
 
 
-def prove(order: list[Node], static: dict, given: dict | None = None, lines: bool = True) -> dict[int, Facts]:
+def prove(order: list[Node], static: dict, given: dict | None = None, lines: bool = True,
+          sizes: dict | None = None) -> dict[int, Facts]:
     """``static``: id(node) -> its computed GraphBLAS value, for the nodes computed at planning;
     ``given``: facts of a sub-program's inputs, by name; ``lines``: prove of the static values
-    whether every row / column has an entry (two reductions over each), not only fullness."""
-    f: dict[int, Facts] = {}
-    for n in order:
-        if id(n) in static:
-            f[id(n)] = of_matrix(static[id(n)], lines)
-            f[id(n)].over = frozenset() if f[id(n)].full else frozenset({id(n)})
-        elif given is not None and n.op is Op.INPUT and n.attr("name") in given:
-            f[id(n)] = given[n.attr("name")]
-        else:
-            f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
-    return f
+    whether every row / column has an entry (two reductions over each), not only fullness;
+    ``sizes``: the dims' sizes (default: those of the proof this one is part of)."""
+    with sizes_known(sizes) as sizes:
+        f: dict[int, Facts] = {}
+        for n in order:
+            if id(n) in static:
+                f[id(n)] = of_matrix(static[id(n)], lines)
+                f[id(n)].over = frozenset() if f[id(n)].full else frozenset({id(n)})
+            elif given is not None and n.op is Op.INPUT and n.attr("name") in given:
+                f[id(n)] = given[n.attr("name")]
+            else:
+                f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
+            if isinstance(f[id(n)], Facts):   # (a loop's is a tuple of its carried values')
+                f[id(n)] = sized(f[id(n)], n, sizes)
+        return f
 
 
 __all__ = ["FACTS", "NOTHING", "Facts", "covers", "full_rows", "meet", "of_matrix", "prove"]

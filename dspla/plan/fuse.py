@@ -45,7 +45,7 @@ def _touches(i, slots: set) -> bool:
 def _emit(pending: list) -> ir.SmallAllreduce:
     return ir.SmallAllreduce(tuple(p.out for p in pending), tuple(p.src for p in pending),
                              tuple(p.monoid for p in pending), tuple(p.entries for p in pending),
-                             group=pending[0].group)
+                             group=pending[0].group, labels=tuple(p.label for p in pending))
 
 
 def fuse_list(instrs: list) -> list:
@@ -134,7 +134,8 @@ def post_list(instrs: list, new_slot) -> list:
             while at > 0 and _passes(out[at - 1], srcs, set()):   # (the request's slot is new)
                 at -= 1
             req = new_slot()
-            out.insert(at, ir.ISmallAllreduce(i.outs, i.srcs, i.monoids, i.entries, group=i.group, req=req))
+            out.insert(at, ir.ISmallAllreduce(i.outs, i.srcs, i.monoids, i.entries, group=i.group,
+                                              labels=i.labels, req=req))
             out.append(ir.WaitAllreduce(i.outs, req))
         else:
             out.append(i)

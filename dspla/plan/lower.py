@@ -14,14 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..instr import AllgatherRows, AllgatherSparse, Allreduce, Local, Redistribute, TakeCols, TakeRows, Unpermute
-from ..instr.layout import REP, Layout, canonical, piece
+from ..instr.layout import REP, Layout, canonical
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
 from ..kernels import gbops
+from ..kernels.buffers import piece
 from ..ops import table
 from .facts import Facts, prove
 from .options import Options
-from .product import full_where_read, lower_product
+from .product import check_forced, full_where_read, lower_product
 from .sampled import applies as sampled_applies
 from .sampled import lower_sampled
 from .static import Static
@@ -76,6 +77,7 @@ class Lowering:
         self.given = given or {}       # input name -> its current distribution (a Dist) when it has one
         self.uses: dict[int, list] = {}   # id(node) -> its users (None: an output), program and loop bodies
         self.fused: set[int] = set()      # nodes another node's lowering already computed
+        self.in_place: set[int] = set()   # updates that write into their loop-carried value (ops/loop.py)
         self.count_uses(program)
 
     # -- emission helpers used by lowering rules and plans
@@ -254,14 +256,15 @@ class Lowering:
             cols = int(self.dims[layout.dim].counts[r])
         return rows, cols
 
-    def emit_local(self, out: int, n: Node, args: tuple, layouts: tuple, layout: Layout):
+    def emit_local(self, out: int, n: Node, args: tuple, layouts: tuple, layout: Layout, in_place: bool = False):
         """``Local(out, n, args)`` on every rank, with the work n's rule counts on that rank's pieces
         (``layouts``: of n's arguments, ``layout``: of the result; extra arguments such as a
         piece's global ids are not counted)."""
         work = WORK[n.op]
         self.emit(lambda r: Local(out, n, args, work=int(work(n, [self.piece_shape(a.type, lay, r) for a, lay in
                                                                  zip(n.args, layouts)],
-                                                             self.piece_shape(n.type, layout, r)))))
+                                                             self.piece_shape(n.type, layout, r))),
+                                  in_place=in_place))
 
     # -- what the ops' lowering rules build with
     def local(self, n: Node):
@@ -273,7 +276,9 @@ class Lowering:
             layouts.append(al if al in (lay, REP) else REP)
             args.append(self.value(a, layouts[-1]))
         out = self.slot()
-        self.emit_local(out, n, tuple(args), tuple(layouts), lay)
+        # in place: only into the carried value's own slot (a converted copy may be shared)
+        in_place = id(n) in self.in_place and args[0] == self.vals[id(n.args[0])].slots
+        self.emit_local(out, n, tuple(args), tuple(layouts), lay, in_place)
         self.set(n, out, lay)
 
     def via_rep(self, n: Node):
@@ -291,7 +296,7 @@ class Lowering:
         rep = part
         if self.P > 1:   # (one process: the partial is the whole)
             rep = self.slot()
-            self.emit(Allreduce(rep, part, monoid, entries=self.entries(n)))
+            self.emit(Allreduce(rep, part, monoid, entries=self.entries(n), label=self.message_label(n)))
         self.vals[id(n)] = Value(rep, REP)
         nl = canonical(n.type, self.dims)
         if nl != REP:
@@ -336,10 +341,19 @@ class Lowering:
     def full_where_read(self, a: Node, fb: Facts) -> bool:
         return full_where_read(self, a, fb)
 
+    def check_forced(self, n: Node) -> None:
+        """A plan forced for product n that one process cannot honour is an error (product.py)."""
+        check_forced(self, n)
+
+    @staticmethod
+    def message_label(n: Node) -> str:
+        """How run-time messages name the value n makes: its name or op, and where it is written."""
+        return f"{n.label} ({n.span})" if n.span is not None else n.label
+
     def lower_sub(self, prog: Program, given: dict) -> list[int]:
         """Lower a loop's condition or body into the current block; the slots of its outputs."""
         order = prog.toposort()
-        self.facts.update(prove(order, {}, given))
+        self.facts.update(prove(order, {}, given, sizes=self.bound))
         self.names.update({k: v for k, v in prog.names().items() if k not in self.names})   # labels for explain
         self.count_uses(prog)
         for m in order:

@@ -9,7 +9,9 @@ import numpy as np
 
 @dataclass
 class Options:
-    plan: str = "auto"             # a name in dspla.plan.plans.PLANS, or "auto" (lowest predicted time)
+    # a name in dspla.plan.plans.PLANS, or "auto" (lowest predicted time); or per product, a dict of
+    # the product's name (its output's or value's) -> plan name, the products not named auto
+    plan: str | dict = "auto"
     partition: str = "auto"        # a partition method, "auto" (plan/partition_choice.py), or "file" with parts
     parts: np.ndarray | None = None
     seed: int = 0
@@ -26,11 +28,15 @@ class Options:
     # bytes a rank may share with the others when all are on one node (0: not on one node, or
     # DSPLA_SHM=0): the session sets it; p2p1d then stacks the rows it receives after its own
     shared_memory_bytes: int = 0
+    # what an int64 sum or product whose true value leaves int64 does (exec/overflow.py): an
+    # error ("error"), GraphBLAS's wrap-around ("wrap"); "float64" promotes at compile time
+    overflow: str = "error"
 
     def key(self) -> tuple:
-        return (self.plan, self.partition, None if self.parts is None else self.parts.tobytes(), self.seed, self.eps,
+        plan = self.plan if isinstance(self.plan, str) else tuple(sorted(self.plan.items()))
+        return (plan, self.partition, None if self.parts is None else self.parts.tobytes(), self.seed, self.eps,
                 self.replication, self.stripe_width, self.memory_cap, id(self.coefficients), self.iterations, self.spmd,
-                self.message_bytes, self.shared_memory_bytes)
+                self.message_bytes, self.shared_memory_bytes, self.overflow)
 
 
 def memory_cap(opt, P: int) -> float:
@@ -43,3 +49,17 @@ def memory_cap(opt, P: int) -> float:
     except (ValueError, OSError):
         total = 8 << 30
     return 0.5 * total / max(1, P)
+
+
+def forced(opt, product: str) -> str:
+    """The plan asked for the product named ``product`` (its label): the one plan asked for every
+    product, its own entry when plans are asked per product, else "auto"."""
+    if isinstance(opt.plan, str):
+        return opt.plan
+    return opt.plan.get(product, "auto")
+
+
+def forced_names(plan) -> set:
+    """Every plan name a plan option asks for (without "auto")."""
+    names = {plan} if isinstance(plan, str) else set(plan.values())
+    return names - {"auto"}

@@ -22,9 +22,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis import comm_stats
 from ..costmodel import load
-from ..partition import block_parts, partition
+from ..partition.simple import block_parts
 from .options import Options
 
 HORIZON = 100   # iterations assumed when the run's length is unknown
@@ -49,6 +48,11 @@ def choose(S: sp.csr_array, P: int, width: int, opt: Options, loops: bool = Fals
     """(parts, info) for the square pattern ``S`` split over P processes; ``width``: the sum of
     the products' K over this dim per iteration (a run of the program); ``loops``: the program
     has loops, whose products ``width`` counts at their bound (the text then says per run)."""
+    # (the communication analysis and the partitioners: loaded when a partition is chosen, not
+    # by every run, which imports this module with explain)
+    from ..analysis import comm_stats
+    from ..partition import partition
+
     unit = "run" if loops else "iteration"
     horizon = int(opt.iterations) if opt.iterations else HORIZON
     per_word = word_seconds(P, opt) * max(1, width)

@@ -12,8 +12,8 @@ from ..errors import PlanError
 from ..instr.layout import DimPart
 from ..ir import Node, Op
 from ..ir.types import Kind
-from ..partition import block_parts, partition
-from . import partition_choice, spgemm_size
+from ..partition.simple import block_parts
+from . import spgemm_size
 from .options import Options
 from .static import Static
 
@@ -61,10 +61,17 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
             parts, info[d] = block_by_work(union_pattern(squares), P)
             method = info[d]["method"]
         elif squares and opt.partition == "auto" and P > 1:
+            from . import partition_choice  # (its cost model and partitioners: only when it chooses)
             parts, info[d] = partition_choice.choose(union_pattern(squares), P, _width(order, static, d, sizes), opt,
                                                      loops=any(n.op is Op.WHILE for n in order))
             method = info[d]["method"]
+        elif squares and opt.partition != "block" and P > size:
+            # no more rows than processes: each row alone on a process whatever the method (the
+            # partitioners refuse so few rows)
+            parts, method = block_parts(size, P), "block"
+            info[d] = {"method": method, "note": f"{size} rows for {P} processes: {opt.partition} not run"}
         elif squares and opt.partition != "block" and P > 1:
+            from ..partition import partition  # (the partitioners: only when one runs)
             res = partition(union_pattern(squares), P, opt.partition, eps=opt.eps, seed=opt.seed, cache=opt.cache,
                             progress=opt.progress)
             parts, method = res.parts, opt.partition

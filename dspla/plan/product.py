@@ -3,12 +3,14 @@
 Each applicable plan (plans/) lowers into its own ProductContext: per-rank instruction buffers,
 planning-time pieces, sub-communicators and windows numbered locally. The product's place in
 every rank's program is a Choice placeholder; the choose step (choose.py) costs the candidates
-with the cost model and splices the chosen one in. With ``--plan NAME`` only that plan is
-lowered (and allgather1d if it cannot run here).
+with the cost model and splices the chosen one in. With a plan asked for by name (``--plan
+NAME``, or per product ``--plan T=NAME``) only that plan is lowered; one that cannot run the
+product is an error naming the reason, never silently replaced.
 """
 from __future__ import annotations
 
 import contextlib
+from types import SimpleNamespace
 
 import graphblas as gb
 import numpy as np
@@ -22,9 +24,11 @@ from ..ir import Node
 from ..ir.types import Kind
 from ..kernels import gbops, lend, routes
 from ..kernels.buffers import csr_piece
+from ..ops.mxm import frontier_count, pushes
 from . import spgemm_size, spmd
 from .distplan import ProductInfo
 from .facts import covers
+from .options import forced
 from .plans import PLANS, get_plan, plan_names, spmd_names
 
 
@@ -84,6 +88,9 @@ class Product:
         # remote blocks kept whole (not compressed to their rows) when accumulating into C as a
         # whole: in place into a full C, or inside a mask
         self.whole_blocks = self.in_place or self.masked
+        # a frontier's product (ops/mxm.pushes) whose global size the loop's test counts: each rank
+        # pushes or pulls its block alike (the slot of that count; None: pulled, as any masked product)
+        self.frontier = frontier_count(pl, n) if pushes(pl, n) else None
         # a sparse B moves only its present entries (a frontier, distances with missing entries);
         # when it is static (L in a triangle count's L·L) planning knows how many
         self.b_sparse = b.type.kind is Kind.sparse
@@ -298,27 +305,51 @@ def lower_product(pl, n: Node):
 
 
 def _lower_candidates(pl, product: Product, info: ProductInfo, candidates: list):
-    names = plan_names() if pl.opt.plan == "auto" else [get_plan(pl.opt.plan).name]
+    asked = info.requested = forced(pl.opt, pl.label(product.node))
+    names = plan_names(auto=True) if asked == "auto" else [get_plan(asked).name]
     spmd = pl.me is not None
     for name in names:
         spec = PLANS[name]
         ctx = ProductContext(product, name)
         ctx.reason = spec.check(ctx) if spec.check else None
         if spmd and spec.spmd is None:
-            if pl.opt.plan != "auto":
+            if asked != "auto":
                 raise PlanError(f"plan {name} cannot be planned SPMD yet (from sharded inputs); plans that can: "
                                 f"{', '.join(spmd_names())}")
             ctx.reason = ctx.reason or "no SPMD lowering yet (the graph is sharded: every rank plans from its rows)"
         candidates.append(ctx)
         if ctx.reason:
-            fallback = next((f for f in ("allgather1d", "p2p1d") if f not in names), None)
-            if pl.opt.plan != "auto" and fallback:  # the named plan cannot run: fall back, and say so
-                info.notes.append(f"{name} cannot run here ({ctx.reason}); using {fallback}")
-                names.append(fallback)
+            if asked != "auto":
+                raise cannot_run(name, info.expr, pl.P, ctx.reason)
             continue
         (spec.spmd if spmd else spec.lower)(ctx)
         if spmd and pl.on_lowered is not None:   # counted now; only the leader so far keeps its pieces
             pl.on_lowered(ctx, candidates)
+
+
+def cannot_run(plan: str, expr: str, P: int, reason: str) -> PlanError:
+    err = PlanError(f"plan {plan}, asked for {expr}, cannot run it on {P} process{'es' if P > 1 else ''}: "
+                    f"{reason}")
+    err.everywhere = True   # (the check reads what every rank knows alike: SPMD planning raises it on all)
+    return err
+
+
+def check_forced(pl, n: Node) -> None:
+    """One process: nothing moves and no plan is lowered, yet a plan asked for this product by name
+    must be one that could run it (a request that cannot be met is an error on every P)."""
+    asked = forced(pl.opt, pl.label(n))
+    if asked == "auto":
+        return
+    spec = get_plan(asked)
+    b = n.args[1]
+    view = SimpleNamespace(name=spec.name, P=pl.P, K=pl.concrete(b.type.ncols), opt=pl.opt,
+                           masked=n.attr("mask") is not None, b_sparse=b.type.kind is Kind.sparse,
+                           b_wide=isinstance(b.type.ncols, str) and b.type.ncols in pl.dims)
+    reason = spec.check(view) if spec.check else None
+    if reason:
+        a = n.args[0]
+        expr = f"{pl.label(n)} = mxm[{n.attr('semiring')}]({pl.label(a)}, {pl.label(b)})"
+        raise cannot_run(spec.name, expr, pl.P, reason)
 
 
 class _Scratch:

@@ -20,13 +20,11 @@ import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis import comm_plan
 from ..instr import Choice, Pack, Recv, SampledMxM, Send, WaitSends
 from ..instr.layout import Layout, canonical
 from ..ir import Node, Op
 from ..ir.types import Kind
 from .distplan import ProductInfo
-from .plans.p2p1d import own_sets
 from .product import ProductContext
 
 NAME = "p2p1d-sddmm"
@@ -79,9 +77,11 @@ def lower_sampled(pl, n: Node):
     slots = {"g": pl.value(g), "b": pl.value(B), "m": pl.value(m), "out": pl.slot(), "tag": 16 + 8 * index,
              "presence": not pl.facts[id(B)].full, "dtype": B.type.dtype.value}
     if pl.me is not None:   # SPMD: S is this rank's rows; the sends come from the peers
+        from .plans.p2p1d import own_sets  # (the plans' modules: loaded when a product is planned)
         recvs, sends = own_sets(pl.comm, S, cols, pl.me, pl.P)
         ctx.emit_rank(pl.me, _rank_program(ctx, pl.me, S, recvs, sends, cols, sr, slots, index))
     else:
+        from ..analysis import comm_plan  # (loaded by the plans that exchange rows, not by every run)
         plan = comm_plan(S, rows.parts, pl.P, b_parts=cols.parts)
         ctx.info.predicted = {"volume_rows": plan.volume_total}
         for r in range(pl.P):

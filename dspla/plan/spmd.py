@@ -33,7 +33,9 @@ from ..instr import Loop, Recv, Send
 from ..instr.layout import canonical
 from ..ir import Node, Op
 from ..kernels.gbops import occupied
+from ..ops.define.facts import sized, sizes_known
 from .facts import FACTS, Facts, full_rows, of_matrix
+from .options import forced_names
 from .static import classify, is_static_leaf
 
 
@@ -41,8 +43,8 @@ def why_not(order: list[Node], given: dict, P: int, opt, capable: list[str]) -> 
     """Why this program cannot be planned SPMD from the distributed inputs ``given`` (name ->
     Dist), or None when it can. ``order``: the sized program's nodes; ``capable``: the plans
     with an SPMD lowering."""
-    if opt.plan != "auto" and opt.plan not in capable:
-        return f"plan {opt.plan} has no SPMD lowering yet (SPMD: {', '.join(capable)})"
+    for name in sorted(forced_names(opt.plan) - set(capable)):
+        return f"plan {name} has no SPMD lowering yet (SPMD: {', '.join(capable)})"
     if opt.parts is not None:
         return "a partition file was given: the graph is re-partitioned on rank 0 instead of using the shards' owners"
     dims = adopted(order, given, P)
@@ -95,7 +97,7 @@ def derived(order: list[Node], outputs) -> tuple[set, set, list]:
     return st, deferred, [n for n in order if id(n) in needed and not is_static_leaf(n)]
 
 
-def prove(order: list[Node], static: dict, comm, dims: dict) -> dict:
+def prove(order: list[Node], static: dict, comm, dims: dict, sizes: dict | None = None) -> dict:
     """Facts of the program, those of the static pieces combined over ranks with one allgather:
     'full' and 'every row has an entry' hold of a row-distributed value when they hold of every
     rank's rows; 'every column has one' when the ranks' occupied columns together cover them
@@ -127,12 +129,15 @@ def prove(order: list[Node], static: dict, comm, dims: dict) -> dict:
         combined.append(Facts(full, rows, cols))
     it = iter(combined)
     f: dict[int, Facts] = {}
-    for n in order:
-        if id(n) in static:
-            f[id(n)] = fn = next(it)
-            fn.over = frozenset() if fn.full else frozenset({id(n)})   # (covered() reads the pieces)
-        else:
-            f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
+    with sizes_known(sizes):
+        for n in order:
+            if id(n) in static:
+                f[id(n)] = fn = next(it)
+                fn.over = frozenset() if fn.full else frozenset({id(n)})   # (covered() reads the pieces)
+            else:
+                f[id(n)] = FACTS[n.op](n, [f[id(x)] for x in n.args])
+            if isinstance(f[id(n)], Facts):
+                f[id(n)] = sized(f[id(n)], n, sizes)
     return f
 
 

@@ -15,7 +15,8 @@ from ..ir import Node, Op
 from ..ir.types import Kind, concrete
 from ..kernels import gbops
 from ..ops.ewise import ewise_cast
-from ..reference import EVAL, environment
+from ..reference import environment
+from ..reference import evaluate as evaluate_node
 
 
 @dataclass
@@ -101,14 +102,14 @@ def _users(order: list[Node]) -> dict:
     return users
 
 
-def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
+def evaluate(order: list[Node], outputs, mats: dict, dims: dict, overflow: str = "error") -> Static:
     st, needed, deferred = classify(order, outputs)
     users = _users(order)
     last: dict[int, int] = {}
     for i, n in enumerate(order):
         for a in n.args:
             last[id(a)] = i
-    env = environment(mats, dims)
+    env = environment(mats, dims, overflow)
     values: dict[int, object] = {}
     for i, n in enumerate(order):
         if id(n) not in st:
@@ -132,7 +133,7 @@ def evaluate(order: list[Node], outputs, mats: dict, dims: dict) -> Static:
         if n.op in (Op.EWISE_ADD, Op.EWISE_MULT) and id(n) not in needed and len(u) == 1 and u[0].op is Op.CAST:
             values[id(n)] = ewise_cast(n, args, u[0].attr("dtype"))   # cast(A + Aᵀ, bool): one pass
             continue
-        values[id(n)] = EVAL[n.op](n, args, env)
+        values[id(n)] = evaluate_node(n, args, env)
         for a in n.args:  # drop static intermediates nobody else needs
             if last.get(id(a)) == i and id(a) not in needed:
                 values.pop(id(a), None)

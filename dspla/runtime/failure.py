@@ -26,6 +26,15 @@ STDOUT_CLOSED = ("standard output was closed before everything was printed (file
 LAUNCHED_ENV = "DSPLA_LAUNCH_TOKEN"   # set by dspla's own launcher (launch.relaunch) for its ranks
 
 
+def stdout_failed(err: BaseException | None) -> str:
+    """What to say when standard output could not be written: closed (a pipe whose reader left),
+    or refusing the bytes (/dev/full, a full disk: say why)."""
+    if err is None or isinstance(err, (BrokenPipeError, ValueError)) or not getattr(err, "strerror", None):
+        return STDOUT_CLOSED
+    return (f"standard output could not be written: {err.strerror} (files named by --out, --stats, --json and the "
+            "like were written before it)")
+
+
 class PeerError(DsplaError):
     """Raised on the ranks that did not fail when another rank did (that rank reports)."""
 
@@ -155,5 +164,4 @@ def launched_by_dspla() -> bool:
 
 
 __all__ = ["GRACE", "STDOUT_CLOSED", "PeerError", "agree", "describe", "fail", "is_quiet", "launched_by_dspla",
-           "message", "mpi_error",
-           "on_root"]
+           "message", "mpi_error", "on_root", "stdout_failed"]

@@ -22,6 +22,12 @@ _BANNER_LINE = re.compile(r"^(=   |=+\s*$|YOUR APPLICATION TERMINATED|This typic
                           r"Please see the FAQ page|Intel\(R\) MPI)")
 # one-line notices of the launchers and of MPICH's own abort
 _NOTICE = re.compile(r"^(\[proxy:|\[mpiexec@|Abort\(\d+\) on node \d+|application called MPI_Abort)")
+# MPICH's error stack, printed by a rank whose peer died under it (``copy_iovs(123):
+# process_vm_readv failed (errno 3)`` after a kill -9): held back, and dropped when the job ended
+# because a rank died (the launcher says so) or with a rank's own message
+_MPICH_STACK = re.compile(r"^(Fatal error in |Other MPI error, error stack:|[A-Za-z_][A-Za-z0-9_]*\(\d+\)\.*: )"
+                          r"|process_vm_readv failed")
+_EXIT_SIGNAL = re.compile(r"EXIT STRING: .*\(signal (\d+)\)")
 
 
 class BannerFilter:
@@ -32,10 +38,15 @@ class BannerFilter:
         self.held: list[str] = []
         self.in_banner = False
         self.dropped = 0
+        self.signals: list[int] = []   # what ended the processes the banners name (signal numbers)
+        self.stack: list[str] = []     # MPICH error-stack lines, held back
 
     def feed(self, line: str) -> list[str]:
         if self.in_banner:
             self.dropped += 1
+            m = _EXIT_SIGNAL.search(line)
+            if m:
+                self.signals.append(int(m.group(1)))
             if line.startswith("Please see the FAQ page"):
                 self.in_banner = False
             elif not _BANNER_LINE.match(line) and line.strip():
@@ -53,6 +64,9 @@ class BannerFilter:
             return keep
         if _NOTICE.match(line):
             self.dropped += 1
+            return []
+        if _MPICH_STACK.search(line):
+            self.stack.append(line)
             return []
         if not line.strip() or _RULE.match(line):
             out = self.held if self.held and _RULE.match(self.held[-1]) else []

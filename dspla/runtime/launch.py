@@ -17,13 +17,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import TYPE_CHECKING
 
+from .._excepthook import text as user_error
 from ..errors import DsplaError
-from .comm.mpi import MPIComm, free_open_windows
+from .comm.mpi import NOTICE_TAG, MPIComm, free_open_windows
 from .comm.sim import SimComm
-from .failure import LAUNCHED_ENV, STDOUT_CLOSED, fail, launched_by_dspla, message
+from .failure import LAUNCHED_ENV, fail, launched_by_dspla, message, stdout_failed
 from .jobio import Pump
 from .process import configure_threads, freeze_startup, keep_freed_memory
+
+if TYPE_CHECKING:
+    from .comm.sim import SimComm
 
 # Set by the launchers we know: MPICH/Intel (PMI), Open MPI, PMIx, Slurm.
 _JOB_VARS = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
@@ -68,6 +73,7 @@ def world() -> MPIComm | None:
             configure_threads(_WORLD.size)
             freeze_startup()
             if _WORLD.size > 1:
+                _WORLD.open_control()
                 _install_abort_hook(_WORLD)
                 _install_exit_notice(_WORLD)
             _check_launch(_WORLD)
@@ -102,6 +108,7 @@ def one_process() -> SimComm:
     same runtime as P processes."""
     global _ONE
     if _ONE is None:
+        from .comm.sim import SimComm  # (python-graphblas: not for a process that only launches a job)
         _ONE = SimComm.create(1, timeout=3600.0)[0]
     return _ONE
 
@@ -118,7 +125,10 @@ def _install_abort_hook(comm):
         # rank 0 reports at once; the others after a grace (failure.py). An exception of the
         # user's own code keeps its traceback, as Python shows it on one process; dspla's errors
         # say where in the user's script or file themselves
-        text = None if isinstance(value, DsplaError) else message(value, comm.rank, trace=True)
+        if isinstance(value, DsplaError):
+            text = None if os.environ.get("DSPLA_DEBUG") == "1" else user_error(value, tb, comm.rank)
+        else:
+            text = message(value, comm.rank, trace=True)
         fail(comm, value, 1, text)
 
     sys.excepthook = hook
@@ -128,20 +138,22 @@ EXIT_NOTICE_S = float(os.environ.get("DSPLA_EXIT_NOTICE_S", "10"))
 
 
 def _install_exit_notice(comm):
-    """At the normal end of a script, wait for the other ranks on a communicator of its own (so
-    it cannot match a collective of the script's) and, past EXIT_NOTICE_S, say what is wrong: a
-    rank waiting in a collective that only some ranks called (``to_numpy()`` on rank 0 alone)
-    would otherwise hang the job with no word. It only speaks: a rank may lawfully work on alone.
+    """At the normal end of a script, tell every other rank so (a rank waiting to meet it in a
+    collective of dspla's, ``to_numpy()`` on rank 0 alone, then ends the job with an error naming
+    the call: MPIComm.meet), and wait for the others on the control communicator (so it cannot
+    match a collective of the script's); past EXIT_NOTICE_S, say what may be wrong: a rank in a
+    collective dspla does not meet first (the script's own MPI calls) would hang the job with no
+    word. It only speaks: a rank may lawfully work on alone.
 
     One rank speaks for each run of ranks that ended: every rank that ends tells the next one
     (one byte), and a rank that heard from the one before it stays silent (at P = 4 with rank 0
     in a gather, rank 1 says it, not ranks 1, 2 and 3)."""
-    dup, made = comm.comm.Idup()   # (non-blocking: world() must not wait for the other ranks)
 
     def wait_for_the_others():
         t0, said = time.monotonic(), False
         token, got = bytearray(1), bytearray(1)
         before = None   # the token of the rank before this one, once the communicator is made
+        made = comm.control_request()
 
         def wait(req):
             nonlocal said
@@ -150,18 +162,22 @@ def _install_exit_notice(comm):
                     said = True
                     if before is None or not before.Test():   # (no rank before, or it has not ended)
                         _say(f"dspla: rank {comm.rank} ended its script {EXIT_NOTICE_S:.0f} s ago and waits for "
-                             "the others; if a rank is inside a collective only some ranks called (to_numpy(), "
-                             "to_scipy(), to_graphblas(), nvals, present() must be called on every rank), the "
-                             "job will not end: stop it with Ctrl-C")
+                             "the others; if a rank is inside a collective only some ranks called (the script's "
+                             "own MPI calls: dspla's own end the job), the job will not end: stop it with Ctrl-C")
                 time.sleep(0.005)
 
-        wait(made)
-        after = dup.Isend(token, comm.rank + 1, 0) if comm.rank + 1 < comm.size else None
-        before = dup.Irecv(got, comm.rank - 1, 0) if comm.rank > 0 else None
-        wait(dup.Ibarrier())   # every rank is here: both tokens have been sent
-        for req in (after, before):
+        if made is not None:
+            wait(made)
+        dup = comm.control()
+        ended = comm.ended()
+        after = dup.Isend(token, comm.rank + 1, NOTICE_TAG) if comm.rank + 1 < comm.size else None
+        before = dup.Irecv(got, comm.rank - 1, NOTICE_TAG) if comm.rank > 0 else None
+        wait(dup.Ibarrier())   # every rank is here: every token has been sent
+        for req in (after, before, *ended):
             if req is not None:
                 req.Wait()
+        comm.collect_ended()
+        comm.close_control()
         free_open_windows()   # the plans' windows go before MPI finalizes
 
     atexit.register(wait_for_the_others)
@@ -264,12 +280,26 @@ def _supervise(cmd, env, np: int, exe: str, token: str) -> int:
                  "working one with --mpiexec or $DSPLA_MPIEXEC)")
         return code if code > 0 else 2
     if pumps[0].write_error is not None and code == 0:
-        _say(f"dspla: error: {STDOUT_CLOSED}")
+        _say(f"dspla: error: {stdout_failed(pumps[0].write_error)}")
         return 2
+    signals = pumps[0].filter.signals + pumps[1].filter.signals
+    stack = pumps[0].filter.stack + pumps[1].filter.stack
+    if stack and not said and not signals:   # (MPICH's own account is all there is: shown)
+        for line in stack:
+            _say(line.rstrip("\n"))
     if code != 0 and not said:
-        _say(f"dspla: the {np}-process job failed ({_status(code)}): a rank died without a message "
+        # the rank that died first: Hydra's banner names its signal (the others it stopped with
+        # SIGTERM, which the job's own status sometimes reports instead)
+        sig = next((s for s in signals if s != signal.SIGTERM), signals[0] if signals else None)
+        how = f"{signal.Signals(sig).name}, signal {sig}" if sig in _SIGNALS else _status(code)
+        _say(f"dspla: the {np}-process job failed ({how}): a rank died without a message "
              "(killed, or crashed in native code); the other ranks were stopped")
+        if sig in _SIGNALS:
+            return sig
     return code if code >= 0 else 128 - code
+
+
+_SIGNALS = frozenset(int(s) for s in signal.Signals)
 
 
 def _wait(proc, got) -> int:

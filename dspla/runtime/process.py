@@ -17,8 +17,6 @@ import ctypes.util
 import gc
 import os
 
-import graphblas as gb
-
 _M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4
 _done = False
 
@@ -110,6 +108,7 @@ def configure_threads(P: int):
     16 x 49k x 32 matmul of a GCN step at P = 2 took 1.5 s instead of ~10 ms)."""
     n = os.environ.get("DSPLA_THREADS")
     if n or P > 1:
+        import graphblas as gb  # (only a process that computes sets its threads)
         gb.ss.config["nthreads"] = int(n) if n else 1
         if not any(v in os.environ for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")):
             set_blas_threads(int(n) if n else 1)

@@ -20,12 +20,11 @@ import graphblas as gb
 import numpy as np
 from numpy.typing import NDArray
 
-from ..formats.shards import ShardError, ownership, read_manifest, read_rank, read_rows
+from ..formats.shards import ShardError, node_ids, ownership, read_manifest, read_rank, read_rows
 from ..instr.layout import DimPart
 from ..ir.types import DType
-from ..partition import block_parts
-from ..partition.simple import random_parts
-from ..values import Array, Dist
+from ..partition.simple import block_parts, random_parts
+from ..values import Array, Dist, meet
 from .comm import Comm
 from .failure import agree
 from .launch import one_process, world
@@ -54,20 +53,30 @@ def _piece(value: tuple[NDArray[Any], NDArray[Any], NDArray[Any], tuple[int, int
 
 
 def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["block", "random"] | None = None,
-                seed: int = 0, names: Iterable[str] | None = None, verify: bool = True) -> dict[str, Array]:
-    """name -> distributed ``Array`` of every input in the shard set ``folder`` (or of ``names``).
-    A collective: every rank of ``comm`` (default: the MPI world, else one process) calls it.
+                seed: int = 0, names: Iterable[str] | None = None, verify: bool = True,
+                function: Any = None) -> dict[str, Array]:
+    """name -> distributed ``Array`` of every input in the shard set ``folder`` (or of ``names``,
+    or of the inputs ``function`` takes: ``f(**dp.load_shards(DIR, function=f), W=w)`` serves a
+    program that uses some of the set). A collective: every rank of ``comm`` (default: the MPI
+    world, else one process) calls it.
 
     ``partition``: None reads the set as written (its P must be the job's; a one-process set is
     read by blocks of rows on any job); 'block' or 'random' (with ``seed``) read a one-process set
     by rows. ``verify`` checks each file's checksum as it is read (sizes are always checked).
     ``load_shards.last_seconds`` holds this rank's load time."""
     comm = comm or world() or one_process()
+    meet(comm, f"load_shards({folder!r})")
     t0 = time.perf_counter()
 
     def load() -> tuple[dict[str, Any], NDArray[np.int64], NDArray[np.int64], dict[str, Any], str, list[str]]:
         m = read_manifest(folder)
         want = list(m["inputs"]) if names is None else list(names)
+        if function is not None:
+            takes = set(function.input_names)
+            want = [k for k in want if k in takes]
+            if not want:
+                raise ShardError(f"{folder} holds {', '.join(m['inputs']) or 'no inputs'}, none of which the "
+                                 f"function takes ({', '.join(function.input_names)})")
         unknown = [k for k in want if k not in m["inputs"]]
         if unknown:
             raise ShardError(f"{folder} holds {', '.join(m['inputs']) or 'no inputs'}, not "
@@ -94,6 +103,7 @@ def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["bl
         return m, parts, rows, pieces, method, want
 
     m, parts, rows, pieces, method, want = agree(comm, load)
+    ids = agree(comm, lambda: node_ids(folder, m, verify))   # (the graph's original node ids, if the set has them)
     part = DimPart(m["dim"], parts, comm.size, method)
 
     def check() -> None:
@@ -103,8 +113,9 @@ def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["bl
     out: dict[str, Array] = {}
     for name in want:
         info = m["inputs"][name]
-        out[name] = Array(_piece(pieces.pop(name), info["dtype"]), name, Dist("row", m["dim"], part, comm),
-                          tuple(info["shape"]))
+        shape = tuple(info["shape"])
+        out[name] = Array(_piece(pieces.pop(name), info["dtype"]), name, Dist("row", m["dim"], part, comm), shape,
+                          ids=ids, col_ids=ids if ids is not None and shape[1] == shape[0] else None)
     load_shards.last_seconds = time.perf_counter() - t0  # type: ignore[attr-defined]  # (a function attribute)
     return out
 

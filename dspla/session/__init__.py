@@ -3,6 +3,5 @@ after call (driver.py: planning when the inputs call for it, SPMD or on rank 0, 
 inputs' pieces, running, the results where they are); rank 0's decisions about the inputs
 (inputs.py); what a run reports (stats.py)."""
 from .driver import DistSession
-from .inputs import check_choices
 
-__all__ = ["DistSession", "check_choices"]
+__all__ = ["DistSession"]

@@ -34,16 +34,18 @@ from .. import compiler
 from ..display import Stats
 from ..errors import DsplaError, LoopBoundWarning, warn
 from ..instr import Where
-from ..instr.layout import DimPart, canonical, piece
+from ..instr.layout import DimPart, canonical
+from ..ir import Op
 from ..kernels.acyclic import acyclic
+from ..kernels.buffers import piece
 from ..plan.explain import as_text, loop_words, summed
 from ..plan.options import Options
 from ..plan.static import is_static_leaf
-from ..runtime.failure import PeerError, fail
+from ..runtime.failure import PeerError, fail, is_quiet, on_root
 from ..runtime.interp import Runtime, shm
 from ..runtime.process import collect_run_garbage, older_collections, settle_garbage
 from ..runtime.wire import from_wire, to_wire
-from ..values import Array, Dist
+from ..values import Array, Dist, meet
 from .inputs import Inputs, describe, metas
 from .stats import peak_rss_bytes, rank_stats, summary
 
@@ -73,6 +75,7 @@ class DistSession:
         self._stats: Stats | None = None
         self._pending: tuple | None = None   # rank 0: the last run's figures, until last_stats is read
         self._node: int | None = None   # bytes a rank may share with the others (0: not on one node)
+        self._call = f"a call of the function of {', '.join(name for name, _ in compiled.program.outputs)}"
 
     @property
     def last_stats(self) -> Stats | None:
@@ -94,8 +97,9 @@ class DistSession:
         given = {k: v.dist for k, v in dist.items()}   # (values passed distributed keep their owners)
         c = compiler.run(replace(self.compiled.sized(mats, dims), P=self.comm.size, options=self.opt, timings={},
                                  given=given), start="static-eval", stop="partition")
-        leaves = {n.attr("name"): canonical(n.type, c.dims) for n in self.compiled.inputs
-                  if is_static_leaf(n) and n.attr("name") not in dist}
+        # the graph's inputs the program reads (one it declares and never reads is sent nowhere)
+        leaves = {n.attr("name"): canonical(n.type, c.dims) for n in c.program.toposort()
+                  if n.op is Op.INPUT and is_static_leaf(n) and n.attr("name") not in dist}
         return {"spmd": (metas(mats), dict(dims)), "dims": {d: (p.parts, p.method) for d, p in c.dims.items()},
                 "partition_info": c.partition_info, "scatter": leaves,
                 "rank0_s": {k: c.timings[k] for k in ("static-eval", "partition")}}
@@ -106,6 +110,8 @@ class DistSession:
         if self._node is None:   # (every rank's first run: collectives)
             self._node = shm.node_budget(comm)
             self.opt = replace(self.opt, shared_memory_bytes=self._node)
+        if comm.size > 1:   # (a rank that ended its script without this call ends the job, naming it)
+            meet(comm, self._call)
         inputs = dict(inputs or {})
         dist = {k: v for k, v in inputs.items() if isinstance(v, Array) and v.dist is not None and v.dist.comm is comm}
         desc = {k: describe(v) for k, v in dist.items()}
@@ -127,8 +133,13 @@ class DistSession:
         try:
             return self._run(status[1], mats, dims, inputs, dist, repeat, local)
         except BaseException as e:  # noqa: BLE001 - any failure past this point ends the job
-            if isinstance(e, KeyboardInterrupt) or comm.size == 1:
+            if isinstance(e, KeyboardInterrupt) or comm.size == 1 or getattr(e, "agreed", False) or is_quiet(e):
                 raise
+            if getattr(e, "everywhere", False):   # raised alike on every rank (SPMD planning): rank 0 reports
+                if rank == 0:
+                    e.agreed = True
+                    raise
+                raise PeerError(f"rank 0 failed: {e}") from None
             fail(comm, e, 1)   # one message, every rank stopped (runtime/failure.py)
             raise
 
@@ -149,7 +160,7 @@ class DistSession:
                 pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
             mine = comm.scatter(pieces, 0)
             shapes = header["spmd"][0]
-            dist = {**dist, **{k: Array(from_wire(w), k, Dist(lay.kind, lay.dim, dims_[lay.dim], comm),
+            dist = {**dist, **{k: Array(from_wire(w), k, Dist(lay.kind, lay.dim, dims_.get(lay.dim), comm),
                                         (shapes[k].nrows, shapes[k].ncols))
                                for (k, lay), w in zip(header["scatter"].items(), mine.values())}}
             return self._plan_spmd(header["spmd"], dist, dims_, header)
@@ -157,15 +168,19 @@ class DistSession:
             M = dist[name].to_graphblas(root=0)
             if rank == 0:
                 mats[name] = M
-        programs = layout = None
-        if rank == 0:
+
+        def plan_on_root():
             given = {k: v.dist for k, v in dist.items()}
             plan = compiler.distribute(self.compiled.sized(mats, dims), P, self.opt, given=given).plan
             programs = plan.programs   # (to their ranks: rank 0 keeps the metadata only)
             self.plan = replace(plan, programs=None, planning_note=header.get("note"), loop_words=loop_words(plan))
             shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
                       for name, n in self.plan.program.outputs}
-            layout = (self.plan.dims, self.plan.output_layouts, shapes)
+            return programs, (self.plan.dims, self.plan.output_layouts, shapes)
+
+        # (a plan that cannot be made, e.g. one asked for that cannot run a product: every rank
+        # learns it from rank 0 and stops with its message, instead of waiting for programs)
+        programs, layout = on_root(comm, plan_on_root) or (None, None)
         if self.runtime is not None:
             self.runtime.close()   # its windows (a collective: every rank replans together)
         self.runtime = None
@@ -175,7 +190,7 @@ class DistSession:
         else:
             programs = programs[0]
         self.layout = layout
-        self.runtime = Runtime(programs, comm, shared_bytes=self._node)
+        self.runtime = Runtime(programs, comm, shared_bytes=self._node, overflow=self.opt.overflow)
         self._held = {}
         self._runs = 0
 
@@ -204,7 +219,7 @@ class DistSession:
         self.layout = (plan.dims, plan.output_layouts, shapes)
         if self.runtime is not None:
             self.runtime.close()
-        self.runtime = Runtime(program, comm, shared_bytes=self._node)
+        self.runtime = Runtime(program, comm, shared_bytes=self._node, overflow=self.opt.overflow)
         self._held = {}
         self._runs = 0
 
@@ -275,10 +290,12 @@ class DistSession:
             return out
         dims_, layouts, shapes = self.layout
         results = {}
+        forms = {name: n.type.form for name, n in self.compiled.program.outputs}
         for name, M in out.items():
             lay = layouts[name]
             part = dims_[lay.dim] if lay.kind != "rep" else None
-            results[name] = Array(M, name, Dist(lay.kind, lay.dim, part, comm), shapes[name])
+            results[name] = Array(M, name, Dist(lay.kind, lay.dim, part, comm), shapes[name],
+                                  form=forms.get(name, "matrix"))
         return results
 
     def explain(self) -> str:

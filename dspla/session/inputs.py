@@ -9,12 +9,12 @@ import hashlib
 import graphblas as gb
 import numpy as np
 
-from ..errors import InputError, UnknownNameError
+from ..errors import InputError
+from ..formats.limits import check_value_sizes
 from ..kernels.gbops import dtype_of
-from ..partition import METHODS
 from ..plan import spmd
 from ..plan.options import Options
-from ..plan.plans import get_plan, spmd_names
+from ..plan.plans import check_choices, check_plan_option, spmd_names
 from ..plan.static import is_pattern_leaf, is_static_leaf
 from ..values import Meta
 from ..values.binding import bind_inputs
@@ -32,17 +32,8 @@ def pattern_key(M) -> object:
 def describe(value) -> tuple:
     """What rank 0 needs to know of a distributed input this rank holds a piece of."""
     d, p = value.dist, value._piece
-    return (d.kind, d.part.key if d.part is not None else None, value.shape, np.dtype(p.dtype.np_type).name, p.nvals,
+    return (d.kind, d.part.key if d.part is not None else None, value._shape, np.dtype(p.dtype.np_type).name, p.nvals,
             p.nvals == p.nrows * p.ncols)
-
-
-def check_choices(plan: str, partition: str) -> None:
-    """The plan and partition method a run names exist (an UnknownNameError listing the valid
-    ones otherwise); the command line checks them before it starts any process."""
-    if plan != "auto":
-        get_plan(plan)
-    if partition not in METHODS and partition not in ("file", "auto"):
-        raise UnknownNameError("partition method", partition, [*METHODS, "auto"])
 
 
 def metas(mats: dict) -> dict:
@@ -74,9 +65,9 @@ class Inputs:
         not, what to gather, what to send). ``descs``: every rank's ``describe`` of the
         distributed values it was given; ``plan``: the one made last (None: none yet)."""
         if opt.parts is None:   # (with parts given, the partition is theirs, whatever its name)
-            check_choices(opt.plan, opt.partition)
-        elif opt.plan != "auto":
-            get_plan(opt.plan)
+            check_choices(opt.plan, opt.partition, self.compiled.program)
+        else:
+            check_plan_option(opt.plan, self.compiled.program)
         mine = descs[0]
         for r, d in enumerate(descs[1:], 1):
             if {k: v[:4] for k, v in d.items()} != {k: v[:4] for k, v in mine.items()}:
@@ -104,7 +95,8 @@ class Inputs:
                     bound[k] = self.conv[k][1]
                 else:
                     bound[k] = v
-            mats, dims = bind_inputs(self.decls, bound)
+            mats, dims = bind_inputs(self.decls, bound, self.compiled.bound_dims)
+            check_value_sizes(self.compiled.sized(mats, dims).program, dims, P)
             self.conv = {k: (inputs[k], mats[k]) for k in mats if k not in mine and k not in self.params}
         static = [n.attr("name") for n in self.compiled.inputs if is_static_leaf(n)]
         # a sparse parameter's pattern is planned on (plan/sampled.py): a new pattern, a new plan
@@ -120,8 +112,9 @@ class Inputs:
             header = {"replan": True, "gather": [k for k in static if k in mine], "send": True}
             if header["gather"]:   # the graph came sharded: every rank plans from its rows, if it can
                 header.update(self._spmd(inputs, mats, dims, mine, opt, P))
-            elif P > 1 and opt.spmd and not patterns:   # in memory: rank 0 partitions and shards,
-                # then SPMD (not with a sparse parameter: only rank 0 holds its pattern, which planning reads)
+            elif P > 1 and opt.spmd and not patterns and (opt.plan == "auto" or opt.plan in spmd_names()):
+                # in memory: rank 0 partitions and shards, then SPMD (not with a sparse parameter: only
+                # rank 0 holds its pattern, which planning reads; nor for a plan without an SPMD lowering)
                 header["in_memory"] = True   # (the work is _plan's: a failure there ends every rank)
             self.plan_key = key
         else:

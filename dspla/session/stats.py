@@ -47,7 +47,8 @@ def summary(plan, per_rank: list, planning_s: float, times: list, requested_plan
         return sum(v), (sum(v) / P if P else 0), max(v) if v else 0
 
     chosen = sorted({p.plan for p in plan.products})
-    name = chosen[0] if len(chosen) == 1 else ("+".join(chosen) if chosen else requested_plan)
+    name = chosen[0] if len(chosen) == 1 else ("+".join(chosen) if chosen else
+                                                requested_plan if isinstance(requested_plan, str) else "auto")
     out = {"plan": name, "requested_plan": requested_plan, "partition": _partition_name(plan), "P": P}
     for key in ("words_sent", "messages_sent"):
         tot, avg, mx = agg(per_rank, key)

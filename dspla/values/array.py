@@ -7,23 +7,22 @@ missing entries unless given ``fill``).
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal, Protocol, TypeAlias, Union, cast, overload
 
 import graphblas as gb
 import numpy as np
 import scipy.sparse as sp
 from graphblas import Matrix, Vector
-from numpy.typing import DTypeLike, NDArray
+from numpy.typing import NDArray
 
 from .. import display
 from .._types import HostValue, Scalar
 from ..errors import InputError
-from ..ir import DType, Kind, Node
-from ..ir.types import concrete
-from ..kernels.acyclic import acyclic
-from ..kernels.buffers import dense_parts, from_values
+from ..kernels.buffers import dense_parts
 from ..kernels.gbops import dtype_of
+from ..ops.define import Methods
+from .forms import Presented
 
 
 class Owners(Protocol):
@@ -42,6 +41,15 @@ class Communicator(Protocol):
 
     def gather(self, obj: Any, root: int = 0) -> list[Any] | None: ...
     def allgather(self, obj: Any) -> list[Any]: ...
+
+
+def meet(comm: Any, what: str) -> None:
+    """Before a collective the user's script calls: every rank of ``comm`` reaches one of that
+    name, or the job ends with a message naming it and the ranks that did not (``meet`` of the
+    MPI communicator; a communicator without one, as the simulated ranks', just goes on)."""
+    check = getattr(comm, "meet", None)
+    if check is not None:
+        check(what)
 
 
 ScipyFormat = Literal["csr", "csc", "coo", "bsr", "dia", "dok", "lil"]
@@ -77,8 +85,10 @@ class Dist:
         return "replicated" if self.kind == "rep" else f"{self.kind}s of {self.dim} over {self.comm.size} processes"
 
 
-class Array:
-    """A value a program returned (or a user's data wrapped for reuse).
+class Array(Presented, Methods):
+    """A value a program or an eager operation returned (or a user's data wrapped: ``dp.array``).
+    Its methods are python-graphblas's (``A.mxm(B, "plus_times")``, ``A.reduce_rowwise()``,
+    ``A == B``, ...) and run at once (dspla/eager): they return values, never Python bools.
 
     One process: the whole matrix (``.gb``). Inside an MPI job: this rank's piece of a value
     that stays distributed, ``.local``; passing it to the same or another function moves nothing
@@ -87,17 +97,30 @@ class Array:
     rank calls them; with ``root=0`` only rank 0 gets the result, the others None; by default
     every rank gets it). Replicated values (scalars, reductions) need no communication.
     A missing entry is not a zero: ``to_numpy()`` refuses to invent values for missing entries
-    unless given ``fill``."""
+    unless given ``fill``.
 
-    __slots__ = ("_piece", "name", "dist", "_shape")
+    **Node ids.** The conversions are positional: row k of ``to_numpy()`` is row k. When the
+    rows of the value are the nodes of a graph read with its original ids (``dp.load_graph`` of
+    an edge list or a networkx graph, passed as an input), ``ids[k]`` is the original id of row
+    k (``col_ids``: of column k); None when the positions are the ids. They come from the inputs
+    on this process (every rank that passed the graph gets them) and go with the value when it
+    is passed on to another function, written by ``dspla run --out``, or made a networkx graph
+    (``to_networkx``)."""
+
+    __slots__ = ("_piece", "name", "dist", "_shape", "ids", "col_ids", "form")
     __array_priority__ = 10
+    __array_ufunc__ = None   # numpy defers to our reflected operators: x + value is element-wise here
 
     def __init__(self, matrix: Matrix, name: str | None = None, dist: Dist | None = None,
-                 shape: Sequence[int] | None = None) -> None:
+                 shape: Sequence[int] | None = None, ids: NDArray[Any] | None = None,
+                 col_ids: NDArray[Any] | None = None, form: str = "matrix") -> None:
         self._piece = matrix
         self.name = name
         self.dist = dist
         self._shape = cast("tuple[int, int]", tuple(shape)) if shape is not None else (matrix.nrows, matrix.ncols)
+        self.ids: NDArray[Any] | None = ids
+        self.col_ids: NDArray[Any] | None = col_ids
+        self.form = form   # 'vector': held n x 1, presented with shape (n,); 'scalar': held 1 x 1, shape ()
 
     # -- what this rank holds
     @property
@@ -127,10 +150,6 @@ class Array:
         return LocalPiece(self._piece, d.kind + "s", d.owners.owned[d.comm.rank])
 
     @property
-    def shape(self) -> tuple[int, int]:
-        return self._shape
-
-    @property
     def dtype(self) -> np.dtype[Any]:
         return dtype_of(self._piece).np
 
@@ -156,17 +175,18 @@ class Array:
 
     def to_graphblas(self, root: int | None = None, vector: bool = False) -> Matrix | Vector | None:
         """The whole value as a graphblas Matrix (an n x 1 one as a Vector with ``vector=True``)."""
-        M = self._gather(root)
+        M = self._gather(root, "to_graphblas()")
         if M is None or not vector:
             return M
         if M.ncols != 1:
             raise ValueError(f"{self.name or 'result'} is {M.nrows}x{M.ncols}, not a column vector")
         return M[:, 0].new()
 
-    def _gather(self, root: int | None) -> Matrix | None:
+    def _gather(self, root: int | None, what: str) -> Matrix | None:
         d = self._spread()
         if d is None:
             return self._whole_local()
+        meet(d.comm, f"{what} of {self.name or 'a result'}")
         r, c, v = self._piece.to_coo()
         idx = d.owners.owned[d.comm.rank]
         r, c = (idx[r], c) if d.kind == "row" else (r, idx[c])
@@ -184,7 +204,41 @@ class Array:
         d = self._spread()
         if d is None:
             return self._whole_local().nvals
+        meet(d.comm, f"nvals of {self.name or 'a result'}")
         return int(sum(d.comm.allgather(self._piece.nvals)))
+
+    # -- a 1 x 1 value as a Python scalar (python-graphblas's Scalar.value)
+    @property
+    def value(self) -> Any:
+        """The entry of a 1 x 1 value (None when it is missing)."""
+        if self._shape != (1, 1):
+            raise ValueError(f"{self.name or 'this value'} is {self._shape[0]}x{self._shape[1]}, not 1 x 1: "
+                             "it has no single value (to_numpy(), to_coo() convert it)")
+        M = self._gather(None, "value")
+        return None if M is None or M.nvals == 0 else M[0, 0].new().value
+
+    def _scalar_value(self, what: str) -> Any:
+        v = self.value
+        if v is None:
+            raise ValueError(f"{self.name or 'this 1 x 1 value'} is a missing scalar (no entry): {what}() has no value")
+        return v
+
+    def __float__(self) -> float:
+        return float(self._scalar_value("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar_value("int"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"a {self.dtype} value is not an index")
+        return int(self._scalar_value("int"))
+
+    def __bool__(self) -> bool:
+        if self._shape != (1, 1):
+            raise TypeError(f"the truth value of a {self._shape[0]}x{self._shape[1]} value is ambiguous; "
+                            "isequal() compares two values, .nvals counts entries")
+        return bool(self._scalar_value("bool"))
 
     @property
     def is_full(self) -> bool:
@@ -200,7 +254,10 @@ class Array:
         # a copy of the whole output (an R-MAT 16 A @ A's 163M entries: +2.6 GB past the run's peak)
         if dtype_of(M).is_float and M.nvals and not np.isfinite(M.reduce_scalar(gb.monoid.plus).new().value):
             bad = M.nvals - int(M.apply(gb.unary.isfinite).new(dtype=gb.dtypes.INT64).reduce_scalar().value)
-        return bad if d is None else int(sum(d.comm.allgather(bad)))
+        if d is None:
+            return bad
+        meet(d.comm, f"nonfinite() of {self.name or 'a result'}")
+        return int(sum(d.comm.allgather(bad)))
 
     @overload
     def to_coo(self, root: None = None) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]]: ...
@@ -209,7 +266,7 @@ class Array:
 
     def to_coo(self, root: int | None = None) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]] | None:
         """(rows, cols, values) of the present entries, rows/cols as int64, row-major order."""
-        M = self._gather(root)
+        M = self._gather(root, "to_coo()")
         if M is None:
             return None
         r, c, v = M.to_coo()
@@ -224,15 +281,15 @@ class Array:
 
     def to_numpy(self, fill: Scalar | None = None, root: int | None = None) -> NDArray[Any] | None:
         """Dense array. Missing entries are an error unless ``fill`` says what to put there."""
-        M = self._gather(root)
+        M = self._gather(root, "to_numpy()")
         if M is None:
             return None
         if fill is None:
             if M.nvals != M.nrows * M.ncols:
                 raise ValueError(f"{self.name or 'result'} has {M.nrows * M.ncols - M.nvals} "
                                  "missing entries; call to_numpy(fill=...) or use to_coo()/to_scipy()")
-            return M.to_dense()
-        return M.to_dense(fill_value=fill)
+            return self._presented(M.to_dense())
+        return self._presented(M.to_dense(fill_value=fill))
 
     @overload
     def present(self, root: None = None) -> NDArray[np.bool_]: ...
@@ -241,13 +298,13 @@ class Array:
 
     def present(self, root: int | None = None) -> NDArray[np.bool_] | None:
         """Boolean array: where an entry is present."""
-        M = self._gather(root)
+        M = self._gather(root, "present()")
         if M is None:
             return None
         out = np.zeros(self._shape, dtype=bool)
         r, c, _ = M.to_coo(values=False)
         out[r, c] = True
-        return out
+        return self._presented(out)
 
     @overload
     def to_scipy(self, format: ScipyFormat = "csr", root: None = None) -> sp.sparray: ...
@@ -258,12 +315,28 @@ class Array:
 
     def to_scipy(self, format: ScipyFormat = "csr", root: int | None = None) -> sp.sparray | None:
         """A scipy sparse array of the present entries (``format``: csr, csc, coo, ...)."""
-        M = self._gather(root)
+        M = self._gather(root, "to_scipy()")
         return None if M is None else gb.io.to_scipy_sparse(M, format=format)
 
-    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
-        a = self.to_numpy()
-        return a if dtype is None else a.astype(dtype)
+    @overload
+    def to_networkx(self, directed: bool = True, *, weight: str = "weight", root: None = None) -> Any: ...
+    @overload
+    def to_networkx(self, directed: bool = True, *, weight: str = "weight", root: int) -> Any | None: ...
+
+    def to_networkx(self, directed: bool = True, *, weight: str = "weight", root: int | None = None) -> Any | None:
+        """A square result as a networkx graph: ``directed`` a ``DiGraph`` with an edge i -> j for
+        every present entry (i, j), else a ``Graph`` (the value must be symmetric); the entry's
+        value is the edge's attribute ``weight``. Nodes are the original ids (``ids``) when the
+        value has them, else 0..n-1; every row is a node, isolated ones too. Needs networkx."""
+        from ..formats.graph import to_networkx
+
+        S = self.to_scipy("csr", root=root) if root is not None else self.to_scipy("csr")
+        if S is None:
+            return None
+        if self.ids is not None and self.col_ids is not None and not np.array_equal(self.ids, self.col_ids):
+            raise ValueError(f"{self.name or 'result'}: its rows and columns have different node ids")
+        return to_networkx(S, self.ids if self.ids is not None else self.col_ids, directed=directed,
+                           weight=weight, name=self.name or "result")
 
     def _display(self) -> tuple[str, list[list[str]] | None]:
         """(title, preview cells or None): a distributed value shows no entries (gathering is a
@@ -291,8 +364,10 @@ class Array:
     def __repr__(self) -> str:
         where = f", {self.dist!r}, {self._piece.nvals} present here" if self.distributed else \
             f", {self._piece.nvals} present"
-        return (f"Array({self.name or ''}{'' if self.name is None else ': '}{self._shape[0]}x{self._shape[1]} "
-                f"{self.dtype}{where})")
+        ids = "" if self.ids is None else f", ids {self.ids[0]}..{self.ids[-1]}" if len(self.ids) else ""
+        size = f"{self._shape[0]}x{self._shape[1]}" if self.form == "matrix" else \
+            f"vector[{self._shape[0]}]" if self.form == "vector" else "scalar"
+        return f"Array({self.name or ''}{'' if self.name is None else ': '}{size} {self.dtype}{where}{ids})"
 
 
 InputValue: TypeAlias = Union[HostValue, Array]
@@ -320,124 +395,3 @@ class Meta:
 
     def __init__(self, shape: tuple[int, int], dtype_name: str, nvals: int, full: bool) -> None:
         (self.nrows, self.ncols), self.dtype_name, self.nvals, self.full = shape, dtype_name, nvals, full
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"a numpy array of shape {value.shape} and dtype {value.dtype}"
-    if sp.issparse(value):
-        return f"a scipy sparse {value.format} matrix of shape {value.shape}"
-    return f"a {type(value).__module__}.{type(value).__name__}"
-
-
-def to_matrix(value: Any, decl: Node) -> Matrix | Meta:
-    """Convert one input to a GraphBLAS matrix of the declared kind and dtype, or raise
-    InputError saying which input and why. Does not check the shape (see bind_dims)."""
-    name, t = decl.attr("name"), decl.type
-    if isinstance(value, Meta):
-        if t.kind is Kind.dense and not value.full:
-            raise InputError(f"input {name!r} is declared {t} (every entry present) but the distributed value passed "
-                             f"has {value.nrows * value.ncols - value.nvals} missing entries")
-        have = DType.of_numpy(np.dtype(value.dtype_name))
-        if have is not t.dtype:
-            raise InputError(f"input {name!r} is declared {t.dtype} but the distributed value passed is {have}: "
-                             "cast it in the program that made it")
-        return value
-    if isinstance(value, Array):
-        value = value.gb
-    if isinstance(value, gb.Vector):
-        value = value._as_matrix()
-    if isinstance(value, gb.Matrix):
-        m = value
-        data_dtype = dtype_of(m)
-    elif sp.issparse(value):
-        if t.kind is Kind.dense:
-            raise InputError(f"input {name!r} is declared {t} but got {_describe(value)}; dense inputs have every "
-                             "entry present: pass value.toarray() if that is what you mean")
-        csr = value.tocsr()
-        data_dtype = _dtype(name, csr.dtype, t)
-        if not csr.has_canonical_format:  # scipy semantics: duplicates add up
-            csr = csr.copy()
-            csr.sum_duplicates()
-        m = gb.io.from_scipy_sparse(csr)
-    elif isinstance(value, (np.ndarray, list, tuple)) or np.isscalar(value):
-        arr = np.asarray(value)
-        if t.kind is Kind.sparse:
-            raise InputError(f"input {name!r} is declared {t} but got {_describe(arr)}; a dense array cannot say "
-                             "which entries are missing: pass scipy.sparse.csr_array(value) (zeros become missing)")
-        if arr.ndim == 1:
-            arr = arr.reshape(-1, 1) if t.shape[1] == 1 or t.shape[0] != 1 else arr.reshape(1, -1)
-        if arr.ndim != 2:
-            raise InputError(f"input {name!r} is declared {t} but got an array with {arr.ndim} dimensions")
-        data_dtype = _dtype(name, arr.dtype, t)
-        if arr.dtype != data_dtype.np:
-            arr = arr.astype(data_dtype.np)
-        # a copy the matrix owns (an n x 1 one held by column, see kernels/buffers.py)
-        m = from_values(np.array(arr, dtype=data_dtype.np, order="C"), data_dtype) if arr.size else \
-            gb.Matrix(data_dtype.gb, *arr.shape)
-    else:
-        raise InputError(f"input {name!r} is declared {t} but got {_describe(value)}")
-    if t.kind is Kind.dense and m.nvals != m.nrows * m.ncols:
-        raise InputError(f"input {name!r} is declared {t} (every entry present) but {m.nrows * m.ncols - m.nvals} "
-                         f"of its {m.nrows}x{m.ncols} entries are missing")
-    want = t.dtype
-    if dtype_of(m) is not want:
-        if not np.can_cast(dtype_of(m).np, want.np, "same_kind"):
-            raise InputError(f"input {name!r} is declared {want} but got {dtype_of(m)} data, which does not "
-                             f"convert safely; cast it or change the declaration")
-        m = m.dup(dtype=want.gb)
-    # what this made (not the caller's matrix) is kept for the next call and freed when replaced
-    return acyclic(m) if m is not value else m
-
-
-def _dtype(name: str, npdtype: np.dtype[Any], t: object) -> DType:
-    try:
-        return DType.of_numpy(npdtype)
-    except TypeError:
-        raise InputError(f"input {name!r}: dtype {npdtype} is not supported (float64, float32, int64, bool)") \
-            from None
-
-
-def bind_dims(decls: Iterable[Node], mats: Mapping[str, Any]) -> dict[str, int]:
-    """Bind symbolic dims from the inputs' shapes; raise InputError on any disagreement."""
-    dims: dict[str, int] = {}
-    where: dict[str, str] = {}
-    for decl in decls:
-        name = decl.attr("name")
-        m = mats[name]
-        got = (m.nrows, m.ncols)
-        for axis, (want, have) in enumerate(zip(decl.type.shape, got)):
-            what = ("rows", "columns")[axis]
-            if isinstance(want, int):
-                if want != have:
-                    raise InputError(f"input {name!r} is declared {decl.type} but has {have} {what} "
-                                     f"(shape {got[0]}x{got[1]})")
-            elif want in dims and dims[want] != have:
-                raise InputError(f"dimension {want!r} is {dims[want]} from {where[want]} but input {name!r} has "
-                                 f"{have} {what} (shape {got[0]}x{got[1]})")
-            else:
-                dims[want] = have
-                where.setdefault(want, f"the {what} of {name!r}")
-    return dims
-
-
-class _Shape:
-    __slots__ = ("nrows", "ncols")
-
-    def __init__(self, shape: tuple[int, int]) -> None:
-        self.nrows, self.ncols = int(shape[0]), int(shape[1])
-
-
-def check_shapes(decls: Iterable[Node], inputs: Mapping[str, object]) -> None:
-    """bind_dims on the shapes of the inputs that have a 2-D one, before any is converted: a
-    shape error costs nothing, not a copy of a large matrix first."""
-    shapes = {}
-    for decl in decls:
-        shape = getattr(inputs.get(decl.attr("name")), "shape", None)
-        if isinstance(shape, tuple) and len(shape) == 2:
-            shapes[decl.attr("name")] = _Shape(shape)
-    bind_dims([d for d in decls if d.attr("name") in shapes], shapes)
-
-
-__all__ = ["Array", "Dist", "InputValue", "LocalPiece", "Meta", "bind_dims", "check_shapes", "concrete", "to_matrix",
-           "DType"]

@@ -103,7 +103,7 @@ def test_pairs_are_sorted_and_csr_consistent():
 def test_km1_equals_total_volume_on_real_graph():
     from dspla.formats.graph import load_graph
 
-    A = sp.csr_matrix(load_graph(dataset("snap", "ca-HepPh.txt")))
+    A = sp.csr_matrix(load_graph(dataset("snap", "ca-HepPh.txt")).matrix)
     C = A.tocsc()
     for P, seed in [(16, 0), (64, 1)]:
         parts = np.random.default_rng(seed).integers(0, P, A.shape[0])

@@ -16,19 +16,22 @@ A_MTX = [[0, 1, 0], [0, 0, 4], [0, 0, 2]]
 
 def test_load_graph_dispatch(tmp_path):
     (tmp_path / "a.mtx").write_text(MTX)
-    A = load_graph(tmp_path / "a.mtx")
-    assert isinstance(A, sp.csr_array)
-    np.testing.assert_array_equal(A.toarray(), A_MTX)
-    np.testing.assert_array_equal(load_graph(tmp_path / "a.mtx", directed=False).toarray(),
+    g = load_graph(tmp_path / "a.mtx")   # a Graph: the matrix, and no ids (the rows are the nodes)
+    assert isinstance(g.matrix, sp.csr_array) and g.ids is None and g.shape == (3, 3)
+    np.testing.assert_array_equal(g.matrix.toarray(), A_MTX)
+    np.testing.assert_array_equal(load_graph(tmp_path / "a.mtx", directed=False).matrix.toarray(),
                                   [[0, 1, 0], [1, 0, 4], [0, 4, 2]])
+    np.testing.assert_array_equal(load_graph(tmp_path / "a.mtx", weighted=False).matrix.toarray(),
+                                  np.array(A_MTX) != 0)
     for name in ("e.txt", "e.edges", "e.el"):
         (tmp_path / name).write_text("5 6\n6 7\n")
-        np.testing.assert_array_equal(load_graph(tmp_path / name).toarray(),
-                                      [[0, 1, 0], [0, 0, 1], [0, 0, 0]])
-    np.testing.assert_array_equal(load_graph(tmp_path / "e.txt", directed=False).toarray(),
+        g = load_graph(tmp_path / name)
+        np.testing.assert_array_equal(g.matrix.toarray(), [[0, 1, 0], [0, 0, 1], [0, 0, 0]])
+        assert g.ids.tolist() == [5, 6, 7] and g.index([7, 5]).tolist() == [2, 0]
+    np.testing.assert_array_equal(load_graph(tmp_path / "e.txt", directed=False).matrix.toarray(),
                                   [[0, 1, 0], [1, 0, 1], [0, 1, 0]])
     sp.save_npz(tmp_path / "s.npz", sp.csr_array(np.array(A_MTX, float)))
-    np.testing.assert_array_equal(load_graph(tmp_path / "s.npz").toarray(), A_MTX)
+    np.testing.assert_array_equal(load_graph(tmp_path / "s.npz").matrix.toarray(), A_MTX)
 
 
 def test_load_graph_errors(tmp_path):
@@ -45,9 +48,9 @@ def test_load_graph_errors(tmp_path):
 
 
 def test_load_graph_real_files():
-    A = load_graph(dataset("suitesparse", "delaunay_n14.mtx"))
+    A = load_graph(dataset("suitesparse", "delaunay_n14.mtx")).matrix
     assert A.shape == (16384, 16384) and A.nnz == 2 * 49122
-    S = load_graph(dataset("snap", "soc-Slashdot0902.txt.gz"))
+    S = load_graph(dataset("snap", "soc-Slashdot0902.txt.gz")).matrix
     assert S.nnz == 948464 and (S != S.T).nnz > 0  # directed by default
 
 
@@ -83,7 +86,7 @@ def test_read_input_formats(tmp_path):
     (tmp_path / "a.mtx").write_text(MTX)
     np.testing.assert_array_equal(read_input(str(tmp_path / "a.mtx"), "sparse").toarray(), A_MTX)
     (tmp_path / "e.txt").write_text("0 1\n")
-    assert read_input(str(tmp_path / "e.txt"), "sparse").nnz == 1
+    assert read_input(str(tmp_path / "e.txt"), "sparse").nnz == 1   # a Graph: its matrix and ids
     (tmp_path / "x.bin").write_text("")
     with pytest.raises(DsplaError, match=r"unknown input format.*edge list"):
         read_input(str(tmp_path / "x.bin"))

@@ -66,13 +66,19 @@ def test_crlf_gzip_and_percent_comments(tmp_path, name):
     np.testing.assert_array_equal(A.toarray(), [[0, 1, 0], [0, 0, 1], [0, 0, 0]])
 
 
-def test_third_column_ignored_or_weighted(tmp_path):
+def test_third_column_is_the_weight_unless_unweighted(tmp_path):
+    # kept by default (it was dropped unless weighted=True, silently giving wrong distances);
+    # 0 -> 1 is listed twice: the first value is kept
     p = write(tmp_path, "0 1 5\n1 0 2.5\n0 1 9\n")
-    np.testing.assert_array_equal(load_snap(p).toarray(), [[0, 1], [1, 0]])
-    np.testing.assert_array_equal(load_snap(p, weighted=True).toarray(), [[0, 9], [2.5, 0]])
-    np.testing.assert_array_equal(load_snap(p, weighted=True, directed=False).toarray(), [[0, 9], [9, 0]])
+    np.testing.assert_array_equal(load_snap(p).toarray(), [[0, 5], [2.5, 0]])
+    np.testing.assert_array_equal(load_snap(p, weighted=True).toarray(), [[0, 5], [2.5, 0]])
+    np.testing.assert_array_equal(load_snap(p, weighted=False).toarray(), [[0, 1], [1, 0]])
+    # undirected, the pair's two directions differ (5 and 2.5): the one listed first
+    np.testing.assert_array_equal(load_snap(p, directed=False).toarray(), [[0, 5], [5, 0]])
+    np.testing.assert_array_equal(load_snap(p, duplicates="sum").toarray(), [[0, 14], [2.5, 0]])
     with pytest.raises(DataFormatError, match="no third"):
         load_snap(write(tmp_path, "0 1\n", "h.txt"), weighted=True)
+    np.testing.assert_array_equal(load_snap(write(tmp_path, "0 1\n", "h.txt")).toarray(), [[0, 1], [0, 0]])
 
 
 def test_empty_file(tmp_path):

@@ -132,12 +132,13 @@ def test_error_path_reads_no_more_than_the_file(tmp_path):
 
 
 def test_a_nan_or_infinite_snap_weight_is_refused_at_its_line(tmp_path):
-    """weighted=True makes the third column the edge values: refused when not finite, as a
+    """The third column is the edge values (by default): refused when not finite, as a
     MatrixMarket value is, naming the line (comment lines in between counted)."""
     from dspla.formats.snap import load_snap
     p = tmp_path / "w.txt"
     p.write_text("# c\n0 1 1.5\n# mid\n1 2 nan\n2 0 inf\n")
-    with pytest.raises(DataFormatError) as e:
-        load_snap(p, weighted=True)
-    assert str(e.value) == f"{p}:4: 2 NaN or infinite weight(s), the first on this line: '1 2 nan'"
-    assert load_snap(p).nnz == 3   # unweighted, the column is not a value
+    for weighted in (None, True):
+        with pytest.raises(DataFormatError) as e:
+            load_snap(p, weighted=weighted)
+        assert str(e.value) == f"{p}:4: 2 NaN or infinite weight(s), the first on this line: '1 2 nan'"
+    assert load_snap(p, weighted=False).nnz == 3   # unweighted, the column is not a value

@@ -71,7 +71,7 @@ CASES = [
     ("unknown select", H + "T = select(A, ¦bigger)\noutput T\n", "unknown select predicate"),
     ("unknown dtype in cast", H + "T = cast(X, ¦float16)\noutput T\n", "unknown dtype 'float16'"),
     ("unknown kwarg", H + "T = mxm(A, X, ¦ring=plus_times)\noutput T\n",
-     "unknown argument 'ring' of mxm(); valid arguments: a, b"),
+     "unknown argument 'ring' of mxm() (did you mean 'semiring'?); valid arguments: a, b"),
     ("kwarg twice", H + "T = mxm(A, b=X, ¦b=X)\noutput T\n", "got b twice"),
     ("positional and kwarg", H + "T = mxm(A, X, ¦b=X)\noutput T\n", "got b twice"),
     ("too many arguments", H + "T = ¦relu(X, X)\noutput T\n", "relu() takes at most 1 arguments"),

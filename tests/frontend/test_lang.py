@@ -37,9 +37,9 @@ def test_declarations_dtypes_vectors_and_params():
               "y = mxv(A, v, min_plus)\noutput y\n")
     ins = {n.attr("name"): n for n in p.inputs}
     assert str(ins["A"].type) == "sparse[n, m] int64"
-    assert str(ins["v"].type) == "dense[m, 1] int64"
+    assert str(ins["v"].type) == "dense vector[m] int64" and ins["v"].type.shape == ("m", 1)
     assert ins["b"].attr("role") == "param" and str(ins["b"].type) == "dense[1, 3] float32"
-    assert str(dict(p.outputs)["y"].type) == "dense[n, 1] int64"
+    assert str(dict(p.outputs)["y"].type) == "dense vector[n] int64"
 
 
 def test_expression_forms():

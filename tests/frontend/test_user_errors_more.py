@@ -162,8 +162,8 @@ def test_only_a_dtype_change_gets_the_cast_hint():
 def test_an_unknown_keyword_argument_reads_naturally():
     with pytest.raises(UnknownNameError) as info:
         parse("input A : sparse[n, n]\nC = mxm(A, A, msk=A)\noutput C\n", "k.dspla")
-    assert str(info.value).startswith("k.dspla:2:15: unknown argument 'msk' of mxm(); valid arguments: a, b, "
-                                      "complement, mask, semiring, structure\n")
+    assert str(info.value).startswith("k.dspla:2:15: unknown argument 'msk' of mxm() (did you mean 'mask'?); "
+                                      "valid arguments: a, b, complement, mask, semiring, structure\n")
 
 
 def test_unknown_name_plurals():
@@ -181,7 +181,8 @@ def test_an_unknown_name_error_copies_and_pickles_whole():
     e = UnknownNameError("semiring", "plus_tims", ["plus_times"])
     moved = e.at(Span("f.py", 3, 5))
     assert type(moved) is UnknownNameError and moved.valid == ["plus_times"] and moved.span.line == 3
-    assert str(moved) == "f.py:3:5: unknown semiring 'plus_tims'; valid semirings: plus_times"
+    assert str(moved) == "f.py:3:5: unknown semiring 'plus_tims' (did you mean 'plus_times'?); valid semirings: " \
+                         "plus_times"
     back = pickle.loads(pickle.dumps(moved))
     assert type(back) is UnknownNameError and str(back) == str(moved) and back.name == "plus_tims"
 
@@ -196,28 +197,29 @@ def _raised_at(fn) -> UnknownNameError:
     return info.value
 
 
-@pytest.mark.parametrize("what,call,kind", [
-    ("semiring", lambda: dp.mxm(A, A, "plus_tims"), "semiring 'plus_tims'"),
-    ("monoid", lambda: dp.reduce_rows(A, "plux"), "monoid 'plux'"),
-    ("unary", lambda: dp.apply(A, "sqrtt"), "unary operator 'sqrtt'"),
-    ("binary", lambda: dp.ewise_add(A, A, "plux"), "binary operator 'plux'"),
-    ("bound binary", lambda: dp.apply(A, "plux", left=2), "binary operator 'plux'"),
-    ("accum", lambda: dp.update(A, A, accum="plux"), "binary operator 'plux'"),
-    ("select", lambda: dp.select(A, "bigger"), "select predicate 'bigger'"),
-    ("dtype", lambda: dp.cast(A, "float16"), "dtype 'float16'"),
+@pytest.mark.parametrize("what,call,kind,meant", [
+    ("semiring", lambda: dp.mxm(A, A, "plus_tims"), "semiring 'plus_tims'", "plus_times"),
+    ("monoid", lambda: dp.reduce_rows(A, "plux"), "monoid 'plux'", "plus"),
+    ("unary", lambda: dp.apply(A, "sqrtt"), "unary operator 'sqrtt'", "sqrt"),
+    ("binary", lambda: dp.ewise_add(A, A, "plux"), "binary operator 'plux'", "plus"),
+    ("bound binary", lambda: dp.apply(A, "plux", left=2), "binary operator 'plux'", "plus"),
+    ("accum", lambda: dp.update(A, A, accum="plux"), "binary operator 'plux'", "plus"),
+    ("select", lambda: dp.select(A, "offdiagonal"), "select predicate 'offdiagonal'", "offdiag"),
+    ("dtype", lambda: dp.cast(A, "float46"), "dtype 'float46'", "float64"),
 ])
-def test_an_unknown_dsl_name_says_where_the_script_wrote_it(what, call, kind):
+def test_an_unknown_dsl_name_says_where_the_script_wrote_it(what, call, kind, meant):
     line = inspect.getsourcelines(call)[1]   # the parametrize row the lambda is on
     e = _raised_at(call)
-    assert e.message.startswith(f"unknown {kind}; valid ")
+    assert e.message.startswith(f"unknown {kind} (did you mean '{meant}'?); valid ")
     assert e.span is not None and e.span.file == __file__ and e.span.line == line
     assert str(e).startswith(f"{e.span}: unknown {kind}")
 
 
 def test_a_shape_mismatch_names_the_shapes_as_written():
-    """Whole shapes were printed as Python tuples: (('n', 3) != ('n', 'n'))."""
-    Y, A = dp.dense("Y", ("n", 3)), dp.sparse("A", ("n", "n"))
+    """Whole shapes were printed as Python tuples: (('n', 3) != ('n', 'n')). (Against [n, n],
+    [n, 3] binds n = 3 now: a size binds a symbol it meets; two sizes do not.)"""
+    Y, A = dp.dense("Y", ("n", 3)), dp.sparse("A", ("n", 4))
     for make in (lambda: dp.update(Y, A), lambda: dp.mask(Y, A)):
-        with pytest.raises(DimensionMismatch, match=r"Y is dense\[n, 3\] float64 and A is sparse\[n, n\] float64 "
-                                                    r"\(\[n, 3\] != \[n, n\]\)"):
+        with pytest.raises(DimensionMismatch, match=r"Y is dense\[n, 3\] float64 and A is sparse\[n, 4\] float64 "
+                                                    r"\(\[n, 3\] != \[n, 4\]\)"):
             make()

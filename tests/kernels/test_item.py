@@ -56,7 +56,7 @@ _VALUES_OF = {DType.float64: _VALUES, DType.float32: _VALUES,
               DType.bool: [None, False, True]}
 
 
-@pytest.mark.parametrize("compute,name", [(dt, name) for dt in DType for name in sorted(_SCALAR_OPS[dt])])
+@pytest.mark.parametrize("compute,name", [(dt, name) for dt in _SCALAR_OPS for name in sorted(_SCALAR_OPS[dt])])
 def test_scalar_operators_equal_graphblas_on_every_pair(name, compute):
     """Every operator the numpy route takes, on every pair of special values of its dtype
     (integer overflow wraps in both)."""

@@ -37,8 +37,8 @@ def test_train_writes_json_with_history_accuracy_plan_and_comm(tmp_path, capsys)
 
 @pytest.mark.parametrize("args,msg", [
     (["--dataset", "cora"], "needs --data-dir"),
-    (["--dataset", "sbm", "--dropout", "1.5"], "--dropout must be in"),
-    (["--dataset", "sbm", "--epochs", "0"], "--epochs must be at least 1"),
+    (["--dataset", "sbm", "--dropout", "1.5"], "argument --dropout: must be a number at least 0 and below 1"),
+    (["--dataset", "sbm", "--epochs", "0"], "argument --epochs: must be a whole number of at least 1, got 0"),
     (["--dataset", "sbm", "--plan", "nosuch"], "nosuch"),
     (["--dataset", "mnist"], "mnist"),
     (["--graph", "/nonexistent.mtx"], "graph file not found"),
@@ -87,11 +87,21 @@ def test_mpiexec_np2_reproduces_single_process(tmp_path):
 
 @pytest.mark.mpi
 def test_demo_runs_small(tmp_path):
+    """By default the demo says what it trains on, then the epochs, then a summary: nothing of the
+    program, the plan or the cost model's provenance before the first epoch; --explain adds them."""
     p = subprocess.run([DSPLA, "demo", "--nodes", "3000", "--epochs", "2"], capture_output=True, text=True,
                        timeout=300)
     assert p.returncode == 0, p.stderr
-    assert "distributed plan for P = 2" in p.stderr and "epoch 2/2" in p.stderr
-    assert "final accuracy" in p.stdout and "words sent avg" in p.stdout
+    before = p.stderr[:p.stderr.index("epoch 1/2")].splitlines()
+    assert 1 <= len(before) <= 40 and before[0].startswith("dspla demo: the 2-layer GCN")
+    assert "epoch 2/2" in p.stderr and "distributed plan" not in p.stderr and "program(" not in p.stderr
+    for internal in ("sandbox", "commit", "shipped default", "cost model", "re-launching"):
+        assert internal not in p.stdout + p.stderr, internal
+    assert "final accuracy" in p.stdout and "words sent on average" in p.stdout and "by p2p1d" in p.stdout
+    p = subprocess.run([DSPLA, "demo", "--nodes", "3000", "--epochs", "1", "--np", "1", "--explain"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "distributed plan for P = 1" in p.stderr and "program(" in p.stderr
     # the program dspla builds itself points at the dspla line that wrote each value (there is
     # no user frame: below dspla's are only the interpreter's own, runpy's)
     out = p.stdout + p.stderr

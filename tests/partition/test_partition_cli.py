@@ -84,7 +84,7 @@ def test_cli_errors(graph, tmp_path):
     assert "Traceback" not in r.stderr
     r = subprocess.run([sys.executable, "-m", "dspla.cli.main", "comm-stats", str(path), "-P", "4,x"],
                        capture_output=True, text=True)
-    assert r.returncode == 2 and "comma-separated integers" in r.stderr
+    assert r.returncode == 2 and "argument -P: must be comma-separated whole numbers" in r.stderr
     np.save(tmp_path / "bad.npy", np.zeros(7, dtype=np.int64))
     r = subprocess.run([sys.executable, "-m", "dspla.cli.main", "comm-stats", str(path), "--partition-file",
                         str(tmp_path / "bad.npy")], capture_output=True, text=True)

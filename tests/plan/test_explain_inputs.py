@@ -47,8 +47,9 @@ def test_missing_dims_are_named_in_command_line_terms(tmp_path):
 
 def test_the_reason_for_a_plan_and_the_kind_of_its_operand():
     """--plan p2p1d is 'requested', not 'the only plan for this product' (pick looked at the one
-    candidate before the option); a plan that cannot run says what runs instead; a sparse right
-    operand is shown sparse in the product's header (it was always 'dense')."""
+    candidate before the option); a plan that cannot run is an error naming why (it was replaced
+    by another silently); a sparse right operand is shown sparse in the product's header (it was
+    always 'dense')."""
     import scipy.sparse as sp
     a = sp.random_array((60, 60), density=0.1, random_state=2, format="csr")
     s = sp.random_array((60, 3), density=0.2, random_state=3, format="csr")
@@ -58,6 +59,6 @@ def test_the_reason_for_a_plan_and_the_kind_of_its_operand():
     assert chosen["why"] == "requested with --plan p2p1d"
     text = f.explain(np=2, plan="p2p1d", A=a, S=s)
     assert "[sparse[60x60] x sparse[60x3]]" in text
-    fallback = f.explain(np=3, json=True, plan="2d", A=a, S=s)["products"][0]
-    assert fallback["chosen"] != "2d"
-    assert fallback["why"] == f"--plan 2d cannot run this product; {fallback['chosen']} instead"
+    with pytest.raises(dp.DsplaError, match=r"^plan 2d, asked for T = mxm\[plus_times\]\(A, S\), cannot run it "
+                                            r"on 3 processes: 2d needs a square process count"):
+        f.explain(np=3, json=True, plan="2d", A=a, S=s)

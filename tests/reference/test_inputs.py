@@ -1,4 +1,6 @@
 """Run-time input checking and result conversion."""
+import re
+
 import graphblas as gb
 import numpy as np
 import pytest
@@ -44,8 +46,20 @@ def test_wrong_shape_and_inconsistent_dims(f):
 
 
 def test_dtype_conversion(f):
-    with pytest.raises(InputError, match="declared int64 but got float64"):
-        f(A=_a(), X=np.ones((4, 3)))
+    # floats feed an int64 input when every value is a whole number (exactly: 2**53 + 1 is not a
+    # float64, but 2**62 is); any other value is refused, naming its entry (floats were refused)
+    x = np.ones((4, 3))
+    x[2, 1] = 2.0**62
+    got = f(A=_a(), X=x)["Y"].to_numpy()
+    assert got.dtype == np.float64 and got[2, 1] == 2.0**62 and got[0, 0] == 1.0
+    for bad, why in ((2.5, "2.5, not a whole number"), (np.nan, "nan, not a whole number"),
+                     (2.0**63, "9.223372036854776e+18, a whole number too large for int64")):
+        x = x.copy()   # (a new object: one changed in place is not noticed)
+        x[2, 1] = bad
+        with pytest.raises(InputError, match=re.escape(f"'X' is declared int64 but its entry (2, 1) is {why}")):
+            f(A=_a(), X=x)
+    with pytest.raises(InputError, match="declared bool but got float64 data, which does not convert safely"):
+        dp.function({"Y": dp.dense("X", ("n", 1), dtype="bool") * 1})(X=np.ones((2, 1)))   # (whole floats: int64 only)
     out = f(A=_a(), X=np.ones((4, 3), dtype=np.int32))  # widening is fine
     assert out["Y"].dtype == np.float64  # float A times int X promotes
 

@@ -166,3 +166,25 @@ def test_describe_gives_mpi4py_exceptions_one_line():
     from dspla.runtime.failure import describe
     said = describe(MPI.Exception(MPI.ERR_OTHER))
     assert said.startswith("MPI error (") and "\n" not in said
+
+
+def test_mpichs_error_stack_after_a_rank_died_is_held_back_and_the_signal_kept():
+    """A surviving rank's MPICH error stack (a peer killed under its shared-memory copy) is held
+    back, not printed with the job's output; the banner's signal is the dead rank's."""
+    stack = ("Fatal error in internal_Waitall: Other MPI error, error stack:\n"
+             "internal_Waitall(82)..........: MPI_Waitall(count=2) failed\n"
+             "copy_iovs(1251): process_vm_readv failed (errno 3)\n")
+    f = BannerFilter()
+    out = []
+    for line in ("T: 3x2\n" + stack + BANNER + "after\n").splitlines(True):
+        out += f.feed(line)
+    assert "".join(out + f.flush()) == "T: 3x2\nafter\n"
+    assert f.signals == [9] and len(f.stack) == 3 and "process_vm_readv" in f.stack[-1]
+
+
+def test_a_full_stdout_is_named_as_full_and_a_closed_one_as_closed():
+    from dspla.runtime.failure import STDOUT_CLOSED, stdout_failed
+    assert stdout_failed(BrokenPipeError(32, "Broken pipe")) == STDOUT_CLOSED
+    assert stdout_failed(ValueError("I/O operation on closed file")) == STDOUT_CLOSED
+    full = stdout_failed(OSError(28, "No space left on device"))
+    assert full.startswith("standard output could not be written: No space left on device")

@@ -306,19 +306,49 @@ ONE_RANK_GATHERS = """import numpy as np, scipy.sparse as sp
 import dspla as dp
 from mpi4py import MPI
 A = dp.sparse("A", ("n", "n")); X = dp.dense("X", ("n", "k"))
-f = dp.function(outputs={"y": A @ X})
+f = dp.function(outputs={"y": A @ X, "z": A @ A @ X})
 out = f(A=sp.random_array((200, 200), density=0.05, random_state=0, format="csr"), X=np.ones((200, 2)))
 if MPI.COMM_WORLD.rank == 0:   # the mistake: a collective on one rank only
     out["y"].to_numpy(fill=0)
+elif MPI.COMM_WORLD.rank == 1 and SWAPPED:   # another: different collectives on different ranks
+    out["z"].nvals
+"""
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("P, says", [(2, "but rank 1 ended the script without calling it"),
+                                     (4, "but ranks 1, 2 and 3 ended the script without calling it")])
+def test_a_collective_called_on_one_rank_only_ends_the_job_naming_it(tmp_path, P, says):
+    script = tmp_path / "one_rank.py"
+    script.write_text("SWAPPED = False\n" + ONE_RANK_GATHERS)
+    r, t = run([MPIEXEC, "-n", P, sys.executable, script], env={"MPIR_CVAR_POLLS_BEFORE_YIELD": "1"}, timeout=120)
+    one_message(r, "to_numpy() of y is a collective: every rank must call it", says)
+    assert t < 30
+
+
+@pytest.mark.mpi
+def test_different_collectives_at_one_point_end_the_job_naming_them(tmp_path):
+    script = tmp_path / "swapped.py"
+    script.write_text("SWAPPED = True\n" + ONE_RANK_GATHERS)
+    r, t = run([MPIEXEC, "-n", 2, sys.executable, script], env={"MPIR_CVAR_POLLS_BEFORE_YIELD": "1"}, timeout=120)
+    one_message(r, "called different collectives", "rank 0: to_numpy() of y; rank 1: nvals of z")
+    assert t < 30
+
+
+ONE_RANK_BARRIER = """from mpi4py import MPI
+import dspla
+dspla.world()
+if MPI.COMM_WORLD.rank == 0:   # the script's own collective, on one rank: dspla cannot end it
+    MPI.COMM_WORLD.barrier()
 """
 
 
 def _stuck_job_stderr(tmp_path, P: int, then: float = 0.0) -> str:
-    """ONE_RANK_GATHERS on P ranks (rank 0 waits in a gather the others never join, so the job
-    cannot end by itself): its stderr once a rank has said it ended, and ``then`` seconds later;
-    the job is killed."""
+    """ONE_RANK_BARRIER on P ranks (rank 0 waits in a barrier of the script's own that the
+    others never join, so the job cannot end by itself): its stderr once a rank has said it
+    ended, and ``then`` seconds later; the job is killed."""
     script = tmp_path / "one_rank.py"
-    script.write_text(ONE_RANK_GATHERS)
+    script.write_text(ONE_RANK_BARRIER)
     env = {**os.environ, "DSPLA_EXIT_NOTICE_S": "1", "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"}
     log = tmp_path / "stderr"
     with open(log, "w") as fh:
@@ -337,14 +367,14 @@ def _stuck_job_stderr(tmp_path, P: int, then: float = 0.0) -> str:
 
 
 @pytest.mark.mpi
-def test_a_collective_called_on_one_rank_only_is_named_by_the_rank_that_ended(tmp_path):
+def test_a_collective_of_the_script_on_one_rank_only_is_named_by_the_rank_that_ended(tmp_path):
     err = _stuck_job_stderr(tmp_path, 2)
-    assert "rank 1 ended its script" in err and "to_numpy()" in err and "every rank" in err, err
+    assert "rank 1 ended its script" in err and "the script's own MPI calls" in err, err
 
 
 @pytest.mark.mpi
 def test_of_the_ranks_that_ended_one_speaks(tmp_path):
-    """At P = 4 with rank 0 in a gather the others never join, ranks 1, 2 and 3 end: rank 1
+    """At P = 4 with rank 0 in a barrier the others never join, ranks 1, 2 and 3 end: rank 1
     says so, once (each of the three said it before)."""
     err = _stuck_job_stderr(tmp_path, 4, then=4)   # the others' notices, had they spoken, 1 s after they ended
     assert err.count("ended its script") == 1 and "rank 1 ended its script" in err, err

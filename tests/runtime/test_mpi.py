@@ -80,7 +80,7 @@ def test_measured_traffic_equals_analysis_on_a_real_graph(tmp_path):
 
     from conftest import dataset
     g = dataset("suitesparse", "rajat01.mtx")
-    A = load_graph(str(g))
+    A = load_graph(str(g)).matrix
     parts = partition(A, 4, "hypergraph", seed=0).parts
     np.save(tmp_path / "parts.npy", parts)
     np.save(tmp_path / "x.npy", np.ones((A.shape[0], 8)))

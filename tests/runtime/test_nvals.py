@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
+from dspla.errors import DsplaError
 from dspla.frontend.parser import parse
 from dspla.function import Function
 from tests.harness import run_dist
@@ -46,6 +47,10 @@ def test_nvals_one_process_is_present_int64_and_zero_when_empty():
 @pytest.mark.parametrize("plan", ["p2p1d", "allgather1d", "shift1d", "twoface", "15d", "2d"])
 def test_nvals_distributed_sums_the_pieces(P, plan):
     A, x = _inputs(seed=P)
+    if plan == "2d" and P != 4:   # (asked for, a plan that cannot run is refused, not replaced)
+        with pytest.raises(DsplaError, match="2d needs a square process count"):
+            run_dist(_counts(), {"A": A, "x": x}, P, plan=plan, partition="random")
+        return
     out, _ = run_dist(_counts(), {"A": A, "x": x}, P, plan=plan, partition="random")
     for k, v in _want(A, x).items():
         assert out[k].to_numpy()[0, 0] == v, (k, P, plan)

@@ -13,7 +13,8 @@ from dspla.plan.plans import plan_names
 from dspla.runtime.comm.sim import run_simulated
 from dspla.session import DistSession
 
-OPTS = {"shift1d": {"replication": 2}, "15d": {"replication": 2}, "twoface": {"stripe_width": 4}}
+OPTS = {"shift1d": {"replication": 2}, "15d": {"replication": 2}, "twoface": {"stripe_width": 4},
+        "vertexcut": {"partition": "spac"}}
 
 
 def _run(plan, P, full=True):
@@ -25,7 +26,8 @@ def _run(plan, P, full=True):
     X = rng.random((48, 4))
 
     def body(comm):
-        s = DistSession(f.compiled, comm, Options(plan=plan, partition="random", seed=2, **OPTS.get(plan, {})))
+        s = DistSession(f.compiled, comm, Options(**{"plan": plan, "partition": "random", "seed": 2,
+                                                     **OPTS.get(plan, {})}))
         s.run({"A": A, "X": X} if comm.rank == 0 else None, repeat=2)
         return s.plan, s.last_stats
     plan_, stats = run_simulated(P, body, timeout=120)[0]

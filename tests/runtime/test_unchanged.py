@@ -18,9 +18,9 @@ def binds(monkeypatch):
     calls = []
     real = inputs_module.bind_inputs
 
-    def spy(decls, inputs):
+    def spy(decls, inputs, *rest):
         calls.append(sorted(inputs))
-        return real(decls, inputs)
+        return real(decls, inputs, *rest)
     monkeypatch.setattr(inputs_module, "bind_inputs", spy)
     return calls
 

@@ -64,7 +64,7 @@ def main() -> None:
     rows, cols, vals = out["S"].to_coo()
     where: NDArray[np.bool_] = out["big"].present()
     nvals: int = out["S"].nvals
-    shape: tuple[int, int] = H.shape
+    shape: tuple[int, ...] = H.shape   # (n,) for a vector, () for a scalar
     print(f, dense.shape, rows.dtype, cols.size, vals.size, int(where.sum()), nvals, shape, H.dtype)
     print(out["S"].to_numpy(fill=np.inf).min(), out["full"].is_full, H.local.index[:3])
     print(out["S"].to_scipy("csc").nnz, out["dW"].to_graphblas().nvals, H.distributed, repr(H))

@@ -4,6 +4,7 @@ and the builders' helpers (expr.py), how an op is spelled in both front ends (sp
 where the user wrote it (span.py)."""
 from .expr import Expr, arith, compare, is_scalar, mask_args, named, node_of, scalar, span_or_caller, vector_check
 from .facts import NOTHING, Facts, elementwise_over, meet, prove_sub
+from .methods import CALLS, Methods
 from .registry import (
     COMPOSITES,
     DEFINITIONS,
@@ -20,7 +21,17 @@ from .registry import (
     table,
     touched,
 )
-from .shape import MASK_KINDS, broadcast_shape, check_mask, dims_differ, scalar_dtype
+from .shape import (
+    MASK_KINDS,
+    broadcast_shape,
+    check_mask,
+    dims_differ,
+    same_dims,
+    same_type,
+    scalar_dtype,
+    unify,
+    unify_shapes,
+)
 from .span import caller_span
 from .spelling import (
     AXIS,
@@ -44,10 +55,12 @@ from .spelling import (
 )
 
 __all__ = [
-    "AXIS", "BINARY", "BOOL", "COMPOSITES", "DEFINITIONS", "DIM", "DTYPE", "Definition", "EXPR", "Env", "Expr",
-    "Facts", "Family", "MASKED", "MASK_KINDS", "MONOID", "NOTHING", "OPERATOR", "REQUIRED", "RULES", "SCALAR",
+    "AXIS", "BINARY", "BOOL", "CALLS", "COMPOSITES", "DEFINITIONS", "DIM", "DTYPE", "Definition", "EXPR", "Env", "Expr",
+    "Facts", "Family", "MASKED", "MASK_KINDS", "MONOID", "Methods", "NOTHING",
+    "OPERATOR", "REQUIRED", "RULES", "SCALAR",
     "SELECT", "SEMIRING", "SPELLINGS", "Spelling", "UNARY", "Where", "arith", "broadcast_shape", "builder",
     "caller_span", "check", "check_mask", "compare", "composite", "define", "definition", "dims_differ",
     "elementwise_over", "is_scalar", "make", "mask_args", "meet", "named", "node_of", "prove_sub", "scalar",
-    "scalar_dtype", "span_or_caller", "spelling", "table", "touched", "vector_check",
+    "same_dims", "same_type", "scalar_dtype", "span_or_caller", "spelling", "table", "touched", "unify", "unify_shapes",
+    "vector_check",
 ]

@@ -12,6 +12,7 @@ from ..._types import Scalar
 from ...errors import DimensionMismatch, DsplaError, Span
 from ...ir.node import Node
 from ...ir.types import Dim, DType, Kind, Type
+from .methods import CALLS, Methods
 from .span import caller_span
 from .spelling import builder
 
@@ -23,8 +24,9 @@ Operand = Union["Expr", Scalar]
 operator and applies to the present entries."""
 
 
-class Expr:
-    """A value in a dspla program (symbolic until run). ``@`` is mxm over plus_times."""
+class Expr(Methods):
+    """A value in a dspla program (symbolic until run). ``@`` is mxm over plus_times; python-graphblas's
+    method names (``.mxm``, ``.ewise_add``, ``.reduce_rowwise``, ...) build the same nodes (methods.py)."""
 
     __slots__ = ("node",)
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
@@ -52,6 +54,11 @@ class Expr:
     @property
     def T(self) -> "Expr":
         return _cast(Expr, builder("transpose")(self, span=caller_span()))
+
+    @property
+    def nvals(self) -> "Expr":
+        """The number of present entries, a 1 x 1 int64 value (``dp.nvals``)."""
+        return _cast(Expr, builder("nvals")(self, span=caller_span()))
 
     def __repr__(self) -> str:
         return f"Expr({self.node.label} : {self.node.type})"
@@ -116,6 +123,11 @@ class Expr:
     def __ne__(self, other: object) -> Expr:  # type: ignore[override]  # element-wise, not a bool
         return compare(self, other, "ne", caller_span())
 
+    def __getitem__(self, key: Any) -> Expr:
+        """``A[I, J]``, ``v[I]`` (``A[I]``: the rows I): extract (ints, slices, lists of ints)."""
+        rows, cols = key if isinstance(key, tuple) and len(key) == 2 else (key, None)
+        return _cast(Expr, builder("extract")(self, rows, cols, span=caller_span()))
+
     __hash__ = object.__hash__   # expressions stay usable as dict keys (by identity)
 
 
@@ -168,6 +180,11 @@ def compare(a: Operand, b: object, op: str, span: Span | None) -> Expr:
     if not isinstance(b, Expr):
         return NotImplemented
     return _cast(Expr, builder("ewise_mult")(a, b, op, span=span))
+
+
+# what the values' operators call (the eager layer registers its own: dspla/eager)
+CALLS.setdefault("arith", lambda a, b, op: arith(a, b, op, caller_span()))
+CALLS.setdefault("compare", lambda a, b, op: compare(a, b, op, caller_span()))
 
 
 def span_or_caller(span: Span | None) -> Span | None:

@@ -11,6 +11,9 @@ static values bound its missing rows (every row full in all of them is full in i
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from ...ir.node import Node, Op
 from .registry import DEFINITIONS
 
@@ -38,6 +41,32 @@ class Facts:
 
 NOTHING = Facts(False)
 
+# the dims' sizes while a proof runs (loop bodies are proved inside a rule, which has no sizes)
+_SIZES: ContextVar[dict | None] = ContextVar("sizes", default=None)
+
+
+@contextmanager
+def sizes_known(sizes: dict | None):
+    """The dims' sizes for the proofs made inside (those of loop bodies included)."""
+    token = _SIZES.set(sizes) if sizes is not None else None
+    try:
+        yield _SIZES.get()
+    finally:
+        if token is not None:
+            _SIZES.reset(token)
+
+
+def sized(f: Facts, n: Node, sizes: dict | None) -> Facts:
+    """``f`` of node ``n`` once its shape is known: a full value with no columns has no entry in
+    any of its rows (and one with no rows none in its columns), so 'every row has an entry'
+    does not follow from 'full' there (a reduction of it, a product with it, is empty)."""
+    r, c = (d if isinstance(d, int) else (sizes or {}).get(d) for d in n.type.shape)
+    if not ((f.rows and c == 0 and r != 0) or (f.cols and r == 0 and c != 0)):
+        return f
+    out = Facts(f.full, over=f.over)
+    out.rows, out.cols = f.rows and not (c == 0 and r != 0), f.cols and not (r == 0 and c != 0)
+    return out
+
 
 def meet(x: Facts, y: Facts) -> Facts:
     """What holds of both."""
@@ -60,9 +89,12 @@ def elementwise_over(n: Node, args: list, both: bool):
 def prove_sub(order: list[Node], given: dict) -> dict:
     """The facts of a sub-program (a loop's body) from those of its inputs, by name."""
     f: dict[int, Facts] = {}
+    sizes = _SIZES.get()
     for n in order:
         if n.op is Op.INPUT and n.attr("name") in given:
             f[id(n)] = given[n.attr("name")]
         else:
             f[id(n)] = DEFINITIONS[n.op].facts(n, [f[id(x)] for x in n.args])
+        if isinstance(f[id(n)], Facts):   # (a loop's is a tuple of its carried values')
+            f[id(n)] = sized(f[id(n)], n, sizes)
     return f

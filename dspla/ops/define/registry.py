@@ -173,11 +173,13 @@ def check() -> None:
 
 class Where:
     """The op and its arguments as error messages name them, spelled out only when a message
-    is made (every node is type-checked at build and after each pass; few ever fail)."""
-    __slots__ = ("op", "args", "attrs")
+    is made (every node is type-checked at build and after each pass; few ever fail); and the
+    dims its rule bound (``shape.unify``)."""
+    __slots__ = ("op", "args", "attrs", "binds")
 
     def __init__(self, op: Op, args: tuple, attrs: tuple) -> None:
         self.op, self.args, self.attrs = op, args, attrs
+        self.binds: list[tuple[str, int]] = []
 
     def __str__(self) -> str:
         probe = Node(self.op, self.args, self.attrs, Type(Kind.dense, (1, 1)))
@@ -195,19 +197,21 @@ def make(op: Op, args: Any = (), attrs: Any = (), *, type: Type | None = None, s
     the only way nodes are built."""
     args = tuple(args)
     attrs = tuple(attrs)
+    where = Where(op, args, attrs)
     try:
-        inferred = DEFINITIONS[op].type(args, dict(attrs), type, Where(op, args, attrs), span)
+        inferred = DEFINITIONS[op].type(args, dict(attrs), type, where, span)
     except DsplaError as e:
         if e.span is None and span is not None:  # algebra rows do not know where they were used
             raise e.at(span) from None
         raise
-    return Node(op, args, attrs, inferred, span, name)
+    return Node(op, args, attrs, inferred, span, name, tuple(where.binds))
 
 
 class Env:
     """What evaluation rules may look at besides their operands: the bound inputs, the dims'
-    sizes and, for an op holding sub-programs (a loop), how to run one (``evaluate(program,
-    inputs by name) -> outputs by name``: the reference executor's)."""
+    sizes, for an op holding sub-programs (a loop), how to run one (``evaluate(program,
+    inputs by name) -> outputs by name``: the reference executor's), and what integer overflow
+    does (kernels/overflow.py)."""
 
-    def __init__(self, inputs: dict, dims: dict, evaluate: Callable | None = None) -> None:
-        self.inputs, self.dims, self.evaluate = inputs, dims, evaluate
+    def __init__(self, inputs: dict, dims: dict, evaluate: Callable | None = None, overflow: str = "error") -> None:
+        self.inputs, self.dims, self.evaluate, self.overflow = inputs, dims, evaluate, overflow

@@ -15,13 +15,15 @@ _DSL = (_OPS + os.sep, os.path.join(_PKG, "frontend") + os.sep)
 # a code object's file name -> (inside the package, inside the DSL itself); abspath is ~3 us a
 # call and every DSL call walks several frames
 _KIND: dict[str, tuple[bool, bool]] = {}
+_COMMAND = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "dspla")
 
 
 def _kind(filename: str) -> tuple[bool, bool]:
     got = _KIND.get(filename)
     if got is None:
         path = os.path.abspath(filename)
-        frozen = filename.startswith("<frozen ")   # (the interpreter's own: runpy, importlib)
+        # the interpreter's own (runpy, importlib), and the `dspla` command's entry-point script
+        frozen = filename.startswith("<frozen ") or path == _COMMAND
         got = _KIND[filename] = (frozen or path.startswith(_PKG + os.sep),
                                  frozen or path.startswith(_DSL))
     return got

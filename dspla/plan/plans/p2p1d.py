@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from ...analysis import comm_plan
 from ...instr import DropRows, Fill, MxM, Pack, PackSparse, Recv, RecvMxM, Send, StackMxM, WaitSends
+from ...kernels import spmspv
 from ..spgemm_size import b_summary, operand, output_entries
 from ..spmd import exchange
 from . import register_plan
@@ -201,9 +202,10 @@ def _values_only(ctx) -> bool:
 def chunk_rows(ctx) -> int | None:
     """Rows per message when a dense send list is cut into chunks (None: a sparse B, whose
     entries travel as counted messages, uncut)."""
-    if ctx.b_sparse:
+    width = row_bytes(ctx)
+    if ctx.b_sparse or width == 0:   # (B with no columns: its rows are empty, one message each)
         return None
-    return max(1, int(ctx.opt.message_bytes) // row_bytes(ctx))
+    return max(1, int(ctx.opt.message_bytes) // width)
 
 
 def chunked(lists: dict, per: int | None) -> list:
@@ -303,10 +305,14 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
     if stack:   # the row block with its columns as the operand is stacked: own, then each receive's
         whole = stacked_columns(A_r, lists)
         size = output_entries(ctx, r, A_r) if ctx.b_wide else None
+        # a frontier: pushed (over the stack's transpose) or pulled, alike on every rank
+        push = None if ctx.frontier is None or not sparse else \
+            ctx.const(r, spmspv.Frontier(ctx.gb(sp.csr_array(whole.T)), ctx.pl.concrete(ctx.node.type.shape[0])))
         prog.append(StackMxM(ctx.out, ctx.const(r, ctx.gb(whole)), ctx.b, tuple(recv_slots), ctx.semiring,
                              **ctx.mask, a_empty_rows=np.flatnonzero(np.diff(whole.indptr) == 0),
                              shared=shared, covered=ctx.b_covered, out_entries=size and size[0],
-                             flops=size and size[1], product=ctx.index))
+                             flops=size and size[1], push=push,
+                             count=ctx.frontier if push is not None else None, product=ctx.index))
     else:
         prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(blocks[r])), ctx.b, ctx.semiring, accumulate=in_place,
                         **ctx.mask, product=ctx.index))

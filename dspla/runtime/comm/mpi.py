@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import zlib
 from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ...errors import DsplaError
 from ...formats.files import process_alive
 from . import layout
 
@@ -22,6 +24,11 @@ if TYPE_CHECKING:
 
 ABORT_FLUSH_S = 0.3
 T = TypeVar("T")
+# the control communicator (a duplicate of the world's, for dspla's own bookkeeping): its tags
+NOTICE_TAG, ENDED_TAG = 0, 1
+# after a rank is seen to have ended while this one waits to meet it, this long for the meeting
+# to complete anyway (its part may still be on the way) and for the other ranks that ended to say so
+SETTLE_S = 0.5
 
 
 def _mpi() -> ModuleType:
@@ -68,6 +75,106 @@ class MPIComm:
         MPI = _mpi()
         self.comm = comm if comm is not None else MPI.COMM_WORLD
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+        self._control: tuple[RawComm, Request | None] | None = None
+        self._meeting: tuple[RawComm, Request | None] | None = None
+
+    # -- two duplicates dspla keeps for itself: one to say that a rank ended its script (and to
+    # wait for the others at the end), one where the collectives of the user's script meet first
+    # (a collective of one never matches one of the other)
+    def open_control(self) -> None:
+        """Post both duplicates (completed when first used: making the world waits for no rank)."""
+        if self._control is None and self.size > 1:
+            self._control = self.comm.Idup()
+            self._meeting = self.comm.Idup()
+
+    def control_request(self) -> Request | None:
+        """The request that completes the control communicator (None once complete, or none)."""
+        return None if self._control is None else self._control[1]
+
+    def control(self) -> RawComm | None:
+        """The control communicator (None if never opened: a split communicator's), complete."""
+        if self._control is None:
+            return None
+        dup, made = self._control
+        if made is not None:
+            _poll(made)
+            self._control = (dup, None)
+        return dup
+
+    def _meeting_comm(self) -> RawComm | None:
+        if self._meeting is None:
+            return None
+        dup, made = self._meeting
+        if made is not None:
+            _poll(made)
+            self._meeting = (dup, None)
+        return dup
+
+    def meet(self, what: str) -> None:
+        """Before the collective ``what`` (``to_numpy() of T``) of the user's script: wait until
+        every rank reaches one, polling, so that a rank that ended its script without calling it
+        ends the job with an error naming the call and the ranks that did not reach it, instead
+        of this rank waiting for ever; ranks that reached different ones are told so, every
+        rank (the script calls them in another order on some ranks)."""
+        ctl, room = self.control(), self._meeting_comm()
+        if ctl is None or room is None:
+            return
+        key = np.array([zlib.crc32(what.encode())], dtype=np.int64)
+        keys = np.empty(self.size, dtype=np.int64)
+        req = room.Iallgather(key, keys)
+        if not req.Test():
+            self._wait_to_meet(ctl, req, what)
+        if (keys != keys[0]).any():
+            names = room.allgather(what)   # (every rank is here)
+            where = "; ".join(f"rank {r}: {n}" for r, n in enumerate(names))
+            raise CollectiveMismatch(f"the ranks called different collectives at the same point of the script "
+                                     f"({where}): call each one on every rank, in the same order", self.rank)
+
+    def _wait_to_meet(self, ctl: RawComm, req: Request, what: str) -> None:
+        MPI = _mpi()
+        seen, delay = None, 2e-5
+        while not req.Test():
+            if seen is None and ctl.Iprobe(MPI.ANY_SOURCE, ENDED_TAG):
+                seen = time.monotonic()
+            elif seen is not None and time.monotonic() - seen > SETTLE_S:
+                ended = [r for r in range(self.size) if r != self.rank and ctl.Iprobe(r, ENDED_TAG)]
+                who = f"rank {ended[0]}" if len(ended) == 1 else \
+                    "ranks " + ", ".join(map(str, ended[:-1])) + f" and {ended[-1]}"
+                raise CollectiveNotReached(
+                    f"{what} is a collective: every rank must call it, but {who} ended the script without calling "
+                    f"it (rank {self.rank} waited in it)")
+            time.sleep(delay)
+            delay = min(2 * delay, 2e-3)
+
+    def close_control(self) -> None:
+        """Free both duplicates (every rank, at the end: MPI finalizes without references to
+        the world pending, which MPICH would print)."""
+        for attr in ("_meeting", "_control"):
+            got = getattr(self, attr)
+            if got is not None:
+                dup, made = got
+                if made is not None:
+                    _poll(made)
+                dup.Free()
+                setattr(self, attr, None)
+
+    def ended(self) -> list[Request]:
+        """Tell every other rank that this one ended its script (its part of the exit); the
+        requests to complete before MPI finalizes."""
+        ctl = self.control()
+        if ctl is None:
+            return []
+        token = bytearray(1)
+        return [ctl.Isend(token, r, ENDED_TAG) for r in range(self.size) if r != self.rank]
+
+    def collect_ended(self) -> None:
+        """Receive every other rank's word that it ended (all ranks ended: each has sent it)."""
+        ctl = self.control()
+        if ctl is not None:
+            got = bytearray(1)
+            for r in range(self.size):
+                if r != self.rank:
+                    ctl.Recv(got, r, ENDED_TAG)
 
     def isend(self, buf: NDArray[Any], dest: int, tag: int) -> Request:
         return self.comm.Isend(buf, dest, tag)
@@ -164,6 +271,29 @@ class MPIComm:
             _mpi().COMM_WORLD.Abort(code)
         finally:  # never fall back into Python (and a second message from the excepthook)
             os._exit(code)
+
+
+def _poll(req: Request) -> None:
+    """Wait for ``req`` without holding the core (ranks may outnumber cores)."""
+    delay = 2e-5
+    while not req.Test():
+        time.sleep(delay)
+        delay = min(2 * delay, 2e-3)
+
+
+class CollectiveNotReached(DsplaError):
+    """A collective of the user's script that a rank ended its script without calling."""
+
+
+class CollectiveMismatch(DsplaError):
+    """Ranks called different collectives at the same point: every rank knows (the lowest reports)."""
+
+    def __init__(self, text: str, rank: int) -> None:
+        super().__init__(text)
+        if rank == 0:
+            self.agreed = True
+        else:
+            self.quiet = True   # (rank 0 says it)
 
 
 class MPIWindow:

@@ -292,8 +292,8 @@ def run_simulated(size: int, fn, *args, timeout: float = 60.0):
     for t in threads:
         t.join()
     real = [e for e in errors if e is not None and not isinstance(e, SimAbort)]
-    if real:
-        raise real[0]
+    if real:   # the failing rank's own error before the others' word of it (PeerError)
+        raise sorted(real, key=lambda e: bool(getattr(e, "quiet", False)))[0]
     if any(errors):
         raise next(e for e in errors if e is not None)
     return results

@@ -9,6 +9,7 @@ into buffers and back) and wait (blocked in communication).
 """
 from __future__ import annotations
 
+from ... import kernels as _kernels  # noqa: F401  (python-graphblas initialised before messages imports gb.ss)
 from ...instr import INSTRUCTIONS
 from . import collectives, compute, loops, messages, onesided  # noqa: F401  (their handlers fill EXEC)
 from .interpreter import EXEC, Runtime, handler

@@ -25,7 +25,7 @@ from ...instr import (
 )
 from ...ir.types import DType
 from ...kernels import buffers as local
-from ...kernels import gbops, item
+from ...kernels import gbops, item, overflow
 from .interpreter import Runtime, _dt, handler
 from .messages import _Posted
 
@@ -91,10 +91,32 @@ def _allreduce(rt: Runtime, i: Allreduce):
         g.allreduce_buf(pres, out_pres, REDUCTIONS["lor"])
     else:
         out_pres = pres
+    if rt.checked and overflow.combines(vals.dtype, red.ufunc):
+        _check_combined(rt, g, i, red, vals, out_vals, out_pres)
     rt.timed("wait_s", t0)
     t0 = time.perf_counter()
     rt.slots[i.out] = local.from_values_presence(out_vals, out_pres, dt)
     rt.timed("pack_s", t0)
+
+
+def _true_partial(rt: Runtime, slot: int, vals: np.ndarray, fill) -> np.ndarray:
+    """A partial's true value in float64: its shadow when it may have wrapped, else its values."""
+    S = rt.shadows.take(slot)
+    if S is None:
+        return vals.astype(np.float64)
+    return local.dense_parts(S, fill=float(fill))[0].reshape(vals.shape)
+
+
+def _check_combined(rt: Runtime, g, i: Allreduce, red, vals, out_vals, out_pres) -> None:
+    """An int64 sum or product over ranks against the same of the partials' true values (one
+    more allreduce, in float64: int64 arithmetic wraps modulo 2^64, exact when in range)."""
+    shadow = np.empty(vals.shape, dtype=np.float64)
+    g.allreduce_buf(_true_partial(rt, i.src, vals, red.fill(_dt(rt.slots[i.src]))), shadow, red)
+    with np.errstate(invalid="ignore"):
+        wrapped = ~(np.abs(out_vals.astype(np.float64) - shadow) <= overflow.WRAPPED) & out_pres
+    if wrapped.any():
+        k = np.argwhere(wrapped)[0]
+        overflow.raise_wrapped(i.label or "a sum over processes", (int(k[0]), int(k[1]), float(shadow[tuple(k)])))
 
 
 @handler(SmallAllreduce)
@@ -111,7 +133,10 @@ def _small_allreduce(rt: Runtime, i: SmallAllreduce):
         red = monoid.reduction(dt)
         vals, pres = local.dense_parts(M, fill=red.fill(dt))
         chunks += [np.ascontiguousarray(vals, dtype=dt.np).view(np.uint8).ravel(), pres.view(np.uint8).ravel()]
-        parts.append((vals.shape, dt, red))
+        checked = rt.checked and overflow.combines(dt.np, red.ufunc)
+        if checked:   # (the partial's true value travels too: ints wrap, exact when in range)
+            chunks.append(_true_partial(rt, src, vals, red.fill(dt)).view(np.uint8).ravel())
+        parts.append((vals.shape, dt, red, checked))
     send = np.concatenate(chunks)
     recv = np.empty(send.size * g.size, dtype=np.uint8)
     rt.timed("pack_s", t0)
@@ -121,31 +146,53 @@ def _small_allreduce(rt: Runtime, i: SmallAllreduce):
     t0 = time.perf_counter()
     every = recv.reshape(g.size, send.size)
     at = 0
-    for out, (shape, dt, red) in zip(i.outs, parts):
+    for out, (shape, dt, red, checked) in zip(i.outs, parts):
         n = shape[0] * shape[1]
         nb = n * dt.np.itemsize
         vals = np.ascontiguousarray(every[:, at:at + nb]).view(dt.np)   # (ranks, n), combined in rank order
         pres = every[:, at + nb:at + nb + n].view(bool)
         at += nb + n
+        if checked:
+            true = np.ascontiguousarray(every[:, at:at + 8 * n]).view(np.float64)
+            at += 8 * n
+            overflow.verify_combined(red.ufunc.reduce(vals, axis=0), true, red.ufunc, label(i, out))
         rt.slots[out] = local.from_values_presence(red.ufunc.reduce(vals, axis=0).astype(dt.np, copy=False)
                                                    .reshape(shape), pres.any(axis=0).reshape(shape), dt)
     rt.timed("pack_s", t0)
 
 
 def _small_packed(rt: Runtime, i: SmallAllreduce, g) -> tuple:
-    """(item.Packed, fills, ufuncs) of a SmallAllreduce of scalars, its sources packed in."""
+    """(item.Packed, fills, ufuncs, checked) of a SmallAllreduce of scalars, its sources packed
+    in; ``checked``: the values whose combination is checked for integer overflow, their true
+    values (float64) packed after all the others, in that order."""
     values = [rt.slots[src] for src in i.srcs]
     got = rt.small.get(id(i))
-    if got is None or got[0].gdts != tuple(M.dtype for M in values):
+    if got is None or got[0].gdts[:len(values)] != tuple(M.dtype for M in values):
         dts = tuple(_dt(M) for M in values)
         reds = [m.reduction(dt) for m, dt in zip(i.monoids, dts)]
-        got = rt.small[id(i)] = (item.Packed(dts, g.size), [r.fill(dt) for r, dt in zip(reds, dts)],
-                                 [r.ufunc for r in reds])
-    got[0].pack(values, got[1])
+        checked = [k for k, (dt, r) in enumerate(zip(dts, reds)) if rt.checked and overflow.combines(dt.np, r.ufunc)]
+        fills = [r.fill(dt) for r, dt in zip(reds, dts)]
+        got = rt.small[id(i)] = (item.Packed(dts + (DType.float64,) * len(checked), g.size),
+                                 fills + [float(fills[k]) for k in checked],
+                                 [r.ufunc for r in reds] + [reds[k].ufunc for k in checked], checked)
+    packed, fills, _, checked = got
+    for k in checked:
+        S = rt.shadows.take(i.srcs[k])
+        values.append(S if S is not None else gbops.cast(values[k], DType.float64))
+    packed.pack(values, fills)
     return got
 
 
-def _small_combine(rt: Runtime, key: int, outs: tuple, packed, ufuncs):
+def label(i, out: int) -> str:
+    """How messages name the value a SmallAllreduce makes in slot ``out``."""
+    k = i.outs.index(out)
+    return i.labels[k] if k < len(i.labels) and i.labels[k] else "a sum over processes"
+
+
+def _small_combine(rt: Runtime, key: int, outs: tuple, packed, ufuncs, checked, instr):
+    for j, k in enumerate(checked):   # (int64 sums and products: against their true values')
+        got = ufuncs[k].reduce(packed.ranks_values(k), axis=0)
+        overflow.verify_combined(got, packed.ranks_values(len(outs) + j), ufuncs[k], label(instr, outs[k]))
     for k, out in enumerate(outs):
         rt.slots[out] = None
         M = packed.combined(k, ufuncs[k], rt.pool.take((key, k)))
@@ -154,13 +201,13 @@ def _small_combine(rt: Runtime, key: int, outs: tuple, packed, ufuncs):
 
 
 def _small_scalars(rt: Runtime, i: SmallAllreduce, g, t0: float):
-    packed, _, ufuncs = _small_packed(rt, i, g)
+    packed, _, ufuncs, checked = _small_packed(rt, i, g)
     rt.timed("pack_s", t0)
     t0 = time.perf_counter()
     g.allgatherv(packed.send, packed.recv, packed.counts)
     rt.timed("wait_s", t0)
     t0 = time.perf_counter()
-    _small_combine(rt, id(i), i.outs, packed, ufuncs)
+    _small_combine(rt, id(i), i.outs, packed, ufuncs, checked, i)
     rt.timed("pack_s", t0)
 
 
@@ -168,9 +215,9 @@ def _small_scalars(rt: Runtime, i: SmallAllreduce, g, t0: float):
 def _ismall_allreduce(rt: Runtime, i: ISmallAllreduce):
     g = rt.groups[i.group]
     t0 = time.perf_counter()
-    packed, _, ufuncs = _small_packed(rt, i, g)
+    packed, _, ufuncs, checked = _small_packed(rt, i, g)
     req = g.iallgatherv(packed.send, packed.recv, packed.counts)
-    rt.slots[i.req] = _Posted(req, (packed, ufuncs), i)
+    rt.slots[i.req] = _Posted(req, (packed, ufuncs, checked), i)
     rt.timed("pack_s", t0)
 
 
@@ -181,7 +228,7 @@ def _wait_allreduce(rt: Runtime, i: WaitAllreduce):
     rt.groups[p.instr.group].waitall([p.req])
     rt.timed("wait_s", t0)
     t0 = time.perf_counter()
-    _small_combine(rt, id(p.instr), i.outs, *p.buf)
+    _small_combine(rt, id(p.instr), i.outs, *p.buf, p.instr)
     rt.slots[i.req] = None
     rt.timed("pack_s", t0)
 
@@ -299,7 +346,7 @@ def _redistribute(rt: Runtime, i: Redistribute):
         M = M.T.new()
     parts = []
     for rows in i.send:
-        sub = M[rows, :].new() if len(rows) else gb.Matrix(M.dtype, 0, M.shape[1])
+        sub = local.take(M, rows=rows)
         r, c, v = sub.to_coo()
         parts.append((i.ids[rows][r], c.astype(np.int64), v))
     sc = np.array([p[2].size for p in parts], dtype=np.int64)

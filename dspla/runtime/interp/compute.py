@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
+import graphblas as gb
 import numpy as np
 from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
 
@@ -23,7 +24,9 @@ from ...instr import (
 )
 from ...ir.types import DType
 from ...kernels import buffers as local
-from ...kernels import gbops
+from ...kernels import gbops, overflow, spmspv
+from ...kernels.item import item
+from ...ops import update
 from ...reference import EVAL, INTO
 from . import shm
 from .interpreter import Runtime, _dt, handler
@@ -33,7 +36,9 @@ from .interpreter import Runtime, _dt, handler
 def _local(rt: Runtime, i: Local):
     t0 = time.perf_counter()
     args = [rt.slots[a] for a in i.args]
-    if i.node.op in INTO:
+    if i.in_place:
+        rt.slots[i.out] = update.in_place(i.node, args)
+    elif i.node.op in INTO:
         into = rt.reusable(i)
         M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (kernels/prepared.py), if one applies
         if M is None:
@@ -42,7 +47,14 @@ def _local(rt: Runtime, i: Local):
             rt.pool.keep(id(i), M)
         rt.slots[i.out] = M
     else:
-        rt.slots[i.out] = EVAL[i.node.op](i.node, args, rt.env)
+        rt.slots[i.out] = M = EVAL[i.node.op](i.node, args, rt.env)
+    if id(i) in rt.risky:
+        if i.out in rt.partials:   # a partial reduction: the combination over ranks is checked, with its true value
+            S = overflow.shadow_of(i.node, args, lambda n, a: EVAL[n.op](n, a, rt.env))
+            if S is not None:
+                rt.shadows.partial(i.out, S, overflow.describe(i.node))
+        else:
+            overflow.verify(i.node, args, M, lambda n, a: EVAL[n.op](n, a, rt.env), rt.output_names.get(i.out))
     rt.timed("compute_s", t0)
 
 
@@ -60,18 +72,30 @@ def _output_mask(rt: Runtime, i):
 @handler(MxM)
 def _mxm(rt: Runtime, i: MxM):
     t0 = time.perf_counter()
+    if i.push is not None:   # a frontier pushed or pulled by its size (kernels/spmspv.py)
+        rt.slots[i.out] = frontier(rt, i, rt.slots[i.a], rt.slots[i.b])
+        rt.timed("compute_s", t0)
+        return
     a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
     mask = _output_mask(rt, i)
+    checked = rt.checked and overflow.int_product(i.semiring, compute)
     if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
         C = rt.slots[i.out]
-        if mask is None and gbops.accumulate_full(C, a, b, i.semiring):
+        follow = checked and rt.shadows.before_accumulating(i.out, C, a, b, i.semiring, rt.product_name(i))
+        if a.ncols == 0:
+            pass   # nothing to add (and SuiteSparse refuses to accumulate a product over no inner dim)
+        elif mask is None and gbops.accumulate_full(C, a, b, i.semiring):
             rt.took("udf-full")
         else:
             C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(gbops.lookup_operand(a, b), op)
             rt.took("accumulate")
+        if follow:
+            rt.shadows.accumulated(i.out, a, b, i.semiring, mask)
     else:
         C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.reusable(i),
                       taken=rt.routes, b_covered=i.b_covered)
+        if checked:
+            rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
         rt.pool.keep(id(i), C)
         rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
@@ -91,13 +115,35 @@ def _stacked_mxm(rt: Runtime, i: StackedMxM):
     mask = _output_mask(rt, i)
     C = gbops.sparse_output(a.nrows, b.ncols, compute)
     C(mask=mask) << a.mxm(b, op)
+    if rt.checked and overflow.int_product(i.semiring, compute):
+        rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
     rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
+
+
+def frontier(rt: Runtime, i, a, b):
+    """a ⊕.⊗ b under i's complemented mask, pushed or pulled (kernels/spmspv.py) by b's size over
+    all ranks (i.count's, or b's own in one process); the choice counted in the stats' routes."""
+    fr, m = rt.slots[i.push], rt.slots[i.mask]
+    sig = (a.dtype, b.dtype)
+    if fr.typed is None or fr.typed[0] != sig:   # dtypes and the typed semiring, once per run's operands
+        da, db = _dt(a), _dt(b)
+        compute, out = i.semiring.dtypes(da, db)
+        ca, cb = i.semiring.operand_dtypes(da, db, compute)
+        fr.typed = (sig, gbops.semiring(i.semiring, compute), gb.dtypes.lookup_dtype(compute.gb), ca, cb, compute, out)
+    _, op, gdt, ca, cb, compute, out = fr.typed
+    a, b = gbops.cast(a, ca), gbops.cast(b, cb)
+    pull = spmspv.pulls(fr, fr.entries(b) if i.count is None else item(rt.slots[i.count]))
+    rt.took("spmspv-pull" if pull else "spmspv-push")
+    C = spmspv.product(fr, a, b, op, gdt, m, i.mask_kind == "structure", pull)
+    return C if out is compute else gbops.cast(C, out)
 
 
 @handler(Fill)
 def _fill(rt: Runtime, i: Fill):
     t0 = time.perf_counter()
+    if rt.shadows.by_slot:   # (the product the slot held is complete)
+        rt.shadows.flush(i.out, rt.slots[i.out])
     into = rt.reusable(i)
     # the slot's last DropRows left a presence bitmap that the next one can use again
     rt.bitmaps[i.out] = gbops.take_bitmap(into)
@@ -148,21 +194,21 @@ def _unpermute(rt: Runtime, i: Unpermute):
     # rows of the gathered matrix are in rank order; order[i] is the global row of stacked row i
     inv = np.empty_like(i.order)
     inv[i.order] = np.arange(i.order.size)
-    rt.slots[i.out] = M[inv, :].new()
+    rt.slots[i.out] = local.take(M, rows=inv)
     rt.timed("pack_s", t0)
 
 
 @handler(TakeRows)
 def _take_rows(rt: Runtime, i: TakeRows):
     t0 = time.perf_counter()
-    rt.slots[i.out] = rt.slots[i.src][i.rows, :].new()
+    rt.slots[i.out] = local.take(rt.slots[i.src], rows=i.rows)
     rt.timed("pack_s", t0)
 
 
 @handler(TakeCols)
 def _take_cols(rt: Runtime, i: TakeCols):
     t0 = time.perf_counter()
-    rt.slots[i.out] = rt.slots[i.src][:, i.cols].new()
+    rt.slots[i.out] = local.take(rt.slots[i.src], cols=i.cols)
     rt.timed("pack_s", t0)
 
 
@@ -174,4 +220,6 @@ def _cast_to(rt: Runtime, i: CastTo):
 @handler(Free)
 def _free(rt: Runtime, i: Free):
     for s in i.slots:
+        if rt.shadows.by_slot:
+            rt.shadows.flush(s, rt.slots[s])
         rt.slots[s] = None

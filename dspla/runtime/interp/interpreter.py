@@ -6,9 +6,10 @@ import time
 from collections import Counter
 from typing import Callable
 
-from ...instr import Loop, RankProgram, Traffic, Where
+from ...instr import Allreduce, Local, Loop, RankProgram, SmallAllreduce, Traffic, Where, walk
 from ...ir.types import DType
 from ...kernels import gbops, prepared, recycle
+from ...kernels.overflow import Shadows, risky
 from ...ops import Env, table
 from .. import faults
 from . import shm
@@ -28,7 +29,8 @@ class Runtime:
     """A rank's program bound to a communicator: sub-communicators and windows are set up once;
     ``run`` executes one iteration."""
 
-    def __init__(self, program: RankProgram, comm, extra: dict | None = None, shared_bytes: int = 0):
+    def __init__(self, program: RankProgram, comm, extra: dict | None = None, shared_bytes: int = 0,
+                 overflow: str = "error"):
         self.program = program
         self.comm = comm
         self.groups = [comm] + [comm.split(color) for color in program.splits]
@@ -52,7 +54,17 @@ class Runtime:
             self.slots[slot] = value
         self.extra = extra or {}
         self.patterns: dict = {}   # (Get instruction, window half) -> the window's access pattern
-        self.env = Env({}, self.extra.get("dims", {}))
+        self.env = Env({}, self.extra.get("dims", {}), overflow)
+        self.checked = overflow == "error"   # int64 arithmetic checked for overflow (exec/overflow.py)
+        # the local steps whose int64 arithmetic may leave int64 (found once: a set lookup per step)
+        every = (*walk(program.setup), *walk(program.instrs))
+        self.risky = frozenset(id(i) for i in every if type(i) is Local and risky(i.node)) if self.checked \
+            else frozenset()
+        # slots whose values are partials of a reduction over ranks (their own overflow is not final)
+        self.partials = frozenset(s for i in every if isinstance(i, (Allreduce, SmallAllreduce))
+                                  for s in ((i.src,) if type(i) is Allreduce else i.srcs))
+        self.shadows = Shadows()   # float64 true values of int64 slots that may have wrapped
+        self.output_names = {slot: name for name, (slot, _) in program.outputs.items()}   # (for messages)
         # what each block moves whatever the data, per product: summed once, added per run (the
         # program) or per iteration (a loop's condition and body)
         self.where = Where(comm.rank, tuple(g.size if g is not None else 0 for g in self.groups))
@@ -71,6 +83,14 @@ class Runtime:
             w.free()
         self.windows = []
         self.shm.free()
+
+    def product_name(self, i) -> str:
+        """How messages name the product instruction ``i`` belongs to (its expression)."""
+        if getattr(i, "label", ""):
+            name = self.output_names.get(i.out)
+            return f"output {name} = {i.label}" if name and not i.label.startswith(f"{name} ") else i.label
+        expr = getattr(self.program, "products", {}).get(i.product)
+        return f"the product {expr}" if expr else f"a product over {i.semiring}"
 
     def block_traffic(self, instrs) -> dict:
         """product -> what the block's instructions move whatever the data (each loop's own blocks
@@ -144,6 +164,8 @@ class Runtime:
             self.setup_done = True
         self.execute(self.program.instrs, self.fault)
         self.count_block(self.static_traffic)
+        if self.shadows.by_slot:   # (products complete now: did any int64 value wrap?)
+            self.shadows.flush_all(s)
         out = {name: s[slot] for name, (slot, _) in self.program.outputs.items()}
         for slot in self.program.inputs.values():
             s[slot] = None

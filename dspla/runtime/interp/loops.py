@@ -21,8 +21,8 @@ def _sent(rt: Runtime) -> int:
 @handler(Loop)
 def _loop(rt: Runtime, i: Loop):
     s = rt.slots
-    for c, v in zip(i.carry, i.init):
-        s[c] = s[v]
+    for j, (c, v) in enumerate(zip(i.carry, i.init)):
+        s[c] = s[v].dup() if j in i.owned else s[v]
     t_loop = time.perf_counter()
     cond_traffic, body_traffic = rt.loop_traffic[id(i)]
     # an iteration's words: its condition check (with rank 0's broadcast of the answer) and its body

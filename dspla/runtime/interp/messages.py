@@ -23,9 +23,9 @@ from ...instr import (
 )
 from ...ir.types import DType
 from ...kernels import buffers as local
-from ...kernels import gbops, lend
+from ...kernels import gbops, lend, overflow
 from . import shm
-from .compute import _multiply, _output_mask
+from .compute import _multiply, _output_mask, frontier
 from .interpreter import Runtime, _dt, handler
 
 
@@ -181,7 +181,11 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         with rows_held:
             a, b, op, compute, _ = _multiply(rt.slots[i.blocks[j]], R, i.semiring)
             acc = gbops.binary(i.semiring.monoid.op, compute)
-            if mask is None and gbops.accumulate_full(C, a, b, i.semiring, i.rows[j] if i.rows else None):
+            follow = rt.checked and overflow.int_product(i.semiring, compute) and \
+                rt.shadows.before_accumulating(i.out, C, a, b, i.semiring, rt.product_name(i))
+            if a.ncols == 0:
+                pass   # nothing to add (and SuiteSparse refuses to accumulate a product over no inner dim)
+            elif mask is None and gbops.accumulate_full(C, a, b, i.semiring, i.rows[j] if i.rows else None):
                 rt.took("udf-full")   # a user's semiring, by its compiled kernel
             elif i.rows:  # the block holds only the rows that have remote entries: a small output
                 C[i.rows[j], :](accum=acc) << a.mxm(gbops.lookup_operand(a, b), op).new()
@@ -189,6 +193,8 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
             else:
                 C(accum=acc, mask=mask) << a.mxm(gbops.lookup_operand(a, b), op)
                 rt.took("accumulate")
+            if follow:   # (the running total of this rank's rows, checked when complete)
+                rt.shadows.accumulated(i.out, a, b, i.semiring, mask, i.rows[j] if i.rows else None)
         if type(p.req) is shm.Arrival:   # (the lent rows are back: R is empty now)
             p.req.release()
         # the rows are freed now, not when the collector finds the matrix's reference cycle, so
@@ -242,14 +248,22 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
 
 
 def _stacked_product(rt: Runtime, i: StackMxM, B):
+    if i.push is not None:   # a frontier pushed or pulled (compute.frontier)
+        rt.slots[i.out] = frontier(rt, i, rt.slots[i.a], B)
+        return
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
+    mask = _output_mask(rt, i)
     if b.ncols > 1:   # (only a sparse x sparse product stacks wide rows): an output that stays sparse
         C = gbops.sparse_output(a.nrows, b.ncols, compute)
-        C(mask=_output_mask(rt, i)) << a.mxm(b, op)
+        C(mask=mask) << a.mxm(b, op)
+        if rt.checked and overflow.int_product(i.semiring, compute):
+            rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
         rt.slots[i.out] = gbops.cast(C, out)
         return
-    C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=_output_mask(rt, i),
+    C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask,
                   into=rt.reusable(i), taken=rt.routes, b_covered=i.covered)
+    if rt.checked and overflow.int_product(i.semiring, compute):
+        rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
     rt.pool.keep(id(i), C)
     rt.slots[i.out] = gbops.cast(C, out)
 
@@ -283,6 +297,8 @@ def _stack_in_place(rt: Runtime, i: StackMxM, area: shm.Stack, posted: list, t0:
             af, bf, *_ = _multiply(a_far, F, i.semiring)
             C = gbops.mxm_blocks([(ao, bo), (af, bf)], route, i.semiring, compute, i.a_empty_rows,
                                  into=rt.reusable(i), taken=rt.routes)
+            if rt.checked and overflow.int_product(i.semiring, compute):
+                rt.shadows.product(i.out, [(ao, bo), (af, bf)], i.semiring, rt.product_name(i))
         rt.pool.keep(id(i), C)
         rt.slots[i.out] = gbops.cast(C, out)
     else:
@@ -307,8 +323,8 @@ def _blocks(rt: Runtime, i: StackMxM, own, area: shm.Stack):
         a = rt.slots[i.a]
         route = gbops.full_c_route(i.semiring, i.semiring.dtypes(_dt(a), _dt(own))[0], own.shape[1])
         n = area.own.shape[0]
-        area.blocks = (a[:, :n].new(), a[:, n:].new(), gb.Matrix(_dt(own).gb, *area.far.shape), route) \
-            if route else False
+        area.blocks = (local.take(a, cols=slice(0, n)), local.take(a, cols=slice(n, None)),
+                       gb.Matrix(_dt(own).gb, *area.far.shape), route) if route else False
     return area.blocks or None
 
 
@@ -335,7 +351,11 @@ def _sampled_mxm(rt: Runtime, i: SampledMxM):
     t0 = time.perf_counter()
     a, b, op, compute, out = _multiply(rt.slots[i.a], B, i.semiring)
     C = gb.Matrix(compute.gb, a.shape[0], i.ncols)
-    C(mask=gbops.mask_of(rt.slots[i.mask], "structure", False)) << a.mxm(b.T, op)
+    mask = gbops.mask_of(rt.slots[i.mask], "structure", False)
+    C(mask=mask) << a.mxm(b.T, op)
+    if rt.checked and overflow.int_product(i.semiring, compute) and \
+            overflow.product_bound(a, b, i.semiring, inner=a.ncols) >= overflow.LIMIT:
+        rt.shadows.product(i.out, [(a, b.T.new())], i.semiring, rt.product_name(i), mask)
     rt.slots[i.out] = gbops.cast(C, out)
     for r in i.recvs:
         rt.slots[r] = None

@@ -100,3 +100,51 @@ def test_update(accum, kind, complement, replace):
     check(f(**inputs)["R"], want, f"update accum={accum} mask={kind} complement={complement} replace={replace}")
     got, _ = run_dist(f, inputs, 3, partition="random")
     check(got["R"], want, "P=3")
+
+
+@pytest.mark.parametrize("accum", [None, "plus"])
+@pytest.mark.parametrize("kind,complement", MASKS + [(None, False)])
+def test_update_with_a_scalar(accum, kind, complement):
+    """A 1 x 1 T is GrB_assign's scalar: the oracle's T is that value at every position."""
+    rng = np.random.default_rng(seed_of(repr(("update-scalar", accum, kind, complement))))
+    C, M = (random_mat(rng, (6, 4), "int64") for _ in range(2))
+    v = int(rng.integers(-5, 5))
+    c, m = (dp.sparse(nm, ("n", "f"), "int64") for nm in "CM")
+    t = dp.dense("t", (1, 1), "int64")
+    f = dp.function({"R": dp.update(c, t, accum=accum, mask=m if kind else None, complement=complement,
+                                    structure=kind == "structure")}, inputs=[c, t, m])
+    T = oracle.mat(np.full(C.shape, v, dtype=np.int64))
+    want = _update_oracle(C, T, M if kind else None, accum, kind, complement, False)
+    inputs = {"C": to_input(C, "sparse"), "t": np.array([[v]], dtype=np.int64), "M": to_input(M, "sparse")}
+    check(f(**inputs)["R"], want, f"update scalar accum={accum} mask={kind} complement={complement}")
+    got, _ = run_dist(f, inputs, 3, partition="random")
+    check(got["R"], want, "P=3")
+
+
+@pytest.mark.parametrize("kind,complement", MASKS)
+def test_update_in_a_loop_written_in_place(kind, complement):
+    """A loop-carried C updated (in place: no later step reads it) three times, each with a
+    scalar and with a T; the start (an input) is left as it was."""
+    rng = np.random.default_rng(seed_of(repr(("update-loop", kind, complement))))
+    C, T, M = (random_mat(rng, (6, 4), "int64") for _ in range(3))
+    c, t, m = (dp.sparse(nm, ("n", "f"), "int64") for nm in "CTM")
+    k0 = dp.dense("k", (1, 1), "int64")
+
+    def body(x, k):
+        x = dp.update(x, k, mask=m, complement=complement, structure=kind == "structure")
+        return dp.update(x, t, accum="plus", mask=m, complement=complement, structure=kind == "structure"), k + 1
+
+    (r, _), _ = dp.while_loop(lambda x, k: k < 3, body, (c, k0), 5, count=True)
+    f = dp.function({"R": r}, inputs=[c, t, m, k0])
+    want = C
+    for k in range(3):
+        want = _update_oracle(want, oracle.mat(np.full(C.shape, k, dtype=np.int64)), M, None, kind, complement, False)
+        want = _update_oracle(want, T, M, "plus", kind, complement, False)
+    inputs = {"C": to_input(C, "sparse"), "T": to_input(T, "sparse"), "M": to_input(M, "sparse"),
+              "k": np.zeros((1, 1), dtype=np.int64)}
+    start = inputs["C"].copy()
+    for _ in range(2):
+        check(f(**inputs)["R"], want, f"loop update mask={kind} complement={complement}")
+        assert (inputs["C"] != start).nnz == 0
+    got, _ = run_dist(f, inputs, 3, partition="random")
+    check(got["R"], want, "P=3")

@@ -1,0 +1,352 @@
+"""Predicted scaling of GCN training on a described cluster, counted without building any plan.
+
+For one epoch of an L-layer GCN (forward and backward SpMMs at the widths the paper's algorithms
+use, f[l-1] forward and f[l] backward, and the weight gradients), per candidate and P: the words
+and messages per rank, memory per rank, and the predicted time on the cluster; the chosen plan
+is the fastest. Two families:
+
+- CAGNET's four (``cagnet.py``): their schedules depend on n, nnz and the widths only;
+- dspla's sparsity-aware plans, whose traffic depends on the graph: ``p2p1d`` (1D, each rank
+  receives the rows its nonzeros' columns name) and ``15d_sparse`` (the 1.5D grid, inside a
+  process column only the rows a block row needs move, by send sets as p2p1d's). With the graph
+  at hand they are counted exactly from a random row partition (one pass over the nonzeros per
+  P: distinct (receiver, column) pairs, ``analysis.comm_plan``); for a shape alone (n, nnz of an
+  R-MAT graph too large to build here) from the R-MAT degree distribution, as expectations
+  (a column of expected degree d is needed by a given set of rows holding a fraction x of
+  all rows with probability 1 - exp(-d x)), marked ``expected``.
+
+Words follow the paper's counting (cagnet.py): what a rank receives point-to-point, and for a
+collective the buffer it holds. Messages are point-to-point messages received plus collective
+steps (log2 of the group each).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..analysis import comm_plan
+from ..partition import partition, random_parts
+from . import cagnet
+from .cluster import Cluster
+
+SPARSE_PLANS = ("p2p1d", "15d_sparse")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A graph to count on: the matrix itself (symmetric pattern), or only n and nnz (R-MAT)."""
+    name: str
+    n: int
+    nnz: int
+    A: sp.csr_array | None = None
+    rmat: tuple = (0.57, 0.19, 0.19)
+
+    @classmethod
+    def of(cls, name: str, A) -> "Shape":
+        A = sp.csr_array(A, dtype=np.float32)
+        A = sp.csr_array(((A + A.T) != 0).astype(np.float32))   # a GCN's Â is symmetric
+        return cls(name, A.shape[0], int(A.nnz), A)
+
+    def degrees(self) -> tuple[np.ndarray, np.ndarray]:
+        """(expected degree, number of vertices) per class of an R-MAT graph of this shape: a vertex
+        with k one-bits among s has expected out-degree m (a+b)^(s-k) (c+d)^k (in-degree likewise with
+        a+c, b+d); the n vertices sample the 2^s ids uniformly."""
+        a, b, c = self.rmat
+        d = 1 - a - b - c
+        s = max(1, math.ceil(math.log2(self.n)))
+        m = self.nnz / 2
+        k = np.arange(s + 1)
+        deg = m * ((a + b) ** (s - k) * (c + d) ** k + (a + c) ** (s - k) * (b + d) ** k)
+        count = np.array([comb(s, int(i)) for i in k], dtype=np.float64) * self.n / 2 ** s
+        return deg, count
+
+
+def _expected_needed(shape: Shape, frac: float) -> float:
+    """Expected number of vertices a set holding ``frac`` of the rows needs, over all vertices."""
+    deg, count = shape.degrees()
+    return float((count * -np.expm1(-deg * frac)).sum())
+
+
+# ---------------------------------------------------------------------------- exact counts
+_MEMO: dict = {}
+
+
+def _memo(key, fn):
+    """The pairs of one (graph, P, c, partition): counted once per command (explain asks per product)."""
+    if key not in _MEMO:
+        if len(_MEMO) > 64:
+            _MEMO.clear()
+        _MEMO[key] = fn()
+    return _MEMO[key]
+
+
+def p2p_pairs(A: sp.csr_array, parts: np.ndarray, P: int) -> tuple:
+    """(src, dst, rows) of p2p1d's messages for a row partition: the distinct remote columns."""
+    cp = comm_plan(A, parts, P)
+    return cp.src.astype(np.int64), cp.dst.astype(np.int64), np.diff(cp.ptr).astype(np.int64)
+
+
+def sparse15_pairs(A: sp.csr_array, parts: np.ndarray, P: int, c: int) -> tuple:
+    """(src, dst, rows) of 15d_sparse's messages: block row i (the rows of ranks i*c..i*c+c-1) is
+    held by process row i; process column j handles the block columns of chunk j; P(k, j) sends
+    P(i, j) the rows of block k that block row i's nonzeros name."""
+    nb = P // c
+    brow = parts // c
+    i = np.repeat(brow, np.diff(A.indptr))
+    col = A.indices.astype(np.int64)
+    k = brow[col]
+    keep = i != k
+    key = np.unique(i[keep] * A.shape[0] + col[keep])
+    pair = key // A.shape[0] * nb + brow[key % A.shape[0]]
+    up, rows = np.unique(pair, return_counts=True)
+    i, k = up // nb, up % nb
+    j = _chunk_of(nb, c)[k]
+    return k * c + j, i * c + j, rows
+
+
+def _chunk_of(nb: int, c: int) -> np.ndarray:
+    per = nb // c
+    out = np.minimum(np.arange(nb) // max(per, 1), c - 1)
+    return out
+
+
+# ---------------------------------------------------------------------------- candidates
+@dataclass(frozen=True)
+class Work:
+    """What is counted: the widths of the SpMMs and the sizes of the weight-gradient all-reduces.
+    A GCN epoch with widths f: per layer the forward (f[l-1]) and backward (f[l]) SpMMs and an
+    f[l-1] x f[l] all-reduce; one product of width K: that SpMM alone."""
+    spmms: tuple
+    dw: tuple
+
+    @classmethod
+    def of(cls, f) -> "Work":
+        if isinstance(f, Work):
+            return f
+        pairs = list(zip(f[:-1], f[1:]))
+        return cls(tuple(w for a, b in pairs for w in (a, b)), tuple(a * b for a, b in pairs))
+
+    @classmethod
+    def product(cls, K: int) -> "Work":
+        return cls((K,), ())
+
+
+def _p2p_epoch(cluster: Cluster, P, src, dst, rows, work: Work, nnz_rank):
+    """Seconds, words and messages of a p2p plan's SpMMs (per rank arrays)."""
+    t = np.zeros(P)
+    words = np.zeros(P)
+    msgs = np.bincount(dst, minlength=P).astype(float) * len(work.spmms)
+    recv_rows = np.bincount(dst, weights=rows, minlength=P)
+    for w in work.spmms:
+        t += cluster.p2p_seconds(P, src, dst, rows * w) if src.size else 0.0
+        words += recv_rows * w
+    t += cluster.spmm_seconds(1) * nnz_rank * sum(work.spmms)
+    return t, words, msgs
+
+
+def _allreduce(cluster, P, dims, axis, words, passes=2):
+    """A ring all-reduce (2 passes) or all-gather (1) of ``words`` along a grid axis."""
+    g = dims[axis]
+    if g < 2:
+        return 0.0
+    return (passes * words * (g - 1) / g * cluster.ring_seconds_per_word(P, dims, axis)
+            + cluster.group_alpha(P, dims, axis) * passes * math.ceil(math.log2(g)))
+
+
+def _row_collectives(cluster, P, c, rows, work: Work) -> float:
+    """15d_sparse's per-product collectives along the process row, every SpMM of the epoch: the
+    all-gather of block row i of B and the all-reduce of its partial C_i."""
+    dims = (P // c, c)
+    return sum(_allreduce(cluster, P, dims, 1, rows * w, 1) + _allreduce(cluster, P, dims, 1, rows * w)
+               for w in work.spmms)
+
+
+def _dw(cluster, P, work: Work):
+    return sum(_allreduce(cluster, P, (P,), 0, x) for x in work.dw)
+
+
+def row_parts(A, P: int, method: str, seed: int) -> np.ndarray:
+    """Rows to ranks: ``random`` here, any other method by dspla.partition (cached on disk)."""
+    if method == "random" or P == 1:
+        return random_parts(A.shape[0], P, seed)
+    return partition(A, P, method, seed=seed, progress=False).parts
+
+
+def block_row_parts(A, P: int, c: int, method: str, seed: int) -> np.ndarray:
+    """15d_sparse's rows: P/c block rows by ``method``, each block's rows dealt to its c ranks."""
+    blocks = row_parts(A, P // c, method, seed)
+    order = np.argsort(blocks, kind="stable")
+    start = np.searchsorted(blocks[order], blocks[order])
+    member = np.empty_like(blocks)
+    member[order] = (np.arange(blocks.size) - start) % c
+    return blocks * c + member
+
+
+def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
+                      method: str = "random") -> list[dict]:
+    """p2p1d and 15d_sparse (c^2 | P, c <= 16) at P: exact when the graph is at hand."""
+    work = Work.of(f)
+    L, fsum, fmax = len(work.dw), sum(work.spmms), max(work.spmms)
+    dw_words = sum(work.dw)
+    nspmm = len(work.spmms)
+    out = []
+    cs = [c for c in (2, 4, 8, 16) if P % (c * c) == 0]
+    if shape.A is not None:
+        A = shape.A
+        key = (id(A), A.nnz, P, method, seed)
+        parts = _memo(key + (1, "parts"), lambda: row_parts(A, P, method, seed))
+        nnz_rank = np.bincount(parts, weights=np.diff(A.indptr), minlength=P)
+        rows_rank = np.bincount(parts, minlength=P)
+        src, dst, rows = _memo(key + (1, "pairs"), lambda: p2p_pairs(A, parts, P))
+        t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, nnz_rank)
+        t += _dw(cluster, P, work)
+        out.append(_record("p2p1d", "exact", t, words + dw_words, msgs + L * math.ceil(math.log2(max(P, 2))),
+                           (nnz_rank * 12 + (rows_rank * nspmm / 2 + np.bincount(dst, weights=rows, minlength=P)) * fmax
+                            * cluster.word_bytes)))
+        for c in cs:
+            parts = _memo(key + (c, "parts"), lambda c=c: block_row_parts(A, P, c, method, seed))
+            src, dst, rows = _memo(key + (c, "pairs"), lambda c=c, parts=parts: sparse15_pairs(A, parts, P, c))
+            brow_rows = np.bincount(parts // c, minlength=P // c)[np.arange(P) // c]
+            brow_nnz = np.bincount(parts // c, weights=np.diff(A.indptr), minlength=P // c)[np.arange(P) // c]
+            t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, brow_nnz / c)
+            t += max(_row_collectives(cluster, P, c, r, work) for r in np.unique(brow_rows)) + _dw(cluster, P, work)
+            words += 2 * brow_rows * fsum + dw_words      # the all-gather's output and the all-reduce's buffer
+            msgs += 3 * nspmm * math.ceil(math.log2(c)) + L * math.ceil(math.log2(P))
+            mem = brow_nnz / c * 12 + (brow_rows * nspmm / 2 + np.bincount(dst, weights=rows, minlength=P)) * fmax * \
+                cluster.word_bytes
+            out.append(_record(f"15d_sparse c={c}", "exact", t, words, msgs, mem))
+        return out
+    # a shape: expectations over the R-MAT degree distribution, every rank alike
+    n, nnz = shape.n, shape.nnz
+    for c in [1] + cs:
+        frac = c / P
+        need = _expected_needed(shape, frac) * (1 - frac) / c     # rows a rank receives, per unit width
+        pairs = (P / c - 1) / c * -math.expm1(-nnz * frac * frac)   # blocks of chunk j holding a needed row
+        vol = need * cluster.word_bytes
+        lv = cluster.lvl(2) if P > cluster.ranks_per_node else cluster.lvl(1)
+        per_rank_inj = min(lv.bandwidth, cluster.injection / cluster.ranks_per_socket)
+        t = sum(pairs * lv.alpha + vol * w / per_rank_inj for w in work.spmms)
+        t += cluster.spmm_seconds(nnz / P * fsum) + _dw(cluster, P, work)
+        words = need * fsum + dw_words
+        msgs = pairs * nspmm + L * math.ceil(math.log2(max(P, 2)))
+        mem_rows = n * c / P
+        if c > 1:
+            t += _row_collectives(cluster, P, c, mem_rows, work)
+            words += 2 * mem_rows * fsum
+            msgs += 3 * nspmm * math.ceil(math.log2(c))
+        mem = nnz / P * 12 + (mem_rows * nspmm / 2 + need) * fmax * cluster.word_bytes
+        name = "p2p1d" if c == 1 else f"15d_sparse c={c}"
+        out.append(_record(name, "expected", np.array([t]), np.array([words]), np.array([msgs]), np.array([mem])))
+    return out
+
+
+def grid3d_words(n_rows: np.ndarray, K: int, grid: tuple) -> np.ndarray:
+    """Words each rank receives in one 3d product, from the 1D row counts alone (as the plan's
+    instructions count them): the fiber all-to-all of B, the column all-gather, the ring
+    all-reduce along y, the fiber all-to-all of C."""
+    X, Y, Z = grid
+    P = X * Y * Z
+    cuts = np.linspace(0, K, Z + 1).round().astype(int)   # the plan's column ranges (summa2d.k_ranges)
+    w = np.diff(cuts)
+    r = np.arange(P)
+    x, y, z = r // (Y * Z), (r // Z) % Y, r % Z
+    n = np.asarray(n_rows, dtype=np.int64)
+    fib = n.reshape(X * Y, Z)
+    out = np.zeros(P, dtype=np.int64)
+    if Z > 1:
+        out += (fib.sum(1)[r // Z] - n) * w[z]
+    col_rows = fib.sum(1).reshape(X, Y)   # rows of ranks (x, y, ·)
+    if X > 1:
+        out += (col_rows.sum(0)[y] - col_rows[x, y]) * w[z]
+    blk = n.reshape(X, Y * Z).sum(1)[x]
+    if Y > 1:
+        out += np.array([-(-2 * (Y - 1) * int(b) * int(ww) // Y) for b, ww in zip(blk, w[z])])
+    if Z > 1:
+        out += n * (K - w[z])
+    return out
+
+
+def dspla_3d(shape: Shape, P: int, f, cluster: Cluster) -> dict:
+    """dspla's 3d plan (A's blocks stationary) on the grid closest to a cube, from balanced row
+    counts: its words per rank (grid3d_words), its collectives as rings along the grid's axes."""
+    work = Work.of(f)
+    X, Y, Z = dims = cagnet.grid3(P, zmax=min(work.spmms))
+    counts = np.full(P, shape.n // P) + (np.arange(P) < shape.n % P)
+    words = np.zeros(P)
+    t = 0.0
+    pw = [cluster.ring_seconds_per_word(P, dims, ax) for ax in range(3)]
+    al = [cluster.group_alpha(P, dims, ax) for ax in range(3)]
+    lg = [math.ceil(math.log2(g)) if g > 1 else 0 for g in dims]
+    for w in work.spmms:
+        words += grid3d_words(counts, w, dims)
+        wz, nr = -(-w // Z), counts.max()
+        t += 2 * (nr * wz * (Z - 1) * pw[2] + al[2] * (Z - 1))                 # the fiber all-to-alls
+        t += shape.n / Y * wz * (X - 1) / X * pw[0] + al[0] * lg[0]            # the column all-gather
+        t += 2 * shape.n / X * wz * (Y - 1) / Y * pw[1] + 2 * al[1] * lg[1]    # the row all-reduce
+        t += cluster.spmm_seconds(shape.nnz / P * w)
+    t += _dw(cluster, P, work)
+    dw_words = sum(work.dw)
+    msgs = len(work.spmms) * (2 * (Z - 1) + lg[0] + 2 * lg[1]) + len(work.dw) * math.ceil(math.log2(max(P, 2)))
+    mem = shape.nnz / (X * Y) * 12 + (shape.n / Y + 2 * shape.n / X) * -(-max(work.spmms) // Z) * cluster.word_bytes
+    return _record(f"3d {X}x{Y}x{Z}", "counts", np.array([t]),
+                   words + dw_words, np.array([msgs]), np.array([mem]))
+
+
+def _record(plan, how, t, words, msgs, mem) -> dict:
+    return {"plan": plan, "family": "dspla", "count": how, "predicted_s": float(np.max(t)),
+            "words_max": float(np.max(words)), "words_avg": float(np.mean(words)),
+            "messages_max": float(np.max(msgs)), "memory_bytes": float(np.max(mem))}
+
+
+def cagnet_candidates(shape: Shape, P: int, f, cluster: Cluster) -> list[dict]:
+    out = []
+    one = isinstance(f, Work) and not f.dw   # one product: its SpMM alone
+    scheds = cagnet.cagnet_four(shape.n, shape.nnz, [f.spmms[0]] * 2 if one else f, P)
+    for s in (cagnet.spmm_only(x) for x in scheds) if one else scheds:
+        sec = cagnet.seconds(s, cluster)
+        w = float(s.words())
+        steps = sum(c.count * math.ceil(math.log2(s.dims[c.axis])) for c in s.colls if s.dims[c.axis] > 1)
+        mem = float(s.memory_words) * cluster.word_bytes + shape.nnz / P * 4
+        out.append({"plan": "CAGNET " + s.name + (f" {'x'.join(map(str, s.dims))}" if s.name == "3d" else ""),
+                    "family": "cagnet",
+                    "count": "formula", "predicted_s": sec["predicted_s"], "words_max": w, "words_avg": w,
+                    "messages_max": float(steps), "memory_bytes": mem})
+    return out
+
+
+def product_candidates(shape: Shape, P: int, K: int, cluster: Cluster, seed: int = 0, method: str = "random"):
+    """Every candidate for one product A @ B of width K at P, fastest first (what explain shows)."""
+    w = Work.product(K)
+    cands = cagnet_candidates(shape, P, w, cluster) + sparse_candidates(shape, P, w, cluster, seed, method)
+    if P >= 8:
+        cands.append(dspla_3d(shape, P, w, cluster))
+    return sorted(cands, key=lambda c: c["predicted_s"])
+
+
+def scaling(shape: Shape, Ps, f, cluster: Cluster, weak: bool = False, seed: int = 0, method: str = "random",
+            progress=None) -> list[dict]:
+    """One row per P: every candidate, the chosen one (fastest), the best of CAGNET's four and the
+    ratio of the choice's predicted time to it. ``weak``: n and nnz grow with P (from the first P;
+    shapes only)."""
+    rows = []
+    for P in Ps:
+        sh = shape
+        if weak:
+            if shape.A is not None:
+                raise ValueError("weak scaling needs a shape (n, nnz), not a fixed graph")
+            g = P / Ps[0]
+            sh = Shape(shape.name, int(shape.n * g), int(shape.nnz * g), None, shape.rmat)
+        cands = cagnet_candidates(sh, P, f, cluster) + sparse_candidates(sh, P, f, cluster, seed, method)
+        if P >= 8:
+            cands.append(dspla_3d(sh, P, f, cluster))
+        best = min(cands, key=lambda r: r["predicted_s"])
+        four = min((r for r in cands if r["family"] == "cagnet"), key=lambda r: r["predicted_s"])
+        rows.append({"P": P, "n": sh.n, "nnz": sh.nnz, "candidates": cands, "chosen": best["plan"],
+                     "best_cagnet": four["plan"], "ratio": best["predicted_s"] / four["predicted_s"]})
+        if progress:
+            progress(P)
+    return rows

@@ -1,0 +1,305 @@
+"""What an int64 sum or product does when its true value leaves int64 (docs/user-guide.md).
+
+Three modes, chosen per function (``dp.function(..., overflow=)``, ``f.configure(overflow=)``;
+the command line reads ``DSPLA_INT_OVERFLOW``):
+
+- ``error`` (the default): an error naming the value (its name or op, and where it is written);
+- ``wrap``: GraphBLAS's own arithmetic, two's complement modulo 2^64, unchecked;
+- ``float64``: integer inputs are computed in float64 (function.py promotes them; results are
+  float64, exact up to 2^53).
+
+The check costs almost nothing when it cannot fire: from the operands' largest magnitudes (a max
+and a min reduction each, in GraphBLAS) a bound on every result entry proves that most integer
+arithmetic stays in range. Only an op the bound cannot clear is computed again in float64 and the
+two compared: int64 arithmetic is exact modulo 2^64, so a result whose true value is in range is
+exact, and one that wrapped is off by a multiple of 2^64, far more than the float64 value's
+rounding (an entry more than 2^62 from its float64 value wrapped). Float paths are never checked.
+A product accumulated in parts (a row's received blocks one after another) is checked at each
+accumulation: a running total that leaves int64 is reported even if later terms would bring it
+back."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import graphblas as gb
+import numpy as np
+
+from ..errors import DsplaError
+from ..ir import Node, Op
+from ..ir.types import DType
+from . import gbops
+
+MODES = ("error", "wrap", "float64")
+LIMIT = 2**63                 # a bound below this proves no entry leaves int64
+WRAPPED = float(2**62)        # an int64 entry this far from its float64 value wrapped
+ARITH = frozenset({"plus", "minus", "rminus", "times"})
+UNARY = frozenset({"neg", "abs", "square"})
+
+
+class IntegerOverflow(DsplaError):
+    """An integer result whose true value is outside int64 (mode 'error')."""
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise DsplaError(f"overflow must be one of {', '.join(MODES)}, got {mode!r}")
+    return mode
+
+
+def is_int(M) -> bool:
+    return M.dtype.np_type.kind == "i" if hasattr(M.dtype, "np_type") else False
+
+
+def maxabs(M) -> int:
+    """The largest magnitude of M's entries, exactly (a Python int: |int64 min| is 2^63)."""
+    if M.nvals == 0:
+        return 0
+    hi = M.reduce_scalar(gb.monoid.max).new().value
+    lo = M.reduce_scalar(gb.monoid.min).new().value
+    return max(abs(int(hi)), abs(int(lo)))
+
+
+def _term(mult: str, ma: int, mb: int) -> int:
+    if mult in ("plus", "minus", "rminus"):
+        return ma + mb
+    if mult == "times":
+        return ma * mb
+    if mult in ("first", "min", "max", "any"):
+        return max(ma, mb) if mult != "first" else ma
+    if mult == "second":
+        return mb
+    return 1   # pair, comparisons, logical: 0 or 1
+
+
+def _folded(monoid: str, term: int, count: int) -> int:
+    """A bound on ⊕ of ``count`` terms each at most ``term`` in magnitude."""
+    if monoid == "plus":
+        return term * count
+    if monoid == "times":
+        if term <= 1 or count <= 1:
+            return term
+        return LIMIT if count * math.log2(term) >= 63 else term ** count
+    return term
+
+
+def risky(node: Node) -> bool:
+    """Whether ``node`` computes int64 values by arithmetic that can leave int64 (its operators
+    are built in: a user's operator is the user's arithmetic)."""
+    if getattr(node.type, "dtype", None) is not DType.int64:
+        return False
+    op = node.op
+    if op in (Op.EWISE_ADD, Op.EWISE_MULT, Op.APPLY_BIND):
+        o = node.attr("op")
+        return o.func is None and o.name in ARITH
+    if op is Op.APPLY:
+        return node.attr("op").name in UNARY
+    if op is Op.REDUCE:
+        return node.attr("monoid").name in ("plus", "times")
+    if op is Op.MXM:
+        sr = node.attr("semiring")
+        return sr.builtin and (sr.monoid.name in ("plus", "times") or sr.mult.name in ARITH)
+    if op is Op.UPDATE:
+        acc = node.attr("accum")
+        return acc is not None and acc.func is None and acc.name in ARITH
+    return False
+
+
+def bound(node: Node, args: list) -> int:
+    """A bound on the magnitude of every entry of ``node`` over ``args`` (exact integers)."""
+    op = node.op
+    if op in (Op.EWISE_ADD, Op.EWISE_MULT, Op.UPDATE):
+        x, y = args[0], args[1]
+        name = node.attr("accum" if op is Op.UPDATE else "op").name
+        return _term(name, maxabs(x), maxabs(y))
+    if op is Op.APPLY_BIND:
+        s = node.attr("scalar")
+        return _term(node.attr("op").name, maxabs(args[0]), abs(int(s)) if float(s).is_integer() else LIMIT)
+    if op is Op.APPLY:
+        m = maxabs(args[0])
+        return m * m if node.attr("op").name == "square" else m
+    if op is Op.REDUCE:
+        x, axis = args[0], node.attr("axis")
+        count = min(x.nvals, x.ncols if axis == "rows" else x.nrows if axis == "cols" else x.nvals)
+        return _folded(node.attr("monoid").name, maxabs(x), count)
+    if op is Op.MXM:
+        sr = node.attr("semiring")
+        return product_bound(args[0], args[1], sr)
+    return LIMIT
+
+
+def product_bound(a, b, sr, inner: int | None = None) -> int:
+    """A bound on a ⊕.⊗ b's entries (``inner``: the inner dim, when b is given untransposed)."""
+    return _folded(sr.monoid.name, _term(sr.mult.name, maxabs(a), maxabs(b)),
+                   min(a.ncols, b.nrows) if inner is None else inner)
+
+
+def int_product(sr, compute: DType) -> bool:
+    """Whether a product over ``sr`` computing in ``compute`` is checked at all."""
+    return compute is DType.int64 and sr.builtin and (sr.monoid.name in ("plus", "times") or sr.mult.name in ARITH)
+
+
+def _fold2(monoid: str, x: int, y: int) -> int:
+    return x + y if monoid == "plus" else x * y if monoid == "times" else max(x, y)
+
+
+def _float_product(pairs: list, sr, mask=None):
+    """⊕ over pairs of a ⊕.⊗ b, in float64 (the check's shadow)."""
+    fsr = gbops.semiring(sr, DType.float64)
+    acc = gbops.binary(sr.monoid.op, DType.float64)
+    out = None
+    for a, b in pairs:
+        P = _as_float(a).mxm(_as_float(b), fsr).new()
+        if out is None:
+            out = P
+        else:
+            out(accum=acc) << P
+    if mask is not None:
+        kept = gb.Matrix(gb.dtypes.FP64, out.nrows, out.ncols)
+        kept(mask=mask) << out
+        out = kept
+    return out
+
+
+class Shadows:
+    """The float64 true values of a rank's int64 slots that may have wrapped and are not yet
+    complete: a product's running total (its parts arrive one after another; int64 arithmetic
+    is exact modulo 2^64, so only the complete value tells), a partial reduction on its way to
+    the other ranks. ``flush`` compares a complete one with its int64 value; a reduction over
+    ranks combines the partials' shadows (``take``)."""
+
+    def __init__(self) -> None:
+        self.by_slot: dict[int, tuple[Any, str]] = {}
+
+    def product(self, slot: int, pairs: list, sr, what: str, mask=None) -> None:
+        """``slot`` now holds ⊕ over pairs of a ⊕.⊗ b (int64; a fresh value)."""
+        term = _term(sr.mult.name, max(maxabs(a) for a, _ in pairs), max(maxabs(b) for _, b in pairs))
+        if _folded(sr.monoid.name, term, sum(a.ncols for a, _ in pairs)) < LIMIT:
+            self.by_slot.pop(slot, None)
+        else:
+            self.by_slot[slot] = (_float_product(pairs, sr, mask), what)
+
+    def before_accumulating(self, slot: int, C, a, b, sr, what: str) -> bool:
+        """Before ``C ⊕= a ⊕.⊗ b`` into ``slot``: whether to follow it in float64 (a shadow
+        already, or the bound cannot clear the total: C is exact so far, its copy starts one)."""
+        if slot in self.by_slot:
+            return True
+        if _fold2(sr.monoid.name, maxabs(C), product_bound(a, b, sr)) < LIMIT:
+            return False
+        self.by_slot[slot] = (C.dup(dtype=gb.dtypes.FP64), what)
+        return True
+
+    def accumulated(self, slot: int, a, b, sr, mask=None, rows=None) -> None:
+        """After it: the shadow accumulates the same product in float64."""
+        S = self.by_slot[slot][0]
+        acc = gbops.binary(sr.monoid.op, DType.float64)
+        P = _float_product([(a, b)], sr)
+        if rows is not None:
+            S[rows, :](accum=acc) << P
+        else:
+            S(accum=acc, mask=mask) << P
+
+    def partial(self, slot: int, shadow, what: str) -> None:
+        self.by_slot[slot] = (shadow, what)
+
+    def take(self, slot: int):
+        """The shadow of ``slot`` (None: its int64 value is exact), forgotten."""
+        got = self.by_slot.pop(slot, None)
+        return None if got is None else got[0]
+
+    def flush(self, slot: int, value) -> None:
+        """``slot`` is complete (or about to be replaced): raise if its int64 value wrapped."""
+        got = self.by_slot.pop(slot, None)
+        if got is not None and value is not None and hasattr(value, "nvals"):
+            compare(value, got[0], got[1])
+
+    def flush_all(self, slots: list) -> None:
+        for slot in list(self.by_slot):
+            self.flush(slot, slots[slot])
+
+
+def shadow_of(node: Node, args: list, evaluate: Callable[[Node, list], Any]):
+    """``node`` on ``args`` in float64 (the true value of an int64 result), or None when the
+    bound proves its int64 value exact."""
+    if bound(node, args) < LIMIT:
+        return None
+    return evaluate(node.replace(type=node.type.with_(dtype=DType.float64)),
+                    [_as_float(a) if hasattr(a, "dtype") else a for a in args])
+
+
+def combines(dtype, ufunc) -> bool:
+    """Whether combining partials of ``dtype`` by ``ufunc`` across ranks is checked."""
+    return np.dtype(dtype).kind == "i" and ufunc in (np.add, np.multiply)
+
+
+def verify_combined(got: np.ndarray, shadows: np.ndarray, ufunc, what: str) -> None:
+    """``got``: the int64 combination over ranks; ``shadows``: the ranks' partials' true values
+    (ranks x entries, float64) combined the same way: raise if the combination wrapped."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = ufunc.reduce(shadows, axis=0)
+        bad = ~(np.abs(got.astype(np.float64) - want) <= WRAPPED)
+    if bad.any():
+        k = int(np.argmax(bad.reshape(-1)))
+        _raise(what, (k, 0, float(want.reshape(-1)[k])) if want.size > 1 else None)
+
+
+def describe(node: Node, output: str | None = None) -> str:
+    """The value ``node`` makes, as messages name it: the output it is (``output``), its name or
+    op, where it is written."""
+    where = f" ({node.span})" if getattr(node, "span", None) is not None else ""
+    if output and output != node.label:
+        return f"output {output} = {node.label}{where}"
+    return f"{node.label}{where}"
+
+
+def raise_wrapped(what: str, at: tuple | None):
+    """Raise IntegerOverflow for ``what`` (``at``: row, column and about the true value)."""
+    _raise(what, at)
+
+
+def _raise(what: str, at: tuple | None):
+    spot = f" (row {at[0]}, column {at[1]}: about {at[2]:.6g})" if at is not None else ""
+    raise IntegerOverflow(f"{what} overflows int64: its true value is outside -2^63..2^63-1{spot}. Choose what "
+                          "integer overflow does: dp.function(..., overflow='wrap') keeps GraphBLAS's wrap-around, "
+                          "overflow='float64' computes in float64 (DSPLA_INT_OVERFLOW=wrap|float64 for the command "
+                          "line)")
+
+
+def compare(result, shadow, what: str) -> None:
+    """Raise if an entry of the int64 ``result`` wrapped: more than 2^62 from its float64 ``shadow``."""
+    r, c, v = result.to_coo()
+    if not len(v):
+        return
+    f = np.full(len(v), np.nan)
+    sr, sc, sv = shadow.to_coo()
+    if len(sv):   # (the same pattern; aligned by coordinates, whatever order each lists them in)
+        key, skey = r.astype(np.int64) * result.ncols + c, sr.astype(np.int64) * result.ncols + sc
+        order = np.argsort(skey, kind="stable")
+        skey, sv = skey[order], sv[order]
+        pos = np.searchsorted(skey, key)
+        pos = np.minimum(pos, len(skey) - 1)
+        hit = skey[pos] == key
+        f[hit] = sv[pos[hit]]
+    with np.errstate(invalid="ignore"):   # (an entry the shadow lacks had no terms: a full route's identity)
+        bad = ~np.isnan(f) & ~(np.abs(v.astype(np.float64) - f) <= WRAPPED)
+    if bad.any():
+        k = int(np.argmax(bad))
+        _raise(what, (int(r[k]), int(c[k]), float(f[k])))
+
+
+def _as_float(M):
+    return M.dup(dtype=gb.dtypes.FP64) if is_int(M) else M
+
+
+def verify(node: Node, args: list, result, evaluate: Callable[[Node, list], Any], output: str | None = None) -> None:
+    """Mode 'error' after ``node`` gave ``result`` from ``args``: clear it by the bound, or
+    compare it with the same op in float64 (``evaluate(node, args)``: the evaluation rule)."""
+    if result is None or not is_int(result) or bound(node, args) < LIMIT:
+        return
+    fnode = node.replace(type=node.type.with_(dtype=DType.float64))
+    shadow = evaluate(fnode, [_as_float(a) if hasattr(a, "dtype") else a for a in args])
+    compare(result, shadow, describe(node, output))
+
+
+__all__ = ["LIMIT", "MODES", "IntegerOverflow", "Shadows", "bound", "check_mode", "combines", "compare", "describe",
+           "int_product", "maxabs", "product_bound", "raise_wrapped", "risky", "shadow_of", "verify", "verify_combined"]

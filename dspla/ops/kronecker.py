@@ -1,0 +1,86 @@
+"""kronecker: C = kron(A, B) under a binary operator (attribute: op): C[i·mb + k, j·nb + l] =
+op(A[i, j], B[k, l]) where both are present. Python: ``dp.kronecker(A, B, op)``; files:
+``kronecker(A, B, op)``, ``kron(A, B, op)``. A dim of C is symbolic only where B's is 1 (n·1 = n);
+elsewhere the sizes must be known.
+
+Distributed: A by rows with a replicated B of one row gives C's rows where A's are (each rank its
+piece); otherwise the operands are gathered (an exchange explain shows and the stats count)."""
+from __future__ import annotations
+
+from .. import algebra
+from .._types import BinaryOpLike
+from ..errors import DimensionMismatch, NoGradient, Span
+from ..ir.types import Kind, Type
+from .define import BINARY, EXPR, NOTHING, Expr, define, make, named, node_of, span_or_caller, spelling, touched
+from .define.lazy import kernel
+
+gbops = kernel("gbops")
+
+
+KRONECKER = define("kronecker", attrs=("op",))
+
+
+def _times(a, b, where, span):
+    if b == 1:
+        return a
+    if a == 1:
+        return b
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    raise DimensionMismatch(f"{where}: a dim {a} x {b} needs both sizes known (or one of them 1)", span)
+
+
+@KRONECKER.type_rule
+def _type(args, attrs, given, where, span):
+    a, b = args
+    _, out = attrs["op"].dtypes(a.type.dtype, b.type.dtype, where)
+    shape = (_times(a.type.nrows, b.type.nrows, where, span), _times(a.type.ncols, b.type.ncols, where, span))
+    kind = Kind.dense if a.type.kind is Kind.dense and b.type.kind is Kind.dense else Kind.sparse
+    return Type(kind, shape, out)
+
+
+@KRONECKER.eval_rule()
+def _evaluate(node, args, env):
+    a, b = args
+    op = node.attr("op")
+    compute, out = op.dtypes(gbops.dtype_of(a), gbops.dtype_of(b))
+    res = gbops.cast(a, compute).kronecker(gbops.cast(b, compute), gbops.binary(op, compute)).new()
+    return gbops.cast(res, out)
+
+
+@KRONECKER.fact_rule
+def _facts(n, a):
+    return NOTHING
+
+
+@KRONECKER.lower_rule
+def _lower(pl, n):
+    a, b = n.args
+    lay = pl.layout(n)
+    if pl.replicated(b) and (lay == pl.layout(a) and (lay.kind != "row" or b.type.nrows == 1)
+                             and (lay.kind != "col" or b.type.ncols == 1)):
+        return pl.local(n)   # (REP, or A's rows (columns) are C's: one row (column) of B)
+    pl.via_rep(n)
+
+
+@KRONECKER.work_rule
+def _work(n, args, out):
+    return touched(args, out)
+
+
+@KRONECKER.vjp_rule()
+def _vjp(n, g, needs, b):
+    raise NoGradient("kronecker has no gradient rule yet")
+
+
+@spelling(file=(("a", EXPR), ("b", EXPR), ("op", BINARY)))
+def kronecker(a: Expr, b: Expr, op: BinaryOpLike = "times", *, span: Span | None = None) -> Expr:
+    """The Kronecker product of a and b under a binary operator (GraphBLAS's kronecker)."""
+    return Expr(make(KRONECKER.op, (node_of(a), node_of(b)), (("op", named(algebra.get_binary, op, span)),),
+                     span=span_or_caller(span)))
+
+
+@spelling(file=(("a", EXPR), ("b", EXPR), ("op", BINARY)))
+def kron(a: Expr, b: Expr, op: BinaryOpLike = "times", *, span: Span | None = None) -> Expr:
+    """``kronecker``."""
+    return kronecker(a, b, op, span=span_or_caller(span))

@@ -1,0 +1,146 @@
+"""15d_sparse — sparsity-aware 1.5D (Mukhopadhyay, Tripathy, Selvitopi, Yelick, Buluç,
+"Sparsity-Aware Communication for Distributed Graph Neural Network Training", ICPP'24): CAGNET's
+1.5D grid, where inside each process column only the rows a block row needs move.
+
+Ranks form a P/c x c grid, r = (i, j) = (r // c, r % c), as in 15d: block row i (the 1D rows of
+process row i) is replicated on its c members by an all-gather; process column j handles the
+block columns of chunk j. Where 15d broadcasts a whole block B_k down column j, here P(k, j)
+sends each P(i, j) only the rows of B_k that A_ik's nonzeros name (send sets as p2p1d builds
+them, one message per pair), and P(i, j) multiplies each as it arrives; an all-reduce along the
+process row completes C_i, of which each rank keeps its own rows.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...instr import (
+    AllgatherRows,
+    Allreduce,
+    DropRows,
+    Empty,
+    Fill,
+    Free,
+    MxM,
+    Pack,
+    Recv,
+    RecvMxM,
+    Send,
+    TakeRows,
+    WaitSends,
+)
+from ..spmd import exchange
+from . import register_plan
+from .cagnet15d import chunks
+from .p2p1d import add_remote_block, column_groups, narrow_only, replication, replication_check
+
+
+def _check(ctx):
+    if ctx.masked:
+        return "15d_sparse does not run masked products (its partial sums cover other processes' rows)"
+    if ctx.b_sparse:
+        return "15d_sparse moves dense rows: a sparse B travels by p2p1d"
+    return narrow_only(ctx) or replication_check(ctx)
+
+
+def _needs(A_I: sp.csr_array, block_of: np.ndarray, ks) -> dict:
+    """{k: ascending global columns of block k that the rows A_I name} for k in ks."""
+    seen = np.zeros(A_I.shape[1], dtype=bool)
+    seen[A_I.indices] = True
+    cols = np.flatnonzero(seen)
+    blk = block_of[cols]
+    return {k: cols[blk == k] for k in ks if np.any(blk == k)}
+
+
+@register_plan("15d_sparse", check=_check, spmd=lambda ctx: lower_spmd(ctx), auto=False)
+def lower(ctx):
+    """Sparsity-aware 1.5D: block rows replicated c-fold, only needed rows sent down columns, row Allreduce."""
+    P, c = ctx.P, replication(ctx)
+    nb = P // c
+    chunk = chunks(nb, c)
+    block_of = ctx.cols.parts // c
+    A_rows, recvs = {}, {}
+    for i in range(nb):
+        I = np.concatenate([ctx.rows.owned[m] for m in range(i * c, (i + 1) * c)])
+        A_I = ctx.A[I]
+        for j in range(c):
+            r = i * c + j
+            A_rows[r] = A_I
+            recvs[r] = _needs(A_I, block_of, [k for k in chunk[j] if k != i])
+    sends = {r: {} for r in range(P)}
+    for r, got in recvs.items():
+        for k, ids in got.items():
+            sends[k * c + r % c][r] = ids
+    prow = ctx.add_split([q // c for q in range(P)])
+    for r in ctx.ranks:
+        rank_program(ctx, r, prow, A_rows[r], {k * c + r % c: v for k, v in recvs[r].items()}, sends[r])
+
+
+def lower_spmd(ctx):
+    """This rank's program from its own rows: the entries of block row i in chunk j's columns
+    arrive by one routing (plan/spmd.py), the needed rows follow from them, and each sender
+    learns what to send by one exchange."""
+    P, c, me = ctx.P, replication(ctx), ctx.me
+    nb = P // c
+    chunk = chunks(nb, c)
+    chunk_of = np.zeros(nb, dtype=np.int64)
+    for j, ks in enumerate(chunk):
+        chunk_of[ks] = j
+    i, j = divmod(me, c)
+    I = np.concatenate([ctx.rows.owned[m] for m in range(i * c, (i + 1) * c)])
+    A_I = ctx.block_rows(me, I, lambda s: (s // c) * c + chunk_of[ctx.cols.parts // c])
+    got = _needs(A_I, ctx.cols.parts // c, [k for k in chunk[j] if k != i])
+    recvs = {k * c + j: v for k, v in got.items()}
+    prow = ctx.add_split([q // c for q in range(P)])
+    rank_program(ctx, me, prow, A_I, recvs, exchange(ctx.comm, recvs))
+
+
+def rank_program(ctx, r: int, prow: int, A_I: sp.csr_array, recvs: dict, sends: dict):
+    """Rank (i, j): gather block row i of B, post the receives, send the needed rows of block i to
+    the members of column j that asked, multiply its own block and each arriving one, reduce."""
+    rows, cols, K, P = ctx.rows, ctx.cols, ctx.K, ctx.P
+    c = replication(ctx)
+    i, j = divmod(r, c)
+    chunk = chunks(P // c, c)
+    dtype, presence, in_place = ctx.b_dtype.value, not ctx.b_full, ctx.in_place
+    blk_cols, _ = column_groups(cols, c)
+    base = int(cols.offsets[i * c])     # block row i's first position in rank order
+    prog, recv_slots, block_slots, row_lists, send_slots = [], [], [], [], []
+    Hi = ctx.slot()
+    prog.append(AllgatherRows(Hi, ctx.b, cols.counts[i * c:(i + 1) * c], K, dtype, presence=presence, group=prow,
+                              me=j, product=ctx.index))
+    for q, ids in sorted(recvs.items()):
+        s = ctx.slot()
+        prog.append(Recv(s, q, ctx.tag, ids.size, K, dtype, presence=presence, product=ctx.index))
+        recv_slots.append(s)
+        add_remote_block(ctx, r, A_I[:, ids], in_place, block_slots, row_lists)
+    for q, ids in sorted(sends.items()):
+        s = ctx.slot()
+        prog.append(Pack(s, Hi, cols.permpos[ids] - base, presence=presence, product=ctx.index))
+        prog.append(Send(s, q, ctx.tag, ids.size * K, dtype, presence, product=ctx.index))
+        send_slots.append(s)
+    Z = ctx.slot()
+    local = i in chunk[j]
+    if in_place:
+        prog.append(Fill(Z, A_I.shape[0], K, ctx.semiring.monoid, ctx.compute.value, product=ctx.index))
+    elif not local:
+        prog.append(Empty(Z, A_I.shape[0], K, ctx.compute.value, product=ctx.index))
+    if local:
+        prog.append(MxM(Z, ctx.const(r, ctx.gb(A_I[:, blk_cols[i]])), Hi, ctx.semiring, accumulate=in_place,
+                        product=ctx.index))
+    if recv_slots:
+        prog.append(RecvMxM(Z, tuple(recv_slots), tuple(block_slots), ctx.semiring, tuple(row_lists),
+                            window=2 * int(ctx.opt.message_bytes), product=ctx.index))
+    if send_slots:
+        prog.append(WaitSends(tuple(send_slots), product=ctx.index))
+    prog.append(Free((Hi,)))
+    Zi = ctx.slot()
+    prog.append(Allreduce(Zi, Z, ctx.semiring.monoid, group=prow, entries=int(A_I.shape[0]) * K,
+                          presence=not in_place, product=ctx.index))
+    lo = int(rows.counts[i * c:r].sum())
+    prog.append(TakeRows(ctx.out, Zi, np.arange(lo, lo + int(rows.counts[r])), product=ctx.index))
+    prog.append(Free((Z, Zi)))
+    empty = np.flatnonzero(np.diff(ctx.rows_of(r).indptr) == 0)
+    if in_place and empty.size:
+        prog.append(DropRows(ctx.out, empty, product=ctx.index))
+    ctx.emit_rank(r, prog)

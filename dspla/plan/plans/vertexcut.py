@@ -1,0 +1,137 @@
+"""vertexcut — SpMM on an edge partition (a vertex cut: Schlag, Schulz, Seemaier, Strash,
+"Scalable Edge Partitioning").
+
+Every nonzero (i, j), i != j, belongs to the part of its undirected edge {i, j} in the edge
+partition ``--partition spac | hypergraph-edge`` computes (the vertices' owners are the parts
+holding most of their edges, partition/vertex_owners.py); a diagonal entry to its row's owner.
+Rank r multiplies its edges: it receives, from their owners, the rows of B its edges' columns
+name (send sets as p2p1d's), forms partial rows C_r for its edges' rows, and sends each partial
+row to the row's owner, which sums the partials it receives into its own (an accumulation
+written as a product with a 0/1 selection, so plus_times only).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...instr import DropRows, Empty, Fill, Free, MxM, Pack, Recv, RecvMxM, Send, WaitSends
+from ...partition import edge_partition
+from ...partition.vertex_owners import EDGE_OF
+from . import register_plan
+from .p2p1d import add_remote_block, narrow_only
+
+
+def _check(ctx):
+    if ctx.opt.partition not in EDGE_OF:
+        return "vertexcut runs on an edge partition: --partition spac or hypergraph-edge"
+    if ctx.masked or ctx.b_sparse:
+        return "vertexcut multiplies dense rows without a mask"
+    if ctx.semiring.name != "plus_times":
+        return "vertexcut sums partial rows by a product with a 0/1 selection: plus_times only"
+    if ctx.A.shape[0] != ctx.A.shape[1] or ctx.rows.key != ctx.cols.key:
+        return "vertexcut needs a square A whose rows and columns are distributed alike (a graph)"
+    return narrow_only(ctx)
+
+
+def edge_owner(A: sp.csr_array, P: int, method: str, eps: float, seed: int, row_parts: np.ndarray) -> np.ndarray:
+    """The rank of every stored entry of A (CSR order)."""
+    e = edge_partition(A, P, EDGE_OF[method], eps=eps, seed=seed, progress=False)
+    n = A.shape[0]
+    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(A.indptr))
+    col = A.indices.astype(np.int64)
+    keys = e.edges[:, 0] * n + e.edges[:, 1]                     # u < v, sorted (triu in CSR order)
+    lo, hi = np.minimum(row, col), np.maximum(row, col)
+    at = np.searchsorted(keys, lo * n + hi)
+    owner = row_parts[row].copy()
+    off = row != col
+    owner[off] = e.parts[np.minimum(at[off], keys.size - 1)]
+    return owner
+
+
+def _selection(n_rows: int, targets: np.ndarray) -> sp.csr_array:
+    """n_rows x len(targets): column k has a 1 in row targets[k]."""
+    k = targets.size
+    return sp.csr_array((np.ones(k), (targets, np.arange(k))), shape=(n_rows, k))
+
+
+@register_plan("vertexcut", check=_check, auto=False)
+def lower(ctx):
+    """Each rank multiplies its edges of an edge partition; partial rows summed at their owners."""
+    rows, cols, P = ctx.rows, ctx.cols, ctx.P
+    A = ctx.A
+    owner = edge_owner(A, P, ctx.opt.partition, ctx.opt.eps, ctx.opt.seed, rows.parts)
+    row = np.repeat(np.arange(A.shape[0], dtype=np.int64), np.diff(A.indptr))
+    pieces, need = {}, {}
+    for r in range(P):
+        mine = owner == r
+        A_r = sp.csr_array((A.data[mine], (row[mine], A.indices[mine])), shape=A.shape)
+        R = np.flatnonzero(np.diff(A_r.indptr))
+        A_r = A_r[R]
+        pieces[r] = (R, A_r)
+        seen = np.unique(A_r.indices)
+        need[r] = {q: seen[cols.parts[seen] == q] for q in np.unique(cols.parts[seen]) if q != r}
+    for r in ctx.ranks:
+        R, A_r = pieces[r]
+        sends_b = {q: need[q][r] for q in range(P) if r in need[q]}
+        part_out = {int(q): R[rows.parts[R] == q] for q in np.unique(rows.parts[R]) if q != r}
+        part_in = {q: pieces[q][0][rows.parts[pieces[q][0]] == r] for q in range(P) if q != r}
+        rank_program(ctx, r, R, A_r, need[r], sends_b, part_out, {q: v for q, v in part_in.items() if v.size})
+
+
+def rank_program(ctx, r, R, A_r, recvs_b: dict, sends_b: dict, part_out: dict, part_in: dict):
+    rows, cols, K = ctx.rows, ctx.cols, ctx.K
+    dtype, in_place = ctx.b_dtype.value, ctx.in_place
+    presence_b, presence_c = not ctx.b_full, not in_place
+    prog, recv1, blocks1, rows1, sent = [], [], [], [], []
+    # 1. the rows of B this rank's edges name, from their owners; its edges times them
+    for q, ids in sorted(recvs_b.items()):
+        s = ctx.slot()
+        prog.append(Recv(s, int(q), ctx.tag, ids.size, K, dtype, presence=presence_b, product=ctx.index))
+        recv1.append(s)
+        add_remote_block(ctx, r, A_r[:, ids], in_place, blocks1, rows1)
+    for q, ids in sorted(sends_b.items()):
+        s = ctx.slot()
+        prog.append(Pack(s, ctx.b, cols.pos[ids], presence=presence_b, product=ctx.index))
+        prog.append(Send(s, int(q), ctx.tag, ids.size * K, dtype, presence_b, product=ctx.index))
+        sent.append(s)
+    Cp = ctx.slot()
+    if in_place:
+        prog.append(Fill(Cp, R.size, K, ctx.semiring.monoid, ctx.compute.value, product=ctx.index))
+    prog.append(MxM(Cp, ctx.const(r, ctx.gb(A_r[:, cols.owned[r]])), ctx.b, ctx.semiring, accumulate=in_place,
+                    product=ctx.index))
+    if recv1:
+        prog.append(RecvMxM(Cp, tuple(recv1), tuple(blocks1), ctx.semiring, tuple(rows1),
+                            window=2 * int(ctx.opt.message_bytes), product=ctx.index))
+    # 2. partial rows to their owners; this rank's rows: its own partials plus those received
+    recv2, blocks2, rows2 = [], [], []
+    n_r = int(rows.counts[r])
+    for q, ids in sorted(part_in.items()):
+        s = ctx.slot()
+        prog.append(Recv(s, int(q), ctx.tag + 1, ids.size, K, ctx.compute.value, presence=presence_c,
+                         product=ctx.index))
+        recv2.append(s)
+        add_remote_block(ctx, r, _selection(n_r, rows.pos[ids]), in_place, blocks2, rows2)
+    for q, ids in sorted(part_out.items()):
+        s = ctx.slot()
+        prog.append(Pack(s, Cp, np.searchsorted(R, ids), presence=presence_c, product=ctx.index))
+        prog.append(Send(s, int(q), ctx.tag + 1, ids.size * K, ctx.compute.value, presence_c, product=ctx.index))
+        sent.append(s)
+    own = np.flatnonzero(rows.parts[R] == r)
+    S_own = sp.csr_array((np.ones(own.size), (rows.pos[R[own]], own)), shape=(n_r, R.size))
+    if in_place:
+        prog.append(Fill(ctx.out, n_r, K, ctx.semiring.monoid, ctx.compute.value, product=ctx.index))
+    elif not own.size:
+        prog.append(Empty(ctx.out, n_r, K, ctx.compute.value, product=ctx.index))
+    if own.size:
+        prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(S_own)), Cp, ctx.semiring, accumulate=in_place,
+                        product=ctx.index))
+    if recv2:
+        prog.append(RecvMxM(ctx.out, tuple(recv2), tuple(blocks2), ctx.semiring, tuple(rows2),
+                            window=2 * int(ctx.opt.message_bytes), product=ctx.index))
+    if sent:
+        prog.append(WaitSends(tuple(sent), product=ctx.index))
+    prog.append(Free((Cp,)))
+    empty = np.flatnonzero(np.diff(ctx.rows_of(r).indptr) == 0)
+    if in_place and empty.size:
+        prog.append(DropRows(ctx.out, empty, product=ctx.index))
+    ctx.emit_rank(r, prog)

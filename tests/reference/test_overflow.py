@@ -1,0 +1,122 @@
+"""int64 sums and products whose true value leaves int64: an error naming the value by default,
+GraphBLAS's wrap-around by name, or float64 - the same on 1 to 4 processes and every plan; and
+no error where the true value is in range, however the terms are split over processes."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dspla as dp
+from dspla.kernels.overflow import IntegerOverflow
+from dspla.runtime.comm.sim import SimAbort
+
+from harness import run_dist
+
+BIG = 2**62
+
+
+def run(f, inputs: dict, P: int, **options) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return f(**inputs) if P == 1 else run_dist(f, inputs, P, **options)[0]
+
+
+def fails(f, inputs: dict, P: int, **options) -> str:
+    """The overflow message of a run (one process: IntegerOverflow; P ranks: the job's abort)."""
+    with pytest.raises((IntegerOverflow, SimAbort)) as e:
+        run(f, inputs, P, **options)
+    assert "overflows int64" in str(e.value), str(e.value)
+    return str(e.value)
+
+
+def program(name: str):
+    A = dp.sparse("A", ("n", "n"), dtype="int64")
+    X = dp.dense("X", ("n", "f"), dtype="int64")
+    exprs = {"reduce_rows": dp.reduce_rows(X), "reduce_cols": dp.reduce_cols(X), "reduce_all": dp.reduce_all(X),
+             "sum": X + X, "product": X * X, "scaled": X * 4, "mxm": A @ X, "power": dp.reduce(X, "times", "cols")}
+    return dp.function({name: exprs[name]}, inputs=[A, X])
+
+
+ONES = sp.csr_array(np.ones((6, 6), dtype=np.int64))
+
+
+@pytest.mark.parametrize("P", [1, 2, 3, 4])
+@pytest.mark.parametrize("name", ["reduce_rows", "reduce_cols", "reduce_all", "sum", "product", "scaled", "mxm",
+                                  "power"])
+def test_an_overflow_is_an_error_naming_the_value_on_every_P(name, P):
+    x = np.full((6, 2), BIG, dtype=np.int64)   # every sum of two and every product wraps
+    msg = fails(program(name), {"A": ONES, "X": x}, P)
+    assert name in msg and "overflow='wrap'" in msg, msg   # the output, and the choices
+
+
+@pytest.mark.parametrize("P, plan", [(P, plan) for plan in ("p2p1d", "allgather1d", "shift1d", "twoface", "15d", "2d")
+                                     for P in (1, 2, 4) if (plan, P) != ("2d", 2)])   # (2d needs a square P)
+def test_a_product_whose_running_total_leaves_int64_but_ends_in_range_is_not_an_error(P, plan):
+    """Rows 2^62, 2^62, -2^62, -2^62, 5, 7: every column's sum passes 2^63 on its way (on some
+    P, on some rank) and ends at 12; int64 arithmetic modulo 2^64 gets 12 exactly."""
+    x = np.array([[BIG], [BIG], [-BIG], [-BIG], [5], [7]], dtype=np.int64)
+    out = run(program("mxm"), {"A": ONES, "X": x}, P, plan=plan)
+    assert out["mxm"].to_numpy().ravel().tolist() == [12] * 6
+
+
+@pytest.mark.parametrize("P", [1, 2, 3])
+def test_reductions_over_processes_are_checked_by_their_true_value(P):
+    x = np.array([[BIG, 1], [BIG, 1], [-BIG, 1], [-BIG, 1], [5, 1], [7, 1]], dtype=np.int64)
+    assert run(program("reduce_cols"), {"A": ONES, "X": x}, P)["reduce_cols"].to_numpy().tolist() == [[12, 6]]
+    assert run(program("reduce_all"), {"A": ONES, "X": x}, P)["reduce_all"].to_numpy().tolist() == [[18]]
+    y = np.full((6, 2), 2**60, dtype=np.int64)   # 12 x 2^60 > 2^63: no rank's part wraps, their sum does
+    fails(program("reduce_all"), {"A": ONES, "X": y}, P)
+    assert run(program("reduce_cols"), {"A": ONES, "X": y}, P)["reduce_cols"].to_numpy().tolist() == \
+        [[6 * 2**60] * 2]   # (6 x 2^60 < 2^63)
+
+
+@pytest.mark.parametrize("P", [1, 3])
+def test_wrap_by_name_is_graphblas_arithmetic_and_float64_computes_in_float64(P):
+    x = np.full((6, 2), BIG, dtype=np.int64)
+    X = dp.dense("X", ("n", "f"), dtype="int64")
+    with np.errstate(over="ignore"):
+        wrapped = x.sum(axis=1, keepdims=True)   # numpy's int64 sum wraps as GraphBLAS's does
+    f = dp.function({"r": dp.reduce_rows(X), "s": X + X})
+    f.configure(overflow="wrap")   # (the simulated ranks' sessions take options as given: named again)
+    out = run(f, {"X": x}, P, **({"overflow": "wrap"} if P > 1 else {}))
+    assert out["r"].to_numpy().tolist() == wrapped.tolist() and out["r"].dtype == np.int64
+    g = dp.function({"r": dp.reduce_rows(X), "s": X + X}, overflow="float64")
+    out = run(g, {"X": x}, P)
+    assert out["r"].dtype == np.float64 and out["r"].to_numpy().ravel().tolist() == [2.0**63] * 6
+    with pytest.raises(dp.DsplaError, match="give it to dp.function"):
+        f.configure(overflow="float64")
+    with pytest.raises(dp.DsplaError, match="overflow must be one of error, wrap, float64"):
+        dp.function({"s": X + X}, overflow="saturate")
+
+
+def test_in_range_integers_and_floats_are_not_recomputed():
+    """The bound clears small integers without a second computation, and floats are never looked at."""
+    from dspla.kernels import overflow
+    calls = []
+    real = overflow.compare
+    overflow.compare = lambda *a: calls.append(a) or real(*a)
+    try:
+        X = dp.dense("X", ("n", "f"), dtype="int64")
+        Y = dp.dense("Y", ("n", "f"))
+        f = dp.function({"a": dp.reduce_all(X * X + X), "b": dp.reduce_all(Y * Y)})
+        out = f(X=np.arange(12, dtype=np.int64).reshape(6, 2), Y=np.full((6, 2), 1e300))
+        assert out["a"].to_numpy()[0, 0] == sum(v * v + v for v in range(12)) and calls == []
+    finally:
+        overflow.compare = real
+
+
+def test_a_file_program_names_the_value_and_the_command_line_can_choose(tmp_path):
+    (tmp_path / "p.dspla").write_text("input X : dense[n, f] int64\ns = reduce_all(X)\noutput s\n")
+    np.save(tmp_path / "x.npy", np.full((3, 2), BIG, dtype=np.int64))
+    cmd = [sys.executable, "-m", "dspla.cli.main", "run", str(tmp_path / "p.dspla"), "-i", f"X={tmp_path / 'x.npy'}"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "dspla: error: s (" in r.stderr and "p.dspla:2:5) overflows int64" in r.stderr, \
+        r.stderr
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                       env={**__import__("os").environ, "DSPLA_INT_OVERFLOW": "wrap"})
+    assert r.returncode == 0 and "s: 1x1 int64 = -9223372036854775808" in r.stdout, r.stderr
