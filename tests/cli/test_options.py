@@ -67,7 +67,7 @@ def data(tmp_path_factory):
     (["--stripe-width", "0"], "argument --stripe-width: must be a whole number of at least 1, got 0"),
     (["--stripe-width", "-1"], "argument --stripe-width: must be a whole number of at least 1, got -1"),
     (["--message-bytes", "0"], "argument --message-bytes: must be a whole number of at least 1, got 0"),
-    (["--memory-cap", "-5"], "argument --memory-cap: must be a number above 0, got '-5'"),
+    (["--memory-cap", "-5"], "argument --memory-cap/--memory-per-rank: must be a number above 0, got '-5'"),
     (["--seed", "-1"], "argument --seed: must be a whole number from 0 to 2147483647, got -1"),
     (["--seed", "x"], "argument --seed: must be a whole number from 0 to 2147483647, got 'x'"),
     (["--np", "0"], "argument --np: must be a whole number from 1 to"),
