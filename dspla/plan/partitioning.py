@@ -98,6 +98,8 @@ def block_by_work(S: sp.csr_array, P: int) -> tuple[np.ndarray, dict]:
     much of the product. Equal rows put soc-Slashdot0902's hub rows, 1.3 GB of A @ A's 1.7, on
     the first of 4 processes; equal multiply-adds left the last one 40 % over its share."""
     S = sp.csr_array(S)
+    if S.shape[0] == 0:   # (no rows: nothing to split)
+        return np.zeros(0, np.int64), {"method": "block-by-work", "work_imbalance": 1.0}
     G = gb.io.from_scipy_sparse(S)
     work = spgemm_size.row_entries(G, spgemm_size.row_summary(G)[0]) + np.diff(S.indptr) + 1
     spgemm_size._keys.cache_clear()

@@ -150,3 +150,16 @@ def test_rows_split_by_work_for_sparse_products():
     by_rows = np.bincount(np.arange(n) * 4 // n, weights=out, minlength=4)
     assert by_work.max() / by_work.mean() < by_rows.max() / by_rows.mean()
     assert by_work.max() / by_work.mean() < 1.35
+
+
+def test_a_product_of_empty_sparse_values_is_split_by_work_on_every_P():
+    """A @ A over a dim of size 0 (found by the held-out program campaign): the split by work has
+    no rows to cut, and every P gives the empty result."""
+    from dspla.plan.partitioning import block_by_work
+    parts, info = block_by_work(sp.csr_array((0, 0)), 4)
+    assert parts.shape == (0,) and info["method"] == "block-by-work"
+    a = dp.sparse("A", ("n", "n"))
+    f = dp.function({"C": a @ a})
+    for P in (2, 3):
+        got, _ = run_dist(f, {"A": sp.csr_array((0, 0))}, P)
+        assert got["C"].shape == (0, 0) and got["C"].nvals == 0
