@@ -63,7 +63,8 @@ def _check(got, want_vals, want_pres):
     assert np.array_equal(got.to_numpy(fill=0)[want_pres], want_vals[want_pres])
 
 
-CASES = [(plan, P) for plan in plan_names() for P in (1, 2, 3, 4) if _valid(plan, P)]
+CASES = [(plan, P) for plan in plan_names() for P in (1, 2, 3, 4) if _valid(plan, P)
+         and plan not in ("summa2d_sparse", "spgemm3d", "vertexcut")]   # (sparse x sparse; plus_times only)
 
 
 @pytest.mark.parametrize("plan,P", CASES)
