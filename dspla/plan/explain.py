@@ -274,18 +274,30 @@ def as_text(plan, P: int, options: Options) -> str:
 
 def exchange_lines(plan) -> list[str]:
     """What rank 0's program moves outside products and loops, by kind of instruction (an op's
-    operands gathered, extracted rows brought from their owners, reductions combined): each
-    instruction's traffic is counted by the stats when it runs."""
+    operands gathered, extracted rows brought from their owners, reductions combined), and the
+    words those instructions send on all ranks together, from their own ``traffic`` (the account
+    the stats measure when they run)."""
     progs = plan.programs or ()
     kinds: dict[str, list] = {}
     for i in progs[0].instrs if progs else ():
-        if i.product is None and type(i).__module__.rsplit(".", 1)[-1] in ("collectives", "messages", "onesided"):
+        if _exchange(i):
             kinds.setdefault(type(i).__name__, []).append(i.dynamic)
     if not kinds:
         return []
     parts = [f"{k} x{len(v)}" + (" (the entries present, counted when it runs)" if all(v) else "")
              for k, v in sorted(kinds.items())]
-    return ["  moved outside products (each rank): " + ", ".join(parts)]
+    line = "  moved outside products (each rank): " + ", ".join(parts)
+    if len(progs) != progs[0].P:   # (one rank's program: the others' group sizes are not known here)
+        return [line]
+    all_splits = [[p.splits[g] for p in progs] for g in range(len(progs[0].splits))]
+    words = sum(i.traffic(Where(p.rank, p.group_sizes(all_splits))).words_sent
+                for p in progs for i in p.instrs if _exchange(i))
+    most = "at most " if any(i.dynamic for p in progs for i in p.instrs if _exchange(i)) else ""
+    return [line + f"; words sent, all ranks: {most}{words}"]
+
+
+def _exchange(i) -> bool:
+    return i.product is None and type(i).__module__.rsplit(".", 1)[-1] in ("collectives", "messages", "onesided")
 
 
 def compare(stats: dict) -> str:
