@@ -129,7 +129,16 @@ class Reduction:
         return (REDUCTIONS.__getitem__, (self.name,)) if self.func is not None else super().__reduce_ex__(protocol)
 
     def fill(self, dtype: DType) -> np.generic:
-        return dtype.np.type(self.fills[0 if dtype.is_float else 1 if dtype is I64 else 2])
+        return per_dtype(self.fills, dtype)
+
+
+def per_dtype(values: tuple, dtype: DType) -> np.generic:
+    """A monoid's identity (or a reduction's fill) given as (float, int64, bool), in ``dtype``:
+    other integers take int64's in their own range (min's is 255 for uint8, max's -128 for int8)."""
+    if dtype.is_float or dtype is BOOL:
+        return dtype.np.type(values[0 if dtype.is_float else 2])
+    info, v = np.iinfo(dtype.np), values[1]
+    return dtype.np.type(info.max if v == _I64.max else info.min if v == _I64.min else v)
 
 
 class UserUfunc:
@@ -200,7 +209,7 @@ class Monoid:
     def identity(self, dtype: DType) -> np.generic | None:
         if self.identities is None:
             return None
-        return dtype.np.type(self.identities[0 if dtype.is_float else 1 if dtype is I64 else 2])
+        return per_dtype(self.identities, dtype)
 
     def reduction(self, dtype: DType) -> Reduction:
         return REDUCTIONS[self.reductions[1 if dtype is BOOL else 0]]
