@@ -129,8 +129,10 @@ class WaitAllreduce(Instr):
 
 
 @dataclass(frozen=True, eq=False)
-class Bcast(Instr):
-    """out = root's dense ``src`` on every member of ``group`` (src is None on the others)."""
+class _RowsBroadcast:
+    """The fields and traffic of a broadcast of ``nrows`` x ``k`` dense rows from ``root`` to the
+    members of ``group`` (``src`` is None off the root): blocking (Bcast) or posted (IBcast). Not
+    an instruction itself (it is no Instr, so it is not registered as one)."""
     out: int
     src: int | None
     root: int
@@ -143,33 +145,21 @@ class Bcast(Instr):
     COLLECTIVE = True
 
     def traffic(self, where, payload=None):
-        return _bcast_traffic(self, where)
-
-
-def _bcast_traffic(i, where) -> Traffic:
-    g = where.group_sizes[i.group]
-    if i.src is not None:   # the root
-        return Traffic(i.nrows * i.k * (g - 1), g - 1, 0, 0)
-    return Traffic(0, 0, i.nrows * i.k, 1)
+        g = where.group_sizes[self.group]
+        if self.src is not None:   # the root
+            return Traffic(self.nrows * self.k * (g - 1), g - 1, 0, 0)
+        return Traffic(0, 0, self.nrows * self.k, 1)
 
 
 @dataclass(frozen=True, eq=False)
-class IBcast(Instr):
+class Bcast(_RowsBroadcast, Instr):
+    """out = root's dense ``src`` on every member of ``group`` (src is None on the others)."""
+
+
+@dataclass(frozen=True, eq=False)
+class IBcast(_RowsBroadcast, Instr):
     """Post a non-blocking broadcast of rows from ``root`` (root: ``src`` is a packed buffer) to the
     members of ``group``; completed by RecvMxM on members, by WaitSends on the root."""
-    out: int
-    src: int | None
-    root: int
-    nrows: int
-    k: int
-    dtype: str
-    presence: bool = False
-    group: int = 0
-    READS, WRITES = ("src",), ("out",)
-    COLLECTIVE = True
-
-    def traffic(self, where, payload=None):
-        return _bcast_traffic(self, where)
 
 
 @dataclass(frozen=True, eq=False)
