@@ -178,17 +178,16 @@ def compare(progs: dict, graphs: dict, Ps: list, spgemm: list, repeats: int, run
         ([(graphs[n], ["spgemm"]) for n in spgemm] if "spgemm" in progs else [])
     theirs: dict = {}
     ours: dict = {}
-    for rep in range(repeats):
-        for g, which in todo:
-            for P in Ps:
-                for alg in which:
-                    if square(P):
-                        theirs.setdefault((g.name, alg, P), []).append(_peer_job(progs, alg, P, g, runs_of[alg]))
-                run_n = max(runs_of[a] for a in which)
-                got = dspla_job(P, g, which, run_n)
-                for alg in which:
-                    ours.setdefault((g.name, alg, P), []).append(got[alg])
-            say(f"  {g.name} {'/'.join(which)}: repeat {rep + 1}/{repeats} done (load {pc.load_avg()})")
+
+    def step(item: tuple) -> None:
+        g, which, P = item
+        for alg in which:
+            if square(P):
+                theirs.setdefault((g.name, alg, P), []).append(_peer_job(progs, alg, P, g, runs_of[alg]))
+        got = dspla_job(P, g, which, max(runs_of[a] for a in which))
+        for alg in which:
+            ours.setdefault((g.name, alg, P), []).append(got[alg])
+    pc.rounds(repeats, [(f"{g.name} {'/'.join(which)}", [(g, which, P) for P in Ps]) for g, which in todo], step, say)
     return {"rows": [_row(key, ours[key], theirs.get(key), graphs[key[0]]) for key in ours]}
 
 

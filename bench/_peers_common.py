@@ -203,6 +203,17 @@ def run(cmd: list, env: dict, timeout: float = 1800) -> str:
     return r.stdout
 
 
+def rounds(repeats: int, groups: list, step, say) -> None:
+    """The comparisons' interleaved rounds: in each repeat, every group (name, items) in turn,
+    ``step(item)`` for each item (the peer's program run and parsed, then dspla's runs, one after
+    the other on the same loaded machine), then one progress line naming the load."""
+    for rep in range(repeats):
+        for name, items in groups:
+            for item in items:
+                step(item)
+            say(f"  {name}: repeat {rep + 1}/{repeats} done (load {load_avg()})")
+
+
 def find_programs(top: str, names: dict) -> dict:
     """For each key, the executable file named names[key] under ``top`` (the shallowest)."""
     found: dict = {}

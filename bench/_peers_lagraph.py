@@ -190,16 +190,16 @@ def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repe
                 state[alg] = (f, ins, pc.summary(alg, f(**ins)))
             times: dict = {a: ([], []) for a in algs}   # per repeat: (dspla's, LAGraph's)
             seen: dict = {}
-            for rep in range(repeats):
-                for alg in algs:
-                    text = pc.run(_demo_cmd(progs, alg, g, sources), env)
-                    parsed = PARSERS[alg](text)
-                    seen[alg] = parsed
-                    out["versions"] = out["versions"] or versions(text)
-                    f, ins, res = state[alg]
-                    times[alg][1].append(peer_seconds(alg, parsed))
-                    times[alg][0].append(pc.per_iteration(alg, pc.timed_calls(alg, f, ins, runs), res))
-                say(f"  {g.name}: repeat {rep + 1}/{repeats} done (load {pc.load_avg()})")
+
+            def step(alg: str) -> None:
+                text = pc.run(_demo_cmd(progs, alg, g, sources), env)
+                parsed = PARSERS[alg](text)
+                seen[alg] = parsed
+                out["versions"] = out["versions"] or versions(text)
+                f, ins, res = state[alg]
+                times[alg][1].append(peer_seconds(alg, parsed))
+                times[alg][0].append(pc.per_iteration(alg, pc.timed_calls(alg, f, ins, runs), res))
+            pc.rounds(repeats, [(g.name, algs)], step, say)
             for alg in algs:
                 out["rows"].append(_row(g, alg, times[alg], state[alg][2], seen[alg], theirs_exact.get(alg)))
     finally:
