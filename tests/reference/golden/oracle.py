@@ -463,11 +463,11 @@ def eye(n: int, dtype="float64") -> Mat:
 
 
 # ------------------------------------------------------------------ row-wise composites
-def softmax(X: Mat) -> Mat:
-    """Row-wise softmax over the present entries of each row; a row's missing entries stay
-    missing; a row with no entries stays empty."""
+def _rowwise_shifted(X: Mat, name: str, f) -> Mat:
+    """f(y) on each row's present entries, y = x - max(x) in the result's float type; a row's
+    missing entries stay missing, a row with no entries stays empty."""
     if X.dtype == BOOL:
-        raise OracleDomainError("softmax of bool")
+        raise OracleDomainError(f"{name} of bool")
     out_d = _floating(X.dtype)
     vals = np.zeros(X.shape, out_d)
     with np.errstate(all="ignore"):
@@ -476,26 +476,17 @@ def softmax(X: Mat) -> Mat:
             if not p.any():
                 continue
             x = X.values[i, p]
-            y = (x - x.max()).astype(out_d)
-            e = np.exp(y)
-            vals[i, p] = e / e.sum()
+            vals[i, p] = f((x - x.max()).astype(out_d))
     return Mat(vals, X.present.copy())
+
+
+def softmax(X: Mat) -> Mat:
+    """Row-wise softmax over the present entries of each row."""
+    return _rowwise_shifted(X, "softmax", lambda y: np.exp(y) / np.exp(y).sum())
 
 
 def log_softmax(X: Mat) -> Mat:
-    if X.dtype == BOOL:
-        raise OracleDomainError("log_softmax of bool")
-    out_d = _floating(X.dtype)
-    vals = np.zeros(X.shape, out_d)
-    with np.errstate(all="ignore"):
-        for i in range(X.shape[0]):
-            p = X.present[i]
-            if not p.any():
-                continue
-            x = X.values[i, p]
-            y = (x - x.max()).astype(out_d)
-            vals[i, p] = y - np.log(np.exp(y).sum())
-    return Mat(vals, X.present.copy())
+    return _rowwise_shifted(X, "log_softmax", lambda y: y - np.log(np.exp(y).sum()))
 
 
 # ------------------------------------------------------------------------- comparison
