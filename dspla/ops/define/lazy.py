@@ -13,13 +13,21 @@ from types import ModuleType
 _KERNELS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "kernels")
 
 
-def library(name: str) -> ModuleType:
-    """A third-party module (``suitesparse_graphblas``), executed on first use as ``kernel``'s."""
+def library(name: str, path: str | None = None) -> ModuleType:
+    """The module ``name`` (``suitesparse_graphblas``), executed on first use; ``path``: made
+    from that file instead of found by name (find_spec of ``dspla.kernels.X`` would import the
+    kernels package, which loads graphblas)."""
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    assert spec is not None and spec.loader is not None
-    lazy = importlib.util.LazyLoader(spec.loader)
+    if path is None:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.loader is not None
+        loader = spec.loader
+    else:
+        loader = importlib.machinery.SourceFileLoader(name, path)
+        spec = importlib.util.spec_from_loader(name, loader)
+        assert spec is not None
+    lazy = importlib.util.LazyLoader(loader)
     spec.loader = lazy
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -28,16 +36,4 @@ def library(name: str) -> ModuleType:
 
 
 def kernel(name: str) -> ModuleType:
-    full = f"dspla.kernels.{name}"
-    if full in sys.modules:
-        return sys.modules[full]
-    # (the spec made by path: find_spec would import the kernels package, which loads graphblas)
-    loader = importlib.machinery.SourceFileLoader(full, os.path.join(_KERNELS, f"{name}.py"))
-    spec = importlib.util.spec_from_loader(full, loader)
-    assert spec is not None
-    lazy = importlib.util.LazyLoader(loader)
-    spec.loader = lazy
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[full] = module
-    lazy.exec_module(module)
-    return module
+    return library(f"dspla.kernels.{name}", os.path.join(_KERNELS, f"{name}.py"))
