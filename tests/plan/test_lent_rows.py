@@ -67,8 +67,7 @@ def test_what_cannot_be_lent_is_declined_and_untouched(make):
 
 
 @pytest.mark.parametrize("P", [2, 3])
-@pytest.mark.parametrize("plan", ["auto", *(p for p in plan_names() if p not in ("summa2d_sparse", "spgemm3d",
-                                                                                  "vertexcut"))])
+@pytest.mark.parametrize("plan", ["auto", *plan_names(general=True)])
 @pytest.mark.parametrize("held", ["by row", "by column", "iso"])
 def test_every_plan_plans_from_lent_rows_and_equals_the_oracle(P, plan, held):
     A, X = _graph(seed=P)

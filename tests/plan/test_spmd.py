@@ -98,7 +98,7 @@ def cases():
     """(plan, P) for every plan with an SPMD lowering, at the P it runs on (2d: square; 15d and
     shift1d: even, with c = 2), and auto."""
     out = []
-    for plan in [*(p for p in spmd_names() if p not in ("summa2d_sparse", "spgemm3d")), "auto"]:   # (sparse x dense)
+    for plan in [*spmd_names(general=True), "auto"]:
         for P in (1, 2, 3, 4, 7, 9):
             if plan == "2d" and int(P ** 0.5) ** 2 != P or plan in ("15d", "shift1d", "15d_sparse") and P % 2:
                 continue
@@ -261,7 +261,7 @@ def test_static_value_wanted_in_another_layout():
     same(got["S"], ref["S"])
 
 
-@pytest.mark.parametrize("plan", [*(p for p in spmd_names() if p not in ("summa2d_sparse", "spgemm3d")), "auto"])
+@pytest.mark.parametrize("plan", [*spmd_names(general=True), "auto"])
 def test_in_memory_path_is_the_spmd_path(plan):
     """Inputs given on rank 0: rank 0 partitions and sends every rank its rows, then every rank
     plans for itself; the same results and traffic as rank 0 planning every program."""

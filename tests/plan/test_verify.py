@@ -27,9 +27,9 @@ def _plan(plan: str, P: int = 4, semiring="plus_times", full=True, **options):
     return f.plan(P, {"A": A, "X": X}, opt).plan.programs
 
 
-# (sparse x sparse plans have their own tests, tests/plan/test_spgemm.py; vertexcut runs on an edge
-# partition only, tests/plan/test_gcn_plans.py)
-SPARSE_DENSE = [p for p in plan_names() if p not in ("summa2d_sparse", "spgemm3d", "vertexcut")]
+# (the plans that run any sparse x dense product on any row partition; sparse x sparse plans have
+# their own tests, tests/plan/test_spgemm.py; vertexcut, on an edge partition, tests/plan/test_gcn_plans.py)
+SPARSE_DENSE = plan_names(general=True)
 
 
 @pytest.mark.parametrize("plan", SPARSE_DENSE)

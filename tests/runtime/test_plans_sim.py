@@ -11,9 +11,9 @@ from harness import assert_same, run_dist
 
 SEMIRINGS = ["plus_times", "plus_second", "min_plus", "lor_land"]
 # plans this suite checks: every registered plan (a new plan is covered by registering it)
-# (sparse x sparse plans: tests/plan/test_spgemm.py; vertexcut, on an edge partition only:
-# tests/plan/test_gcn_plans.py)
-PLANS = [p for p in plan_names() if p not in ("summa2d_sparse", "spgemm3d", "vertexcut")]
+# that runs any sparse x dense product on any row partition (the others: sparse x sparse plans in
+# tests/plan/test_spgemm.py, vertexcut on an edge partition in tests/plan/test_gcn_plans.py)
+PLANS = plan_names(general=True)
 PLAN_OPTIONS = {"shift1d": {"replication": 2}, "15d": {"replication": 2}, "twoface": {"stripe_width": 4}}
 
 

@@ -63,8 +63,7 @@ def _check(got, want_vals, want_pres):
     assert np.array_equal(got.to_numpy(fill=0)[want_pres], want_vals[want_pres])
 
 
-CASES = [(plan, P) for plan in plan_names() for P in (1, 2, 3, 4) if _valid(plan, P)
-         and plan not in ("summa2d_sparse", "spgemm3d", "vertexcut")]   # (sparse x sparse; plus_times only)
+CASES = [(plan, P) for plan in plan_names(general=True) for P in (1, 2, 3, 4) if _valid(plan, P)]
 
 
 @pytest.mark.parametrize("plan,P", CASES)

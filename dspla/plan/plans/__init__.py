@@ -27,26 +27,30 @@ class PlanSpec:
     check: Callable | None = None   # check(ctx) -> None or a reason the plan cannot run
     spmd: Callable | None = None    # lower(ctx) on one rank from its own rows (plan/spmd.py); None: not yet
     auto: bool = True               # a candidate of --plan auto (False: by name, or on a described cluster)
+    general: bool = True            # runs any sparse x dense product on any row partition (False: sparse x
+                                    # sparse only, or an edge partition): the generic plan tests run every such plan
 
 
 PLANS: dict[str, PlanSpec] = {}
 
 
 def register_plan(name: str, doc: str = "", check: Callable | None = None, spmd: Callable | bool | None = None,
-                  auto: bool = True):
+                  auto: bool = True, general: bool = True):
     """``spmd``: the plan's lowering for one rank from its own rows (True: ``fn`` itself works so).
-    ``auto``: a candidate of ``--plan auto`` on this machine."""
+    ``auto``: a candidate of ``--plan auto`` on this machine. ``general``: it runs any sparse x
+    dense product on any row partition (False: it needs a sparse B, or an edge partition)."""
     def register(fn):
         PLANS[name] = PlanSpec(name, fn, doc or (fn.__doc__ or "").strip().splitlines()[0], check,
-                               fn if spmd is True else spmd or None, auto)
+                               fn if spmd is True else spmd or None, auto, general)
         return fn
     return register
 
 
-def spmd_names() -> list[str]:
-    """The plans that can be lowered SPMD (every rank from its own rows)."""
+def spmd_names(general: bool = False) -> list[str]:
+    """The plans that can be lowered SPMD (every rank from its own rows); with ``general``, those of
+    them that run any sparse x dense product."""
     _load()
-    return [n for n, p in PLANS.items() if p.spmd is not None]
+    return [n for n, p in PLANS.items() if p.spmd is not None and (p.general or not general)]
 
 
 def get_plan(name: str) -> PlanSpec:
@@ -56,10 +60,11 @@ def get_plan(name: str) -> PlanSpec:
     return PLANS[name]
 
 
-def plan_names(auto: bool = False) -> list[str]:
-    """Every plan; with ``auto``, those --plan auto considers."""
+def plan_names(auto: bool = False, general: bool = False) -> list[str]:
+    """Every plan; with ``auto``, those --plan auto considers; with ``general``, those that run any
+    sparse x dense product on any row partition."""
     _load()
-    return [n for n, p in PLANS.items() if p.auto or not auto]
+    return [n for n, p in PLANS.items() if (p.auto or not auto) and (p.general or not general)]
 
 
 @functools.cache   # (the package's directory is listed once: every call checks a plan name)

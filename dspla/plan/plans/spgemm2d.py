@@ -112,7 +112,7 @@ def pieces(coo, key: np.ndarray, row_pos: np.ndarray, col_pos: np.ndarray, shape
     return out
 
 
-@register_plan("summa2d_sparse", check=_check, spmd=True)
+@register_plan("summa2d_sparse", check=_check, spmd=True, general=False)
 def lower(ctx):
     """Sparse SUMMA on a pr x pc grid: sparse pieces broadcast along rows and columns, one product."""
     lower_layers(ctx, 1)

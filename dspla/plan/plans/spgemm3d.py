@@ -22,7 +22,7 @@ def _check(ctx):
     return sparse_static_check(ctx)
 
 
-@register_plan("spgemm3d", check=_check, spmd=True)
+@register_plan("spgemm3d", check=_check, spmd=True, general=False)
 def lower(ctx):
     """3D: c layers over the inner dimension, a Sparse SUMMA in each, partial products summed."""
     lower_layers(ctx, layers(ctx))

@@ -54,7 +54,7 @@ def _selection(n_rows: int, targets: np.ndarray) -> sp.csr_array:
     return sp.csr_array((np.ones(k), (targets, np.arange(k))), shape=(n_rows, k))
 
 
-@register_plan("vertexcut", check=_check, auto=False)
+@register_plan("vertexcut", check=_check, auto=False, general=False)
 def lower(ctx):
     """Each rank multiplies its edges of an edge partition; partial rows summed at their owners."""
     rows, cols, P = ctx.rows, ctx.cols, ctx.P
