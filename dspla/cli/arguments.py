@@ -5,6 +5,7 @@ the error is printed once per job), and the value checks of the options."""
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import os
 import re
@@ -295,3 +296,9 @@ def without_options(argv, flags):
     return out
 
 
+def work_begins() -> None:
+    """A command's loading is done (dspla.cli.main turned the collector off for it): on again,
+    with every object loading made set aside for good (gc.freeze: never scanned again)."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
