@@ -15,6 +15,19 @@ def peak_rss_bytes() -> int:
     return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
+def reset_peak_rss() -> int:
+    """This process's peak resident memory so far, then the kernel's high-water mark reset (Linux:
+    /proc/self/clear_refs), so that peak_rss_bytes afterwards is what the run that follows
+    reached (planning's peak is often higher: the run's own is what a plan's memory decides)."""
+    peak = peak_rss_bytes()
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+    return peak
+
+
 def _loop_predicted(plan, k: int) -> dict:
     """Loop k's words per iteration as planned, all ranks together (DistPlan.loop_words, summed
     once at planning): the products', those outside products (scalar allreduces, the
@@ -54,8 +67,8 @@ def summary(plan, per_rank: list, planning_s: float, times: list, requested_plan
         tot, avg, mx = agg(per_rank, key)
         out[f"{key}_total"], out[f"{key}_avg"], out[f"{key}_max"] = tot, avg, mx
     out["per_rank"] = [{k: r[k] for k in ("words_sent", "words_received", "messages_sent", "messages_received",
-                                          "compute_s", "pack_s", "wait_s", "peak_rss_bytes", "planning_s",
-                                          "first_iteration_s", "shm_sends")} for r in per_rank]
+                                          "compute_s", "pack_s", "wait_s", "peak_rss_bytes", "run_peak_rss_bytes",
+                                          "planning_s", "first_iteration_s", "shm_sends")} for r in per_rank]
     # who planned: every rank its own program (sharded inputs), or rank 0 all of them
     out["planning"] = plan.planning
     if plan.planning_note:
