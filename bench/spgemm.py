@@ -95,11 +95,14 @@ def run(d: str, program: str, graph: str, P: int, plan: str = "auto") -> dict:
     total = re.search(r"^total: 1x1 \S+ = (\S+)", r.stdout, re.M)
     rss = [x["peak_rss_bytes"] / 2**20 for x in s["per_rank"]]
     prods = s.get("products", [])
+    run_rss = [x.get("run_peak_rss_bytes", x["peak_rss_bytes"]) / 2**20 for x in s["per_rank"]]
     out = {"P": P, "plan": prods[0]["plan"] if prods else "local", "entries": int(present.group(1)),
-           "total": float(total.group(1)), "rss_mb": [round(x) for x in rss], "iteration_s": s["iteration_s_median"]}
+           "total": float(total.group(1)), "rss_mb": [round(x) for x in rss], "run_rss_mb": [round(x) for x in run_rss],
+           "iteration_s": s["iteration_s_median"]}
     if prods:
         p = prods[0]
         out.update(words=p["words_sent_total"], words_predicted=p["predicted"].get("words"),
+                   batches=p["predicted"].get("batches", 1),
                    memory_predicted_mb=round(p["predicted"].get("memory_bytes", 0) / 2**20, 1),
                    predicted_s=p["predicted"].get("predicted_s"))
     return out
