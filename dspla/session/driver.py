@@ -57,6 +57,11 @@ def _entries(mats: dict | None, dist: dict | None) -> int:
         sum(v._piece.nvals for v in (dist or {}).values() if hasattr(v._piece, "nvals"))
 
 
+def _planned(rt) -> int:
+    """Entries of the pieces this rank's plan holds (its rows of the graph, planned blocks)."""
+    return sum(v.nvals for v in rt.slots if hasattr(v, "nvals")) if rt is not None else 0
+
+
 class DistSession:
     """One compiled program (``compiler.Compiled``) run on a communicator with these options,
     call after call: it plans on its first call and again only when the sparse inputs, sizes or
@@ -234,7 +239,7 @@ class DistSession:
         if header["replan"]:
             self._plan(header, mats, dims, inputs, dist)
         planning_s = time.perf_counter() - t_plan
-        if header["replan"] and _entries(mats, dist) > _BIG:
+        if header["replan"] and max(_entries(mats, dist), _planned(self.runtime)) > _BIG:
             # planning's temporaries (matrices in reference cycles) freed and their pages returned,
             # so the run's buffers do not stack on planning's peak; a full collection costs tens of
             # ms, worth it only when they are large
