@@ -20,7 +20,8 @@ def count(ctx, r: int) -> dict:
     """Rank r's cost-model counts of a lowered candidate (its memory: with the product's
     operands that rank holds)."""
     c = count_rank(RankView(ctx.progs[r], ctx.consts[r], r, ctx.P, ctx.K, ctx.group_sizes(r), ctx.compute))
-    c["memory_bytes"] = c.get("memory_bytes", 0) + ctx.product.operand_bytes(r)
+    held = getattr(ctx.product, "operand_bytes", None)   # (a sampled product's operands are priced as moved)
+    c["memory_bytes"] = c.get("memory_bytes", 0) + (held(r) if held else 0)
     return c
 
 
