@@ -229,6 +229,7 @@ def column_batches(ctx, G: Grid, sizes: list, nnz_A: list, nnz_B: list) -> tuple
     the fewest that fit (at most MAX_BATCHES), cut where B's columns' entries split evenly. The
     same on every rank: planned from the sizes every rank was given."""
     cap, e = memory_cap(ctx.opt, ctx.P), ctx.compute.np.itemsize
+    held_ops = ctx.per_rank(ctx.product.operand_bytes)   # (its rows of A, B and the mask)
 
     def need(r: int, b: int) -> float:
         l, i, j = G.where(r)
@@ -238,7 +239,8 @@ def column_batches(ctx, G: Grid, sizes: list, nnz_A: list, nnz_B: list) -> tuple
                       nnz_B[G.rank(l, u % G.pr, j)].get(l * G.S + u, 0) for u in range(G.S))
         out = (held + arrive) * (e + 16) + arrive * (e + 8) if b == 1 else \
             (held + arrive) * (e + 16) / b + 2 * arrive * (e + 8)
-        return 2 * stacked * (e + 8) + held * (e + 8) / b + out
+        # the pieces: kept as planned, broadcast, then stacked
+        return held_ops[r] + 3 * stacked * (e + 8) + held * (e + 8) / b + out
 
     worst = lambda b: max(need(r, b) for r in range(ctx.P))   # noqa: E731
     b = next((b for b in range(1, MAX_BATCHES + 1) if worst(b) <= cap), MAX_BATCHES)
