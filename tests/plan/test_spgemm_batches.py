@@ -40,18 +40,18 @@ def _masked():
     return dp.function({"T": dp.mxm(L, L, "plus_times", mask=L, structure=True)}, inputs=[A])
 
 
-CASES = [("summa2d_sparse", 4), ("spgemm3d", 2), ("spgemm3d", 4)]
+CASES = [("summa2d_sparse", 4, {}), ("spgemm3d", 2, {}), ("spgemm3d", 3, {"replication": 3}), ("spgemm3d", 4, {})]
 
 
 @pytest.mark.parametrize("spmd", [True, False])
-@pytest.mark.parametrize("plan,P", CASES)
-def test_batched_product_equals_scipy(plan, P, spmd):
+@pytest.mark.parametrize("plan,P,opt", CASES)
+def test_batched_product_equals_scipy(plan, P, opt, spmd):
     A = _graph(90, 0.05, P)
     want = _entries(A @ A)
-    got, stats = run_dist(_square(), {"A": A}, P, plan=plan, spmd=spmd)
+    got, stats = run_dist(_square(), {"A": A}, P, plan=plan, spmd=spmd, **opt)
     one = stats["products"][0]["predicted"]
     assert one["batches"] == 1 and _entries(got["C"].to_scipy()) == want
-    got, stats = run_dist(_square(), {"A": A}, P, plan=plan, spmd=spmd, memory_cap=CAP)
+    got, stats = run_dist(_square(), {"A": A}, P, plan=plan, spmd=spmd, memory_cap=CAP, **opt)
     p = stats["products"][0]
     assert p["plan"] == plan and p["predicted"]["batches"] > 1
     assert _entries(got["C"].to_scipy()) == want
@@ -60,11 +60,11 @@ def test_batched_product_equals_scipy(plan, P, spmd):
     assert p["words_sent_total"] == stats["products"][0]["words_sent_total"]
 
 
-@pytest.mark.parametrize("plan,P", CASES)
-def test_batched_masked_product_equals_scipy(plan, P):
+@pytest.mark.parametrize("plan,P,opt", CASES)
+def test_batched_masked_product_equals_scipy(plan, P, opt):
     A = _graph(80, 0.08, 10 + P)
     A = (A + A.T).astype(np.int64)
-    got, stats = run_dist(_masked(), {"A": A}, P, plan=plan, memory_cap=CAP // 4)
+    got, stats = run_dist(_masked(), {"A": A}, P, plan=plan, memory_cap=CAP // 4, **opt)
     assert stats["products"][0]["predicted"]["batches"] > 1
     L = sp.tril(A, -1, format="csr")
     want = sp.csr_array((L @ L).multiply(L != 0))
