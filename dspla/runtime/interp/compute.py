@@ -113,12 +113,40 @@ def _stacked_mxm(rt: Runtime, i: StackedMxM):
     a, b, op, compute, out = _multiply(A, B, i.semiring)
     del A, B
     mask = _output_mask(rt, i)
+    if i.batches:   # made batch by batch as AlltoallSparse returns them (collectives.py)
+        if rt.checked and overflow.int_product(i.semiring, compute):
+            rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
+        rt.slots[i.out] = Batched(a, b, op, compute, out, mask, i.batches)
+        rt.timed("compute_s", t0)
+        return
     C = gbops.sparse_output(a.nrows, b.ncols, compute)
     C(mask=mask) << a.mxm(b, op)
     if rt.checked and overflow.int_product(i.semiring, compute):
         rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
     rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
+
+
+class Batched:
+    """A sparse x sparse product held as its operands, made one column batch at a time
+    (``positions``: B's columns in each) so that only one batch of C exists at once."""
+
+    def __init__(self, a, b, op, compute, out, mask, positions):
+        self.a, self.b, self.op, self.compute, self.out, self.mask = a, b, op, compute, out, mask
+        self.positions = positions
+
+    def batch(self, k: int):
+        """Batch k of C: a ⊕.⊗ b[:, positions[k]] (inside the mask's same columns), in out's dtype."""
+        pos = self.positions[k]
+        b = self.b[:, pos].new()
+        mask = None
+        if self.mask is not None:   # (a Mask of a value's columns: the same columns of its parent)
+            m = self.mask.parent[:, pos].new()
+            mask = m.S if self.mask.structure else m.V
+            mask = ~mask if self.mask.complement else mask
+        C = gbops.sparse_output(self.a.nrows, b.ncols, self.compute)
+        C(mask=mask) << self.a.mxm(b, self.op)
+        return gbops.cast(C, self.out)
 
 
 def frontier(rt: Runtime, i, a, b):
