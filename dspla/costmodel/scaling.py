@@ -92,8 +92,8 @@ def p2p_pairs(A: sp.csr_array, parts: np.ndarray, P: int) -> tuple:
 
 def sparse15_pairs(A: sp.csr_array, parts: np.ndarray, P: int, c: int) -> tuple:
     """(src, dst, rows) of 15d_sparse's messages: block row i (the rows of ranks i*c..i*c+c-1) is
-    held by process row i; process column j handles the block columns of chunk j; P(k, j) sends
-    P(i, j) the rows of block k that block row i's nonzeros name."""
+    held by process row i; process column j handles the block columns of chunk j; P(k, i mod c)
+    sends P(i, j) the rows of block k that block row i's nonzeros name."""
     nb = P // c
     brow = parts // c
     i = np.repeat(brow, np.diff(A.indptr))
@@ -105,7 +105,7 @@ def sparse15_pairs(A: sp.csr_array, parts: np.ndarray, P: int, c: int) -> tuple:
     up, rows = np.unique(pair, return_counts=True)
     i, k = up // nb, up % nb
     j = _chunk_of(nb, c)[k]
-    return k * c + j, i * c + j, rows
+    return k * c + i % c, i * c + j, rows
 
 
 def _chunk_of(nb: int, c: int) -> np.ndarray:

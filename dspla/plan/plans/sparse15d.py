@@ -4,10 +4,12 @@
 
 Ranks form a P/c x c grid, r = (i, j) = (r // c, r % c), as in 15d: block row i (the 1D rows of
 process row i) is replicated on its c members by an all-gather; process column j handles the
-block columns of chunk j. Where 15d broadcasts a whole block B_k down column j, here P(k, j)
-sends each P(i, j) only the rows of B_k that A_ik's nonzeros name (send sets as p2p1d builds
-them, one message per pair), and P(i, j) multiplies each as it arrives; an all-reduce along the
-process row completes C_i, of which each rank keeps its own rows.
+block columns of chunk j. Where 15d broadcasts a whole block B_k down column j, here P(i, j)
+receives only the rows of B_k that A_ik's nonzeros name (send sets as p2p1d builds them, one
+message per pair), and multiplies each as it arrives; an all-reduce along the process row
+completes C_i, of which each rank keeps its own rows. Every member of process row k holds B_k
+after the all-gather, so the sends of B_k are dealt over them (P(k, i mod c) serves P(i, j)):
+with P(k, j) alone sending, 1/c of the ranks would send every message (P/c - 1 each).
 """
 from __future__ import annotations
 
@@ -70,10 +72,15 @@ def lower(ctx):
     sends = {r: {} for r in range(P)}
     for r, got in recvs.items():
         for k, ids in got.items():
-            sends[k * c + r % c][r] = ids
+            sends[sender(k, r, c)][r] = ids
     prow = ctx.add_split([q // c for q in range(P)])
     for r in ctx.ranks:
-        rank_program(ctx, r, prow, A_rows[r], {k * c + r % c: v for k, v in recvs[r].items()}, sends[r])
+        rank_program(ctx, r, prow, A_rows[r], {sender(k, r, c): v for k, v in recvs[r].items()}, sends[r])
+
+
+def sender(k, r, c: int):
+    """The member of process row k that sends B_k's rows to rank r = (i, j): P(k, i mod c)."""
+    return k * c + (r // c) % c
 
 
 def lower_spmd(ctx):
@@ -90,7 +97,7 @@ def lower_spmd(ctx):
     I = np.concatenate([ctx.rows.owned[m] for m in range(i * c, (i + 1) * c)])
     A_I = ctx.block_rows(me, I, lambda s: (s // c) * c + chunk_of[ctx.cols.parts // c])
     got = _needs(A_I, ctx.cols.parts // c, [k for k in chunk[j] if k != i])
-    recvs = {k * c + j: v for k, v in got.items()}
+    recvs = {sender(k, me, c): v for k, v in got.items()}
     prow = ctx.add_split([q // c for q in range(P)])
     rank_program(ctx, me, prow, A_I, recvs, exchange(ctx.comm, recvs))
 
