@@ -108,6 +108,15 @@ def sparse15_pairs(A: sp.csr_array, parts: np.ndarray, P: int, c: int) -> tuple:
     return k * c + i % c, i * c + j, rows
 
 
+def _sparse15_rows(A, parts, P: int, c: int) -> np.ndarray:
+    """15d_sparse's output rows per rank: rank (i, j) multiplies the rows of block row i by each
+    block k of chunk j (block_rows)."""
+    brow = parts // c
+    k = brow[A.indices]
+    rank = np.repeat(brow, np.diff(A.indptr)) * c + _chunk_of(P // c, c)[k]
+    return block_rows(A, rank, k, P)
+
+
 def _chunk_of(nb: int, c: int) -> np.ndarray:
     per = nb // c
     out = np.minimum(np.arange(nb) // max(per, 1), c - 1)
@@ -135,8 +144,24 @@ class Work:
         return cls((K,), ())
 
 
-def _p2p_epoch(cluster: Cluster, P, src, dst, rows, work: Work, nnz_rank):
-    """Seconds, words and messages of a p2p plan's SpMMs (per rank arrays)."""
+def block_rows(A: sp.csr_array, rank: np.ndarray, block: np.ndarray, P: int) -> np.ndarray:
+    """Per rank, the output rows its local products write: the distinct (row, block) pairs of
+    its nonzeros (``rank`` and ``block`` per nonzero; a product on one block of arriving rows
+    writes the rows holding entries in it)."""
+    row = np.repeat(np.arange(A.shape[0], dtype=np.int64), np.diff(A.indptr))
+    nblk = int(block.max()) + 1 if block.size else 1
+    key = np.unique((rank.astype(np.int64) * A.shape[0] + row) * nblk + block)
+    return np.bincount(key // nblk // A.shape[0], minlength=P).astype(np.float64)
+
+
+def _expected_rows(shape: "Shape", row_frac: float, col_frac: float) -> float:
+    """Expected rows holding entries in a block of a fraction of the rows and of the columns."""
+    return row_frac * _expected_needed(shape, col_frac)
+
+
+def _p2p_epoch(cluster: Cluster, P, src, dst, rows, work: Work, nnz_rank, out_rows=0.0):
+    """Seconds, words and messages of a p2p plan's SpMMs (per rank arrays; ``out_rows``: the
+    output rows its local products write, per unit width)."""
     t = np.zeros(P)
     words = np.zeros(P)
     msgs = np.bincount(dst, minlength=P).astype(float) * len(work.spmms)
@@ -144,7 +169,7 @@ def _p2p_epoch(cluster: Cluster, P, src, dst, rows, work: Work, nnz_rank):
     for w in work.spmms:
         t += cluster.p2p_seconds(P, src, dst, rows * w) if src.size else 0.0
         words += recv_rows * w
-    t += cluster.spmm_seconds(1) * nnz_rank * sum(work.spmms)
+    t += cluster.spmm_seconds(nnz_rank * sum(work.spmms), out_rows * sum(work.spmms))
     return t, words, msgs
 
 
@@ -202,7 +227,9 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
         nnz_rank = np.bincount(parts, weights=np.diff(A.indptr), minlength=P)
         rows_rank = np.bincount(parts, minlength=P)
         src, dst, rows = _memo(key + (1, "pairs"), lambda: p2p_pairs(A, parts, P))
-        t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, nnz_rank)
+        owner = np.repeat(parts, np.diff(A.indptr))
+        out_rows = _memo(key + (1, "rows"), lambda: block_rows(A, owner, parts[A.indices], P))
+        t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, nnz_rank, out_rows)
         t += _dw(cluster, P, work)
         out.append(_record("p2p1d", "exact", t, words + dw_words, msgs + L * math.ceil(math.log2(max(P, 2))),
                            (nnz_rank * 12 + (rows_rank * nspmm / 2 + np.bincount(dst, weights=rows, minlength=P)) * fmax
@@ -212,7 +239,8 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
             src, dst, rows = _memo(key + (c, "pairs"), lambda c=c, parts=parts: sparse15_pairs(A, parts, P, c))
             brow_rows = np.bincount(parts // c, minlength=P // c)[np.arange(P) // c]
             brow_nnz = np.bincount(parts // c, weights=np.diff(A.indptr), minlength=P // c)[np.arange(P) // c]
-            t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, brow_nnz / c)
+            out_rows = _memo(key + (c, "rows"), lambda c=c, parts=parts: _sparse15_rows(A, parts, P, c))
+            t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, brow_nnz / c, out_rows)
             t += max(_row_collectives(cluster, P, c, r, work) for r in np.unique(brow_rows)) + _dw(cluster, P, work)
             words += 2 * brow_rows * fsum + dw_words      # the all-gather's output and the all-reduce's buffer
             msgs += 3 * nspmm * math.ceil(math.log2(c)) + L * math.ceil(math.log2(P))
@@ -230,7 +258,9 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
         lv = cluster.lvl(2) if P > cluster.ranks_per_node else cluster.lvl(1)
         per_rank_inj = min(lv.bandwidth, cluster.injection / cluster.ranks_per_socket)
         t = sum(pairs * lv.alpha + vol * w / per_rank_inj for w in work.spmms)
-        t += cluster.spmm_seconds(nnz / P * fsum) + _dw(cluster, P, work)
+        # rank (i, j): P/c^2 blocks of nc/P rows and c/P of the columns (p2p1d: P blocks of n/P)
+        out_rows = P / (c * c) * _expected_rows(shape, c / P, c / P)
+        t += cluster.spmm_seconds(nnz / P * fsum, out_rows * fsum) + _dw(cluster, P, work)
         words = need * fsum + dw_words
         msgs = pairs * nspmm + L * math.ceil(math.log2(max(P, 2)))
         mem_rows = n * c / P
@@ -287,7 +317,7 @@ def dspla_3d(shape: Shape, P: int, f, cluster: Cluster) -> dict:
         t += 2 * (nr * wz * (Z - 1) * pw[2] + al[2] * (Z - 1))                 # the fiber all-to-alls
         t += shape.n / Y * wz * (X - 1) / X * pw[0] + al[0] * lg[0]            # the column all-gather
         t += 2 * shape.n / X * wz * (Y - 1) / Y * pw[1] + 2 * al[1] * lg[1]    # the row all-reduce
-        t += cluster.spmm_seconds(shape.nnz / P * w)
+        t += cluster.spmm_seconds(shape.nnz / P * w, _expected_rows(shape, 1 / X, 1 / Y) * wz)
     t += _dw(cluster, P, work)
     dw_words = sum(work.dw)
     msgs = len(work.spmms) * (2 * (Z - 1) + lg[0] + 2 * lg[1]) + len(work.dw) * math.ceil(math.log2(max(P, 2)))
