@@ -34,7 +34,7 @@ from ...instr import (
 from ..spmd import exchange
 from . import register_plan
 from .cagnet15d import chunks
-from .p2p1d import add_remote_block, column_groups, narrow_only, replication, replication_check
+from .p2p1d import add_remote_block, chunked, column_groups, narrow_only, replication, replication_check
 
 
 def _check(ctx):
@@ -116,12 +116,19 @@ def rank_program(ctx, r: int, prow: int, A_I: sp.csr_array, recvs: dict, sends: 
     Hi = ctx.slot()
     prog.append(AllgatherRows(Hi, ctx.b, cols.counts[i * c:(i + 1) * c], K, dtype, presence=presence, group=prow,
                               me=j, product=ctx.index))
-    for q, ids in sorted(recvs.items()):
+    # rows bigger than one message travel in chunks, a window of two messages' bytes posted at
+    # once, as p2p1d's (Options.message_bytes)
+    row = K * (np.dtype(dtype).itemsize + (1 if presence else 0))
+    per = max(1, int(ctx.opt.message_bytes) // row) if row else None
+    window, posted = 2 * int(ctx.opt.message_bytes), 0
+    for (q, _), ids in chunked(dict(sorted(recvs.items())), per):
         s = ctx.slot()
-        prog.append(Recv(s, q, ctx.tag, ids.size, K, dtype, presence=presence, product=ctx.index))
+        deferred = posted > 0 and posted + ids.size * row > window
+        posted = window + 1 if deferred else posted + ids.size * row
+        prog.append(Recv(s, q, ctx.tag, ids.size, K, dtype, presence=presence, deferred=deferred, product=ctx.index))
         recv_slots.append(s)
         add_remote_block(ctx, r, A_I[:, ids], in_place, block_slots, row_lists)
-    for q, ids in sorted(sends.items()):
+    for (q, _), ids in chunked(dict(sorted(sends.items())), per):
         s = ctx.slot()
         prog.append(Pack(s, Hi, cols.permpos[ids] - base, presence=presence, product=ctx.index))
         prog.append(Send(s, q, ctx.tag, ids.size * K, dtype, presence, product=ctx.index))
@@ -137,7 +144,7 @@ def rank_program(ctx, r: int, prow: int, A_I: sp.csr_array, recvs: dict, sends: 
                         product=ctx.index))
     if recv_slots:
         prog.append(RecvMxM(Z, tuple(recv_slots), tuple(block_slots), ctx.semiring, tuple(row_lists),
-                            window=2 * int(ctx.opt.message_bytes), product=ctx.index))
+                            window=window, product=ctx.index))
     if send_slots:
         prog.append(WaitSends(tuple(send_slots), product=ctx.index))
     prog.append(Free((Hi,)))
