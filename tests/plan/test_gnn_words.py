@@ -40,3 +40,10 @@ def test_15d_sparse_words_from_the_partition(P, c):
 def test_3d_words_from_the_row_counts(P, grid):
     _, prod, dim = _planned(P, "3d")
     assert prod.predicted["words"] == int(grid3d_words(dim.counts, K, grid).sum())
+
+
+@pytest.mark.parametrize("grid", [(4, 1, 1), (1, 4, 1), (1, 1, 4), (2, 1, 2)])
+def test_3d_words_on_a_given_grid(grid):
+    _, prod, dim = _planned(4, "3d", grid=grid)
+    assert prod.predicted["words"] == int(grid3d_words(dim.counts, K, grid).sum())
+    assert len({int(grid3d_words(dim.counts, K, g).sum()) for g in [(4, 1, 1), (1, 4, 1), (1, 1, 4)]}) == 3
