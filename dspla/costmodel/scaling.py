@@ -30,10 +30,12 @@ import scipy.sparse as sp
 
 from ..analysis import comm_plan
 from ..partition import partition, random_parts
+from ..partition.vertex_owners import EDGE_OF, edge_owner
 from . import cagnet
 from .cluster import Cluster
 
-SPARSE_PLANS = ("p2p1d", "15d_sparse")
+SPARSE_PLANS = ("p2p1d", "15d_sparse", "vertexcut")
+EDGE_METHODS = tuple(EDGE_OF)   # the edge partitions vertexcut runs on
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,46 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
     return out
 
 
+def vertexcut_pairs(A: sp.csr_array, parts: np.ndarray, owner: np.ndarray, P: int) -> tuple:
+    """vertexcut's two rounds of messages, each (src, dst, rows): the rows of B a rank's edges
+    name, from their owners; the partial rows of C it forms, to their owners."""
+    n = A.shape[0]
+    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(A.indptr))
+    col = A.indices.astype(np.int64)
+
+    def pairs(dst_of, src_of, keep):
+        key = np.unique(dst_of[keep] * n + src_of[keep])           # distinct (rank, row id)
+        pair, rows = np.unique(key // n * P + parts[key % n], return_counts=True)
+        return pair // P, pair % P, rows
+    dst_b, src_b, rows_b = pairs(owner, col, parts[col] != owner)
+    src_c, dst_c, rows_c = pairs(owner, row, parts[row] != owner)
+    return (src_b, dst_b, rows_b), (src_c, dst_c, rows_c)
+
+
+def vertexcut_candidate(shape: Shape, P: int, f, cluster: Cluster, method: str, seed: int = 0) -> dict:
+    """vertexcut on the edge partition ``method`` (spac, hypergraph-edge), counted exactly: each
+    SpMM two rounds of point-to-point messages, the products on each rank's edges, the partial
+    rows received summed into its own."""
+    A, work = shape.A, Work.of(f)
+    key = (id(A), A.nnz, P, method, seed)
+    parts = _memo(key + (1, "parts"), lambda: row_parts(A, P, method, seed))
+    owner = _memo(key + (1, "owner"), lambda: edge_owner(A, P, method, 0.03, seed, parts))
+    rb, rc = _memo(key + (1, "pairs"), lambda: vertexcut_pairs(A, parts, owner, P))
+    nnz_rank = np.bincount(owner, minlength=P).astype(np.float64)
+    partial_in = np.bincount(rc[1], weights=rc[2], minlength=P)
+    out_rows = _memo(key + (1, "rows"), lambda: block_rows(A, owner, parts[A.indices], P)) + partial_in
+    t, words, msgs = _p2p_epoch(cluster, P, *rb, work, nnz_rank, out_rows)
+    for w in work.spmms:
+        t += cluster.p2p_seconds(P, rc[0], rc[1], rc[2] * w) if rc[0].size else 0.0
+    words += partial_in * sum(work.spmms) + sum(work.dw)
+    msgs += np.bincount(rc[1], minlength=P) * len(work.spmms) + len(work.dw) * math.ceil(math.log2(max(P, 2)))
+    t += _dw(cluster, P, work)
+    held = np.bincount(rb[1], weights=rb[2], minlength=P) + np.bincount(rc[0], weights=rc[2], minlength=P)
+    mem = nnz_rank * 12 + (np.bincount(parts, minlength=P) * len(work.spmms) / 2 + held) * max(work.spmms) * \
+        cluster.word_bytes
+    return _record(f"vertexcut {method}", "exact", t, words, msgs, mem)
+
+
 def grid3d_words(n_rows: np.ndarray, K: int, grid: tuple) -> np.ndarray:
     """Words each rank receives in one 3d product, from the 1D row counts alone (as the plan's
     instructions count them): the fiber all-to-all of B, the column all-gather, the ring
@@ -358,10 +400,13 @@ def product_candidates(shape: Shape, P: int, K: int, cluster: Cluster, seed: int
 
 
 def scaling(shape: Shape, Ps, f, cluster: Cluster, weak: bool = False, seed: int = 0, method: str = "random",
-            progress=None) -> list[dict]:
+            progress=None, edge: str | None = None) -> list[dict]:
     """One row per P: every candidate, the chosen one (fastest), the best of CAGNET's four and the
     ratio of the choice's predicted time to it. ``weak``: n and nnz grow with P (from the first P;
-    shapes only)."""
+    shapes only). ``edge``: also vertexcut on this edge partition (a graph at hand only)."""
+    if edge is not None and (edge not in EDGE_METHODS or shape.A is None):
+        raise ValueError(f"vertexcut is counted on an edge partition ({', '.join(EDGE_METHODS)}) of a graph at "
+                         f"hand, got {edge!r} for {shape.name}")
     rows = []
     for P in Ps:
         sh = shape
@@ -373,6 +418,8 @@ def scaling(shape: Shape, Ps, f, cluster: Cluster, weak: bool = False, seed: int
         cands = cagnet_candidates(sh, P, f, cluster) + sparse_candidates(sh, P, f, cluster, seed, method)
         if P >= 8:
             cands.append(dspla_3d(sh, P, f, cluster))
+        if edge is not None and P > 1:
+            cands.append(vertexcut_candidate(sh, P, f, cluster, edge, seed))
         best = min(cands, key=lambda r: r["predicted_s"])
         four = min((r for r in cands if r["family"] == "cagnet"), key=lambda r: r["predicted_s"])
         rows.append({"P": P, "n": sh.n, "nnz": sh.nnz, "candidates": cands, "chosen": best["plan"],

@@ -15,8 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...instr import DropRows, Empty, Fill, Free, MxM, Pack, Recv, RecvMxM, Send, WaitSends
-from ...partition import edge_partition
-from ...partition.vertex_owners import EDGE_OF
+from ...partition.vertex_owners import EDGE_OF, edge_owner
 from . import register_plan
 from .p2p1d import add_remote_block, narrow_only
 
@@ -31,21 +30,6 @@ def _check(ctx):
     if ctx.A.shape[0] != ctx.A.shape[1] or ctx.rows.key != ctx.cols.key:
         return "vertexcut needs a square A whose rows and columns are distributed alike (a graph)"
     return narrow_only(ctx)
-
-
-def edge_owner(A: sp.csr_array, P: int, method: str, eps: float, seed: int, row_parts: np.ndarray) -> np.ndarray:
-    """The rank of every stored entry of A (CSR order)."""
-    e = edge_partition(A, P, EDGE_OF[method], eps=eps, seed=seed, progress=False)
-    n = A.shape[0]
-    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(A.indptr))
-    col = A.indices.astype(np.int64)
-    keys = e.edges[:, 0] * n + e.edges[:, 1]                     # u < v, sorted (triu in CSR order)
-    lo, hi = np.minimum(row, col), np.maximum(row, col)
-    at = np.searchsorted(keys, lo * n + hi)
-    owner = row_parts[row].copy()
-    off = row != col
-    owner[off] = e.parts[np.minimum(at[off], keys.size - 1)]
-    return owner
 
 
 def _selection(n_rows: int, targets: np.ndarray) -> sp.csr_array:
