@@ -94,12 +94,14 @@ def run(args):
                    edge=args.edge_partition)
     print(f"{shape.name}: n={shape.n:,} nnz={shape.nnz:,} f={','.join(map(str, f))} on {cl.name} "
           f"({cl.ranks_per_node} ranks/node); one epoch, predicted")
-    print(f"{'P':>6} {'plan':<18} {'count':<9} {'time s':>10} {'words/rank':>11} {'msgs/rank':>10} {'MB/rank':>9}")
+    print(f"{'P':>6} {'plan':<18} {'count':<9} {'time s':>10} {'compute':>9} {'latency':>9} {'bandwidth':>9} "
+          f"{'words/rank':>11} {'msgs/rank':>10} {'MB/rank':>9}")
     for r in rows:
         for c in sorted(r["candidates"], key=lambda c: c["predicted_s"]):
             mark = " <- chosen" if c["plan"] == r["chosen"] else ""
-            print(f"{r['P']:>6} {c['plan']:<18} {c['count']:<9} {c['predicted_s']:>10.4g} {c['words_max']:>11.4g} "
-                  f"{c['messages_max']:>10.4g} {c['memory_bytes'] / 1e6:>9.3g}{mark}")
+            print(f"{r['P']:>6} {c['plan']:<18} {c['count']:<9} {c['predicted_s']:>10.4g} {c['compute_s']:>9.3g} "
+                  f"{c['latency_s']:>9.3g} {c['bandwidth_s']:>9.3g} {c['words_max']:>11.4g} {c['messages_max']:>10.4g} "
+                  f"{c['memory_bytes'] / 1e6:>9.3g}{mark}")
         print(f"{r['P']:>6} chosen {r['chosen']} / best of CAGNET's four {r['best_cagnet']}: {r['ratio']:.2f}x")
     doc = {"graph": shape.name, "n": shape.n, "nnz": shape.nnz, "f": f, "cluster": cl.name, "weak": args.weak,
            "partition": args.partition, "edge_partition": args.edge_partition, "rows": rows}

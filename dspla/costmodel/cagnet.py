@@ -31,6 +31,12 @@ class Coll:
     sparse: bool = False   # moves the sparse matrix
     partial: bool = False  # the product with W (not part of the SpMM itself)
 
+    @property
+    def passes(self) -> int:
+        """Latency passes: an all-reduce is a reduce-scatter and an all-gather (2 log2 g steps, the
+        latency that goes with its 2 (g-1)/g words a member sends)."""
+        return 2 if self.kind == "allreduce" else 1
+
     def ring_words(self, g: int) -> float:
         """Words a member sends in the ring algorithm for it (a pipelined broadcast forwards all)."""
         w = float(self.words)
@@ -197,7 +203,8 @@ def cagnet_four(n, nnz, f, P) -> list:
 
 def seconds(s: Schedule, cluster) -> dict:
     """Predicted seconds of one epoch on ``cluster``: every collective as rings along its axis,
-    node-aware (cluster.ring_seconds_per_word), latency per step x log2 of its group, plus the
+    node-aware (cluster.ring_seconds_per_word), latency per step x log2 of its group (twice for an
+    all-reduce, as dspla's plans are charged: scaling._allreduce), plus the
     local SpMM at the cluster's rates (per nonzero and per output row of each stage)."""
     P, dims = s.P, s.dims
     per_word = {ax: cluster.ring_seconds_per_word(P, dims, ax) for ax in range(len(dims))}
@@ -208,6 +215,6 @@ def seconds(s: Schedule, cluster) -> dict:
         if g < 2:
             continue
         bw += c.count * c.ring_words(g) * per_word[c.axis]
-        lat += c.count * alpha[c.axis] * math.ceil(math.log2(g))
+        lat += c.count * alpha[c.axis] * math.ceil(math.log2(g)) * c.passes
     comp = cluster.spmm_seconds(float(s.spmm_per_rank), float(s.rows_per_rank))
     return {"comm_s": bw, "latency_s": lat, "compute_s": comp, "predicted_s": bw + lat + comp}

@@ -21,6 +21,7 @@ steps (log2 of the group each).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from math import comb
@@ -32,7 +33,7 @@ from ..analysis import comm_plan
 from ..partition import partition, random_parts
 from ..partition.vertex_owners import EDGE_OF, edge_owner
 from . import cagnet
-from .cluster import Cluster
+from .cluster import Cluster, Level
 
 SPARSE_PLANS = ("p2p1d", "15d_sparse", "vertexcut")
 EDGE_METHODS = tuple(EDGE_OF)   # the edge partitions vertexcut runs on
@@ -399,10 +400,31 @@ def product_candidates(shape: Shape, P: int, K: int, cluster: Cluster, seed: int
     return sorted(cands, key=lambda c: c["predicted_s"])
 
 
+def _candidates(sh: Shape, P: int, f, cluster: Cluster, seed: int, method: str, edge: str | None) -> list[dict]:
+    cands = cagnet_candidates(sh, P, f, cluster) + sparse_candidates(sh, P, f, cluster, seed, method)
+    if P >= 8:
+        cands.append(dspla_3d(sh, P, f, cluster))
+    if edge is not None and P > 1:
+        cands.append(vertexcut_candidate(sh, P, f, cluster, edge, seed))
+    return cands
+
+
+def _only(c: Cluster, kind: str) -> Cluster:
+    """The cluster with every cost but ``kind`` (compute | latency) removed: a candidate's time on
+    it is that part of its time (the rest of the time is bandwidth, and what overlaps)."""
+    big, tiny = 1e300, 1e-300
+    lat = kind == "latency"
+    levels = {k: Level(v.alpha if lat else tiny, big, (v.overhead or v.alpha) if lat else tiny)
+              for k, v in c.levels.items()}
+    rate = (big, big) if lat else (c.spmm_rate, c.spmm_row)
+    return dataclasses.replace(c, levels=levels, injection=big, spmm_rate=rate[0], spmm_row=rate[1])
+
+
 def scaling(shape: Shape, Ps, f, cluster: Cluster, weak: bool = False, seed: int = 0, method: str = "random",
             progress=None, edge: str | None = None) -> list[dict]:
-    """One row per P: every candidate, the chosen one (fastest), the best of CAGNET's four and the
-    ratio of the choice's predicted time to it. ``weak``: n and nnz grow with P (from the first P;
+    """One row per P: every candidate (its time split into compute, latency and the rest:
+    bandwidth), the chosen one (fastest), the best of CAGNET's four and the ratio of the choice's
+    predicted time to it. ``weak``: n and nnz grow with P (from the first P;
     shapes only). ``edge``: also vertexcut on this edge partition (a graph at hand only)."""
     if edge is not None and (edge not in EDGE_METHODS or shape.A is None):
         raise ValueError(f"vertexcut is counted on an edge partition ({', '.join(EDGE_METHODS)}) of a graph at "
@@ -415,11 +437,12 @@ def scaling(shape: Shape, Ps, f, cluster: Cluster, weak: bool = False, seed: int
                 raise ValueError("weak scaling needs a shape (n, nnz), not a fixed graph")
             g = P / Ps[0]
             sh = Shape(shape.name, int(shape.n * g), int(shape.nnz * g), None, shape.rmat)
-        cands = cagnet_candidates(sh, P, f, cluster) + sparse_candidates(sh, P, f, cluster, seed, method)
-        if P >= 8:
-            cands.append(dspla_3d(sh, P, f, cluster))
-        if edge is not None and P > 1:
-            cands.append(vertexcut_candidate(sh, P, f, cluster, edge, seed))
+        cands = _candidates(sh, P, f, cluster, seed, method, edge)
+        comp = _candidates(sh, P, f, _only(cluster, "compute"), seed, method, edge)
+        lat = _candidates(sh, P, f, _only(cluster, "latency"), seed, method, edge)
+        for c, k, la in zip(cands, comp, lat):
+            c.update(compute_s=k["predicted_s"], latency_s=la["predicted_s"],
+                     bandwidth_s=max(0.0, c["predicted_s"] - k["predicted_s"] - la["predicted_s"]))
         best = min(cands, key=lambda r: r["predicted_s"])
         four = min((r for r in cands if r["family"] == "cagnet"), key=lambda r: r["predicted_s"])
         rows.append({"P": P, "n": sh.n, "nnz": sh.nnz, "candidates": cands, "chosen": best["plan"],
