@@ -83,3 +83,20 @@ def test_15d_sparse_deals_the_sends_over_the_process_row(P, c):
     assert sends == set(zip(src.tolist(), dst.tolist()))
     per_rank = np.bincount(src, minlength=P)
     assert per_rank.max() <= -(-(P // c) // c) < P // c - 1   # P(k, j) alone: P/c - 1 each
+
+
+def test_breakdown_by_repricing_equals_cagnets_own_split():
+    """scaling splits every candidate's time by pricing it on the cluster without the other
+    costs; for CAGNET's schedules that equals the split cagnet.seconds computes term by term."""
+    from dspla.generate import rmat
+    sh = scaling.Shape.of("g", rmat(9, 8, seed=2))
+    (row,) = scaling.scaling(sh, [16], [32, 16, 8], SUMMIT)
+    by_plan = {c["plan"]: c for c in row["candidates"]}
+    for s in cagnet.cagnet_four(sh.n, sh.nnz, [32, 16, 8], 16):
+        got, want = by_plan["CAGNET " + s.name + (" 2x2x4" if s.name == "3d" else "")], cagnet.seconds(s, SUMMIT)
+        assert got["compute_s"] == pytest.approx(want["compute_s"], rel=1e-9)
+        assert got["latency_s"] == pytest.approx(want["latency_s"], rel=1e-9)
+        assert got["bandwidth_s"] == pytest.approx(want["comm_s"], rel=1e-6)
+    for c in row["candidates"]:
+        assert min(c["compute_s"], c["latency_s"], c["bandwidth_s"]) >= 0
+        assert c["compute_s"] + c["latency_s"] <= c["predicted_s"] * (1 + 1e-9)
