@@ -185,12 +185,23 @@ def _allreduce(cluster, P, dims, axis, words, passes=2):
             + cluster.group_alpha(P, dims, axis) * passes * math.ceil(math.log2(g)))
 
 
-def _row_collectives(cluster, P, c, rows, work: Work) -> float:
-    """15d_sparse's per-product collectives along the process row, every SpMM of the epoch: the
-    all-gather of block row i of B and the all-reduce of its partial C_i."""
+def _row_collectives(cluster, P, c, rows, counts, work: Work) -> np.ndarray:
+    """15d_sparse's per-product exchanges along the process row, every SpMM of the epoch, per
+    rank: the all-gather of block row i of B (``rows``: its largest) and the reduce-scatter of
+    the partial C_i, point to point (each member sends each other its rows; ``counts``: the
+    rows of each rank)."""
     dims = (P // c, c)
-    return sum(_allreduce(cluster, P, dims, 1, rows * w, 1) + _allreduce(cluster, P, dims, 1, rows * w)
-               for w in work.spmms)
+    r = np.arange(P)
+    m = np.arange(c)
+    src = (r[:, None] // c * c + m[None, :]).ravel()
+    dst = np.repeat(r, c)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    t = np.zeros(P)
+    for w in work.spmms:
+        t += _allreduce(cluster, P, dims, 1, rows * w, 1)
+        t += cluster.p2p_seconds(P, src, dst, np.asarray(counts, dtype=np.float64)[dst] * w)
+    return t
 
 
 def _dw(cluster, P, work: Work):
@@ -244,9 +255,10 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
             brow_nnz = np.bincount(parts // c, weights=np.diff(A.indptr), minlength=P // c)[np.arange(P) // c]
             out_rows = _memo(key + (c, "rows"), lambda c=c, parts=parts: _sparse15_rows(A, parts, P, c))
             t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, brow_nnz / c, out_rows)
-            t += max(_row_collectives(cluster, P, c, r, work) for r in np.unique(brow_rows)) + _dw(cluster, P, work)
-            words += 2 * brow_rows * fsum + dw_words      # the all-gather's output and the all-reduce's buffer
-            msgs += 3 * nspmm * math.ceil(math.log2(c)) + L * math.ceil(math.log2(P))
+            own = np.bincount(parts, minlength=P)
+            t += _row_collectives(cluster, P, c, brow_rows.max(), own, work) + _dw(cluster, P, work)
+            words += (brow_rows + (c - 1) * own) * fsum + dw_words   # the all-gather's output, the partials received
+            msgs += nspmm * (math.ceil(math.log2(c)) + c - 1) + L * math.ceil(math.log2(P))
             mem = brow_nnz / c * 12 + (brow_rows * nspmm / 2 + np.bincount(dst, weights=rows, minlength=P)) * fmax * \
                 cluster.word_bytes
             out.append(_record(f"15d_sparse c={c}", "exact", t, words, msgs, mem))
@@ -268,9 +280,9 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
         msgs = pairs * nspmm + L * math.ceil(math.log2(max(P, 2)))
         mem_rows = n * c / P
         if c > 1:
-            t += _row_collectives(cluster, P, c, mem_rows, work)
-            words += 2 * mem_rows * fsum
-            msgs += 3 * nspmm * math.ceil(math.log2(c))
+            t += float(_row_collectives(cluster, P, c, mem_rows, np.full(P, n / P), work).max())
+            words += (mem_rows + (c - 1) * n / P) * fsum
+            msgs += nspmm * (math.ceil(math.log2(c)) + c - 1)
         mem = nnz / P * 12 + (mem_rows * nspmm / 2 + need) * fmax * cluster.word_bytes
         name = "p2p1d" if c == 1 else f"15d_sparse c={c}"
         out.append(_record(name, "expected", np.array([t]), np.array([words]), np.array([msgs]), np.array([mem])))

@@ -27,7 +27,7 @@ def _check(ctx):
         return "vertexcut runs on an edge partition: --partition spac or hypergraph-edge"
     if ctx.masked or ctx.b_sparse:
         return "vertexcut multiplies dense rows without a mask"
-    if _unit(ctx) is None:
+    if multiply_unit(ctx) is None:
         return (f"vertexcut sums partial rows by a product with a selection, which needs a multiply with an "
                 f"identity (times, plus, min, max, land, lor) or second; semiring {ctx.semiring.name!r} has "
                 f"{ctx.semiring.mult.name!r}")
@@ -36,7 +36,7 @@ def _check(ctx):
     return narrow_only(ctx)
 
 
-def _unit(ctx):
+def multiply_unit(ctx):
     """The value u with u ⊗ x = x under the semiring's multiply (None: there is none)."""
     mult = ctx.semiring.mult
     if mult.func is not None:     # a user's operator: no identity known
@@ -47,11 +47,12 @@ def _unit(ctx):
     return monoid.identity(ctx.compute) if monoid is not None else None
 
 
-def _selection(ctx, n_rows: int, targets: np.ndarray, cols: np.ndarray | None = None, width: int | None = None):
+def selection(ctx, n_rows: int, targets: np.ndarray, cols: np.ndarray | None = None, width: int | None = None):
     """n_rows x width: column cols[k] (default k) has the multiply's unit in row targets[k]."""
     k = targets.size
     cols = np.arange(k) if cols is None else cols
-    return sp.csr_array((np.full(k, _unit(ctx)), (targets, cols)), shape=(n_rows, k if width is None else width))
+    shape = (n_rows, k if width is None else width)
+    return sp.csr_array((np.full(k, multiply_unit(ctx)), (targets, cols)), shape=shape)
 
 
 @register_plan("vertexcut", check=_check, auto=False)
@@ -110,14 +111,14 @@ def rank_program(ctx, r, R, A_r, recvs_b: dict, sends_b: dict, part_out: dict, p
         prog.append(Recv(s, int(q), ctx.tag + 1, ids.size, K, ctx.compute.value, presence=presence_c,
                          product=ctx.index))
         recv2.append(s)
-        add_remote_block(ctx, r, _selection(ctx, n_r, rows.pos[ids]), in_place, blocks2, rows2)
+        add_remote_block(ctx, r, selection(ctx, n_r, rows.pos[ids]), in_place, blocks2, rows2)
     for q, ids in sorted(part_out.items()):
         s = ctx.slot()
         prog.append(Pack(s, Cp, np.searchsorted(R, ids), presence=presence_c, product=ctx.index))
         prog.append(Send(s, int(q), ctx.tag + 1, ids.size * K, ctx.compute.value, presence_c, product=ctx.index))
         sent.append(s)
     own = np.flatnonzero(rows.parts[R] == r)
-    S_own = _selection(ctx, n_r, rows.pos[R[own]], own, R.size)
+    S_own = selection(ctx, n_r, rows.pos[R[own]], own, R.size)
     if in_place:
         prog.append(Fill(ctx.out, n_r, K, ctx.semiring.monoid, ctx.compute.value, product=ctx.index))
     elif not own.size:
