@@ -132,6 +132,16 @@ def int_list(lo: int = 1, hi: int | None = None):
     return parse
 
 
+def grid3(text: str) -> tuple[int, int, int]:
+    """An argparse type: a process grid XxYxZ of whole numbers of at least 1 (2x2x2)."""
+    parts = text.lower().split("x")
+    if len(parts) != 3 or not all(p.strip().isdigit() and int(p) >= 1 for p in parts):
+        raise argparse.ArgumentTypeError(f"must be a grid XxYxZ of whole numbers of at least 1 (e.g. 2x2x2), "
+                                         f"got {text!r}")
+    x, y, z = (int(p) for p in parts)
+    return x, y, z
+
+
 MAX_DIM = 1 << 60            # GraphBLAS's largest dimension (GrB_INDEX_MAX + 1)
 MAX_SEED = (1 << 31) - 1     # what every partitioner takes as a seed (a C int)
 POSITIVE = integer(1)

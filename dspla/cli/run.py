@@ -17,6 +17,7 @@ from .arguments import (
     SEED,
     add_plan_option,
     add_plugin_option,
+    grid3,
     input_files,
     load_plugins,
     number,
@@ -63,6 +64,8 @@ def register(sub, common):
                    "of P (default: 2 when it divides P, else 1; 15d: 2 only from P = 4)")
     g.add_argument("--stripe-width", type=POSITIVE, metavar="W", help="twoface stripe width W, at least 1 "
                    "(default: the plan's choice from the graph)")
+    g.add_argument("--grid", type=grid3, metavar="XxYxZ", help="3d: the process grid, X*Y*Z = P and Z <= the "
+                   "product's width (default: the grid closest to a cube)")
     g.add_argument("--memory-cap", "--memory-per-rank", type=number(0, lo_open=True), metavar="BYTES",
                    help="bytes per process a product's buffers may use (auto skips plans over it; twoface turns "
                         "sync stripes async to stay under it) (default: half the machine's memory over P)")
@@ -214,7 +217,7 @@ def _options(args, plan, parts) -> dict:
     options = {"plan": plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
                "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
                "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning,
-               "message_bytes": args.message_bytes}
+               "message_bytes": args.message_bytes, "grid": args.grid}
     if args.partition_file:
         options.update(parts=parts, partition="file")
     return options
