@@ -29,6 +29,7 @@ from ..errors import DsplaError
 from ..ir import Node, Op
 from ..ir.types import DType
 from . import gbops
+from .item import item
 
 MODES = ("error", "wrap", "float64")
 LIMIT = 2**63                 # a bound below this proves no entry leaves int64
@@ -53,6 +54,9 @@ def is_int(M) -> bool:
 
 def maxabs(M) -> int:
     """The largest magnitude of M's entries, exactly (a Python int: |int64 min| is 2^63)."""
+    if M._nrows == 1 and M._ncols == 1:   # a loop's counter: one typed read, not two reductions (~40 us)
+        v = item(M)
+        return 0 if v is None else abs(int(v))
     if M.nvals == 0:
         return 0
     hi = M.reduce_scalar(gb.monoid.max).new().value

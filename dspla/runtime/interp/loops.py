@@ -23,6 +23,8 @@ def _loop(rt: Runtime, i: Loop):
     s = rt.slots
     for j, (c, v) in enumerate(zip(i.carry, i.init)):
         s[c] = s[v].dup() if j in i.owned else s[v]
+    for f in rt.frontiers(i):   # (its products' push / pull rule starts again)
+        s[f].start()
     t_loop = time.perf_counter()
     cond_traffic, body_traffic = rt.loop_traffic[id(i)]
     # an iteration's words: its condition check (with rank 0's broadcast of the answer) and its body
