@@ -117,8 +117,10 @@ def bound(node: Node, args: list) -> int:
         name = node.attr("accum" if op is Op.UPDATE else "op").name
         return _term(name, maxabs(x), maxabs(y))
     if op is Op.APPLY_BIND:
-        s = node.attr("scalar")
-        return _term(node.attr("op").name, maxabs(args[0]), abs(int(s)) if float(s).is_integer() else LIMIT)
+        s, name = node.attr("scalar"), node.attr("op").name
+        if name == "times" and s == 0:
+            return 0   # (x * 0: nothing to read)
+        return _term(name, maxabs(args[0]), abs(int(s)) if float(s).is_integer() else LIMIT)
     if op is Op.APPLY:
         m = maxabs(args[0])
         return m * m if node.attr("op").name == "square" else m
