@@ -102,12 +102,12 @@ def pulls_by_edges(fr: Frontier, q, nq: int) -> bool:
 def frontier_edges(fr: Frontier, q) -> int:
     """The entries of p's rows that q selects (the edges a push would touch): p's row counts
     (made once) times q, one C call."""
-    if fr._deg is None:
-        idx, counts = fr.p.apply(gb.unary.one[_INT64]).reduce_rowwise(gb.monoid.plus).new().to_coo()
-        fr._deg = gb.Matrix.from_coo(np.zeros(len(idx), np.uint64), idx, counts, nrows=1, ncols=fr.p._nrows)
+    if fr._deg is None:   # (a full column, as q is held: their dot product reads q's entries only)
+        counts = fr.p.apply(gb.unary.one[_INT64]).reduce_rowwise(gb.monoid.plus).new().to_dense(fill_value=0)
+        fr._deg = gb.Matrix.from_dense(counts.reshape(-1, 1).astype(np.int64))
         fr._e = new_matrix(_INT64, 1, 1)
     check(lib.GrB_mxm(fr._e.gb_obj[0], ffi.NULL, ffi.NULL, _PLUS_FIRST.gb_obj, fr._deg.gb_obj[0], q.gb_obj[0],
-                      ffi.NULL), "mxm")
+                      lib.GrB_DESC_T0), "mxm")
     return item(fr._e) or 0
 
 

@@ -36,9 +36,10 @@ from .interpreter import Runtime, _dt, handler
 def _local(rt: Runtime, i: Local):
     t0 = time.perf_counter()
     args = [rt.slots[a] for a in i.args]
-    if i.in_place:
+    if i.in_place and id(i) not in rt.risky:   # (a checked one is compared with its operands as they were)
         rt.slots[i.out] = update.in_place(i.node, args)
-    elif i.node.op in INTO:
+        return rt.timed("compute_s", t0)
+    if i.node.op in INTO:
         into = rt.reusable(i)
         M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (kernels/prepared.py), if one applies
         if M is None:
