@@ -165,12 +165,22 @@ def _demo_cmd(progs: dict, alg: str, g: pc.Graph, sources: str) -> list:
     return [progs[alg], g.mtx] + ([sources] if alg in ("bfs", "sssp") else [])
 
 
+def _library_path() -> str:
+    """LD_LIBRARY_PATH with the folder of the GraphBLAS library this process runs (the wheel's)
+    first: the demos then run on the very library dspla uses, whichever venv they were linked
+    against (a demo built beside a venv since removed would not start otherwise)."""
+    import suitesparse_graphblas
+
+    libs = os.path.join(os.path.dirname(os.path.dirname(suitesparse_graphblas.__file__)), "suitesparse_graphblas.libs")
+    return os.pathsep.join(p for p in (libs, os.environ.get("LD_LIBRARY_PATH", "")) if p)
+
+
 def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repeats: int, runs: int, tmp: str,
             say) -> dict:
     """Per graph and algorithm, ``repeats`` rounds of (the demo, then ``runs`` dspla calls in this
     process with one GraphBLAS thread); medians over all runs, the ratio dspla / LAGraph."""
     import graphblas as gb
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "LD_LIBRARY_PATH": _library_path()}
     fns = pc.functions()
     algs = [a for a in algs if a in progs]
     threads = gb.ss.config["nthreads"]

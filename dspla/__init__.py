@@ -7,15 +7,15 @@
 """
 from __future__ import annotations
 
+import gc
 import importlib
+import os
 import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from . import binary, eager, errors, monoid, semiring, unary
 from ._excepthook import install as _install_excepthook
-from .eager import array, function
-from .errors import (
+from .errors import (  # noqa: F401 (dp.DsplaError, ...)
     DataFormatError,
     DimensionMismatch,
     DomainMismatch,
@@ -25,23 +25,17 @@ from .errors import (
     LoopBoundWarning,
     UnknownNameError,
 )
-from .frontend.dsl import Expr, grad
-from .verbosity import quiet
 
-# dp.mxm, dp.relu, dp.while_loop, ...: every op's Python spelling, as its definition registers it
-# (dspla/ops); a new op's module adds its name here without an edit to this file
-# (eager: each runs at once on concrete values and traces on expressions, dspla/eager)
-_SPELLED = eager.register()
-globals().update(_SPELLED)
-
-if TYPE_CHECKING:   # the same functions, named for static type checkers (which cannot see the above)
-    from . import formats as formats
-    from . import models as models
-    from . import plot
-    from .formats.graph import load_graph
-    from .formats.results import read_results
-    from .function import Function
-    from .models.trainer import TrainConfig, Trainer
+if TYPE_CHECKING:   # the names loaded on first use (below), for static type checkers
+    from . import binary, eager, monoid, plot, semiring, unary  # noqa: F401
+    from . import formats as formats  # noqa: F401
+    from . import models as models  # noqa: F401
+    from .eager import array, function  # noqa: F401
+    from .formats.graph import load_graph  # noqa: F401
+    from .formats.results import read_results  # noqa: F401
+    from .frontend.dsl import Expr, grad  # noqa: F401
+    from .function import Function  # noqa: F401
+    from .models.trainer import TrainConfig, Trainer  # noqa: F401
     from .ops.apply import abs_ as abs  # noqa: F401
     from .ops.apply import apply, exp, log, neg, relu, relu_grad, sigmoid, sqrt, step, tanh  # noqa: F401
     from .ops.cast import cast  # noqa: F401
@@ -59,9 +53,10 @@ if TYPE_CHECKING:   # the same functions, named for static type checkers (which 
     from .ops.softmax import log_softmax, softmax  # noqa: F401
     from .ops.transpose import transpose  # noqa: F401
     from .ops.update import update  # noqa: F401
-    from .runtime.launch import world
-    from .runtime.shards import load_shards
-    from .values import Array
+    from .runtime.launch import world  # noqa: F401
+    from .runtime.shards import load_shards  # noqa: F401
+    from .values import Array  # noqa: F401
+    from .verbosity import quiet  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -76,18 +71,69 @@ _LAZY = {
 _MODULES = ("formats", "models", "plot")
 
 
+_SPELLED: dict[str, Any] = {}
+_LOADING: list[bool] = []
+
+
+def _load_language() -> None:
+    """The language's names: dp.mxm, dp.relu, dp.while_loop, ... (every op's Python spelling, as its
+    definition registers it in dspla/ops; each runs at once on concrete values and traces on
+    expressions, dspla/eager), the operator namespaces and ``dp.function``. Loaded by the first
+    name asked of ``dspla``, not by ``import dspla``: a command that only launches a job, or
+    ``dspla --version``, loads none of it. Loading makes tens of thousands of long-lived objects
+    and no garbage: the collector is off meanwhile, and what it made is then set aside
+    (gc.freeze, as the runtime does with a plan: dspla.runtime.process) so that no later
+    collection scans it again (about a tenth of a command's start-up)."""
+    if _SPELLED or _LOADING:   # (loaded, or loading: a name asked meanwhile is not there yet)
+        return
+    _LOADING.append(True)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        modules = {m: importlib.import_module(f".{m}", __name__) for m in ("binary", "eager", "monoid", "semiring",
+                                                                             "unary")}
+        from .frontend.dsl import Expr, grad
+        from .verbosity import quiet
+
+        eager = modules["eager"]
+        globals().update(eager.SPELLED, **modules, array=eager.array, function=eager.function, Expr=Expr, grad=grad,
+                         quiet=quiet)
+        _SPELLED.update(eager.SPELLED)
+    finally:
+        _LOADING.clear()
+        gc.freeze()
+        if collecting:
+            gc.enable()
+
+
 def __getattr__(name: str) -> Any:
-    if name in _MODULES:
+    if name == "__all__":
+        _load_language()
+        return [*_NAMES, *sorted(_SPELLED)]
+    if name in _MODULES or (name != "function" and _is_submodule(name)):
+        # (``from .. import udf`` inside dspla asks for the module by this route too: it must not
+        # load the language, which may be what is importing it)
         return importlib.import_module(f".{name}", __name__)
     where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'dspla' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{where}", __name__), name)
-    globals()[name] = value
-    return value
+    if where is not None:
+        _load_language()
+        value = getattr(importlib.import_module(f".{where}", __name__), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("__"):
+        _load_language()
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(f"module 'dspla' has no attribute {name!r}")
+
+
+def _is_submodule(name: str) -> bool:
+    here = os.path.join(os.path.dirname(__file__), name)
+    return name.isidentifier() and (os.path.isfile(here + ".py") or os.path.isfile(os.path.join(here, "__init__.py")))
 
 
 def __dir__() -> list[str]:
+    _load_language()
     return sorted(set(globals()) | set(_LAZY) | set(_MODULES))
 
 
@@ -98,7 +144,7 @@ class _Package(types.ModuleType):
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "function" and isinstance(value, types.ModuleType):
-            value = eager.function
+            from .eager import function as value
         super().__setattr__(name, value)
 
 
@@ -107,10 +153,9 @@ sys.modules[__name__].__class__ = _Package
 
 _install_excepthook()
 
-__all__ = [
+_NAMES = [
     "Array", "DataFormatError", "DimensionMismatch", "DomainMismatch", "DsplaError", "DsplaSyntaxError",
     "Expr", "Function", "InputError", "LoopBoundWarning", "TrainConfig", "Trainer", "UnknownNameError", "array",
     "binary", "eager", "errors", "function", "grad", "load_graph", "load_shards", "monoid", "plot", "quiet",
     "read_results", "semiring", "unary", "world",
 ]
-__all__ += sorted(_SPELLED)

@@ -94,6 +94,7 @@ class RunOptions(TypedDict, total=False):
     eps: float                          # the partitioner's imbalance
     replication: int | None             # shift1d / 15d (None: 2 when it divides P, else 1)
     stripe_width: int | None            # twoface
+    grid: tuple[int, int, int] | None   # 3d: the X x Y x Z process grid (None: closest to a cube)
     memory_cap: float | None            # twoface, bytes per process
     cache: bool                         # keep plans on disk
     progress: bool | None               # the partitioner's progress lines (None: dspla.quiet's)

@@ -55,3 +55,15 @@ def test_a_run_on_one_process_runs_here_without_numba_or_a_launcher(tmp_path):
             "'--mpiexec', '/nonexistent/mpiexec'])\nassert code == 0, code")
     got = _loaded(code)
     assert not got["numba"] and not got["matplotlib"] and not got["mtkahypar"] and not got["mpi4py"]
+
+
+def test_a_job_launcher_loads_neither_numpy_nor_the_language(tmp_path):
+    """``dspla run --np 2`` only checks its arguments and starts the ranks (which check the
+    program): what it loads adds to every job's start-up."""
+    (tmp_path / "a.mtx").write_text("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n")
+    code = ("import sys\nfrom dspla.cli.main import main\n"
+            f"code = main(['run', {str(ROOT / 'examples' / 'gcn_layer.dspla')!r}, '-i', 'A={tmp_path / 'a.mtx'}', "
+            "'--np', '2', '--mpiexec', '/bin/true'])\nassert code == 2, code\n"
+            "assert not {'numpy', 'dspla.ops', 'dspla.frontend.parser'} & set(sys.modules), sorted(sys.modules)")
+    got = _loaded(code)
+    assert not any(got.values()), {m: v for m, v in got.items() if v}

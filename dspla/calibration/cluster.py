@@ -96,9 +96,10 @@ def measure(comm, ranks_per_node: int, sockets_per_node: int = 1, sizes=SIZES, r
     return comm.bcast(out, 0)
 
 
-def described(base: Cluster, measured: dict, ranks_per_node: int, sockets_per_node: int, spmm_rate: float | None,
-              name: str) -> Cluster:
-    """The base description with the measured levels (and rates) in place of its own."""
+def described(base: Cluster, measured: dict, ranks_per_node: int, sockets_per_node: int,
+              spmm: tuple[float, float] | None, name: str) -> Cluster:
+    """The base description with the measured levels (and SpMM rates: per nonzero, per output
+    row, microbench.spmm_rates) in place of its own."""
     levels = dict(base.levels)
     for lv in ("socket", "node", "network"):
         if lv in measured:
@@ -111,5 +112,6 @@ def described(base: Cluster, measured: dict, ranks_per_node: int, sockets_per_no
     if kept:
         src += f"; from {base.name}: " + ", ".join(kept)
     return Cluster(name=name, ranks_per_node=ranks_per_node, sockets_per_node=sockets_per_node, levels=levels,
-                   injection=measured.get("injection", base.injection), spmm_rate=spmm_rate or base.spmm_rate,
+                   injection=measured.get("injection", base.injection),
+                   spmm_rate=spmm[0] if spmm else base.spmm_rate, spmm_row=spmm[1] if spmm else base.spmm_row,
                    word_bytes=8, source=src)   # (dspla computes in float64 unless told otherwise)

@@ -213,13 +213,21 @@ def _spmm(quick: bool, rng, data: dict) -> None:
                 data["spmm"].append(([1.0, float(A.nnz * K), float(n * K)], t))
 
 
-def spmm_rate(nnz: int = 200_000, K: int = 64) -> float:
-    """Nonzeros x columns per second of one local SpMM (a cluster description's compute rate)."""
+def spmm_rates(nnz: int = 100_000, K: int = 32, per_row=(0.5, 1, 2, 8, 32)) -> tuple[float, float]:
+    """A cluster description's local SpMM rates: (nonzeros x columns per second, output rows x
+    columns per second), fitted to t = per call + nnz K / first + n K / second over square blocks
+    of the same nonzeros at several densities (a sparser block is slower per nonzero: more rows)."""
     rng = np.random.default_rng(0)
-    n = nnz // 16
-    Ag = gb.io.from_scipy_sparse(sp.random_array((n, n), density=nnz / n / n, random_state=rng, format="csr"))
-    Bg = gb.Matrix.from_dense(rng.random((n, K)))
-    return Ag.nvals * K / _time(lambda: gbops.mxm(Ag, Bg, SEMIRINGS["plus_times"], DType.float64), repeat=3)
+    rows = []
+    for d in per_row:
+        n = max(64, int(nnz / d))
+        Ag = gb.io.from_scipy_sparse(sp.random_array((n, n), density=nnz / n / n, random_state=rng, format="csr"))
+        Bg = gb.Matrix.from_dense(rng.random((n, K)))
+        t = _time(lambda: gbops.mxm(Ag, Bg, SEMIRINGS["plus_times"], DType.float64), repeat=3, collect=True)
+        rows.append(([1.0, float(Ag.nvals * K), float(n * K)], t))
+    c = fit(np.array([r[0] for r in rows]), np.array([r[1] for r in rows]), ["kappa", "nnz", "row"])["coefficients"]
+    per_nnz = c["nnz"] if c["nnz"] > 0 else min(r[1] / r[0][1] for r in rows)
+    return 1.0 / per_nnz, (1.0 / c["row"] if c["row"] > 0 else 0.0)
 
 
 def _pack_and_fill(rng, data: dict, say) -> None:

@@ -5,6 +5,7 @@ the error is printed once per job), and the value checks of the options."""
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import os
 import re
@@ -129,6 +130,16 @@ def int_list(lo: int = 1, hi: int | None = None):
                                              f"got {text!r}")
         return got
     return parse
+
+
+def grid3(text: str) -> tuple[int, int, int]:
+    """An argparse type: a process grid XxYxZ of whole numbers of at least 1 (2x2x2)."""
+    parts = text.lower().split("x")
+    if len(parts) != 3 or not all(p.strip().isdigit() and int(p) >= 1 for p in parts):
+        raise argparse.ArgumentTypeError(f"must be a grid XxYxZ of whole numbers of at least 1 (e.g. 2x2x2), "
+                                         f"got {text!r}")
+    x, y, z = (int(p) for p in parts)
+    return x, y, z
 
 
 MAX_DIM = 1 << 60            # GraphBLAS's largest dimension (GrB_INDEX_MAX + 1)
@@ -295,3 +306,9 @@ def without_options(argv, flags):
     return out
 
 
+def work_begins() -> None:
+    """A command's loading is done (dspla.cli.main turned the collector off for it): on again,
+    with every object loading made set aside for good (gc.freeze: never scanned again)."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()

@@ -10,7 +10,7 @@ import time
 
 from ..calibration import calibrate
 from ..calibration import cluster as cluster_levels
-from ..calibration.microbench import spmm_rate
+from ..calibration.microbench import spmm_rates
 from ..calibration.quality import assess, notes, quality, warnings
 from ..costmodel import cluster as clusters
 from ..costmodel import load, save, user_path
@@ -145,7 +145,7 @@ def run_cluster(args):
         return relaunch(args.np, without_options(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
     comm = world()
     measured = cluster_levels.measure(comm, rpn, spn)
-    rate = spmm_rate() if comm.rank == 0 else None
+    rate = spmm_rates() if comm.rank == 0 else None
 
     def write():
         name = os.path.splitext(os.path.basename(args.cluster))[0]
@@ -158,7 +158,8 @@ def run_cluster(args):
                                                      and "socket" in measured else f"from {base.name}")
             print(f"{lv:<8} alpha {L.alpha:.3g} s  bandwidth {L.bandwidth:.3g} B/s  overhead {L.overhead:.3g} s"
                   f"  ({tag})")
-        print(f"injection {c.injection:.3g} B/s per socket; SpMM {c.spmm_rate:.3g} nonzeros x columns/s")
+        print(f"injection {c.injection:.3g} B/s per socket; SpMM {c.spmm_rate:.3g} nonzeros x columns/s, "
+              f"{c.spmm_row:.3g} output rows x columns/s")
         print(f"wrote {args.cluster}")
     on_root(comm, write)
     return 0

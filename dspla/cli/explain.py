@@ -16,6 +16,7 @@ from .arguments import (
     SEED,
     add_plan_option,
     add_plugin_option,
+    grid3,
     load_plugins,
     number,
     parse_dims,
@@ -48,6 +49,8 @@ def register(sub, common):
                         "15d: 2 only from P = 4)")
     p.add_argument("--stripe-width", type=POSITIVE, metavar="W", help="twoface stripe width W, at least 1 (default: "
                    "the plan's choice from the graph)")
+    p.add_argument("--grid", type=grid3, metavar="XxYxZ", help="3d: the process grid, X*Y*Z = P (default: the grid "
+                   "closest to a cube)")
     p.add_argument("--memory-cap", "--memory-per-rank", type=number(0, lo_open=True), metavar="BYTES",
                    help="bytes per process a product may use (default: half the machine's memory over P)")
     p.add_argument("--message-bytes", type=POSITIVE, default=32 << 20, metavar="BYTES",
@@ -95,7 +98,7 @@ def run(args):
         check_choices(plan, args.partition, f.program)
         options = dict(plan=plan, partition=args.partition, seed=args.seed, replication=args.replication,
                        stripe_width=args.stripe_width, memory_cap=args.memory_cap, iterations=args.iterations,
-                       message_bytes=args.message_bytes)
+                       message_bytes=args.message_bytes, grid=args.grid)
         out = f.explain(np=args.np, dims=dims, density=args.density, json=args.json, dump_after=args.dump_after,
                         timings=args.timings, options=options, **given)
     except MissingDims as e:   # said in the command line's terms

@@ -7,11 +7,8 @@ import sys
 import time
 
 from ..errors import DsplaError, say_warning
-from ..formats import is_generated
 from ..formats.files import check_outputs
-from ..formats.inputs import input_path
-from ..formats.shards import node_ids, read_manifest
-from ..frontend.parser import parse_file
+from ..formats.specs import input_path, is_generated
 from ..plan.plans import check_choices
 from ..runtime.launch import in_mpi_job, relaunch, world
 from .arguments import (
@@ -20,6 +17,7 @@ from .arguments import (
     SEED,
     add_plan_option,
     add_plugin_option,
+    grid3,
     input_files,
     load_plugins,
     number,
@@ -28,6 +26,7 @@ from .arguments import (
     parse_plan,
     partition_ids,
     without_options,
+    work_begins,
 )
 
 
@@ -65,6 +64,8 @@ def register(sub, common):
                    "of P (default: 2 when it divides P, else 1; 15d: 2 only from P = 4)")
     g.add_argument("--stripe-width", type=POSITIVE, metavar="W", help="twoface stripe width W, at least 1 "
                    "(default: the plan's choice from the graph)")
+    g.add_argument("--grid", type=grid3, metavar="XxYxZ", help="3d: the process grid, X*Y*Z = P and Z <= the "
+                   "product's width (default: the grid closest to a cube)")
     g.add_argument("--memory-cap", "--memory-per-rank", type=number(0, lo_open=True), metavar="BYTES",
                    help="bytes per process a product's buffers may use (auto skips plans over it; twoface turns "
                         "sync stripes async to stay under it) (default: half the machine's memory over P)")
@@ -85,9 +86,7 @@ def register(sub, common):
 
 
 def run(args):
-    # everything that can be checked without reading the data, before any process is started
-    load_plugins(args.plugin)
-    program = parse_file(args.file)
+    # what can be checked without loading the language or reading data, before any process starts
     specs = parse_inputs(args.input)
     dims = parse_dims(args.dim)
     files = [input_path(spec) for spec in specs.values() if not is_generated(spec)]
@@ -95,13 +94,27 @@ def run(args):
                   input_files(args.file, args.partition_file, *files, *(args.plugin or ()), dirs=[args.shards]))
     if args.partition_file and not os.path.isfile(args.partition_file):
         raise DsplaError(f"partition file not found: {args.partition_file}")
-    shard = _check_shards(args, program, specs) if args.shards else (None, [], {}, {})
     plan = parse_plan(args.plan)
+    launch = args.np is not None and args.np > 1 and not in_mpi_job()
+    if launch and not args.shards:
+        # This process only launches: the program, the plugins and the plans per product are
+        # checked by the ranks, before any communication (a mistake ends the job with one
+        # message); loading the language here too would add its start-up to every job's.
+        if not os.path.isfile(args.file):
+            why = "not a file" if os.path.exists(args.file) else "No such file or directory"
+            raise DsplaError(f"cannot read {args.file}: {why}")
+        check_choices(plan, args.partition)
+        return relaunch(args.np, without_options(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
+    from ..frontend.parser import parse_file
+
+    load_plugins(args.plugin)
+    program = parse_file(args.file)
+    # (a shard set is checked against the program and the job here, launcher or not: a set made
+    # for another P is a mistake to report before starting P processes)
+    shard = _check_shards(args, program, specs) if args.shards else (None, [], {}, {})
     check_choices(plan, args.partition, program)   # on one process too, where they are not used: a typo now
-    if args.np is not None and args.np > 1 and not in_mpi_job():
-        # (this process only checks and launches: the compiler and the runtime load in the ranks)
-        argv = without_options(sys.argv[1:], {"--np", "--mpiexec"})
-        return relaunch(args.np, argv, args.mpiexec)
+    if launch:
+        return relaunch(args.np, without_options(sys.argv[1:], {"--np", "--mpiexec"}), args.mpiexec)
     return run_here(args, program, specs, dims, plan, shard)
 
 
@@ -146,6 +159,7 @@ def run_here(args, program, specs: dict, dims: dict, plan, shard: tuple) -> int:
                                               seed=args.seed, names=shard_names)}
         load_s = time.perf_counter() - t_load
     options = _options(args, plan, parts)
+    work_begins()
     t0 = time.perf_counter()
     out = f.run(data, repeat=args.repeat or 1, **options)
     stats = f.last_stats
@@ -203,7 +217,7 @@ def _options(args, plan, parts) -> dict:
     options = {"plan": plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
                "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
                "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning,
-               "message_bytes": args.message_bytes}
+               "message_bytes": args.message_bytes, "grid": args.grid}
     if args.partition_file:
         options.update(parts=parts, partition="file")
     return options
@@ -250,6 +264,8 @@ def _check_shards(args, program, specs) -> tuple[str | None, list[str], dict[str
     with -i, its P the job's (or 1: read by rows). Returns how ranks read it (None: as written;
     'block'/'random': a one-process set by rows), the inputs to read, the sizes of the dims they
     give and the node ids of their rows, if the set has them (for inputs made with full: or unit:)."""
+    from ..formats.shards import node_ids, read_manifest
+
     m = read_manifest(args.shards)
     decl = {n.attr("name"): n.type for n in program.inputs}
     names = [name for name in m["inputs"] if name in decl]

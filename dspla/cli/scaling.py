@@ -11,7 +11,7 @@ import json
 import sys
 
 from ..costmodel import cluster as clusters
-from ..costmodel.scaling import Shape, scaling
+from ..costmodel.scaling import EDGE_METHODS, Shape, scaling
 from ..errors import DsplaError
 from ..formats.files import atomic_write, check_writable
 from ..formats.graph import load_graph
@@ -36,6 +36,8 @@ def register(sub, common):
                    "labels; 128,16,16,8 for a graph file)")
     p.add_argument("--partition", default="random", help="row partition for the sparsity-aware plans (random, "
                    "graph, hypergraph; default random)")
+    p.add_argument("--edge-partition", choices=EDGE_METHODS, help="also count vertexcut on this edge partition "
+                   "(a graph file only; default: not counted)")
     p.add_argument("--weak", action="store_true", help="weak scaling: n and nnz grow with P (shapes only)")
     p.add_argument("--seed", type=SEED, default=0, help="seed of the random partition and of generated graphs")
     p.add_argument("--json", help="write the rows to this file (default: none)")
@@ -81,22 +83,28 @@ def run(args):
         if path:
             check_writable(path, "output")
     shape, widths = shape_of(args.graph)
+    if args.edge_partition and shape.A is None:
+        raise DsplaError(f"--edge-partition needs a graph file (vertexcut is counted on its edges), not the shape "
+                         f"{args.graph!r}")
     f = _ints(args.f, "--f") if args.f else (widths or [128, 16, 16, 8])
     if len(f) < 2:
         raise DsplaError("--f needs at least two widths (f0,f1: one layer)")
     say = None if args.quiet else (lambda P: print(f"  P={P} counted", file=sys.stderr, flush=True))
-    rows = scaling(shape, Ps, f, cl, weak=args.weak, seed=args.seed, method=args.partition, progress=say)
+    rows = scaling(shape, Ps, f, cl, weak=args.weak, seed=args.seed, method=args.partition, progress=say,
+                   edge=args.edge_partition)
     print(f"{shape.name}: n={shape.n:,} nnz={shape.nnz:,} f={','.join(map(str, f))} on {cl.name} "
           f"({cl.ranks_per_node} ranks/node); one epoch, predicted")
-    print(f"{'P':>6} {'plan':<18} {'count':<9} {'time s':>10} {'words/rank':>11} {'msgs/rank':>10} {'MB/rank':>9}")
+    print(f"{'P':>6} {'plan':<18} {'count':<9} {'time s':>10} {'compute':>9} {'latency':>9} {'bandwidth':>9} "
+          f"{'words/rank':>11} {'msgs/rank':>10} {'MB/rank':>9}")
     for r in rows:
         for c in sorted(r["candidates"], key=lambda c: c["predicted_s"]):
             mark = " <- chosen" if c["plan"] == r["chosen"] else ""
-            print(f"{r['P']:>6} {c['plan']:<18} {c['count']:<9} {c['predicted_s']:>10.4g} {c['words_max']:>11.4g} "
-                  f"{c['messages_max']:>10.4g} {c['memory_bytes'] / 1e6:>9.3g}{mark}")
+            print(f"{r['P']:>6} {c['plan']:<18} {c['count']:<9} {c['predicted_s']:>10.4g} {c['compute_s']:>9.3g} "
+                  f"{c['latency_s']:>9.3g} {c['bandwidth_s']:>9.3g} {c['words_max']:>11.4g} {c['messages_max']:>10.4g} "
+                  f"{c['memory_bytes'] / 1e6:>9.3g}{mark}")
         print(f"{r['P']:>6} chosen {r['chosen']} / best of CAGNET's four {r['best_cagnet']}: {r['ratio']:.2f}x")
     doc = {"graph": shape.name, "n": shape.n, "nnz": shape.nnz, "f": f, "cluster": cl.name, "weak": args.weak,
-           "partition": args.partition, "rows": rows}
+           "partition": args.partition, "edge_partition": args.edge_partition, "rows": rows}
     if args.json:
         with atomic_write(args.json, "w") as fh:
             json.dump(doc, fh, indent=1)

@@ -35,6 +35,7 @@ from .arguments import (
     number,
     parse_plan,
     without_options,
+    work_begins,
 )
 from .run import shard_reading
 
@@ -222,6 +223,7 @@ def run(args):
                                    fanout=_fanout(args.fanout or "10,10"))
     else:
         trainer = Trainer(program, data, cfg, comm, sharded=sharded)
+    work_begins()
     result = trainer.fit()
     if rank != 0:
         return 0

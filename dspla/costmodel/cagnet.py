@@ -31,6 +31,12 @@ class Coll:
     sparse: bool = False   # moves the sparse matrix
     partial: bool = False  # the product with W (not part of the SpMM itself)
 
+    @property
+    def passes(self) -> int:
+        """Latency passes: an all-reduce is a reduce-scatter and an all-gather (2 log2 g steps, the
+        latency that goes with its 2 (g-1)/g words a member sends)."""
+        return 2 if self.kind == "allreduce" else 1
+
     def ring_words(self, g: int) -> float:
         """Words a member sends in the ring algorithm for it (a pipelined broadcast forwards all)."""
         w = float(self.words)
@@ -46,6 +52,8 @@ class Schedule:
     colls: tuple
     spmm_per_rank: Fraction  # nonzeros x columns of local SpMM per rank per epoch
     memory_words: Fraction   # per rank (the paper's memory formulas)
+    rows_per_rank: Fraction = Fraction(0)  # output rows x columns of the SpMMs' stages (a dense
+    # running sum per stage, as cuSPARSE's SpMM with beta = 1 writes it: every row of the block)
 
     @property
     def P(self) -> int:
@@ -70,7 +78,8 @@ def one_d(n, nnz, f, P) -> Schedule:
         out += [Coll("bcast", 0, n / P * a, P, "fwd"), Coll("bcast", 0, n / P * b, P, "bwd"),
                 Coll("allreduce", 0, a * b, 1, "dW")]
     spmm = nnz / P * sum(a + b for a, b in _widths(f))
-    return Schedule("1d", (P,), tuple(out), spmm, nnz / P + n * sum(f) / P)
+    rows = n * sum(a + b for a, b in _widths(f))   # P stages of n/P rows
+    return Schedule("1d", (P,), tuple(out), spmm, nnz / P + n * sum(f) / P, rows)
 
 
 def one_five_d(n, nnz, f, P, c) -> Schedule:
@@ -86,7 +95,8 @@ def one_five_d(n, nnz, f, P, c) -> Schedule:
             out += [Coll("bcast", 0, blk * w, q, eq), Coll("allreduce", 1, blk * w, 1, eq)]
         out.append(Coll("allreduce", 0, a * b, 1, "dW"))
     spmm = nnz / P * sum(a + b for a, b in _widths(f))
-    return Schedule(f"1.5d c={c}", (P // c, c), tuple(out), spmm, len(f[1:]) * (nnz + n * max(f)) * c / P)
+    rows = q * blk * sum(a + b for a, b in _widths(f))   # P/c^2 stages of nc/P rows
+    return Schedule(f"1.5d c={c}", (P // c, c), tuple(out), spmm, len(f[1:]) * (nnz + n * max(f)) * c / P, rows)
 
 
 def two_d(n, nnz, f, P) -> Schedule:
@@ -148,14 +158,15 @@ def _split(n, nnz, f, dims, name) -> Schedule:
     spmm_work = nnz / P * sum(a + b for a, b in _widths(f))
     fmax = max(f)
     mem = nnz / P + n * sum(f) / P + (n * fmax / (X * Y) if three else 0) + nl * 0
-    return Schedule(name, dims if three else (X, Y), tuple(out), spmm_work, mem)
+    rows = T * n / X * sum(a + b for a, b in _widths(f)) / Y   # T stages of an n/X x f/Y running sum
+    return Schedule(name, dims if three else (X, Y), tuple(out), spmm_work, mem, rows)
 
 
 def spmm_only(s: Schedule) -> Schedule:
     """One SpMM A @ H alone, from a one-layer schedule (f = [K, K]): its forward SpMM without
     the product with W, the backward pass or the weight gradient."""
     colls = tuple(c for c in s.colls if c.eq == "fwd" and not c.partial)
-    return Schedule(s.name, s.dims, colls, s.spmm_per_rank / 2, s.memory_words)
+    return Schedule(s.name, s.dims, colls, s.spmm_per_rank / 2, s.memory_words, s.rows_per_rank / 2)
 
 
 def grid3(P: int, zmax: int | None = None) -> tuple:
@@ -192,8 +203,9 @@ def cagnet_four(n, nnz, f, P) -> list:
 
 def seconds(s: Schedule, cluster) -> dict:
     """Predicted seconds of one epoch on ``cluster``: every collective as rings along its axis,
-    node-aware (cluster.ring_seconds_per_word), latency per step x log2 of its group, plus the
-    local SpMM at the cluster's rate."""
+    node-aware (cluster.ring_seconds_per_word), latency per step x log2 of its group (twice for an
+    all-reduce, as dspla's plans are charged: scaling._allreduce), plus the
+    local SpMM at the cluster's rates (per nonzero and per output row of each stage)."""
     P, dims = s.P, s.dims
     per_word = {ax: cluster.ring_seconds_per_word(P, dims, ax) for ax in range(len(dims))}
     alpha = {ax: cluster.group_alpha(P, dims, ax) for ax in range(len(dims))}
@@ -203,6 +215,6 @@ def seconds(s: Schedule, cluster) -> dict:
         if g < 2:
             continue
         bw += c.count * c.ring_words(g) * per_word[c.axis]
-        lat += c.count * alpha[c.axis] * math.ceil(math.log2(g))
-    comp = cluster.spmm_seconds(float(s.spmm_per_rank))
+        lat += c.count * alpha[c.axis] * math.ceil(math.log2(g)) * c.passes
+    comp = cluster.spmm_seconds(float(s.spmm_per_rank), float(s.rows_per_rank))
     return {"comm_s": bw, "latency_s": lat, "compute_s": comp, "predicted_s": bw + lat + comp}

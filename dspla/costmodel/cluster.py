@@ -9,7 +9,8 @@ socket. The description is a TOML file (``dspla/data/cluster-*.toml`` are the sh
     [socket]  alpha = 5e-6   bandwidth = 50e9  overhead = 1e-6   # latency and cost per message; bytes/s
     [node]    alpha = 8e-6   bandwidth = 64e9
     [network] alpha = 1.5e-5 bandwidth = 12.5e9  injection = 12.5e9   # injection: per socket, shared
-    [compute] spmm = 5e10                        # nonzeros x columns per second of local SpMM
+    [compute] spmm = 5e10  spmm_row = 1e11       # local SpMM: nonzeros x columns per second, and
+                                                 # output rows x columns per second (optional)
 
 Node-aware counting: a collective over groups of a grid axis runs as rings (the pipelined rings
 CAGNET's NCCL broadcasts use); a member whose ring successor sits on another node injects its
@@ -57,6 +58,7 @@ class Cluster:
     injection: float      # bytes/s into the network per socket, shared by its ranks
     spmm_rate: float      # nonzeros x columns per second of local SpMM on one rank
     word_bytes: int = 4
+    spmm_row: float = 0.0  # output rows x columns per second of local SpMM (0: not priced)
     source: str = ""
     path: str = field(default="", compare=False)
 
@@ -138,8 +140,13 @@ class Cluster:
             np.maximum.at(once, side, np.array([self.lvl(i).alpha for i in range(3)])[lv])
         return once + np.maximum(t, lat + inj[self.socket(np.arange(P))] / self.injection)
 
-    def spmm_seconds(self, nnz_times_cols: float) -> float:
-        return float(nnz_times_cols) / self.spmm_rate
+    def spmm_seconds(self, nnz_times_cols, rows_times_cols=0.0):
+        """Local SpMM: a cost per nonzero x column and one per output row x column (the rows
+        each block multiplies into): nnz/row x slower per nonzero on sparser blocks."""
+        t = np.asarray(nnz_times_cols, dtype=np.float64) / self.spmm_rate
+        if self.spmm_row:
+            t = t + np.asarray(rows_times_cols, dtype=np.float64) / self.spmm_row
+        return t if t.ndim else float(t)
 
 
 def _num(d: dict, key: str, where: str, path: str) -> float:
@@ -170,7 +177,8 @@ def parse(text: str, path: str = "<cluster>") -> Cluster:
     return Cluster(name=str(d.get("name", os.path.basename(path))), ranks_per_node=rpn, sockets_per_node=sockets,
                    levels=levels, injection=_num(d["network"], "injection", "network", path),
                    spmm_rate=_num(d["compute"], "spmm", "compute", path), word_bytes=int(d.get("word_bytes", 8)),
-                   source=str(d.get("source", "")), path=path)
+                   source=str(d.get("source", "")), path=path,
+                   spmm_row=_num(d["compute"], "spmm_row", "compute", path) if "spmm_row" in d["compute"] else 0.0)
 
 
 SHIPPED = ("summit", "perlmutter")
@@ -200,5 +208,5 @@ def dumps(c: Cluster) -> str:
         if lv == "network":
             lines.append(f"injection = {c.injection!r}")
         lines.append("")
-    lines += ["[compute]", f"spmm = {c.spmm_rate!r}", ""]
+    lines += ["[compute]", f"spmm = {c.spmm_rate!r}"] + ([f"spmm_row = {c.spmm_row!r}"] if c.spmm_row else []) + [""]
     return "\n".join(lines)

@@ -12,7 +12,6 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, fields
-from importlib import resources
 
 from ..formats.files import atomic_write
 
@@ -73,7 +72,9 @@ def user_path(P: int | None = None) -> str:
 
 
 def shipped() -> Coefficients:
-    text = resources.files("dspla").joinpath("data", "calibration_default.json").read_text()
+    with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "calibration_default.json"),
+              encoding="utf-8") as fh:   # (a path, not importlib.resources: its readers load zipfile)
+        text = fh.read()
     d = json.loads(text)
     # (the file's "machine" says where it was fitted, for whoever refits it; a user reads only this)
     return Coefficients.from_dict({**d["coefficients"], "source": "the shipped default, fitted on another machine "

@@ -136,11 +136,13 @@ def _stack_mxm(i, v, c, t):
 
 def _spgemm(i, v, c, stacked: int):
     # a sparse x sparse product's multiply-adds and output entries (SuiteSparse's hash/Gustavson
-    # kernels cost ~10x an SpMM's per nonzero: model.SPGEMM_S prices them)
+    # kernels cost ~10x an SpMM's per nonzero: model.SPGEMM_S prices them); in column batches,
+    # one batch's output at a time (and B's columns of a batch copied out once each)
+    batches = max(1, len(getattr(i, "batches", ())))
     c["spgemm_work"] += i.flops + i.out_entries
-    c["calls"] += 1
+    c["calls"] += batches
     c["pack_words"] += stacked
-    c["memory_bytes"] += i.out_entries * (v.itemsize + 8) + stacked * (v.itemsize + 8)
+    c["memory_bytes"] += i.out_entries * (v.itemsize + 8) // batches + stacked * (v.itemsize + 8)
 
 
 @count_rule(ir.StackedMxM)
@@ -155,8 +157,13 @@ def _alltoall_sparse(i, v, c, t):
     c["p2p_msgs"] += t.messages_received
     c["p2p_words"] += t.words_received
     c["pack_words"] += 2 * (t.words_sent + t.words_received)   # a row and a column id with each value
-    # src as (row, column, value) triplets and those arriving, then the result built from them
-    c["memory_bytes"] += (i.held + i.arrive) * (v.itemsize + 16) + i.arrive * (v.itemsize + 8)
+    # src as (row, column, value) triplets and those arriving, then the result built from them;
+    # in column batches, one batch's triplets at a time, its pieces kept, then joined (twice C)
+    b = len(i.batches)
+    if b:
+        c["memory_bytes"] += (i.held + i.arrive) * (v.itemsize + 16) // b + 2 * i.arrive * (v.itemsize + 8)
+    else:
+        c["memory_bytes"] += (i.held + i.arrive) * (v.itemsize + 16) + i.arrive * (v.itemsize + 8)
 
 
 @count_rule(ir.FetchMxM)

@@ -21,6 +21,7 @@ steps (log2 of the group each).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from math import comb
@@ -30,10 +31,12 @@ import scipy.sparse as sp
 
 from ..analysis import comm_plan
 from ..partition import partition, random_parts
+from ..partition.vertex_owners import EDGE_OF, edge_owner
 from . import cagnet
-from .cluster import Cluster
+from .cluster import Cluster, Level
 
-SPARSE_PLANS = ("p2p1d", "15d_sparse")
+SPARSE_PLANS = ("p2p1d", "15d_sparse", "vertexcut")
+EDGE_METHODS = tuple(EDGE_OF)   # the edge partitions vertexcut runs on
 
 
 @dataclass(frozen=True)
@@ -92,8 +95,8 @@ def p2p_pairs(A: sp.csr_array, parts: np.ndarray, P: int) -> tuple:
 
 def sparse15_pairs(A: sp.csr_array, parts: np.ndarray, P: int, c: int) -> tuple:
     """(src, dst, rows) of 15d_sparse's messages: block row i (the rows of ranks i*c..i*c+c-1) is
-    held by process row i; process column j handles the block columns of chunk j; P(k, j) sends
-    P(i, j) the rows of block k that block row i's nonzeros name."""
+    held by process row i; process column j handles the block columns of chunk j; P(k, i mod c)
+    sends P(i, j) the rows of block k that block row i's nonzeros name."""
     nb = P // c
     brow = parts // c
     i = np.repeat(brow, np.diff(A.indptr))
@@ -105,7 +108,16 @@ def sparse15_pairs(A: sp.csr_array, parts: np.ndarray, P: int, c: int) -> tuple:
     up, rows = np.unique(pair, return_counts=True)
     i, k = up // nb, up % nb
     j = _chunk_of(nb, c)[k]
-    return k * c + j, i * c + j, rows
+    return k * c + i % c, i * c + j, rows
+
+
+def _sparse15_rows(A, parts, P: int, c: int) -> np.ndarray:
+    """15d_sparse's output rows per rank: rank (i, j) multiplies the rows of block row i by each
+    block k of chunk j (block_rows)."""
+    brow = parts // c
+    k = brow[A.indices]
+    rank = np.repeat(brow, np.diff(A.indptr)) * c + _chunk_of(P // c, c)[k]
+    return block_rows(A, rank, k, P)
 
 
 def _chunk_of(nb: int, c: int) -> np.ndarray:
@@ -135,8 +147,24 @@ class Work:
         return cls((K,), ())
 
 
-def _p2p_epoch(cluster: Cluster, P, src, dst, rows, work: Work, nnz_rank):
-    """Seconds, words and messages of a p2p plan's SpMMs (per rank arrays)."""
+def block_rows(A: sp.csr_array, rank: np.ndarray, block: np.ndarray, P: int) -> np.ndarray:
+    """Per rank, the output rows its local products write: the distinct (row, block) pairs of
+    its nonzeros (``rank`` and ``block`` per nonzero; a product on one block of arriving rows
+    writes the rows holding entries in it)."""
+    row = np.repeat(np.arange(A.shape[0], dtype=np.int64), np.diff(A.indptr))
+    nblk = int(block.max()) + 1 if block.size else 1
+    key = np.unique((rank.astype(np.int64) * A.shape[0] + row) * nblk + block)
+    return np.bincount(key // nblk // A.shape[0], minlength=P).astype(np.float64)
+
+
+def _expected_rows(shape: "Shape", row_frac: float, col_frac: float) -> float:
+    """Expected rows holding entries in a block of a fraction of the rows and of the columns."""
+    return row_frac * _expected_needed(shape, col_frac)
+
+
+def _p2p_epoch(cluster: Cluster, P, src, dst, rows, work: Work, nnz_rank, out_rows=0.0):
+    """Seconds, words and messages of a p2p plan's SpMMs (per rank arrays; ``out_rows``: the
+    output rows its local products write, per unit width)."""
     t = np.zeros(P)
     words = np.zeros(P)
     msgs = np.bincount(dst, minlength=P).astype(float) * len(work.spmms)
@@ -144,7 +172,7 @@ def _p2p_epoch(cluster: Cluster, P, src, dst, rows, work: Work, nnz_rank):
     for w in work.spmms:
         t += cluster.p2p_seconds(P, src, dst, rows * w) if src.size else 0.0
         words += recv_rows * w
-    t += cluster.spmm_seconds(1) * nnz_rank * sum(work.spmms)
+    t += cluster.spmm_seconds(nnz_rank * sum(work.spmms), out_rows * sum(work.spmms))
     return t, words, msgs
 
 
@@ -157,12 +185,23 @@ def _allreduce(cluster, P, dims, axis, words, passes=2):
             + cluster.group_alpha(P, dims, axis) * passes * math.ceil(math.log2(g)))
 
 
-def _row_collectives(cluster, P, c, rows, work: Work) -> float:
-    """15d_sparse's per-product collectives along the process row, every SpMM of the epoch: the
-    all-gather of block row i of B and the all-reduce of its partial C_i."""
+def _row_collectives(cluster, P, c, rows, counts, work: Work) -> np.ndarray:
+    """15d_sparse's per-product exchanges along the process row, every SpMM of the epoch, per
+    rank: the all-gather of block row i of B (``rows``: its largest) and the reduce-scatter of
+    the partial C_i, point to point (each member sends each other its rows; ``counts``: the
+    rows of each rank)."""
     dims = (P // c, c)
-    return sum(_allreduce(cluster, P, dims, 1, rows * w, 1) + _allreduce(cluster, P, dims, 1, rows * w)
-               for w in work.spmms)
+    r = np.arange(P)
+    m = np.arange(c)
+    src = (r[:, None] // c * c + m[None, :]).ravel()
+    dst = np.repeat(r, c)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    t = np.zeros(P)
+    for w in work.spmms:
+        t += _allreduce(cluster, P, dims, 1, rows * w, 1)
+        t += cluster.p2p_seconds(P, src, dst, np.asarray(counts, dtype=np.float64)[dst] * w)
+    return t
 
 
 def _dw(cluster, P, work: Work):
@@ -202,7 +241,9 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
         nnz_rank = np.bincount(parts, weights=np.diff(A.indptr), minlength=P)
         rows_rank = np.bincount(parts, minlength=P)
         src, dst, rows = _memo(key + (1, "pairs"), lambda: p2p_pairs(A, parts, P))
-        t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, nnz_rank)
+        owner = np.repeat(parts, np.diff(A.indptr))
+        out_rows = _memo(key + (1, "rows"), lambda: block_rows(A, owner, parts[A.indices], P))
+        t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, nnz_rank, out_rows)
         t += _dw(cluster, P, work)
         out.append(_record("p2p1d", "exact", t, words + dw_words, msgs + L * math.ceil(math.log2(max(P, 2))),
                            (nnz_rank * 12 + (rows_rank * nspmm / 2 + np.bincount(dst, weights=rows, minlength=P)) * fmax
@@ -212,10 +253,12 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
             src, dst, rows = _memo(key + (c, "pairs"), lambda c=c, parts=parts: sparse15_pairs(A, parts, P, c))
             brow_rows = np.bincount(parts // c, minlength=P // c)[np.arange(P) // c]
             brow_nnz = np.bincount(parts // c, weights=np.diff(A.indptr), minlength=P // c)[np.arange(P) // c]
-            t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, brow_nnz / c)
-            t += max(_row_collectives(cluster, P, c, r, work) for r in np.unique(brow_rows)) + _dw(cluster, P, work)
-            words += 2 * brow_rows * fsum + dw_words      # the all-gather's output and the all-reduce's buffer
-            msgs += 3 * nspmm * math.ceil(math.log2(c)) + L * math.ceil(math.log2(P))
+            out_rows = _memo(key + (c, "rows"), lambda c=c, parts=parts: _sparse15_rows(A, parts, P, c))
+            t, words, msgs = _p2p_epoch(cluster, P, src, dst, rows, work, brow_nnz / c, out_rows)
+            own = np.bincount(parts, minlength=P)
+            t += _row_collectives(cluster, P, c, brow_rows.max(), own, work) + _dw(cluster, P, work)
+            words += (brow_rows + (c - 1) * own) * fsum + dw_words   # the all-gather's output, the partials received
+            msgs += nspmm * (math.ceil(math.log2(c)) + c - 1) + L * math.ceil(math.log2(P))
             mem = brow_nnz / c * 12 + (brow_rows * nspmm / 2 + np.bincount(dst, weights=rows, minlength=P)) * fmax * \
                 cluster.word_bytes
             out.append(_record(f"15d_sparse c={c}", "exact", t, words, msgs, mem))
@@ -230,18 +273,60 @@ def sparse_candidates(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0,
         lv = cluster.lvl(2) if P > cluster.ranks_per_node else cluster.lvl(1)
         per_rank_inj = min(lv.bandwidth, cluster.injection / cluster.ranks_per_socket)
         t = sum(pairs * lv.alpha + vol * w / per_rank_inj for w in work.spmms)
-        t += cluster.spmm_seconds(nnz / P * fsum) + _dw(cluster, P, work)
+        # rank (i, j): P/c^2 blocks of nc/P rows and c/P of the columns (p2p1d: P blocks of n/P)
+        out_rows = P / (c * c) * _expected_rows(shape, c / P, c / P)
+        t += cluster.spmm_seconds(nnz / P * fsum, out_rows * fsum) + _dw(cluster, P, work)
         words = need * fsum + dw_words
         msgs = pairs * nspmm + L * math.ceil(math.log2(max(P, 2)))
         mem_rows = n * c / P
         if c > 1:
-            t += _row_collectives(cluster, P, c, mem_rows, work)
-            words += 2 * mem_rows * fsum
-            msgs += 3 * nspmm * math.ceil(math.log2(c))
+            t += float(_row_collectives(cluster, P, c, mem_rows, np.full(P, n / P), work).max())
+            words += (mem_rows + (c - 1) * n / P) * fsum
+            msgs += nspmm * (math.ceil(math.log2(c)) + c - 1)
         mem = nnz / P * 12 + (mem_rows * nspmm / 2 + need) * fmax * cluster.word_bytes
         name = "p2p1d" if c == 1 else f"15d_sparse c={c}"
         out.append(_record(name, "expected", np.array([t]), np.array([words]), np.array([msgs]), np.array([mem])))
     return out
+
+
+def vertexcut_pairs(A: sp.csr_array, parts: np.ndarray, owner: np.ndarray, P: int) -> tuple:
+    """vertexcut's two rounds of messages, each (src, dst, rows): the rows of B a rank's edges
+    name, from their owners; the partial rows of C it forms, to their owners."""
+    n = A.shape[0]
+    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(A.indptr))
+    col = A.indices.astype(np.int64)
+
+    def pairs(dst_of, src_of, keep):
+        key = np.unique(dst_of[keep] * n + src_of[keep])           # distinct (rank, row id)
+        pair, rows = np.unique(key // n * P + parts[key % n], return_counts=True)
+        return pair // P, pair % P, rows
+    dst_b, src_b, rows_b = pairs(owner, col, parts[col] != owner)
+    src_c, dst_c, rows_c = pairs(owner, row, parts[row] != owner)
+    return (src_b, dst_b, rows_b), (src_c, dst_c, rows_c)
+
+
+def vertexcut_candidate(shape: Shape, P: int, f, cluster: Cluster, method: str, seed: int = 0) -> dict:
+    """vertexcut on the edge partition ``method`` (spac, hypergraph-edge), counted exactly: each
+    SpMM two rounds of point-to-point messages, the products on each rank's edges, the partial
+    rows received summed into its own."""
+    A, work = shape.A, Work.of(f)
+    key = (id(A), A.nnz, P, method, seed)
+    parts = _memo(key + (1, "parts"), lambda: row_parts(A, P, method, seed))
+    owner = _memo(key + (1, "owner"), lambda: edge_owner(A, P, method, 0.03, seed, parts))
+    rb, rc = _memo(key + (1, "pairs"), lambda: vertexcut_pairs(A, parts, owner, P))
+    nnz_rank = np.bincount(owner, minlength=P).astype(np.float64)
+    partial_in = np.bincount(rc[1], weights=rc[2], minlength=P)
+    out_rows = _memo(key + (1, "rows"), lambda: block_rows(A, owner, parts[A.indices], P)) + partial_in
+    t, words, msgs = _p2p_epoch(cluster, P, *rb, work, nnz_rank, out_rows)
+    for w in work.spmms:
+        t += cluster.p2p_seconds(P, rc[0], rc[1], rc[2] * w) if rc[0].size else 0.0
+    words += partial_in * sum(work.spmms) + sum(work.dw)
+    msgs += np.bincount(rc[1], minlength=P) * len(work.spmms) + len(work.dw) * math.ceil(math.log2(max(P, 2)))
+    t += _dw(cluster, P, work)
+    held = np.bincount(rb[1], weights=rb[2], minlength=P) + np.bincount(rc[0], weights=rc[2], minlength=P)
+    mem = nnz_rank * 12 + (np.bincount(parts, minlength=P) * len(work.spmms) / 2 + held) * max(work.spmms) * \
+        cluster.word_bytes
+    return _record(f"vertexcut {method}", "exact", t, words, msgs, mem)
 
 
 def grid3d_words(n_rows: np.ndarray, K: int, grid: tuple) -> np.ndarray:
@@ -287,7 +372,7 @@ def dspla_3d(shape: Shape, P: int, f, cluster: Cluster) -> dict:
         t += 2 * (nr * wz * (Z - 1) * pw[2] + al[2] * (Z - 1))                 # the fiber all-to-alls
         t += shape.n / Y * wz * (X - 1) / X * pw[0] + al[0] * lg[0]            # the column all-gather
         t += 2 * shape.n / X * wz * (Y - 1) / Y * pw[1] + 2 * al[1] * lg[1]    # the row all-reduce
-        t += cluster.spmm_seconds(shape.nnz / P * w)
+        t += cluster.spmm_seconds(shape.nnz / P * w, _expected_rows(shape, 1 / X, 1 / Y) * wz)
     t += _dw(cluster, P, work)
     dw_words = sum(work.dw)
     msgs = len(work.spmms) * (2 * (Z - 1) + lg[0] + 2 * lg[1]) + len(work.dw) * math.ceil(math.log2(max(P, 2)))
@@ -327,11 +412,35 @@ def product_candidates(shape: Shape, P: int, K: int, cluster: Cluster, seed: int
     return sorted(cands, key=lambda c: c["predicted_s"])
 
 
+def _candidates(sh: Shape, P: int, f, cluster: Cluster, seed: int, method: str, edge: str | None) -> list[dict]:
+    cands = cagnet_candidates(sh, P, f, cluster) + sparse_candidates(sh, P, f, cluster, seed, method)
+    if P >= 8:
+        cands.append(dspla_3d(sh, P, f, cluster))
+    if edge is not None and P > 1:
+        cands.append(vertexcut_candidate(sh, P, f, cluster, edge, seed))
+    return cands
+
+
+def _only(c: Cluster, kind: str) -> Cluster:
+    """The cluster with every cost but ``kind`` (compute | latency) removed: a candidate's time on
+    it is that part of its time (the rest of the time is bandwidth, and what overlaps)."""
+    big, tiny = 1e300, 1e-300
+    lat = kind == "latency"
+    levels = {k: Level(v.alpha if lat else tiny, big, (v.overhead or v.alpha) if lat else tiny)
+              for k, v in c.levels.items()}
+    rate = (big, big) if lat else (c.spmm_rate, c.spmm_row)
+    return dataclasses.replace(c, levels=levels, injection=big, spmm_rate=rate[0], spmm_row=rate[1])
+
+
 def scaling(shape: Shape, Ps, f, cluster: Cluster, weak: bool = False, seed: int = 0, method: str = "random",
-            progress=None) -> list[dict]:
-    """One row per P: every candidate, the chosen one (fastest), the best of CAGNET's four and the
-    ratio of the choice's predicted time to it. ``weak``: n and nnz grow with P (from the first P;
-    shapes only)."""
+            progress=None, edge: str | None = None) -> list[dict]:
+    """One row per P: every candidate (its time split into compute, latency and the rest:
+    bandwidth), the chosen one (fastest), the best of CAGNET's four and the ratio of the choice's
+    predicted time to it. ``weak``: n and nnz grow with P (from the first P;
+    shapes only). ``edge``: also vertexcut on this edge partition (a graph at hand only)."""
+    if edge is not None and (edge not in EDGE_METHODS or shape.A is None):
+        raise ValueError(f"vertexcut is counted on an edge partition ({', '.join(EDGE_METHODS)}) of a graph at "
+                         f"hand, got {edge!r} for {shape.name}")
     rows = []
     for P in Ps:
         sh = shape
@@ -340,9 +449,12 @@ def scaling(shape: Shape, Ps, f, cluster: Cluster, weak: bool = False, seed: int
                 raise ValueError("weak scaling needs a shape (n, nnz), not a fixed graph")
             g = P / Ps[0]
             sh = Shape(shape.name, int(shape.n * g), int(shape.nnz * g), None, shape.rmat)
-        cands = cagnet_candidates(sh, P, f, cluster) + sparse_candidates(sh, P, f, cluster, seed, method)
-        if P >= 8:
-            cands.append(dspla_3d(sh, P, f, cluster))
+        cands = _candidates(sh, P, f, cluster, seed, method, edge)
+        comp = _candidates(sh, P, f, _only(cluster, "compute"), seed, method, edge)
+        lat = _candidates(sh, P, f, _only(cluster, "latency"), seed, method, edge)
+        for c, k, la in zip(cands, comp, lat):
+            c.update(compute_s=k["predicted_s"], latency_s=la["predicted_s"],
+                     bandwidth_s=max(0.0, c["predicted_s"] - k["predicted_s"] - la["predicted_s"]))
         best = min(cands, key=lambda r: r["predicted_s"])
         four = min((r for r in cands if r["family"] == "cagnet"), key=lambda r: r["predicted_s"])
         rows.append({"P": P, "n": sh.n, "nnz": sh.nnz, "candidates": cands, "chosen": best["plan"],

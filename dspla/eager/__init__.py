@@ -46,3 +46,8 @@ def function(outputs: Any, inputs: Iterable[Expr] | None = None, overflow: str |
 
 __all__ = ["CACHE_SIZE", "array", "communicator", "eager", "evaluate", "function", "is_value", "register",
            "running_on"]
+
+
+SPELLED = register()
+"""name -> the eager function of every op's spelling (``dp.NAME``); registering also puts them
+where the methods find them."""

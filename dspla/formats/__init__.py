@@ -16,14 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .graph import Graph, load_graph
-    from .inputs import generate_inputs, is_generated, read_input
+    from .inputs import generate_inputs, read_input
     from .mtx import load_mtx
     from .npz import load_npz
     from .planetoid import PlanetoidData, load_planetoid
     from .results import read_results, write_results
     from .snap import load_snap
+    from .specs import is_generated
 
-_WHERE = {"Graph": "graph", "load_graph": "graph", "generate_inputs": "inputs", "is_generated": "inputs",
+_WHERE = {"Graph": "graph", "load_graph": "graph", "generate_inputs": "inputs", "is_generated": "specs",
           "read_input": "inputs", "load_mtx": "mtx", "load_npz": "npz", "PlanetoidData": "planetoid",
           "load_planetoid": "planetoid", "read_results": "results", "write_results": "results", "load_snap": "snap"}
 

@@ -24,8 +24,6 @@ import stat
 import tempfile
 from contextlib import contextmanager
 
-import numpy as np
-
 from ..errors import DsplaError
 
 _TMP = ".dspla-tmp"   # temporary files are named .NAME.HOST.PID.dspla-tmp, beside the target
@@ -272,6 +270,8 @@ __all__ = ["atomic_write", "check_outputs", "check_writable", "check_writable_di
 def jsonable(x):
     """What ``json.dump`` cannot take, as JSON (its ``default=``): numpy scalars and arrays as the
     numbers and lists they hold, anything else as its text."""
+    import numpy as np  # (this module checks paths for processes that load no numpy)
+
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, np.ndarray):

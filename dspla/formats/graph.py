@@ -39,9 +39,8 @@ from .files import note_input
 from .mtx import load_mtx
 from .npz import load_npz
 from .snap import DUPLICATES, edges_to_csr, read_snap
+from .specs import EDGE_LIST_EXTS, MTX_EXTS, graph_format  # noqa: F401 (also read from here)
 
-EDGE_LIST_EXTS = (".txt", ".edges", ".el")
-MTX_EXTS = (".mtx",)
 REPORT_AFTER_S = 2.0  # loads slower than this print their timing on stderr
 
 
@@ -118,20 +117,6 @@ def _shown(x: Any) -> str:
     """A node id as a message shows it: a number as written, a string quoted."""
     x = x.item() if isinstance(x, np.generic) else x
     return repr(x) if isinstance(x, str) else str(x)
-
-
-def graph_format(path) -> str:
-    """'mtx', 'edgelist' or 'npz', from the file name (``.gz`` is looked through)."""
-    low = str(path).lower()
-    base = low[:-3] if low.endswith(".gz") else low
-    if base.endswith(MTX_EXTS):
-        return "mtx"
-    if base.endswith(EDGE_LIST_EXTS):
-        return "edgelist"
-    if low.endswith(".npz"):
-        return "npz"
-    raise DsplaError(f"{path}: unknown graph format; use .mtx[.gz], an edge list "
-                     f"(.txt[.gz], .edges, .el) or a scipy .npz")
 
 
 def is_networkx(value: Any) -> bool:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from importlib import resources
 
 import lark
 
@@ -31,7 +30,10 @@ from .calls import COMPARISONS, FUNCTIONS, MAX_LOOP_DEPTH, SCAL, Calls, E, _cons
 
 @lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
-    return tables.parser(resources.files("dspla.grammar").joinpath("dspla.lark").read_text())
+    # (a path beside this package, not importlib.resources: its readers load zipfile, for nothing here)
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "grammar", "dspla.lark")
+    with open(path, encoding="utf-8") as fh:
+        return tables.parser(fh.read())
 
 
 _TOKEN_TEXT = {"NAME": "a name", "NUMBER": "a number", "INT": "an integer", "STRING": "a string",

@@ -285,6 +285,9 @@ class AlltoallSparse(Instr):
     expect: tuple = (0, 0, 0, 0)
     held: int = 0        # planning's estimates of src's entries and of those arriving (own too)
     arrive: int = 0
+    # C made and returned in column batches (src: a batched StackedMxM's operands): each batch's
+    # global columns [lo, hi); out is its batches' pieces side by side
+    batches: tuple = ()
     READS, WRITES = ("src",), ("out",)
     COLLECTIVE = True
     DYNAMIC = True

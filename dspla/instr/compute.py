@@ -56,7 +56,10 @@ class StackedMxM(Instr):
     product's inner dimension that arrived stage by stage (Sparse SUMMA's stages), where
     accumulating a product per stage would merge the output once per stage. Inside ``mask`` when
     there is one; the pieces are freed once used. ``out_entries``: planning's estimate of the
-    output's entries (plan/spgemm_size.py); ``flops``: its multiply-adds, exact."""
+    output's entries (plan/spgemm_size.py); ``flops``: its multiply-adds, exact. ``batches``: when
+    C's block would not fit the memory per rank, the positions of B's columns in each column
+    batch: out then holds the stacked operands, and the AlltoallSparse that returns C's rows
+    makes and returns one batch at a time (runtime/interp/collectives.py)."""
     out: int
     a_parts: tuple
     b_parts: tuple
@@ -66,6 +69,7 @@ class StackedMxM(Instr):
     complement: bool = False
     out_entries: int = 0
     flops: int = 0
+    batches: tuple = ()
     READS, WRITES = ("a_parts", "b_parts", "mask"), ("out",)
 
 

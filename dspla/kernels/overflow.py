@@ -29,6 +29,7 @@ from ..errors import DsplaError
 from ..ir import Node, Op
 from ..ir.types import DType
 from . import gbops
+from .item import item
 
 MODES = ("error", "wrap", "float64")
 LIMIT = 2**63                 # a bound below this proves no entry leaves int64
@@ -53,6 +54,9 @@ def is_int(M) -> bool:
 
 def maxabs(M) -> int:
     """The largest magnitude of M's entries, exactly (a Python int: |int64 min| is 2^63)."""
+    if M._nrows == 1 and M._ncols == 1:   # a loop's counter: one typed read, not two reductions (~40 us)
+        v = item(M)
+        return 0 if v is None else abs(int(v))
     if M.nvals == 0:
         return 0
     hi = M.reduce_scalar(gb.monoid.max).new().value
@@ -113,8 +117,10 @@ def bound(node: Node, args: list) -> int:
         name = node.attr("accum" if op is Op.UPDATE else "op").name
         return _term(name, maxabs(x), maxabs(y))
     if op is Op.APPLY_BIND:
-        s = node.attr("scalar")
-        return _term(node.attr("op").name, maxabs(args[0]), abs(int(s)) if float(s).is_integer() else LIMIT)
+        s, name = node.attr("scalar"), node.attr("op").name
+        if name == "times" and s == 0:
+            return 0   # (x * 0: nothing to read)
+        return _term(name, maxabs(args[0]), abs(int(s)) if float(s).is_integer() else LIMIT)
     if op is Op.APPLY:
         m = maxabs(args[0])
         return m * m if node.attr("op").name == "square" else m

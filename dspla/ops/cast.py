@@ -5,9 +5,13 @@ from .._types import DTypeLike
 from ..errors import NoGradient, Span
 from ..ir.types import DType
 from .define import DTYPE, EXPR, Expr, define, make, named, node_of, span_or_caller, spelling, touched
-from .define.lazy import kernel
+from .define.lazy import kernel, library
 
+_ss = library("suitesparse_graphblas")
+gb = library("graphblas")
 gbops = kernel("gbops")
+_prepared = kernel("prepared")
+_item = kernel("item")
 
 CAST = define("cast", attrs=("dtype",))
 
@@ -18,9 +22,30 @@ def _type(args, attrs, given, where, span):
     return x.type.with_(dtype=attrs["dtype"])
 
 
-@CAST.eval_rule()
-def _evaluate(node, args, env):
+@CAST.eval_rule(into=True)
+def _evaluate(node, args, env, into=None):
     return gbops.cast(args[0], node.attr("dtype"))
+
+
+@CAST.prepare_rule
+def _prepare(node, sig):
+    """SuiteSparse's identity of the target dtype applied (it casts on the way in, as a dup into
+    that dtype does): one C call, where python-graphblas's dup spends ~60 us around it."""
+    ((gdt, nr, nc),) = sig
+    want = node.attr("dtype")
+    if _prepared.dtype_of_type(gdt) is want:
+        return lambda args, into: args[0]
+    name = _prepared.typed_name(want)
+    if name is None or _prepared.dtype_of_type(gdt) is None:
+        return None
+    odt, op = gb.dtypes.lookup_dtype(want.gb), getattr(_ss.lib, f"GrB_IDENTITY_{name}")
+
+    def step(args, into):
+        C = _prepared.output(into, odt, nr, nc)
+        _item.check(_ss.lib.GrB_Matrix_apply(C.gb_obj[0], _prepared.NULL, _prepared.NULL, op, args[0].gb_obj[0],
+                                             _prepared.NULL), "apply")
+        return C
+    return step
 
 
 @CAST.fact_rule

@@ -29,6 +29,22 @@ def owners_from_edges(edges: np.ndarray, parts: np.ndarray, n: int, P: int, seed
     return owner
 
 
+def edge_owner(A, P: int, method: str, eps: float, seed: int, row_parts: np.ndarray) -> np.ndarray:
+    """The rank of every stored entry of A (CSR order) under the edge partition ``method`` (spac,
+    hypergraph-edge): an off-diagonal entry its undirected edge's part, a diagonal one its row's."""
+    e = edge_partition(A, P, EDGE_OF[method], eps=eps, seed=seed, progress=False)
+    n = A.shape[0]
+    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(A.indptr))
+    col = A.indices.astype(np.int64)
+    keys = e.edges[:, 0] * n + e.edges[:, 1]                     # u < v, sorted (triu in CSR order)
+    lo, hi = np.minimum(row, col), np.maximum(row, col)
+    at = np.searchsorted(keys, lo * n + hi)
+    owner = row_parts[row].copy()
+    off = row != col
+    owner[off] = e.parts[np.minimum(at[off], keys.size - 1)]
+    return owner
+
+
 def _run(method: str):
     def run(job):
         e = edge_partition(job.A, job.P, EDGE_OF[method], eps=job.eps, seed=job.seed, progress=False)

@@ -17,8 +17,12 @@ from .options import memory_cap
 
 
 def count(ctx, r: int) -> dict:
-    """Rank r's cost-model counts of a lowered candidate."""
-    return count_rank(RankView(ctx.progs[r], ctx.consts[r], r, ctx.P, ctx.K, ctx.group_sizes(r), ctx.compute))
+    """Rank r's cost-model counts of a lowered candidate (its memory: with the product's
+    operands that rank holds)."""
+    c = count_rank(RankView(ctx.progs[r], ctx.consts[r], r, ctx.P, ctx.K, ctx.group_sizes(r), ctx.compute))
+    held = getattr(ctx.product, "operand_bytes", None)   # (a sampled product's operands are priced as moved)
+    c["memory_bytes"] = c.get("memory_bytes", 0) + (held(r) if held else 0)
+    return c
 
 
 def cost(ctx, counts: list | None = None) -> tuple[list, dict]:

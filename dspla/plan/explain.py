@@ -253,6 +253,7 @@ def as_text(plan, P: int, options: Options) -> str:
                          f"{_ms(c['comm_s'])} {_ms(c['latency_s'])} "
                          f"{c['words_avg']:>10.0f}/{c['words_max']:<10.0f} {c['messages_avg']:>6.1f}/"
                          f"{c['messages_max']:<7.0f} {c['memory_bytes'] / 2**20:>7.1f}MB"
+                         + (f"  (C in {c['batches']} column batches)" if c.get("batches", 1) > 1 else "")
                          + (f"  (over cap: {c['skipped']})" if "skipped" in c else "")
                          + ("  (P > cores: all processes' work shared by the cores)"
                             if c.get("oversubscribed") else ""))

@@ -18,6 +18,7 @@ class Options:
     eps: float = 0.03
     replication: int | None = None   # shift1d / 15d; None: 2 when it divides P, else 1
     stripe_width: int | None = None  # twoface
+    grid: tuple | None = None        # 3d: the X x Y x Z process grid (None: closest to a cube, Z <= K)
     memory_cap: float | None = None  # twoface, bytes per process
     cache: bool = True
     progress: bool | None = None
@@ -36,7 +37,7 @@ class Options:
         plan = self.plan if isinstance(self.plan, str) else tuple(sorted(self.plan.items()))
         return (plan, self.partition, None if self.parts is None else self.parts.tobytes(), self.seed, self.eps,
                 self.replication, self.stripe_width, self.memory_cap, id(self.coefficients), self.iterations, self.spmd,
-                self.message_bytes, self.shared_memory_bytes, self.overflow)
+                self.message_bytes, self.shared_memory_bytes, self.overflow, self.grid)
 
 
 def memory_cap(opt, P: int) -> float:

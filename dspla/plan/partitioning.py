@@ -58,7 +58,8 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
                                 f"but dim {d!r} has {size} indices and P = {P}")
             method = "file"
         elif squares and opt.partition == "auto" and P > 1 and _sparse_products(order, d):
-            parts, info[d] = block_by_work(union_pattern(squares), P)
+            cut = block_by_work if _sparse_products(order, d) == "work" else block_by_entries
+            parts, info[d] = cut(union_pattern(squares), P)
             method = info[d]["method"]
         elif squares and opt.partition == "auto" and P > 1:
             from . import partition_choice  # (its cost model and partitioners: only when it chooses)
@@ -84,12 +85,29 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
     return dims, info
 
 
-def _sparse_products(order: list[Node], d: str) -> bool:
-    """The program multiplies two sparse values over d x d without a mask (A @ A): the work and the
-    output of a row follow its neighbours' degrees, not its own, so rows are split by work.
-    (Inside a mask, as a triangle count's L·L in L, the mask's entries bound the output.)"""
-    return any(n.op is Op.MXM and n.attr("mask") is None and
-               all(x.type.kind is Kind.sparse and x.type.shape == (d, d) for x in n.args[:2]) for n in order)
+def _sparse_products(order: list[Node], d: str) -> str | None:
+    """How rows are cut when the program multiplies two sparse d x d values: "work" without a mask
+    (A @ A: a row's work and output follow its neighbours' degrees, not its own), "entries" when
+    every such product is masked (a triangle count's L·L in L: the mask bounds the output, and
+    what a rank holds follows its rows' entries; equal rows put 73 % of soc-Slashdot0902's
+    entries on the first of 4 processes); None without one."""
+    found = [n for n in order if n.op is Op.MXM and
+             all(x.type.kind is Kind.sparse and x.type.shape == (d, d) for x in n.args[:2])]
+    if any(n.attr("mask") is None for n in found):
+        return "work"
+    return "entries" if found else None
+
+
+def block_by_entries(S: sp.csr_array, P: int) -> tuple[np.ndarray, dict]:
+    """Consecutive rows, cut where each process gets an equal share of S's entries (plus one a row):
+    from the degrees alone, no estimate made."""
+    work = np.diff(sp.csr_array(S).indptr) + 1
+    if work.size == 0:
+        return np.zeros(0, np.int64), {"method": "block-by-entries", "imbalance": 1.0}
+    cum = np.cumsum(work)
+    parts = np.minimum((cum - work) * P // cum[-1], P - 1).astype(np.int64)
+    per = np.bincount(parts, weights=work, minlength=P)
+    return parts, {"method": "block-by-entries", "imbalance": float(per.max() / max(per.mean(), 1.0))}
 
 
 def block_by_work(S: sp.csr_array, P: int) -> tuple[np.ndarray, dict]:

@@ -123,6 +123,22 @@ class Product:
             return self.A
         return self.A[self.rows.owned[r]]
 
+    def operand_bytes(self, r: int) -> int:
+        """Bytes of a sparse x sparse product's static operands rank r holds while it runs (its
+        rows of A, of B and of the mask), beside what the plan's own instructions hold: the
+        memory per rank counts them too. 0 for other products (their operands are priced by the
+        instructions that move them)."""
+        if not (self.b_sparse and self.b_wide):
+            return 0
+        pl = self.pl
+        entries = a = int(self.rows_of(r).nnz)
+        for x in self.node.args[1:]:
+            if pl.is_static(x):
+                v = pl.static_value(x)   # (A itself, lent while lowered, reads as empty: its rows' count)
+                entries += a if v is self._A else int(v.nvals) if self.me is not None else \
+                    int(v[pl.dims[x.type.nrows].owned[r], :].new().nvals)
+        return entries * (self.compute.np.itemsize + 8)
+
     def block_rows(self, r: int, I: np.ndarray, dest) -> sp.csr_array:
         """Rows ``I`` of A (global ids, in this order; columns in original indexing) as rank r
         needs them. Under SPMD planning (r is this rank) other ranks own most of them: every rank

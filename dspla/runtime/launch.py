@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING
 
 from .._excepthook import text as user_error
 from ..errors import DsplaError
-from .comm.mpi import NOTICE_TAG, MPIComm, free_open_windows
-from .comm.sim import SimComm
 from .failure import LAUNCHED_ENV, fail, launched_by_dspla, message, stdout_failed
 from .jobio import Pump
 from .process import configure_threads, freeze_startup, keep_freed_memory
 
 if TYPE_CHECKING:
+    from .comm.mpi import MPIComm
     from .comm.sim import SimComm
 
 # Set by the launchers we know: MPICH/Intel (PMI), Open MPI, PMIx, Slurm.
@@ -68,6 +67,8 @@ def world() -> MPIComm | None:
     if _WORLD is None and not _OUTSIDE:
         _OUTSIDE = not in_mpi_job()
         if not _OUTSIDE:
+            from .comm.mpi import MPIComm  # (numpy and MPI: not for a process that only launches a job)
+
             keep_freed_memory()
             _WORLD = MPIComm()
             configure_threads(_WORLD.size)
@@ -148,6 +149,8 @@ def _install_exit_notice(comm):
     One rank speaks for each run of ranks that ended: every rank that ends tells the next one
     (one byte), and a rank that heard from the one before it stays silent (at P = 4 with rank 0
     in a gather, rank 1 says it, not ranks 1, 2 and 3)."""
+
+    from .comm.mpi import NOTICE_TAG, free_open_windows
 
     def wait_for_the_others():
         t0, said = time.monotonic(), False

@@ -24,7 +24,6 @@ decides about the inputs is inputs.py's; what a run reports, stats.py's.
 """
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -43,19 +42,24 @@ from ..plan.options import Options
 from ..plan.static import is_static_leaf
 from ..runtime.failure import PeerError, fail, is_quiet, on_root
 from ..runtime.interp import Runtime, shm
-from ..runtime.process import collect_run_garbage, older_collections, settle_garbage
+from ..runtime.process import collect_run_garbage, older_collections, release_freed_memory, settle_garbage
 from ..runtime.wire import from_wire, to_wire
 from ..values import Array, Dist, meet
 from .inputs import Inputs, describe, metas
-from .stats import peak_rss_bytes, rank_stats, summary
+from .stats import peak_rss_bytes, rank_stats, reset_peak_rss, summary
 
-_BIG = 1 << 24   # entries on this rank above which planning's garbage is collected at once
+_BIG = 1 << 18   # entries on this rank above which planning's garbage is collected at once
 
 
 def _entries(mats: dict | None, dist: dict | None) -> int:
     """Entries of the inputs this rank holds (``mats``: rank 0's host inputs, else None)."""
     return sum(m.nvals for m in (mats or {}).values() if hasattr(m, "nvals")) + \
         sum(v._piece.nvals for v in (dist or {}).values() if hasattr(v._piece, "nvals"))
+
+
+def _planned(rt) -> int:
+    """Entries of the pieces this rank's plan holds (its rows of the graph, planned blocks)."""
+    return sum(v.nvals for v in rt.slots if hasattr(v, "nvals")) if rt is not None else 0
 
 
 class DistSession:
@@ -159,6 +163,12 @@ class DistSession:
                 pieces = [{k: piece(mats[k], lay, dims_, r) for k, lay in header["scatter"].items()} for r in range(P)]
                 pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
             mine = comm.scatter(pieces, 0)
+            # rank 0's whole-graph pieces and its static-eval of the whole graph are garbage now
+            # (GraphBLAS matrices sit in reference cycles): freed before it plans its share, whose
+            # buffers then reuse that memory instead of raising its peak above the others'
+            pieces = None
+            if rank == 0:
+                release_freed_memory()
             shapes = header["spmd"][0]
             dist = {**dist, **{k: Array(from_wire(w), k, Dist(lay.kind, lay.dim, dims_.get(lay.dim), comm),
                                         (shapes[k].nrows, shapes[k].ncols))
@@ -229,10 +239,11 @@ class DistSession:
         if header["replan"]:
             self._plan(header, mats, dims, inputs, dist)
         planning_s = time.perf_counter() - t_plan
-        if header["replan"] and _entries(mats, dist) > _BIG:
-            # planning's temporaries (matrices in reference cycles) freed before the run reuses the
-            # room; a full collection costs tens of ms, worth it only when they are large
-            gc.collect()
+        if header["replan"] and max(_entries(mats, dist), _planned(self.runtime)) > _BIG:
+            # planning's temporaries (matrices in reference cycles) freed and their pages returned,
+            # so the run's buffers do not stack on planning's peak; a full collection costs tens of
+            # ms, worth it only when they are large
+            release_freed_memory()
         if header["send"]:   # this rank's pieces of the host inputs that changed
             pieces = None
             if rank == 0:
@@ -258,6 +269,7 @@ class DistSession:
         held = {**self._held, **{k: v._piece for k, v in dist.items()}}
         rt = self.runtime
         times = []
+        before = reset_peak_rss()   # (planning's peak; the run's own is read after it)
         for n in range(max(1, repeat)):
             if self._runs == 1:
                 # the plan is in use (run again): its objects leave the collector's view (a full
@@ -277,7 +289,8 @@ class DistSession:
             self._runs += 1
             times.append(time.perf_counter() - t0)
         mine = {**rank_stats(rt), "planning_s": planning_s if header["replan"] else 0.0,
-                "first_iteration_s": times[0] if header["replan"] else 0.0, "peak_rss_bytes": peak_rss_bytes()}
+                "first_iteration_s": times[0] if header["replan"] else 0.0,
+                "peak_rss_bytes": max(before, peak_rss_bytes()), "run_peak_rss_bytes": peak_rss_bytes()}
         stats = [mine] if P == 1 else comm.gather(mine, 0)
         if rank == 0:
             # summarised when read (about 40 us: a one-process call's product can take less)

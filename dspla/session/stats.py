@@ -9,10 +9,36 @@ from collections import Counter
 
 
 def peak_rss_bytes() -> int:
-    """This process's peak resident memory so far (Linux reports KiB; simulated ranks share one
-    process, so they report the same number)."""
+    """This process's peak resident memory so far (simulated ranks share one process, so they
+    report the same number). Linux: its memory's own high-water mark (VmHWM), since getrusage's
+    also keeps the peak of the process that exec'd it (a `dspla run` started by a Python script
+    holding 300 MB reported 300 MB at least)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def reset_peak_rss() -> int:
+    """This process's peak resident memory so far, then the kernel's high-water mark reset (Linux:
+    /proc/self/clear_refs), so that peak_rss_bytes afterwards is what the run that follows
+    reached (planning's peak is often higher: the run's own is what a plan's memory decides)."""
+    global _SEEN
+    _SEEN = max(_SEEN, peak_rss_bytes())   # (the process's peak over every reset so far)
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+    return _SEEN
+
+
+_SEEN = 0
 
 
 def _loop_predicted(plan, k: int) -> dict:
@@ -54,8 +80,8 @@ def summary(plan, per_rank: list, planning_s: float, times: list, requested_plan
         tot, avg, mx = agg(per_rank, key)
         out[f"{key}_total"], out[f"{key}_avg"], out[f"{key}_max"] = tot, avg, mx
     out["per_rank"] = [{k: r[k] for k in ("words_sent", "words_received", "messages_sent", "messages_received",
-                                          "compute_s", "pack_s", "wait_s", "peak_rss_bytes", "planning_s",
-                                          "first_iteration_s", "shm_sends")} for r in per_rank]
+                                          "compute_s", "pack_s", "wait_s", "peak_rss_bytes", "run_peak_rss_bytes",
+                                          "planning_s", "first_iteration_s", "shm_sends")} for r in per_rank]
     # who planned: every rank its own program (sharded inputs), or rank 0 all of them
     out["planning"] = plan.planning
     if plan.planning_note:

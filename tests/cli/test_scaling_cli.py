@@ -32,7 +32,7 @@ def test_planner_md_scaling_commands_run(tmp_path, monkeypatch, capsys):
     for line in lines:
         assert main(shlex.split(line.replace("$G", str(tmp_path / "g.mtx")))[1:]) == 0
     out = capsys.readouterr().out
-    assert "chosen" in out and "CAGNET 1d" in out and "15d_sparse c=2" in out
+    assert "chosen" in out and "CAGNET 1d" in out and "15d_sparse c=2" in out and "vertexcut spac" in out
     doc = json.loads((tmp_path / "out" / "scaling.json").read_text())
     assert [r["P"] for r in doc["rows"]] == [16, 64] and doc["cluster"] == "Perlmutter"
     for r in doc["rows"]:
@@ -47,6 +47,7 @@ def test_planner_md_scaling_commands_run(tmp_path, monkeypatch, capsys):
     (["reddit", "--cluster", "nowhere.toml"], "summit, perlmutter"),
     (["rmat:10"], "rmat:N:NNZ"),
     (["reddit", "--f", "16"], "at least two widths"),
+    (["reddit", "--edge-partition", "spac"], "needs a graph file"),
 ])
 def test_errors_are_named(args, msg, capsys):
     assert main(["scaling", *args]) != 0

@@ -101,7 +101,7 @@ def test_sparse_plans_counted_from_the_partition():
         for j in range(c):
             want = np.count_nonzero((k != i) & (chunk[k] == j))
             assert rows[dst == i * c + j].sum() == want
-            assert set(src[dst == i * c + j] % c) <= {j}
+            assert set(src[dst == i * c + j] % c) <= {i % c}   # P(k, i mod c) sends
 
 
 def test_expected_counts_track_exact_ones_on_an_rmat_graph():
@@ -126,7 +126,8 @@ def test_calibrate_measures_every_level_a_job_reaches_simulated():
     for lv in ("node", "network"):
         alpha, bw, over = m[lv]
         assert alpha > 0 and bw > 0 and over > 0
-    c = described(SUMMIT, m, 2, 2, 1e9, "sim")
+    c = described(SUMMIT, m, 2, 2, (1e9, 2e9), "sim")
+    assert c.spmm_rate == 1e9 and c.spmm_row == 2e9
     assert c.levels["network"].alpha == m["network"][0] and c.injection == m["injection"]
     assert c.levels["socket"] == SUMMIT.levels["socket"] and "from Summit: socket" in c.source
     assert cluster.parse(cluster.dumps(c)) == c

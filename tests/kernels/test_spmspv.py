@@ -50,8 +50,8 @@ def test_bfs_levels_equal_csgraph_and_both_directions_run(symmetric):
 @pytest.mark.parametrize("symmetric", [True, False])
 def test_bfs_distributed_equals_one_process_and_every_rank_chooses_alike(plan, symmetric):
     """Each rank pushes or pulls its block by the frontier's size over all ranks: every rank
-    takes the same direction at every level as one process does (the summed counts are P
-    times one process's)."""
+    takes a direction at every level (the summed counts are P times one rank's, one product a
+    level as in one process, which weighs the frontier's edges instead)."""
     A = _graph(3000, 0.003, 2, symmetric)
     n = A.shape[0]
     s = sp.csr_array(([True], ([3], [0])), shape=(n, 1))
@@ -63,7 +63,10 @@ def test_bfs_distributed_equals_one_process_and_every_rank_chooses_alike(plan, s
     for P in (2, 4):
         outs, stats = run_dist(bfs_function(), {"A": A, "s": s}, P, plan=plan)
         assert (outs["levels"].to_numpy(fill=-1)[:, 0] == want).all()
-        assert stats["routes"] == {k: P * v for k, v in one.items()}, (plan, P, stats["routes"], one)
+        routes = stats["routes"]
+        assert all(v % P == 0 for v in routes.values()), (plan, P, routes)
+        assert sum(routes.values()) == P * sum(one.values()), (plan, P, routes, one)
+        assert routes.get("spmspv-push", 0) > 0 and routes.get("spmspv-pull", 0) > 0, routes
 
 
 def _vec(idx, n):
@@ -94,6 +97,29 @@ def test_rule_by_hand():
     fr = spmspv.Frontier(gb.Matrix(bool, 1000, 1000), 1000)
     got = [spmspv.pulls(fr, nq) for nq in (1, 50, 70, 400, 5, 3, 1)]
     assert got == [False, False, True, True, True, False, False]
+
+
+def test_edge_rule_by_hand():
+    """One process, LAGraph's rule: n = 1024, a clique of 64 nodes (4032 edges). Pull once a
+    growing frontier's edges exceed the unexplored / 8; while pulling, push again once it shrinks
+    to n / 512; after a pull, pull again when it grows past n / 8; never pull with fewer than n
+    edges in the graph."""
+    n = 1024
+    r, c = np.nonzero(~np.eye(64, dtype=bool))
+    fr = spmspv.Frontier(gb.Matrix.from_coo(r, c, True, nrows=n, ncols=n), n)
+    assert fr.unexplored == 4032
+    q = [_vec([0], n), _vec(list(range(1, 11)), n)] + [_vec([0], n)] * 6
+    sizes = [1, 10, 20, 5, 2, 3, 100, 200]
+    got = [spmspv.pulls_by_edges(fr, v, k) for v, k in zip(q, sizes)]
+    # 63 * 8 <= 3969; 630 * 8 > 3339; growing; 5 * 512 > n; 2 * 512 <= n; 3, 100 * 8 <= n; 200 * 8 > n
+    assert got == [False, True, True, True, False, False, False, True], got
+    assert fr.unexplored == 4032 - 63 - 630
+    fr.start()
+    assert (fr.unexplored, fr.pushing, fr.last) == (4032, True, 0)
+    star = gb.Matrix.from_coo(np.r_[np.zeros(9, int), np.arange(1, 10)], np.r_[np.arange(1, 10), np.zeros(9, int)],
+                              True, nrows=n, ncols=n)
+    fr = spmspv.Frontier(star, n)   # 18 edges < n: pushed to the end
+    assert [spmspv.pulls_by_edges(fr, _vec([0], n), k) for k in (1, 500)] == [False, False]
 
 
 def _dense(v):

@@ -64,6 +64,13 @@ def test_3d_small(P):
     check(_small(P), P, "3d")
 
 
+@pytest.mark.parametrize("grid", [(1, 2, 2), (4, 1, 1), (1, 1, 4)])
+def test_3d_on_a_given_grid(grid):
+    check(_small(11), 4, "3d", grid=grid)
+    with pytest.raises(dp.DsplaError, match="grid 2x2x2 has 8 ranks, not P=4"):
+        run(_small(11), 4, "3d", grid=(2, 2, 2))
+
+
 @pytest.fixture(scope="module")
 def cora():
     d = load_node_data("cora", data_dir=str(dataset("planetoid")))

@@ -65,3 +65,31 @@ def test_transitive_closure(tmp_path):
     want = (succ.astype(int) @ (np.isfinite(D)).astype(int)) > 0
     _, pres = _run(tmp_path, CLOSURE, "--np", 2)["C"]
     assert np.array_equal(pres, want)
+
+
+def test_column_batches_lower_the_run_peak(tmp_path):
+    """summa2d_sparse under a --memory-per-rank its blocks exceed makes C in column batches: the same
+    C (entries and total, integers) and a lower peak on the ranks while the plan runs (the stats'
+    run_peak_rss_bytes, each rank's RSS; planning's own peak is reported apart)."""
+    import json
+    n, d = 120_000, 6
+    rng = np.random.default_rng(0)
+    A = sp.csr_array((rng.integers(1, 5, n * d).astype(float), (np.repeat(np.arange(n), d), rng.integers(0, n, n * d))),
+                     shape=(n, n))
+    A.sum_duplicates()
+    sp.save_npz(tmp_path / "a.npz", A)
+    C = A @ A
+    (tmp_path / "p.dspla").write_text("input A : sparse[n, n]\nC = A @ A\ntotal = reduce_all(C)\nentries = nvals(C)\n"
+                                      "output C, total, entries\n")
+    got = {}
+    for cap in (None, "80e6"):
+        stats = tmp_path / "s.json"
+        r = subprocess.run([DSPLA, "run", str(tmp_path / "p.dspla"), "-i", f"A={tmp_path / 'a.npz'}", "--np", "4",
+                            "--plan", "summa2d_sparse", "--stats", str(stats)] +
+                           (["--memory-per-rank", cap] if cap else []), capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert f"total: 1x1 float64 = {C.sum():.1f}" in r.stdout and f"= {C.nnz}" in r.stdout
+        s = json.loads(stats.read_text())
+        got[cap] = (s["products"][0]["predicted"]["batches"], [x["run_peak_rss_bytes"] for x in s["per_rank"]])
+    assert got[None][0] == 1 and got["80e6"][0] > 1
+    assert sum(got["80e6"][1]) < sum(got[None][1])

@@ -8,10 +8,12 @@ import importlib
 import pkgutil
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ...errors import DsplaError, UnknownNameError
-from ...ir import Op, Program
+
+if TYPE_CHECKING:
+    from ...ir import Program
 
 # every plan's name, known without importing the plans' modules (a command checks --plan before it
 # starts any process; _load checks this list against the plans that register)
@@ -78,6 +80,8 @@ def product_names(program: Program) -> list[str]:
     """The names a plan may be asked for by: every named product (mxm) of the program, its loops'
     bodies and conditions included."""
     out: list[str] = []
+
+    from ...ir import Op, Program  # (the IR: not for a command that only checks --plan and launches)
 
     def walk(prog: Program, names: dict) -> None:
         for n in prog.toposort():

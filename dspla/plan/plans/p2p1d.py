@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from ...analysis import comm_plan
 from ...instr import DropRows, Fill, MxM, Pack, PackSparse, Recv, RecvMxM, Send, StackMxM, WaitSends
 from ...kernels import spmspv
+from ..options import memory_cap
 from ..spgemm_size import b_summary, operand, output_entries
 from ..spmd import exchange
 from . import register_plan
@@ -218,6 +219,8 @@ def chunked(lists: dict, per: int | None) -> list:
     return [((q, j), v[j]) for j in range(most) for q, v in pieces.items() if j < len(v)]
 
 
+BATCH_NOTE = ("p2p1d: its rows of C stay whole on their owner, over the memory per rank: column batches would "
+              "hold them all the same, so none are made")
 SHARED_NOTE = ("p2p1d on one node: senders write the rows into the receiver's shared memory after its own "
                "rows, and one product reads them where they lie (StackMxM, shared)")
 
@@ -305,6 +308,9 @@ def rank_program(ctx, r: int, A_r: sp.csr_array, recvs: dict, sends: dict):
     if stack:   # the row block with its columns as the operand is stacked: own, then each receive's
         whole = stacked_columns(A_r, lists)
         size = output_entries(ctx, r, A_r) if ctx.b_wide else None
+        if size and size[0] * (ctx.compute.np.itemsize + 8) > memory_cap(ctx.opt, ctx.P) and BATCH_NOTE not in \
+                ctx.info.notes:
+            ctx.info.notes.append(BATCH_NOTE)
         # a frontier: pushed (over the stack's transpose) or pulled, alike on every rank
         push = None if ctx.frontier is None or not sparse else \
             ctx.const(r, spmspv.Frontier(ctx.gb(sp.csr_array(whole.T)), ctx.pl.concrete(ctx.node.type.shape[0])))

@@ -4,10 +4,13 @@
 
 Ranks form a P/c x c grid, r = (i, j) = (r // c, r % c), as in 15d: block row i (the 1D rows of
 process row i) is replicated on its c members by an all-gather; process column j handles the
-block columns of chunk j. Where 15d broadcasts a whole block B_k down column j, here P(k, j)
-sends each P(i, j) only the rows of B_k that A_ik's nonzeros name (send sets as p2p1d builds
-them, one message per pair), and P(i, j) multiplies each as it arrives; an all-reduce along the
-process row completes C_i, of which each rank keeps its own rows.
+block columns of chunk j. Where 15d broadcasts a whole block B_k down column j, here P(i, j)
+receives only the rows of B_k that A_ik's nonzeros name (send sets as p2p1d builds them, one
+message per pair), and multiplies each as it arrives; a reduce-scatter along the process row (point
+to point; an all-reduce for a multiply without a unit) completes each rank's rows of C_i. Every
+member of process row k holds B_k after the all-gather, so the sends of B_k are dealt over them
+(P(k, i mod c) serves P(i, j)): with P(k, j) alone sending, 1/c of the ranks would send every
+message (P/c - 1 each).
 """
 from __future__ import annotations
 
@@ -32,7 +35,8 @@ from ...instr import (
 from ..spmd import exchange
 from . import register_plan
 from .cagnet15d import chunks
-from .p2p1d import add_remote_block, column_groups, narrow_only, replication, replication_check
+from .p2p1d import add_remote_block, chunked, column_groups, narrow_only, replication, replication_check
+from .vertexcut import multiply_unit, selection
 
 
 def _check(ctx):
@@ -70,10 +74,15 @@ def lower(ctx):
     sends = {r: {} for r in range(P)}
     for r, got in recvs.items():
         for k, ids in got.items():
-            sends[k * c + r % c][r] = ids
+            sends[sender(k, r, c)][r] = ids
     prow = ctx.add_split([q // c for q in range(P)])
     for r in ctx.ranks:
-        rank_program(ctx, r, prow, A_rows[r], {k * c + r % c: v for k, v in recvs[r].items()}, sends[r])
+        rank_program(ctx, r, prow, A_rows[r], {sender(k, r, c): v for k, v in recvs[r].items()}, sends[r])
+
+
+def sender(k, r, c: int):
+    """The member of process row k that sends B_k's rows to rank r = (i, j): P(k, i mod c)."""
+    return k * c + (r // c) % c
 
 
 def lower_spmd(ctx):
@@ -90,7 +99,7 @@ def lower_spmd(ctx):
     I = np.concatenate([ctx.rows.owned[m] for m in range(i * c, (i + 1) * c)])
     A_I = ctx.block_rows(me, I, lambda s: (s // c) * c + chunk_of[ctx.cols.parts // c])
     got = _needs(A_I, ctx.cols.parts // c, [k for k in chunk[j] if k != i])
-    recvs = {k * c + j: v for k, v in got.items()}
+    recvs = {sender(k, me, c): v for k, v in got.items()}
     prow = ctx.add_split([q // c for q in range(P)])
     rank_program(ctx, me, prow, A_I, recvs, exchange(ctx.comm, recvs))
 
@@ -109,12 +118,19 @@ def rank_program(ctx, r: int, prow: int, A_I: sp.csr_array, recvs: dict, sends: 
     Hi = ctx.slot()
     prog.append(AllgatherRows(Hi, ctx.b, cols.counts[i * c:(i + 1) * c], K, dtype, presence=presence, group=prow,
                               me=j, product=ctx.index))
-    for q, ids in sorted(recvs.items()):
+    # rows bigger than one message travel in chunks, a window of two messages' bytes posted at
+    # once, as p2p1d's (Options.message_bytes)
+    row = K * (np.dtype(dtype).itemsize + (1 if presence else 0))
+    per = max(1, int(ctx.opt.message_bytes) // row) if row else None
+    window, posted = 2 * int(ctx.opt.message_bytes), 0
+    for (q, _), ids in chunked(dict(sorted(recvs.items())), per):
         s = ctx.slot()
-        prog.append(Recv(s, q, ctx.tag, ids.size, K, dtype, presence=presence, product=ctx.index))
+        deferred = posted > 0 and posted + ids.size * row > window
+        posted = window + 1 if deferred else posted + ids.size * row
+        prog.append(Recv(s, q, ctx.tag, ids.size, K, dtype, presence=presence, deferred=deferred, product=ctx.index))
         recv_slots.append(s)
         add_remote_block(ctx, r, A_I[:, ids], in_place, block_slots, row_lists)
-    for q, ids in sorted(sends.items()):
+    for (q, _), ids in chunked(dict(sorted(sends.items())), per):
         s = ctx.slot()
         prog.append(Pack(s, Hi, cols.permpos[ids] - base, presence=presence, product=ctx.index))
         prog.append(Send(s, q, ctx.tag, ids.size * K, dtype, presence, product=ctx.index))
@@ -130,17 +146,55 @@ def rank_program(ctx, r: int, prow: int, A_I: sp.csr_array, recvs: dict, sends: 
                         product=ctx.index))
     if recv_slots:
         prog.append(RecvMxM(Z, tuple(recv_slots), tuple(block_slots), ctx.semiring, tuple(row_lists),
-                            window=2 * int(ctx.opt.message_bytes), product=ctx.index))
+                            window=window, product=ctx.index))
     if send_slots:
         prog.append(WaitSends(tuple(send_slots), product=ctx.index))
     prog.append(Free((Hi,)))
-    Zi = ctx.slot()
-    prog.append(Allreduce(Zi, Z, ctx.semiring.monoid, group=prow, entries=int(A_I.shape[0]) * K,
-                          presence=not in_place, product=ctx.index))
-    lo = int(rows.counts[i * c:r].sum())
-    prog.append(TakeRows(ctx.out, Zi, np.arange(lo, lo + int(rows.counts[r])), product=ctx.index))
-    prog.append(Free((Z, Zi)))
+    if c > 1 and multiply_unit(ctx) is not None:
+        reduce_scatter(ctx, r, i, c, Z, prog)
+    else:   # (a multiply without a unit: C_i all-reduced, each rank keeping its rows)
+        Zi = ctx.slot()
+        prog.append(Allreduce(Zi, Z, ctx.semiring.monoid, group=prow, entries=int(A_I.shape[0]) * K,
+                              presence=not in_place, product=ctx.index))
+        lo = int(rows.counts[i * c:r].sum())
+        prog.append(TakeRows(ctx.out, Zi, np.arange(lo, lo + int(rows.counts[r])), product=ctx.index))
+        prog.append(Free((Zi,)))
+    prog.append(Free((Z,)))
     empty = np.flatnonzero(np.diff(ctx.rows_of(r).indptr) == 0)
     if in_place and empty.size:
         prog.append(DropRows(ctx.out, empty, product=ctx.index))
     ctx.emit_rank(r, prog)
+
+
+def reduce_scatter(ctx, r: int, i: int, c: int, Z: int, prog: list) -> None:
+    """C_i's partial sums to the owners of its rows in process row i, point to point: each member
+    sends each other one its rows of Z ((c-1)/c of C_i a member, half an all-reduce's words and
+    c - 1 messages), summed there by products with a selection of the multiply's unit (vertexcut's)."""
+    K, in_place, dtype = ctx.K, ctx.in_place, ctx.compute.value
+    presence = not in_place
+    counts = ctx.rows.counts[i * c:(i + 1) * c]
+    lo = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    me = r - i * c
+    n_r = int(counts[me])
+    recv, blocks, row_lists, sent = [], [], [], []
+    for m in range(c):   # receives posted first
+        if m != me and n_r:
+            s = ctx.slot()
+            prog.append(Recv(s, i * c + m, ctx.tag + 1, n_r, K, dtype, presence=presence, product=ctx.index))
+            recv.append(s)
+            add_remote_block(ctx, r, selection(ctx, n_r, np.arange(n_r)), in_place, blocks, row_lists)
+    for m in range(c):
+        if m != me and counts[m]:
+            s = ctx.slot()
+            prog.append(Pack(s, Z, np.arange(lo[m], lo[m + 1]), presence=presence, product=ctx.index))
+            prog.append(Send(s, i * c + m, ctx.tag + 1, int(counts[m]) * K, dtype, presence, product=ctx.index))
+            sent.append(s)
+    if in_place:
+        prog.append(Fill(ctx.out, n_r, K, ctx.semiring.monoid, dtype, product=ctx.index))
+    own = selection(ctx, n_r, np.arange(n_r), np.arange(lo[me], lo[me] + n_r), int(lo[-1]))
+    prog.append(MxM(ctx.out, ctx.const(r, ctx.gb(own)), Z, ctx.semiring, accumulate=in_place, product=ctx.index))
+    if recv:
+        prog.append(RecvMxM(ctx.out, tuple(recv), tuple(blocks), ctx.semiring, tuple(row_lists),
+                            window=2 * int(ctx.opt.message_bytes), product=ctx.index))
+    if sent:
+        prog.append(WaitSends(tuple(sent), product=ctx.index))

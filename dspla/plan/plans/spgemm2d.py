@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from ...instr import AlltoallSparse, BcastSparse, StackedMxM
 from ...kernels.buffers import csr_pack
 from .. import spmd
+from ..options import memory_cap
 from ..spgemm_size import operand, output_entries
 from . import register_plan
 from .p2p1d import column_groups
@@ -172,6 +173,8 @@ def lower_layers(ctx, c: int):
     nnz_A = ctx.per_rank(lambda r: {t: int(m.nnz) for t, m in A_own[r].items()})
     nnz_B = ctx.per_rank(lambda r: {t: int(m.nnz) for t, m in B_own[r].items()})
     sizes = ctx.per_rank(lambda r: _sizes(ctx, G, r))   # [l][j] -> (entries, multiply-adds) of 1D rank r's rows
+    ranges = column_batches(ctx, G, sizes, nnz_A, nnz_B)
+    b = max(1, len(ranges))
     for r in ctx.ranks:
         l, i, j = G.where(r)
         prog, a_parts, b_parts = [], [], []
@@ -187,8 +190,10 @@ def lower_layers(ctx, c: int):
         C = ctx.slot()
         owners = range(i * G.rb, (i + 1) * G.rb)   # the 1D ranks C's rows here belong to
         held = sum(sizes[m][l][j][0] for m in owners)
+        J = G.J[j]
         prog.append(StackedMxM(C, tuple(a_parts), tuple(b_parts), ctx.semiring, **mask, out_entries=held,
-                               flops=sum(sizes[m][l][j][1] for m in owners), product=ctx.index))
+                               flops=sum(sizes[m][l][j][1] for m in owners), product=ctx.index,
+                               batches=tuple(np.flatnonzero((J >= lo) & (J < hi)) for lo, hi in ranges)))
         sent = [sizes[m][l][j][0] for m in owners if m != r]
         got = [sizes[r][l2][j2][0] for l2 in range(c) for j2 in range(G.pc)
                if G.rank(l2, r // G.rb, j2) != r]
@@ -197,15 +202,58 @@ def lower_layers(ctx, c: int):
         prog.append(AlltoallSparse(ctx.out, C, np.r_[0, np.cumsum(counts)].astype(np.int64),
                                    G.J[j].astype(np.int64), int(rows.counts[r]), G.bcols.size,
                                    monoid=ctx.semiring.monoid if c > 1 else None,
-                                   expect=(sum(sent), sum(x > 0 for x in sent), sum(got), sum(x > 0 for x in got)),
-                                   held=held, arrive=sum(x[0] for layer in sizes[r] for x in layer), product=ctx.index))
+                                   expect=(sum(sent), b * sum(x > 0 for x in sent), sum(got),
+                                           b * sum(x > 0 for x in got)),
+                                   held=held, arrive=sum(x[0] for layer in sizes[r] for x in layer), product=ctx.index,
+                                   batches=ranges))
         ctx.emit_rank(r, prog)
     A_own = B_own = masks = {}
     gc.collect()   # (the planning pieces' GraphBLAS matrices sit in reference cycles: freed now, not later)
     ctx.info.predicted["grid"] = f"{c} x {G.pr} x {G.pc}" if c > 1 else f"{G.pr} x {G.pc}"
+    ctx.info.predicted["batches"] = b
+    if b > 1:
+        ctx.info.notes.append(f"{ctx.name}: C made in {b} column batches (each returned to its rows' owners before "
+                              "the next) to fit the memory per rank")
     ctx.info.notes.append(f"{ctx.name}: {ctx.info.predicted['grid']} grid, {G.S} stages a layer; the entries of C "
                           "returned to their rows' owners are estimated (Cohen's size estimate), the broadcasts' "
                           "words are exact")
+
+
+MAX_BATCHES = 64
+
+
+def column_batches(ctx, G: Grid, sizes: list, nnz_A: list, nnz_B: list) -> tuple:
+    """C's column batches, as global column ranges [lo, hi): none when every rank's predicted
+    memory (the pieces broadcast and stacked, its block of C, the triplets returned, the rows
+    arriving: costmodel/counts.py's terms) fits the memory per rank (--memory-per-rank); else
+    the fewest that fit (at most MAX_BATCHES), cut where B's columns' entries split evenly. The
+    same on every rank: planned from the sizes every rank was given."""
+    cap, e = memory_cap(ctx.opt, ctx.P), ctx.compute.np.itemsize
+    held_ops = ctx.per_rank(ctx.product.operand_bytes)   # (its rows of A, B and the mask)
+
+    def need(r: int, b: int) -> float:
+        l, i, j = G.where(r)
+        held = sum(sizes[m][l][j][0] for m in range(i * G.rb, (i + 1) * G.rb))
+        arrive = sum(x[0] for layer in sizes[r] for x in layer)
+        stacked = sum(nnz_A[G.rank(l, i, u % G.pc)].get(l * G.S + u, 0) +
+                      nnz_B[G.rank(l, u % G.pr, j)].get(l * G.S + u, 0) for u in range(G.S))
+        out = (held + arrive) * (e + 16) + arrive * (e + 8) if b == 1 else \
+            (held + arrive) * (e + 16) / b + 2 * arrive * (e + 8)
+        # the pieces: kept as planned, broadcast, then stacked
+        return held_ops[r] + 3 * stacked * (e + 8) + held * (e + 8) / b + out
+
+    worst = lambda b: max(need(r, b) for r in range(ctx.P))   # noqa: E731
+    b = next((b for b in range(1, MAX_BATCHES + 1) if worst(b) <= cap), MAX_BATCHES)
+    if b == 1 or worst(b) >= worst(1):   # (fits unbatched, or batches would not lower the peak)
+        return ()
+    B = operand(ctx, ctx.node.args[1], csr=True)   # (SPMD: this rank's rows; their column counts summed)
+    weight = np.bincount(B.indices, minlength=G.bcols.size).astype(np.int64)
+    if ctx.me is not None and ctx.P > 1:
+        weight = np.sum(ctx.comm.allgather(weight), axis=0)
+    cum = np.cumsum(weight + 1)
+    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, b) / b)
+    cuts = np.unique(np.r_[0, cuts, G.bcols.size])
+    return tuple((int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:]))
 
 
 def _mask_blocks(ctx, G: Grid) -> dict:

@@ -6,17 +6,18 @@ partition ``--partition spac | hypergraph-edge`` computes (the vertices' owners 
 holding most of their edges, partition/vertex_owners.py); a diagonal entry to its row's owner.
 Rank r multiplies its edges: it receives, from their owners, the rows of B its edges' columns
 name (send sets as p2p1d's), forms partial rows C_r for its edges' rows, and sends each partial
-row to the row's owner, which sums the partials it receives into its own (an accumulation
-written as a product with a 0/1 selection, so plus_times only).
+row to the row's owner, which sums the partials it receives into its own: an accumulation
+written as a product with a selection whose entries u leave a value unchanged (u ⊗ x = x: the
+multiply's identity, or any u for ``second``), so any semiring whose multiply has one.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
+from ...algebra import MONOIDS
 from ...instr import DropRows, Empty, Fill, Free, MxM, Pack, Recv, RecvMxM, Send, WaitSends
-from ...partition import edge_partition
-from ...partition.vertex_owners import EDGE_OF
+from ...partition.vertex_owners import EDGE_OF, edge_owner
 from . import register_plan
 from .p2p1d import add_remote_block, narrow_only
 
@@ -26,32 +27,32 @@ def _check(ctx):
         return "vertexcut runs on an edge partition: --partition spac or hypergraph-edge"
     if ctx.masked or ctx.b_sparse:
         return "vertexcut multiplies dense rows without a mask"
-    if ctx.semiring.name != "plus_times":
-        return "vertexcut sums partial rows by a product with a 0/1 selection: plus_times only"
+    if multiply_unit(ctx) is None:
+        return (f"vertexcut sums partial rows by a product with a selection, which needs a multiply with an "
+                f"identity (times, plus, min, max, land, lor) or second; semiring {ctx.semiring.name!r} has "
+                f"{ctx.semiring.mult.name!r}")
     if ctx.A.shape[0] != ctx.A.shape[1] or ctx.rows.key != ctx.cols.key:
         return "vertexcut needs a square A whose rows and columns are distributed alike (a graph)"
     return narrow_only(ctx)
 
 
-def edge_owner(A: sp.csr_array, P: int, method: str, eps: float, seed: int, row_parts: np.ndarray) -> np.ndarray:
-    """The rank of every stored entry of A (CSR order)."""
-    e = edge_partition(A, P, EDGE_OF[method], eps=eps, seed=seed, progress=False)
-    n = A.shape[0]
-    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(A.indptr))
-    col = A.indices.astype(np.int64)
-    keys = e.edges[:, 0] * n + e.edges[:, 1]                     # u < v, sorted (triu in CSR order)
-    lo, hi = np.minimum(row, col), np.maximum(row, col)
-    at = np.searchsorted(keys, lo * n + hi)
-    owner = row_parts[row].copy()
-    off = row != col
-    owner[off] = e.parts[np.minimum(at[off], keys.size - 1)]
-    return owner
+def multiply_unit(ctx):
+    """The value u with u ⊗ x = x under the semiring's multiply (None: there is none)."""
+    mult = ctx.semiring.mult
+    if mult.func is not None:     # a user's operator: no identity known
+        return None
+    if mult.name == "second":
+        return np.ones(1, dtype=ctx.compute.np)[0]
+    monoid = MONOIDS.get(mult.name)
+    return monoid.identity(ctx.compute) if monoid is not None else None
 
 
-def _selection(n_rows: int, targets: np.ndarray) -> sp.csr_array:
-    """n_rows x len(targets): column k has a 1 in row targets[k]."""
+def selection(ctx, n_rows: int, targets: np.ndarray, cols: np.ndarray | None = None, width: int | None = None):
+    """n_rows x width: column cols[k] (default k) has the multiply's unit in row targets[k]."""
     k = targets.size
-    return sp.csr_array((np.ones(k), (targets, np.arange(k))), shape=(n_rows, k))
+    cols = np.arange(k) if cols is None else cols
+    shape = (n_rows, k if width is None else width)
+    return sp.csr_array((np.full(k, multiply_unit(ctx)), (targets, cols)), shape=shape)
 
 
 @register_plan("vertexcut", check=_check, auto=False, general=False)
@@ -110,14 +111,14 @@ def rank_program(ctx, r, R, A_r, recvs_b: dict, sends_b: dict, part_out: dict, p
         prog.append(Recv(s, int(q), ctx.tag + 1, ids.size, K, ctx.compute.value, presence=presence_c,
                          product=ctx.index))
         recv2.append(s)
-        add_remote_block(ctx, r, _selection(n_r, rows.pos[ids]), in_place, blocks2, rows2)
+        add_remote_block(ctx, r, selection(ctx, n_r, rows.pos[ids]), in_place, blocks2, rows2)
     for q, ids in sorted(part_out.items()):
         s = ctx.slot()
         prog.append(Pack(s, Cp, np.searchsorted(R, ids), presence=presence_c, product=ctx.index))
         prog.append(Send(s, int(q), ctx.tag + 1, ids.size * K, ctx.compute.value, presence_c, product=ctx.index))
         sent.append(s)
     own = np.flatnonzero(rows.parts[R] == r)
-    S_own = sp.csr_array((np.ones(own.size), (rows.pos[R[own]], own)), shape=(n_r, R.size))
+    S_own = selection(ctx, n_r, rows.pos[R[own]], own, R.size)
     if in_place:
         prog.append(Fill(ctx.out, n_r, K, ctx.semiring.monoid, ctx.compute.value, product=ctx.index))
     elif not own.size:

@@ -6,6 +6,7 @@ import time
 
 import graphblas as gb
 import numpy as np
+from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
 
 from ...algebra import REDUCTIONS
 from ...instr import (
@@ -379,20 +380,40 @@ def _transpose_rows(rt: Runtime, i: TransposeRows):
 def _alltoall_sparse(rt: Runtime, i: AlltoallSparse):
     g = rt.groups[i.group]
     M = rt.slots[i.src]
+    rt.slots[i.src] = None   # (the block is freed before the buffers are made: a rank's peak)
+    if not i.batches:
+        rt.slots[i.out] = _return_rows(rt, i, g, M, i.cols, 0, i.ncols)
+        return
+    pieces = []   # C's column batches, each made, returned and built before the next
+    for k, (lo, hi) in enumerate(i.batches):
+        t0 = time.perf_counter()
+        C = M.batch(k)
+        rt.timed("compute_s", t0)
+        pieces.append(_return_rows(rt, i, g, C, i.cols[M.positions[k]], lo, hi - lo))
+        C = None
+    M = None
+    t0 = time.perf_counter()
+    rt.slots[i.out] = concat([pieces]) if len(pieces) > 1 else pieces[0]
+    rt.timed("pack_s", t0)
+
+
+def _return_rows(rt: Runtime, i: AlltoallSparse, g, M, cols: np.ndarray, lo: int, ncols: int):
+    """M's rows to their owners in group g (columns ``cols``, global, less ``lo``): this rank's
+    nrows x ncols piece, the members' entries of one position combined by i's monoid."""
     dt = _dt(M)
     t0 = time.perf_counter()
     r, c, v = M.to_coo()   # (row-major: each member's rows are one run)
-    rt.slots[i.src] = M = None   # (the block is freed before the buffers are made: a rank's peak)
+    M = None
     r = r.view(np.int64)
     cuts = np.searchsorted(r, i.bounds)
     sc = np.diff(cuts).astype(np.int64)
     for m in np.flatnonzero(sc):   # rows numbered on their owner, in place
         r[cuts[m]:cuts[m + 1]] -= i.bounds[m]
-    c = i.cols[c]                  # global columns
+    c = cols[c] - lo if lo else cols[c]   # global columns
     rt.timed("pack_s", t0)
     recv = _exchange_coo(rt, i, sc, (r, c, v), dt, g)
     del r, c, v
     dup = None if i.monoid is None else gbops.binary(i.monoid.op, dt)
-    C = gbops.sparse_output(i.nrows, i.ncols, dt)
+    C = gbops.sparse_output(i.nrows, ncols, dt)
     C.build(recv[0], recv[1], recv[2], dup_op=dup)
-    rt.slots[i.out] = C
+    return C

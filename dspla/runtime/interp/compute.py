@@ -36,9 +36,10 @@ from .interpreter import Runtime, _dt, handler
 def _local(rt: Runtime, i: Local):
     t0 = time.perf_counter()
     args = [rt.slots[a] for a in i.args]
-    if i.in_place:
+    if i.in_place and id(i) not in rt.risky:   # (a checked one is compared with its operands as they were)
         rt.slots[i.out] = update.in_place(i.node, args)
-    elif i.node.op in INTO:
+        return rt.timed("compute_s", t0)
+    if i.node.op in INTO:
         into = rt.reusable(i)
         M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (kernels/prepared.py), if one applies
         if M is None:
@@ -77,6 +78,9 @@ def _mxm(rt: Runtime, i: MxM):
         rt.timed("compute_s", t0)
         return
     a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
+    sr = _unit(rt, i, a)
+    if sr is not i.semiring:
+        op = gbops.semiring(sr, compute)
     mask = _output_mask(rt, i)
     checked = rt.checked and overflow.int_product(i.semiring, compute)
     if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
@@ -92,13 +96,24 @@ def _mxm(rt: Runtime, i: MxM):
         if follow:
             rt.shadows.accumulated(i.out, a, b, i.semiring, mask)
     else:
-        C = gbops.mxm(a, b, i.semiring, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.reusable(i),
+        C = gbops.mxm(a, b, sr, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.reusable(i),
                       taken=rt.routes, b_covered=i.b_covered)
         if checked:
             rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
         rt.pool.keep(id(i), C)
         rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
+
+
+def _unit(rt: Runtime, i, a):
+    """i's semiring, its ⊗ = times dropped when the static a holds only ones (gbops.unit_times):
+    decided once per operand object (a static value is never written into)."""
+    if i.a not in rt.static_slots:
+        return i.semiring
+    got = rt.units.get(id(i))
+    if got is None or got[0] is not a:
+        got = rt.units[id(i)] = (a, gbops.unit_times(a, i.semiring))
+    return got[1]
 
 
 @handler(StackedMxM)
@@ -113,12 +128,40 @@ def _stacked_mxm(rt: Runtime, i: StackedMxM):
     a, b, op, compute, out = _multiply(A, B, i.semiring)
     del A, B
     mask = _output_mask(rt, i)
+    if i.batches:   # made batch by batch as AlltoallSparse returns them (collectives.py)
+        if rt.checked and overflow.int_product(i.semiring, compute):
+            rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
+        rt.slots[i.out] = Batched(a, b, op, compute, out, mask, i.batches)
+        rt.timed("compute_s", t0)
+        return
     C = gbops.sparse_output(a.nrows, b.ncols, compute)
     C(mask=mask) << a.mxm(b, op)
     if rt.checked and overflow.int_product(i.semiring, compute):
         rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
     rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)
+
+
+class Batched:
+    """A sparse x sparse product held as its operands, made one column batch at a time
+    (``positions``: B's columns in each) so that only one batch of C exists at once."""
+
+    def __init__(self, a, b, op, compute, out, mask, positions):
+        self.a, self.b, self.op, self.compute, self.out, self.mask = a, b, op, compute, out, mask
+        self.positions = positions
+
+    def batch(self, k: int):
+        """Batch k of C: a ⊕.⊗ b[:, positions[k]] (inside the mask's same columns), in out's dtype."""
+        pos = self.positions[k]
+        b = self.b[:, pos].new()
+        mask = None
+        if self.mask is not None:   # (a Mask of a value's columns: the same columns of its parent)
+            m = self.mask.parent[:, pos].new()
+            mask = m.S if self.mask.structure else m.V
+            mask = ~mask if self.mask.complement else mask
+        C = gbops.sparse_output(self.a.nrows, b.ncols, self.compute)
+        C(mask=mask) << self.a.mxm(b, self.op)
+        return gbops.cast(C, self.out)
 
 
 def frontier(rt: Runtime, i, a, b):
@@ -133,7 +176,8 @@ def frontier(rt: Runtime, i, a, b):
         fr.typed = (sig, gbops.semiring(i.semiring, compute), gb.dtypes.lookup_dtype(compute.gb), ca, cb, compute, out)
     _, op, gdt, ca, cb, compute, out = fr.typed
     a, b = gbops.cast(a, ca), gbops.cast(b, cb)
-    pull = spmspv.pulls(fr, fr.entries(b) if i.count is None else item(rt.slots[i.count]))
+    pull = spmspv.pulls_by_edges(fr, b, fr.entries(b)) if i.count is None else \
+        spmspv.pulls(fr, item(rt.slots[i.count]))
     rt.took("spmspv-pull" if pull else "spmspv-push")
     C = spmspv.product(fr, a, b, op, gdt, m, i.mask_kind == "structure", pull)
     return C if out is compute else gbops.cast(C, out)

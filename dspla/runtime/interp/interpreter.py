@@ -49,6 +49,13 @@ class Runtime:
         self.sendbufs: dict = {}     # Pack -> its last buffer (written into again once its send is done)
         self.last_read: dict = {}    # Pack / StackMxM -> the input it last read (see unchanged_since)
         self.input_slots = frozenset(program.inputs.values())
+        # values fixed for the runtime's life (planned pieces, the set-up's static values): what a
+        # step decides from one of them holds while the slot holds the same object
+        self.static_slots = frozenset(program.consts) | frozenset(
+            i.out for i in walk(program.setup) if isinstance(getattr(i, "out", None), int))
+        self.units: dict = {}        # MxM -> (its static a, the semiring it runs: compute._unit)
+        self._frontiers: dict = {}   # Loop -> its products' frontier slots (frontiers)
+        self.traversals: dict = {}   # Loop -> its steps fused (fused.py), or None when it is not one
         self.unchanged: dict = {}    # id -> this run's inputs the caller says are as they were last run
         for slot, value in program.consts.items():
             self.slots[slot] = value
@@ -121,6 +128,14 @@ class Runtime:
         self.routes: Counter = Counter()   # local product route (kernels/routes.py) -> times taken
         self.shm_sends = 0                 # sends written into the receiver's memory (shm.py)
         self.packs_reused = 0              # Packs of an unchanged input: the last rows sent again
+
+    def frontiers(self, loop) -> tuple:
+        """The slots of the frontiers (kernels/spmspv.py) the loop's products push or pull."""
+        got = self._frontiers.get(id(loop))
+        if got is None:
+            got = self._frontiers[id(loop)] = tuple({j.push for j in walk(loop.body) if getattr(j, "push", None)
+                                                     is not None})
+        return got
 
     def took(self, route: str):
         self.routes[route] += 1

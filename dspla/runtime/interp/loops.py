@@ -10,7 +10,9 @@ import numpy as np
 
 from ...instr import Empty, Loop
 from ...ir.types import DType
+from ...kernels.item import scalar
 from ...ops.loop import truth
+from .fused import recognize, run
 from .interpreter import Runtime, handler
 
 
@@ -23,20 +25,24 @@ def _loop(rt: Runtime, i: Loop):
     s = rt.slots
     for j, (c, v) in enumerate(zip(i.carry, i.init)):
         s[c] = s[v].dup() if j in i.owned else s[v]
+    for f in rt.frontiers(i):   # (its products' push / pull rule starts again)
+        s[f].start()
     t_loop = time.perf_counter()
     cond_traffic, body_traffic = rt.loop_traffic[id(i)]
     # an iteration's words: its condition check (with rank 0's broadcast of the answer) and its body
     static_words = sum(t.words_sent for t in cond_traffic.values()) + sum(t.words_sent for t in body_traffic.values()) \
         + i.traffic(rt.where, 1).words_sent
     words = rt.loop_words.setdefault(i.loop, [])
-    it, checks, still = _iterate(rt, i, words, static_words)
+    fused = rt.traversals.get(id(i), False)
+    if fused is False:   # (recognized once per loop: runtime/interp/fused.py)
+        fused = rt.traversals[id(i)] = recognize(rt, i)
+    it, checks, still = run(rt, i, fused, words, static_words) if fused is not None else \
+        _iterate(rt, i, words, static_words)
     rt.loop_s[i.loop] = rt.loop_s.get(i.loop, 0.0) + time.perf_counter() - t_loop
     rt.count_block(cond_traffic, checks)
     rt.count_block(body_traffic, it)
     rt.count_dynamic(i, checks)
-    count = gb.Matrix(DType.int64.gb, 1, 1)
-    count[0, 0] = it
-    s[i.count] = count
+    s[i.count] = scalar(it, DType.int64)   # (the typed C call: python-graphblas's indexing costs ~40 us)
     rt.iterations[i.loop] = rt.iterations.get(i.loop, 0) + it
     if still:
         rt.at_bound[i.loop] = (i.where, i.max_iter)

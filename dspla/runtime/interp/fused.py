@@ -1,0 +1,134 @@
+"""A traversal loop's steps fused into one loop of C calls, recognized once per loop at its first
+run, in one process.
+
+The loop (examples/bfs.py's, for any semiring a frontier's product takes, kernels/spmspv.py)::
+
+    while nvals(frontier) > 0:
+        depth = depth + k
+        frontier = a ⊕.⊗ frontier  under ¬seen's structure     (pushed or pulled)
+        seen<frontier's structure> = depth                     (written in place)
+
+goes through the interpreter as five instructions a level, about 300 Python calls and 100 us of
+dispatch, pools, 1 x 1 matrices and checks: on email-Enron, as much as its nine products. Here a
+level is its product (compute.frontier, the same kernel and push / pull rule), the count of the
+new frontier, the depth as a Python number and one typed assignment, as LAGraph's BFS does; the
+slots end as the interpreter would leave them, the stats count the same iterations, routes and
+(no) words. Anything else, or a part of it on P > 1 ranks (the frontier's count is then the
+loop test's sum over ranks), runs through the interpreter.
+"""
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import dataclass
+
+from suitesparse_graphblas import ffi, lib
+
+from ...instr import Local, Loop, MxM
+from ...ir import Op
+from ...ir.types import DType
+from ...kernels import item as _item
+from ...kernels.overflow import LIMIT, describe, raise_wrapped
+from .compute import frontier
+
+_KINDS = {DType.int64: "INT64", DType.float64: "FP64"}
+
+
+@dataclass(frozen=True)
+class Traversal:
+    """The slots and steps of a recognized loop (positions in ``Loop.carry``: f, seen, depth)."""
+    count: Local     # nvals(frontier)
+    test: Local      # count > 0
+    product: MxM
+    step: Local      # depth + k
+    update: Local    # seen<F> = depth, in place
+    f: int
+    seen: int
+    depth: int
+    dtype: DType
+
+
+def _local(i, op) -> bool:
+    return type(i) is Local and i.node.op is op
+
+
+def recognize(rt, loop: Loop) -> Traversal | None:
+    """The traversal in ``loop``, or None when it is not one (module docstring)."""
+    if rt.comm.size != 1 or rt.fault is not None or len(loop.cond) != 2 or len(loop.body) != 3:
+        return None
+    count, test = loop.cond
+    if not (_local(count, Op.NVALS) and _local(test, Op.APPLY_BIND) and test.args == (count.out,)
+            and test.out == loop.cond_slot and test.node.attr("op").name == "gt" and test.node.attr("scalar") == 0
+            and test.node.attr("side") == "right"):
+        return None
+    prod = next((i for i in loop.body if type(i) is MxM), None)
+    step = next((i for i in loop.body if _local(i, Op.APPLY_BIND)), None)
+    update = next((i for i in loop.body if _local(i, Op.UPDATE)), None)
+    if prod is None or step is None or update is None or prod.push is None or prod.count is not None or \
+            prod.accumulate or prod.mask_kind != "structure" or not prod.complement:
+        return None
+    carry = {s: k for k, s in enumerate(loop.carry)}
+    f, seen, depth = carry.get(prod.b), carry.get(prod.mask), carry.get(step.args[0])
+    node, dt = update.node, step.node.type.dtype
+    if None in (f, seen, depth) or count.args != (prod.b,) or loop.results[f] != prod.out or \
+            loop.results[seen] != update.out or loop.results[depth] != step.out or \
+            update.args != (prod.mask, step.out, prod.out) or not update.in_place or \
+            node.attr("mask") != "structure" or node.attr("complement") or node.attr("accum") is not None or \
+            node.attr("replace") or step.node.attr("op").name != "plus" or step.node.attr("side") != "right" or \
+            dt not in _KINDS or node.type.dtype is not dt or tuple(node.type.shape)[1:] != (1,) or \
+            tuple(step.node.type.shape) != (1, 1) or type(step.node.attr("scalar")) not in (int, float):
+        return None
+    # (the body's order is free: the product and the depth before the update that reads both)
+    return Traversal(count, test, prod, step, update, f, seen, depth, dt)
+
+
+def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[int, int, bool]:
+    """The loop run (``_iterate``'s contract: iterations, condition checks, stopped at its bound)."""
+    t0 = time.perf_counter()
+    s = rt.slots
+    q, seen, d = s[loop.carry[t.f]], s[loop.carry[t.seen]], s[loop.carry[t.depth]]
+    k = t.step.node.attr("scalar")
+    depth = _item.item(d)
+    assign = getattr(lib, f"GrB_Matrix_assign_{_KINDS[t.dtype]}")
+    wrap = t.dtype.np.type
+    checked = rt.checked and t.dtype is DType.int64
+    a_slot, n, cell = t.product.a, seen._nrows, ffi.new("GrB_Index*")
+    _item.check(lib.GxB_Matrix_Option_set_INT32(seen.gb_obj[0], lib.GxB_SPARSITY_CONTROL, lib.GxB_BITMAP), "set")
+    s[t.product.mask] = seen
+    it = checks = 0
+    while True:
+        _item.check(lib.GrB_Matrix_nvals(cell, q.gb_obj[0]), "nvals")
+        nq = cell[0]
+        checks += 1
+        if nq == 0 or it == loop.max_iter:
+            break
+        s[t.product.b] = q
+        q = frontier(rt, t.product, s[a_slot], q)
+        if depth is not None:
+            depth = depth + k
+            if checked and not -LIMIT <= depth < LIMIT:
+                raise_wrapped(describe(t.step.node, rt.output_names.get(t.step.out)), None)
+            depth = wrap(depth).item()
+            _item.check(assign(seen.gb_obj[0], q.gb_obj[0], ffi.NULL, depth, lib.GrB_ALL, n, lib.GrB_ALL, 1,
+                               lib.GrB_DESC_S), "assign")
+        it += 1
+        words.append(static_words)
+        gc.collect(0)   # (as _iterate: the level's matrices sit in reference cycles)
+    _finish(rt, loop, t, q, seen, depth, nq, it)
+    rt.timed("compute_s", t0)
+    return it, checks, nq > 0
+
+
+def _finish(rt, loop: Loop, t: Traversal, q, seen, depth, nq: int, it: int):
+    """The slots as the interpreter leaves them: the carried values, the body's last results,
+    the test's last values."""
+    s = rt.slots
+    D = _item.scalar(depth, t.dtype)
+    s[loop.carry[t.f]], s[loop.carry[t.seen]], s[loop.carry[t.depth]] = q, seen, D
+    if it:
+        s[t.product.out], s[t.update.out], s[t.step.out] = q, seen, D
+    s[t.count.out] = _item.scalar(nq, DType.int64)
+    s[t.test.out] = _item.scalar(bool(nq > 0), DType.bool)
+
+
+__all__ = ["Traversal", "recognize", "run"]

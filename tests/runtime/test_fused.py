@@ -1,0 +1,106 @@
+"""A traversal loop fused at its first run (runtime/interp/fused.py): BFS levels against
+scipy.sparse.csgraph's unweighted shortest paths, the same levels, iterations and routes as the
+interpreter gives with the fusion off, and loops that are not the pattern left to the
+interpreter."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+import dspla as dp
+from dspla.runtime.interp import fused
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from bfs import bfs_function, bfs_levels  # noqa: E402
+
+
+def _graph(n, density, seed, symmetric):
+    A = sp.random_array((n, n), density=density, format="csr", random_state=seed)
+    A = sp.csr_array(A + A.T if symmetric else A)
+    A.data[:] = 1.0
+    return A
+
+
+def _levels(A, src):
+    d = csgraph.shortest_path(A, unweighted=True, indices=src, directed=True)
+    return np.where(np.isinf(d), -1, d).astype(int)
+
+
+def _kinds(f):
+    return [type(v).__name__ for v in f.session().runtime.traversals.values()]
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_fused_bfs_equals_csgraph(symmetric):
+    A = _graph(2500, 0.002, 11, symmetric)
+    f = bfs_function()
+    for src in (0, 17, 2499):
+        assert (bfs_levels(A, src, f) == _levels(A, src)).all()
+    assert _kinds(f) == ["Traversal"]
+
+
+def test_fused_and_interpreted_agree(monkeypatch):
+    A = _graph(3000, 0.003, 12, True)
+    s = sp.csr_array(([True], ([5], [0])), shape=(3000, 1))
+    on = bfs_function()
+    got_on = on(A=A, s=s)
+    monkeypatch.setattr("dspla.runtime.interp.loops.recognize", lambda rt, loop: None)
+    off = bfs_function()
+    got_off = off(A=A, s=s)
+    assert (got_on["levels"].to_numpy(fill=-1) == got_off["levels"].to_numpy(fill=-1)).all()
+    assert got_on["iterations"].to_numpy()[0, 0] == got_off["iterations"].to_numpy()[0, 0]
+    assert on.last_stats["routes"] == off.last_stats["routes"]
+    assert on.last_stats["loops"][0]["iterations"] == off.last_stats["loops"][0]["iterations"]
+    assert _kinds(on) == ["Traversal"] and _kinds(off) == ["NoneType"]
+
+
+def test_float_depth_and_a_bound_that_stops_it():
+    """Depths in float64 by 0.5, and a loop bound of 2 levels: stopped there, as interpreted."""
+    A = _graph(400, 0.01, 13, True)
+    n = A.shape[0]
+    a = dp.sparse("A", ("n", "n"))
+    s = dp.sparse("s", ("n", 1), "bool")
+    lv = dp.cast(s, "float64") * 0
+    depth = dp.reduce_all(lv, "max")
+
+    def level(fr, lv, d):
+        d = d + 0.5
+        fr = dp.mxm(dp.cast(a.T, "bool"), fr, "any_pair", mask=lv, complement=True, structure=True)
+        return fr, dp.update(lv, d, mask=fr, structure=True), d
+
+    (_, lv, _), its = dp.while_loop(lambda f, lv, d: dp.nvals(f) > 0, level, (s, lv, depth), 2, count=True)
+    f = dp.function({"levels": lv, "iterations": its}, inputs=[a, s])
+    src = sp.csr_array(([True], ([0], [0])), shape=(n, 1))
+    with pytest.warns(dp.LoopBoundWarning if hasattr(dp, "LoopBoundWarning") else Warning):
+        out = f(A=A, s=src)
+    want = _levels(A, 0)
+    got = out["levels"].to_numpy(fill=-1)[:, 0]
+    near = want <= 2
+    assert (got[near] == np.where(want[near] >= 0, want[near] * 0.5, -1)).all() and (got[~near] == -1).all()
+    assert out["iterations"].to_numpy()[0, 0] == 2
+    assert _kinds(f) == ["Traversal"]
+
+
+def test_other_loops_are_interpreted():
+    """An update that accumulates is not the pattern: the interpreter runs it."""
+    A = _graph(300, 0.02, 14, True)
+    n = A.shape[0]
+    a = dp.sparse("A", ("n", "n"))
+    s = dp.sparse("s", ("n", 1), "bool")
+    lv = dp.cast(s, "int64") * 0
+    depth = dp.reduce_all(lv, "max")
+
+    def level(fr, lv, d):
+        d = d + 1
+        fr = dp.mxm(dp.cast(a.T, "bool"), fr, "any_pair", mask=lv, complement=True, structure=True)
+        return fr, dp.update(lv, d, accum="plus", mask=fr, structure=True), d
+
+    (_, lv, _), _ = dp.while_loop(lambda f, lv, d: dp.nvals(f) > 0, level, (s, lv, depth), "n", count=True)
+    f = dp.function({"levels": lv}, inputs=[a, s])
+    got = f(A=A, s=sp.csr_array(([True], ([3], [0])), shape=(n, 1)))["levels"].to_numpy(fill=-1)[:, 0]
+    assert (got == _levels(A, 3)).all()
+    assert _kinds(f) == ["NoneType"]
+    assert fused.recognize is not None
