@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def run(cmd, env=None, timeout=JOB_S, **kw):
     plain mpiexec its proxies) and its ranks (Pythons started by a program that is not Python,
     so not the partitioner's workers). A job that goes on LIMIT_S after one of them ended, or
     runs ``timeout`` s in all, is killed and fails the test."""
-    with open(os.devnull, "rb") as stdin, _tmpfile() as out, _tmpfile() as err:
+    with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([str(c) for c in cmd], stdin=stdin, stdout=out, stderr=err,
                                 env={**os.environ, **(env or {})}, start_new_session=True, **kw)
         try:
@@ -65,11 +66,6 @@ def run(cmd, env=None, timeout=JOB_S, **kw):
         r = subprocess.CompletedProcess(proc.args, proc.returncode, out.read().decode(errors="replace"),
                                         err.read().decode(errors="replace"))
     return r, after
-
-
-def _tmpfile():
-    import tempfile
-    return tempfile.TemporaryFile()
 
 
 def _procs() -> dict[int, tuple[int, bool, bool]]:
