@@ -25,12 +25,18 @@ check: install
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
+# Two tiers: everything but the real-mpiexec jobs on two pytest-xdist workers (the tests are
+# independent: tmp paths, DSPLA_CACHE_DIR where a test writes the cache), then the mpiexec tier
+# alone, since its jobs use up to 4 ranks on a 2-core machine and must not be doubled up.
+# `make test PYTEST_WORKERS=0` runs the first tier in one process.
+PYTEST_WORKERS ?= 2
 test: check
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not mpi"
+	$(BIN)/python -m pytest -q -m mpi
 
 # Everything except the real-mpiexec tier.
 test-fast: install
-	$(BIN)/python -m pytest -q -m "not mpi"
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not mpi"
 
 # The benchmarks behind the issues' bars, one after another (tens of minutes; each prints its
 # bars). One of them: `make bench BENCH=local ARGS="--rounds 5"`; every name: `dspla bench list`.
