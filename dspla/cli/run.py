@@ -124,11 +124,9 @@ def run_here(args, program, specs: dict, dims: dict, plan, shard: tuple) -> int:
     from ..formats import generate_inputs, read_input
     from ..formats.npy import load_npy
     from ..function import Function
-    from ..plan.explain import partition_lines
     from ..runtime import faults
     from ..runtime.failure import on_root
     from ..runtime.launch import one_process
-    from ..runtime.shards import load_shards
     from ..values import Array
 
     # one process runs here, through the same runtime as P (no relaunch: it costs a second start-up)
@@ -154,6 +152,8 @@ def run_here(args, program, specs: dict, dims: dict, plan, shard: tuple) -> int:
     data, parts = on_root(comm, read) or (None, None)
     load_s = 0.0
     if args.shards:   # every rank reads its own rows
+        from ..runtime.shards import load_shards
+
         t_load = time.perf_counter()
         data = {**(data or {}), **load_shards(args.shards, comm or one_process(), partition=shard_read,
                                               seed=args.seed, names=shard_names)}
@@ -163,7 +163,11 @@ def run_here(args, program, specs: dict, dims: dict, plan, shard: tuple) -> int:
     t0 = time.perf_counter()
     out = f.run(data, repeat=args.repeat or 1, **options)
     stats = f.last_stats
-    choice = partition_lines(f.session(comm, **options).plan) if rank == 0 and P > 1 else []
+    choice = []
+    if rank == 0 and P > 1:
+        from ..plan.explain import partition_lines
+
+        choice = partition_lines(f.session(comm, **options).plan)
     loads = comm.gather(load_s, 0) if P > 1 else [load_s]
     if rank == 0:
         _startup(stats, loads)

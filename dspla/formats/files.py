@@ -19,7 +19,6 @@ import errno
 import io
 import os
 import shutil
-import socket
 import stat
 import tempfile
 from contextlib import contextmanager
@@ -147,13 +146,13 @@ def check_writable_dir(folder, what: str = "directory") -> str:
 
 def _tmp_name(path: str) -> str:
     folder, name = os.path.split(path)
-    return os.path.join(folder, f".{name}.{socket.gethostname()}.{os.getpid()}{_TMP}")
+    return os.path.join(folder, f".{name}.{_host()}.{os.getpid()}{_TMP}")
 
 
 def sweep_stale(folder) -> int:
     """Remove temporary files left in ``folder`` by writers on this host that no longer run
     (killed mid-write); returns how many were removed."""
-    host, removed = socket.gethostname(), 0
+    host, removed = _host(), 0
     try:
         names = os.listdir(folder)
     except OSError:
@@ -277,3 +276,10 @@ def jsonable(x):
     if isinstance(x, np.ndarray):
         return x.tolist()
     return str(x)
+
+
+def _host() -> str:
+    """This machine's name (in temporary files' names: a folder shared by several machines)."""
+    import socket  # (loaded when a file is written: not by a process that only checks paths)
+
+    return socket.gethostname()
