@@ -20,6 +20,7 @@ from ..ops import define as spelled
 E, SR, BIN, MON, UN, SEL, SCAL, DT, AX, BOOL, DIM = (spelled.EXPR, spelled.SEMIRING, spelled.BINARY, spelled.MONOID,
                                                     spelled.UNARY, spelled.SELECT, spelled.SCALAR, spelled.DTYPE,
                                                     spelled.AXIS, spelled.BOOL, spelled.DIM)
+THUNK = spelled.THUNK
 _REQ = spelled.REQUIRED
 # name -> (builder, [(parameter, kind, default)]): every op spelled for files (dspla/ops registers them)
 FUNCTIONS = {name: (sp.fn, sp.file_params()) for name, sp in SPELLINGS.items() if sp.file is not None}
@@ -193,6 +194,8 @@ class Calls:
             if _is_bool(tree):
                 return str(tree.children[0]) == "true"
             raise DsplaError(f"{fname}(): {pname} is true or false", span)
+        if kind == spelled.THUNK:   # a literal, or any expression (its type rule checks it is 1 x 1)
+            return str(tree.children[0]) == "true" if _is_bool(tree) else self.operand(tree, vals)
         if kind == SCAL:
             if _is_bool(tree):
                 return str(tree.children[0]) == "true"

@@ -26,7 +26,7 @@ from ..ops import SPELLINGS, Expr, make
 from ..ops.define import arith, compare
 from ..ops.loop import loop_node
 from . import dsl, tables
-from .calls import COMPARISONS, FUNCTIONS, MAX_LOOP_DEPTH, SCAL, Calls, E, _constant, _is_bool
+from .calls import COMPARISONS, FUNCTIONS, MAX_LOOP_DEPTH, SCAL, THUNK, Calls, E, _constant, _is_bool
 
 
 @lru_cache(maxsize=1)
@@ -307,7 +307,7 @@ class _Builder(Calls):
         if kind == "call":
             _, _, bound = self._bind_call(t, self.span(t.meta))
             return [tree for pkind, tree in bound.values()
-                    if pkind == E or pkind == SCAL and not _constant(tree) and not _is_bool(tree)]
+                    if pkind == E or pkind in (SCAL, THUNK) and not _constant(tree) and not _is_bool(tree)]
         return []
 
     def _build(self, t, vals) -> Expr:
