@@ -317,7 +317,8 @@ def _close_over(holders: list[Node], names: list[str], cond: Node,
             while nm in used:
                 nm, k = f"{base}_{k}", k + 1
             used.add(nm)
-            outside[id(n)] = make(Op.INPUT, (), (("name", nm), ("role", "loop"), ("default", None)), type=n.type, span=n.span, name=nm)
+            outside[id(n)] = make(Op.INPUT, (), (("name", nm), ("role", "loop"), ("default", None)), type=n.type,
+                                  span=n.span, name=nm)
             captured.append(n)
         return outside[id(n)]
 
