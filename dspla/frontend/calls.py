@@ -194,8 +194,11 @@ class Calls:
             if _is_bool(tree):
                 return str(tree.children[0]) == "true"
             raise DsplaError(f"{fname}(): {pname} is true or false", span)
-        if kind == spelled.THUNK:   # a literal, or any expression (its type rule checks it is 1 x 1)
-            return str(tree.children[0]) == "true" if _is_bool(tree) else self.operand(tree, vals)
+        if kind == spelled.THUNK:   # a literal, or a 1 x 1 value
+            v = str(tree.children[0]) == "true" if _is_bool(tree) else self.operand(tree, vals)
+            if isinstance(v, Expr) and tuple(v.node.type.shape) != (1, 1):
+                raise DsplaError(f"{fname}(): {pname} is a number or a 1 x 1 value, got {v.node.type}", span)
+            return v
         if kind == SCAL:
             if _is_bool(tree):
                 return str(tree.children[0]) == "true"
