@@ -23,7 +23,7 @@ def kcore_function() -> dp.Function:
         def peel(deg, core, peel):
             core = dp.update(core, k, mask=peel, structure=True)
             deg = dp.mask(deg, peel, complement=True, structure=True)
-            deg = dp.update(deg, dp.vxm(peel, S, "plus_pair", mask=deg, structure=True), accum="minus")
+            deg = dp.update(deg, dp.vxm(peel, S, "plus_pair"), accum="minus", mask=deg, structure=True)
             return deg, core, dp.select(deg, "<=", k)
 
         deg, core, _ = dp.while_loop(lambda d, c, p: dp.nvals(p) > 0, peel, (deg, core, dp.select(deg, "<=", k)), "n")
