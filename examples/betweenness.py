@@ -21,7 +21,7 @@ def betweenness_function() -> dp.Function:
     level = dp.cast(dp.select(frontier, "<", 0.0), "int64")       # empty: each node's depth, when reached
 
     def forward(frontier, paths, level, depth):
-        paths = paths + frontier
+        paths = dp.update(paths, frontier, accum="plus")         # paths += frontier (in place)
         level = dp.update(level, depth, mask=frontier, structure=True)
         frontier = dp.mxm(frontier, A, "plus_first", mask=paths, complement=True, structure=True)
         return frontier, paths, level, depth + 1
@@ -29,12 +29,14 @@ def betweenness_function() -> dp.Function:
     _, paths, level, depth = dp.while_loop(lambda f, p, lv, d: dp.nvals(f) > 0, forward,
                                            (frontier, paths, level, dp.nvals(sources) * 0 + 1), "n")
 
-    def backward(bc, depth):    # bc[i, v] = 1 + the dependency of sources[i] on v
-        depth = depth - 1
-        w = dp.mask(bc / paths, level == depth)
-        return bc + dp.mxm(w, A.T, "plus_first", mask=level == depth - 1) * paths, depth
+    def backward(bc, here, depth):   # bc[i, v] = 1 + the dependency of sources[i] on v
+        above = dp.select(level, "==", depth - 2)                  # the nodes one level up
+        w = dp.mask(bc / paths, here, structure=True)
+        up = dp.mxm(w, A.T, "plus_first", mask=above, structure=True)
+        return dp.update(bc, up * paths, accum="plus"), above, depth - 1
 
-    bc, _ = dp.while_loop(lambda bc, d: d > 2, backward, (dp.full(paths, 1.0), depth), "n")
+    deepest = dp.select(level, "==", depth - 1)
+    bc, _, _ = dp.while_loop(lambda bc, h, d: d > 2, backward, (dp.full(paths, 1.0), deepest, depth), "n")
     return dp.function({"centrality": bc.reduce_columnwise() - dp.nvals(sources)}, inputs=[A, sources])
 
 

@@ -213,31 +213,18 @@ def _real(*path):
 
 
 @pytest.mark.data
-def test_on_delaunay_n14():
-    """A mesh (16,384 nodes): triangles everywhere, trusses and cores that peel in rounds."""
-    A = _real("suitesparse", "delaunay_n14.mtx")
+def test_on_bcsstk13():
+    """A structural matrix (2,003 nodes, 42,943 entries): dense blocks, so many triangles, deep
+    trusses and cores that peel in rounds."""
+    A = _real("suitesparse", "bcsstk13.mtx")
     n = A.shape[0]
     G = undirected(A)
     np.testing.assert_allclose(lcc(A), as_array(nx.clustering(G), n), rtol=1e-12)
     np.testing.assert_array_equal(core_numbers(A), as_array(nx.core_number(G), n))
-    check_ktruss(ktruss(A, 4)[0], G, 4)
+    check_ktruss(ktruss(A, 12)[0], G, 12)
     check_mis(independent_set(A, 1), G)
     assert triangles_ll(A) == sum(nx.triangles(G).values()) // 3
-    src = list(range(0, n, n // 12))
-    want = nx.betweenness_centrality_subset(G, src, list(G), normalized=False)
-    np.testing.assert_allclose(betweenness(sp.csr_array(A + A.T), src) / 2, as_array(want, n), rtol=1e-9, atol=1e-9)
-
-
-@pytest.mark.data
-def test_on_ca_hepph():
-    """A collaboration network (12,008 nodes, 237,010 entries): cliques from papers, high cores."""
-    A = _real("snap", "ca-HepPh.txt")
-    n = A.shape[0]
-    G = undirected(A)
-    np.testing.assert_array_equal(core_numbers(A), as_array(nx.core_number(G), n))
-    np.testing.assert_allclose(lcc(A), as_array(nx.clustering(G), n), rtol=1e-12)
-    check_mis(independent_set(A, 5), G)
-    src = [0, 1, 2, 1000, 5000]
+    src = list(range(0, n, n // 8))
     want = nx.betweenness_centrality_subset(G, src, list(G), normalized=False)
     np.testing.assert_allclose(betweenness(sp.csr_array(A + A.T), src) / 2, as_array(want, n), rtol=1e-9, atol=1e-9)
 
@@ -253,9 +240,7 @@ def _run(cmd):
 @pytest.mark.parametrize("name", sorted(INPUTS))
 def test_scripts_under_mpiexec_print_what_one_process_prints(name):
     script = [sys.executable, str(ROOT / "examples" / f"{name}.py"), "--scale", "8"]
-    one = _run(script)
-    for P in (2, 4):
-        assert _run([str(BIN / "mpiexec"), "-n", str(P), *script]) == one
+    assert _run([str(BIN / "mpiexec"), "-n", "3", *script]) == _run(script)
 
 
 @pytest.mark.mpi
@@ -268,7 +253,7 @@ def test_files_under_dspla_run_np(name, extra, tmp_path):
     np.save(tmp_path / "src.npy", np.array([0, 3, 50, 90]))
     extra = [e.replace("SRC", str(tmp_path / "src.npy")) for e in extra]
     outs = []
-    for P in (1, 2, 3, 4):
+    for P in (1, 4):   # (P = 2, 3 run simulated above; a real job costs seconds a process here)
         _run([str(BIN / "dspla"), "run", str(ROOT / "examples" / f"{name}.dspla"), "-i", f"A={tmp_path / 'g.mtx'}",
               *extra, "--np", str(P), "--partition", "random", "--out", str(tmp_path / f"o{P}.npz")])
         outs.append(np.load(tmp_path / f"o{P}.npz"))
@@ -289,7 +274,5 @@ def test_pagerank_file_runs_with_only_its_graph(tmp_path):
     scipy.io.mmwrite(tmp_path / "g.mtx", sp.coo_array(A))
     base = [str(BIN / "dspla"), "run", str(ROOT / "examples" / "pagerank.dspla"), "-i", f"A={tmp_path / 'g.mtx'}"]
     _run(base + ["-i", "r0=full:1", "--out", str(tmp_path / "given.npz")])
-    for P in (1, 2):
-        _run(base + ["--np", str(P), "--out", str(tmp_path / f"d{P}.npz")])
-        np.testing.assert_allclose(np.load(tmp_path / f"d{P}.npz")["r"], np.load(tmp_path / "given.npz")["r"],
-                                   rtol=1e-12)
+    _run(base + ["--np", "2", "--out", str(tmp_path / "default.npz")])
+    np.testing.assert_allclose(np.load(tmp_path / "default.npz")["r"], np.load(tmp_path / "given.npz")["r"], rtol=1e-12)
