@@ -13,14 +13,15 @@ import dspla as dp
 def ktruss_function() -> dp.Function:
     A = dp.sparse("A", ("n", "n"))
     k = dp.scalar("k", "int64")
-    T = dp.cast(dp.select(dp.ewise_add(A, A.T, "pair"), "offdiag"), "int64")
+    S = dp.cast(dp.select(dp.ewise_add(A, A.T, "pair"), "offdiag"), "int64")
 
     def peel(T, last):
-        # support: the common neighbours of each edge's ends (T * 0: an edge on no triangle has 0)
-        support = dp.mxm(T, T, "plus_pair", mask=T, structure=True) + T * 0
+        # support: the common neighbours of each edge's ends (an edge on no triangle has no entry)
+        support = dp.mxm(T, T, "plus_pair", mask=T, structure=True)
         return dp.select(support, ">=", k - 2), dp.nvals(T)
 
-    (T, _), its = dp.while_loop(lambda T, last: dp.nvals(T) < last, peel, (T, dp.nvals(T) + 1), "n", count=True)
+    (T, _), its = dp.while_loop(lambda T, last: dp.nvals(T) < last, peel, (S, dp.nvals(S) + 1), "n", count=True)
+    T = dp.ewise_add(T, dp.select(S * 0, ">=", k - 2), "first")   # k <= 2: the edges on no triangle, support 0
     return dp.function({"T": T, "iterations": its}, inputs=[A, k])
 
 
