@@ -16,7 +16,7 @@ def mis_function() -> dp.Function:
     A = dp.sparse("A", ("n", "n"))
     seed = dp.scalar("seed", "int64")
     S = dp.cast(dp.select(dp.ewise_add(A, A.T, "pair"), "offdiag"), "bool")
-    deg = dp.cast(S, "int64").reduce_rowwise()
+    deg = S.reduce_rowwise("lor")                                     # true on the nodes with a neighbour
     nodes = dp.cast(dp.eye("n"), "bool").reduce_rowwise("lor")        # every node, true
     iset = dp.mask(nodes, deg, complement=True, structure=True)       # isolated nodes
     candidates = dp.mask(nodes, deg, structure=True)
