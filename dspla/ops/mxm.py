@@ -157,9 +157,14 @@ def transposed_operand(pl, n: Node) -> tuple[int, bool]:
     of Slashdot's L, L Lᵀ in L: 1.1 s against 2.1-3.3 s)."""
     b = n.args[1]
     if pl.P == 1 and b.op is Op.TRANSPOSE and n.attr("mask") is not None and b.type.shape[1] != 1 \
-            and b.args[0].type.dtype == b.type.dtype:
+            and b.args[0].type.dtype == b.type.dtype and _held(pl, b.args[0]):
         return operand(pl, n, b.args[0]), True
     return operand(pl, n, b), False
+
+
+def _held(pl, x: Node) -> bool:
+    """Whether x's value is at hand (lowered, outside the loop, or a static value planning kept)."""
+    return id(x) in pl.vals or id(x) in pl.alias or id(x) in pl.static
 
 
 def pushes(pl, n: Node) -> bool:
