@@ -6,7 +6,7 @@
    numbers, maximal independent set, Sandia LL triangles: lagraph_cases), dspla (a fresh
    function: compile, plan, run) against a direct python-graphblas implementation of the same
    algorithm written the way an experienced python-graphblas user would (here and in
-   gb_algorithms.py; same iteration rules, same results: checked). Interleaved rounds, medians.
+   _gb_algorithms.py; same iteration rules, same results: checked). Interleaved rounds, medians.
    Bar: dspla / graphblas <= 1.3 for each.
 2. ``--P 2``: PageRank under mpiexec with one GraphBLAS thread per process, P = 2 against P = 1:
    time per iteration (the loop's own time over its iterations, the slowest rank), words per
@@ -147,7 +147,7 @@ def _dense_first(got: tuple) -> tuple:
 
 
 def lagraph_cases(A) -> dict:
-    """LAGraph's algorithms of examples/ against gb_algorithms.py: betweenness from the 32 nodes of
+    """LAGraph's algorithms of examples/ against _gb_algorithms.py: betweenness from the 32 nodes of
     largest out-degree (the directed graph), the rest on the undirected pattern (each side
     symmetrises), the 5-truss."""
     from betweenness import betweenness_function
@@ -157,7 +157,7 @@ def lagraph_cases(A) -> dict:
     from mis import mis_function
     from triangles_ll import triangles_ll_function
 
-    from . import gb_algorithms as ref
+    from . import _gb_algorithms as ref
     src = np.argsort(-np.diff(A.indptr), kind="stable")[:32].astype(np.int64)
     return {
         "betweenness": (lambda: betweenness_function()(A=A, sources=src)["centrality"].to_numpy(),
