@@ -164,3 +164,16 @@ def test_a_masked_product_with_a_transposed_operand_matches_numpy():
     np.testing.assert_allclose(out["C"].to_numpy(fill=np.nan), np.where(present, vals, np.nan))
     got, _ = run_dist(f, {"A": a, "M": m}, 2, partition="random")
     np.testing.assert_allclose(got["C"].to_numpy(fill=np.nan), np.where(present, vals, np.nan))
+
+
+def test_eager_select_tril_and_random_take_values():
+    M = _matrix(8, 8, 10, np.float64)
+    vals, present = _dense(M)
+    a = dp.array(M)
+    k = a.reduce_scalar("max")                      # an eager scalar as the thunk
+    top = vals[present].max()
+    want = np.where(present & (vals >= top), vals, -99)
+    np.testing.assert_array_equal(dp.select(a, ">=", k).to_numpy(fill=-99), want)
+    i, j = np.indices(M.shape)
+    np.testing.assert_array_equal(dp.tril(a, -1).to_numpy(fill=-99), np.where(present & (j - i <= -1), vals, -99))
+    assert dp.random(a, dp.array(np.array([[3]]))).nvals == M.nnz

@@ -122,7 +122,7 @@ def _vjp(n, g, needs, b):
 
 
 @spelling(file=(("x", EXPR), ("op", SELECT), ("thunk", THUNK)))
-def select(x: Expr, op: SelectLike, thunk: Scalar = 0, *, span: Span | None = None) -> Expr:
+def select(x: Expr, op: SelectLike, thunk: Scalar | Expr = 0, *, span: Span | None = None) -> Expr:
     """Keep entries where a predicate holds: ``select(X, ">", 0)``, ``select(A, "tril")``,
     ``select(A, "rowle", 3)``, or a Python predicate ``f(values, rows, cols, thunk)`` of numpy
     arrays returning one bool per entry. The thunk is a number or a 1 x 1 value of the program
@@ -141,13 +141,13 @@ def select(x: Expr, op: SelectLike, thunk: Scalar = 0, *, span: Span | None = No
 
 
 @spelling(file=(("x", EXPR), ("k", THUNK)))
-def tril(x: Expr, k: Scalar = 0, *, span: Span | None = None) -> Expr:
+def tril(x: Expr, k: Scalar | Expr = 0, *, span: Span | None = None) -> Expr:
     """The entries on and below the k-th diagonal (``j - i <= k``; numpy's ``tril``):
     ``select(x, "tril", k)``."""
     return select(x, "tril", k, span=span_or_caller(span))
 
 
 @spelling(file=(("x", EXPR), ("k", THUNK)))
-def triu(x: Expr, k: Scalar = 0, *, span: Span | None = None) -> Expr:
+def triu(x: Expr, k: Scalar | Expr = 0, *, span: Span | None = None) -> Expr:
     """The entries on and above the k-th diagonal (``j - i >= k``): ``select(x, "triu", k)``."""
     return select(x, "triu", k, span=span_or_caller(span))
