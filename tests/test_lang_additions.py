@@ -177,3 +177,17 @@ def test_eager_select_tril_and_random_take_values():
     i, j = np.indices(M.shape)
     np.testing.assert_array_equal(dp.tril(a, -1).to_numpy(fill=-99), np.where(present & (j - i <= -1), vals, -99))
     assert dp.random(a, dp.array(np.array([[3]]))).nvals == M.nnz
+
+
+def test_apply_index_in_files_takes_its_operator_by_name():
+    prog = parse("input A : sparse[n, n]\nR = apply_index(A, rowindex, 1)\nD = apply_index(A, diagindex)\n"
+                 "T = apply_index(A, tril)\noutput R, D, T\n")
+    M = _matrix(7, 7, 11, np.float64)
+    _, present = _dense(M)
+    i, j = np.indices(M.shape)
+    out = dp.Function(prog)(A=M)
+    np.testing.assert_array_equal(out["R"].to_numpy(fill=-99), np.where(present, i + 1, -99))
+    np.testing.assert_array_equal(out["D"].to_numpy(fill=-99), np.where(present, j - i, -99))
+    np.testing.assert_array_equal(out["T"].to_numpy(fill=-1), np.where(present, (j - i <= 0).astype(int), -1))
+    with pytest.raises(DsplaError, match="unknown index-unary operator 'bogus'"):
+        parse("input A : sparse[n, n]\nQ = apply_index(A, bogus)\noutput Q\n")

@@ -14,6 +14,7 @@ from ..errors import DsplaError, UnknownNameError
 from ..ir.types import MAX_DIM
 from ..ops import SPELLINGS, Expr
 from ..ops import define as spelled
+from ..ops.apply_index import INDEX_OPS, PREDICATES
 
 # Parameter kinds: how a call argument is read. 'expr' evaluates an expression; the others
 # read a bare name (or a string) from an algebra table, or a literal.
@@ -29,7 +30,8 @@ COMPARISONS = ("gt", "ge", "lt", "le", "eq", "ne")
 MAX_LOOP_DEPTH = 64   # a loop body is built by a nested call: bounded, with a clear error past it
 
 _TABLES = {SR: algebra.SEMIRINGS, BIN: algebra.BINARY, MON: algebra.MONOIDS, UN: algebra.UNARY,
-           SEL: {**algebra.SELECT, **{k: None for k in algebra.SELECT_ALIASES}}}
+           SEL: {**algebra.SELECT, **{k: None for k in algebra.SELECT_ALIASES}},
+           spelled.INDEX_UNARY: {**INDEX_OPS, **PREDICATES}}
 
 
 class Calls:
