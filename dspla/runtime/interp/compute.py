@@ -82,7 +82,7 @@ def _mxm(rt: Runtime, i: MxM):
         if not i.accumulate and not (rt.checked and overflow.int_product(i.semiring, compute)):
             C = gb.Matrix(compute.gb, a.nrows, x.nrows)
             C(mask=_output_mask(rt, i)) << a.mxm(x.T, op)
-            rt.took("masked-transposed")
+            rt.took("masked")   # (SuiteSparse's masked product, b read through the descriptor)
             rt.slots[i.out] = gbops.cast(C, out)
             rt.timed("compute_s", t0)
             return
