@@ -1,11 +1,13 @@
 """The graph algorithms of examples/ against python-graphblas, and PageRank on P processes.
 
 1. One process, soc-Slashdot0902 (by default): time to solution after loading (the graph is a
-   scipy CSR in memory; both sides convert it) for PageRank, BFS, SSSP, connected components and
-   triangle counting, dspla (a fresh function: compile, plan, run) against a direct
-   python-graphblas implementation of the same algorithm written here the way an experienced
-   python-graphblas user would (same iteration rules, same results: checked). Interleaved rounds,
-   medians. Bar: dspla / graphblas <= 1.3 for each.
+   scipy CSR in memory; both sides convert it) for PageRank, BFS, SSSP, connected components,
+   triangle counting and LAGraph's algorithms (betweenness, k-truss, local clustering, core
+   numbers, maximal independent set, Sandia LL triangles: lagraph_cases), dspla (a fresh
+   function: compile, plan, run) against a direct python-graphblas implementation of the same
+   algorithm written the way an experienced python-graphblas user would (here and in
+   _gb_algorithms.py; same iteration rules, same results: checked). Interleaved rounds, medians.
+   Bar: dspla / graphblas <= 1.3 for each.
 2. ``--P 2``: PageRank under mpiexec with one GraphBLAS thread per process, P = 2 against P = 1:
    time per iteration (the loop's own time over its iterations, the slowest rank), words per
    iteration of the product against the analysis layer's count of p2p1d on that partition; BFS
@@ -19,7 +21,7 @@
    dspla, on each process's half of the rows with the whole vector at hand, both processes at
    once: the slowest rank's time per iteration against one process doing all rows.
 
-    dspla bench algorithms [--graph PATH] [--rounds 5] [--P 2] [--no-floor] [--json F]
+    dspla bench algorithms [--graph PATH] [--rounds 5] [--only NAMES] [--P 2] [--no-floor] [--json F]
 """
 from __future__ import annotations
 
@@ -144,7 +146,43 @@ def _dense_first(got: tuple) -> tuple:
     return got[0].to_dense(), got[1]
 
 
-def one_process(A, rounds: int) -> list:
+def lagraph_cases(A) -> dict:
+    """LAGraph's algorithms of examples/ against _gb_algorithms.py: betweenness from the 32 nodes of
+    largest out-degree (the directed graph), the rest on the undirected pattern (each side
+    symmetrises), the 5-truss."""
+    from betweenness import betweenness_function
+    from kcore import kcore_function
+    from ktruss import ktruss_function
+    from lcc import lcc_function
+    from mis import mis_function
+    from triangles_ll import triangles_ll_function
+
+    from . import _gb_algorithms as ref
+    src = np.argsort(-np.diff(A.indptr), kind="stable")[:32].astype(np.int64)
+    return {
+        "betweenness": (lambda: betweenness_function()(A=A, sources=src)["centrality"].to_numpy(),
+                        lambda: ref.gb_betweenness(A, src).to_dense()),
+        "ktruss": (lambda: ktruss_function()(A=A, k=5)["T"].to_scipy(),
+                   lambda: gb.io.to_scipy_sparse(ref.gb_ktruss(A, 5))),
+        "lcc": (lambda: lcc_function()(A=A)["lcc"].to_numpy(), lambda: ref.gb_lcc(A).to_dense()),
+        "kcore": (lambda: kcore_function()(A=A)["core"].to_numpy(), lambda: ref.gb_kcore(A).to_dense()),
+        "mis": (lambda: mis_function()(A=A, seed=1)["iset"].to_numpy(fill=False),
+                lambda: ref.gb_mis(A, 1).to_dense(fill_value=False)),
+        "triangles_ll": (lambda: int(triangles_ll_function()(A=A)["triangles"]), lambda: ref.gb_triangles_ll(A)),
+    }
+
+
+def _same(name: str, a, b) -> bool:
+    if name == "pagerank":   # the same ranks after the same number of iterations
+        return a[1] == b[1] and np.allclose(a[0], b[0], rtol=1e-9, atol=1e-12)
+    if sp.issparse(a):
+        return a.shape == b.shape and (a != b).nnz == 0
+    if name in ("betweenness", "lcc"):   # sums in another order
+        return np.allclose(a, b, rtol=1e-9, atol=1e-12)
+    return np.array_equal(a, b)
+
+
+def one_process(A, rounds: int, only=None) -> list:
     from bfs import bfs_function
     from cc import cc_function
     from pagerank import pagerank_function
@@ -169,6 +207,9 @@ def one_process(A, rounds: int) -> list:
         "triangles": (lambda: int(triangles_function()(A=A)["triangles"].to_numpy()[0, 0]),
                       lambda: gb_triangles(A)),
     }
+    cases.update(lagraph_cases(A))
+    if only:
+        cases = {k: v for k, v in cases.items() if k in only}
     # the references with their frontier / distances held as a bitmap, as dspla now reads them
     # (docs/local.md): reported beside the bar's references, which stay as they were written
     tuned = {"bfs": lambda: gb_bfs(A, src, tuned=True).to_dense(fill_value=-1),
@@ -177,9 +218,7 @@ def one_process(A, rounds: int) -> list:
     rows = []
     for name, (ours, theirs) in cases.items():
         a, b = ours(), theirs()      # warm-up, and the same answer
-        # PageRank: the same ranks after the same number of iterations
-        same = a[1] == b[1] and np.allclose(a[0], b[0], rtol=1e-9, atol=1e-12) if name == "pagerank" else \
-            np.array_equal(a, b)
+        same = _same(name, a, b)
         fns = [("graphblas", theirs), ("dspla", ours)]
         if name in tuned:
             same = same and np.array_equal(tuned[name](), b)
@@ -192,7 +231,8 @@ def one_process(A, rounds: int) -> list:
                 fn()
                 t[k].append(time.perf_counter() - t0)
         med = {k: statistics.median(v) for k, v in t.items()}
-        row = {"algorithm": name, "dspla_s": med["dspla"], "graphblas_s": med["graphblas"],
+        row = {"algorithm": name, "load_average": os.getloadavg()[0], "dspla_s": med["dspla"],
+               "graphblas_s": med["graphblas"],
                "ratio": med["dspla"] / med["graphblas"], "dspla_min_s": min(t["dspla"]),
                "graphblas_min_s": min(t["graphblas"]), "same_result": bool(same)}
         extra = ""
@@ -335,6 +375,7 @@ def main(argv=None) -> int:
     ap.add_argument("--P", default="2", help="process counts for the PageRank/BFS comparison with P = 1 ('' skips)")
     ap.add_argument("--skip-one", action="store_true", help="only the P-process part")
     ap.add_argument("--no-floor", action="store_true", help="skip PageRank on the graph's two halves (item 3)")
+    ap.add_argument("--only", help="comma-separated algorithms of the one-process part (default: all)")
     ap.add_argument("--json")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--floor", action="store_true", help=argparse.SUPPRESS)
@@ -349,11 +390,11 @@ def main(argv=None) -> int:
     from dspla.formats.graph import load_graph
     A = sp.csr_array(load_graph(args.graph, quiet=True).matrix, dtype=np.float64)
     print(f"commit {git_commit()}; {os.path.basename(args.graph)}: {A.shape[0]} nodes, {A.nnz} edges; "
-          f"medians of {args.rounds} interleaved rounds")
+          f"medians of {args.rounds} interleaved rounds; load average {os.getloadavg()[0]:.1f}")
     report = {"commit": git_commit(), "graph": os.path.basename(args.graph)}
     if not args.skip_one:
         print("one process, time to solution after loading (dspla: compile + plan + run of a fresh function):")
-        report["one_process"] = one_process(A, args.rounds)
+        report["one_process"] = one_process(A, args.rounds, args.only.split(",") if args.only else None)
     if args.P:
         Ps = [1] + [int(p) for p in args.P.split(",")]
         got = processes(args.graph, Ps, 3, trials=max(2, args.rounds))

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples" / "README.md"]
 FENCE = re.compile(r"(?:^<!-- docs-test: (?P<opt>[^>]*?) -->\s*\n)?^```(?P<lang>[a-z]*)\n(?P<code>.*?)^```",
                    re.S | re.M)
 BLOCK_S = 300

@@ -19,8 +19,15 @@ def register(sub, common):
 def run(args):
     load_plugins(args.plugin)
     f = Function(parse_file(args.file))
-    ins = ", ".join(f"{n.attr('name')}: {n.type}" for n in f.inputs)
+    ins = ", ".join(f"{n.attr('name')}: {n.type}{_default(n.attr('default'))}" for n in f.inputs)
     outs = ", ".join(f"{k}: {v.type}" for k, v in f.program.outputs)
     print(f"{args.file}: ok\n  inputs:  {ins}\n  outputs: {outs}")
     for line in lint_warnings(f.source_program):
         print(line, file=sys.stderr)
+
+
+def _default(v) -> str:
+    """An input's default as the file language writes it (none: nothing)."""
+    if v is None:
+        return ""
+    return " = " + (("true" if v else "false") if isinstance(v, bool) else repr(v))

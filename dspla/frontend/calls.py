@@ -14,12 +14,14 @@ from ..errors import DsplaError, UnknownNameError
 from ..ir.types import MAX_DIM
 from ..ops import SPELLINGS, Expr
 from ..ops import define as spelled
+from ..ops.apply_index import INDEX_OPS, PREDICATES
 
 # Parameter kinds: how a call argument is read. 'expr' evaluates an expression; the others
 # read a bare name (or a string) from an algebra table, or a literal.
 E, SR, BIN, MON, UN, SEL, SCAL, DT, AX, BOOL, DIM = (spelled.EXPR, spelled.SEMIRING, spelled.BINARY, spelled.MONOID,
                                                     spelled.UNARY, spelled.SELECT, spelled.SCALAR, spelled.DTYPE,
                                                     spelled.AXIS, spelled.BOOL, spelled.DIM)
+THUNK = spelled.THUNK
 _REQ = spelled.REQUIRED
 # name -> (builder, [(parameter, kind, default)]): every op spelled for files (dspla/ops registers them)
 FUNCTIONS = {name: (sp.fn, sp.file_params()) for name, sp in SPELLINGS.items() if sp.file is not None}
@@ -28,7 +30,8 @@ COMPARISONS = ("gt", "ge", "lt", "le", "eq", "ne")
 MAX_LOOP_DEPTH = 64   # a loop body is built by a nested call: bounded, with a clear error past it
 
 _TABLES = {SR: algebra.SEMIRINGS, BIN: algebra.BINARY, MON: algebra.MONOIDS, UN: algebra.UNARY,
-           SEL: {**algebra.SELECT, **{k: None for k in algebra.SELECT_ALIASES}}}
+           SEL: {**algebra.SELECT, **{k: None for k in algebra.SELECT_ALIASES}},
+           spelled.INDEX_UNARY: {**INDEX_OPS, **PREDICATES}}
 
 
 class Calls:
@@ -193,6 +196,11 @@ class Calls:
             if _is_bool(tree):
                 return str(tree.children[0]) == "true"
             raise DsplaError(f"{fname}(): {pname} is true or false", span)
+        if kind == spelled.THUNK:   # a literal, or a 1 x 1 value
+            v = str(tree.children[0]) == "true" if _is_bool(tree) else self.operand(tree, vals)
+            if isinstance(v, Expr) and tuple(v.node.type.shape) != (1, 1):
+                raise DsplaError(f"{fname}(): {pname} is a number or a 1 x 1 value, got {v.node.type}", span)
+            return v
         if kind == SCAL:
             if _is_bool(tree):
                 return str(tree.children[0]) == "true"

@@ -25,7 +25,7 @@ from ..ops import SPELLINGS, Expr, make
 from ..ops.define import arith, compare
 from ..ops.loop import loop_node
 from . import dsl, tables
-from .calls import COMPARISONS, FUNCTIONS, MAX_LOOP_DEPTH, SCAL, Calls, E, _constant, _is_bool
+from .calls import COMPARISONS, FUNCTIONS, MAX_LOOP_DEPTH, SCAL, THUNK, Calls, E, _constant, _is_bool
 
 
 @lru_cache(maxsize=1)
@@ -88,7 +88,7 @@ class _Builder(Calls):
 
     def st_decl(self, t):
         role, name, kind = t.children[0], t.children[1], t.children[2]
-        rest = t.children[3:]
+        rest, default = self._default(t.children[3:])
         dtype = "float64"
         if rest and getattr(rest[-1], "type", None) == "DTYPE":
             dtype = str(rest[-1])
@@ -102,17 +102,29 @@ class _Builder(Calls):
             kind, dims, form = "dense", [dims[0], 1], "vector"
         elif len(dims) != 2:
             raise DimensionMismatch(f"{kind}[...] takes two dims (rows, columns), got {len(dims)}", span)
-        self.declared(name, kind, dims, dtype, str(role), form, span)
+        self.declared(name, kind, dims, dtype, str(role), form, span, default)
 
     def st_scalar_decl(self, t):
         role, name, *rest = t.children
+        rest, default = self._default(rest)
         self.declared(name, "dense", [1, 1], str(rest[0]) if rest else "float64", str(role), "scalar",
-                      self.span(t.meta))
+                      self.span(t.meta), default)
 
-    def declared(self, name, kind, dims, dtype, role, form, span):
+    def _default(self, rest: list) -> tuple[list, object]:
+        """(the declaration's other parts, its default value or None): ``= 1``, ``= -0.5``, ``= true``."""
+        if not rest or not isinstance(rest[-1], lark.Tree):
+            return rest, None
+        d = rest[-1]
+        tok = d.children[0]
+        value = str(tok) == "true" if d.data == "default_bool" else \
+            self.number(tok, -1 if d.data == "default_negative" else 1)
+        return rest[:-1], value
+
+    def declared(self, name, kind, dims, dtype, role, form, span, default=None):
         if str(name) in self.env:
             raise DsplaError(f"{name!s} is already defined", self.span(name))
-        e = SPELLINGS["declare"].fn(str(name), str(kind), tuple(dims), dtype, role=role, form=form, span=span)
+        e = SPELLINGS["declare"].fn(str(name), str(kind), tuple(dims), dtype, role=role, form=form, default=default,
+                                    span=span)
         self.env[str(name)] = e
         self.decls.append(e.node)
 
@@ -309,7 +321,7 @@ class _Builder(Calls):
         if kind == "call":
             _, _, bound = self._bind_call(t, self.span(t.meta))
             return [tree for pkind, tree in bound.values()
-                    if pkind == E or pkind == SCAL and not _constant(tree) and not _is_bool(tree)]
+                    if pkind == E or pkind in (SCAL, THUNK) and not _constant(tree) and not _is_bool(tree)]
         return []
 
     def _build(self, t, vals) -> Expr:

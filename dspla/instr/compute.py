@@ -42,6 +42,7 @@ class MxM(Instr):
     push: int | None = None
     count: int | None = None   # b's entries over all ranks (1 x 1), the loop test's; None: b's own
     label: str = ""            # the value it makes, for messages (an integer product that overflows)
+    b_transposed: bool = False  # b's slot holds Bᵀ: read through SuiteSparse's transpose descriptor
     WRITES = ("out",)
 
     def reads(self) -> list[int]:

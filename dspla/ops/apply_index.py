@@ -10,7 +10,7 @@ import numpy as np
 from .._types import Scalar
 from ..errors import NoGradient, Span, UnknownNameError
 from ..ir.types import DType
-from .define import EXPR, NOTHING, SCALAR, Expr, define, make, node_of, span_or_caller, spelling, touched
+from .define import EXPR, INDEX_UNARY, NOTHING, SCALAR, Expr, define, make, node_of, span_or_caller, spelling, touched
 from .define.lazy import library
 
 gb = library("graphblas")
@@ -64,7 +64,7 @@ def _vjp(n, g, needs, b):
     raise NoGradient("an index-unary operator's value does not depend on the entries")
 
 
-@spelling(file=(("x", EXPR), ("op", SCALAR), ("thunk", SCALAR)))
+@spelling(file=(("x", EXPR), ("op", INDEX_UNARY), ("thunk", SCALAR)))
 def apply_index(x: Expr, op: str, thunk: Scalar = 0, *, span: Span | None = None) -> Expr:
     """An index-unary operator on x's present entries: rowindex, colindex, diagindex (int64
     positions plus the thunk) or a positional predicate (bool: tril, triu, diag, offdiag,

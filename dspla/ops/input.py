@@ -1,17 +1,21 @@
-"""input: a value the caller gives (attributes: its name, and its role, 'input' | 'param' | 'loop':
-data, a parameter a trainer updates, or a loop's placeholder). Python: ``dp.sparse``, ``dp.dense``,
-``dp.param``, ``dp.vector``, ``dp.scalar``, ``dp.declare``; files: ``input A : sparse[n, n]``,
-``input v : vector[n]``, ``input k : scalar int64``."""
+"""input: a value the caller gives (attributes: its name; its role, 'input' | 'param' | 'loop':
+data, a parameter a trainer updates, or a loop's placeholder; its default, a number or None: a
+dense input not given is every entry that number, its dims sized by the inputs given). Python:
+``dp.sparse``, ``dp.dense``, ``dp.param``, ``dp.vector``, ``dp.scalar``, ``dp.declare`` (each with
+``default=``); files: ``input A : sparse[n, n]``, ``input v : vector[n]``, ``input k : scalar
+int64 = 3``."""
 from __future__ import annotations
 
 from typing import Literal
+
+import numpy as np
 
 from .._types import DTypeLike, KindLike, ShapeLike
 from ..errors import DimensionMismatch, DsplaError, Span
 from ..ir.types import FORMS, MAX_DIM, Dim, DType, Kind, Type, fitting
 from .define import Expr, Facts, define, make, named, span_or_caller, spelling
 
-INPUT = define("input", attrs=("name", "role"))
+INPUT = define("input", attrs=("name", "role", "default"))
 
 
 @INPUT.type_rule
@@ -66,7 +70,7 @@ def shape_of(shape: ShapeLike, where: str) -> tuple[Dim, Dim]:
 @spelling()
 def declare(name: str, kind: KindLike, shape: ShapeLike, dtype: DTypeLike = "float64",
             role: Literal["input", "param"] = "input", form: Literal["matrix", "vector", "scalar"] = "matrix", *,
-            span: Span | None = None) -> Expr:
+            default: bool | int | float | None = None, span: Span | None = None) -> Expr:
     if not isinstance(name, str) or not name.isidentifier():
         raise DsplaError(f"an input name must be an identifier, got {name!r}", span)
     if role not in ("input", "param"):
@@ -78,7 +82,29 @@ def declare(name: str, kind: KindLike, shape: ShapeLike, dtype: DTypeLike = "flo
         raise DimensionMismatch(f"{name}: a {form} is {'n x 1' if form == 'vector' else '1 x 1'}, got {list(t.shape)}",
                                 span_or_caller(span))
     t = t.with_(form=form)
-    return Expr(make(INPUT.op, (), (("name", name), ("role", role)), type=t, span=span_or_caller(span), name=name))
+    if default is not None:
+        default = _default(name, t, default, span)
+    return Expr(make(INPUT.op, (), (("name", name), ("role", role), ("default", default)), type=t,
+                     span=span_or_caller(span), name=name))
+
+
+def _default(name: str, t: Type, value, span: Span | None) -> bool | int | float:
+    """A default checked against the declaration: a dense input's, of its dtype's kind, fitting it."""
+    if t.kind is not Kind.dense:
+        raise DsplaError(f"{name}: only a dense input (every entry present) takes a default; {name} is declared "
+                         f"{t}", span_or_caller(span))
+    value = value.item() if hasattr(value, "item") else value
+    dt = np.dtype(t.dtype.value)
+    ok = isinstance(value, bool) if dt.kind == "b" else \
+        isinstance(value, int) and not isinstance(value, bool) if dt.kind in "iu" else \
+        isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok:
+        want = "true or false" if dt.kind == "b" else "a whole number" if dt.kind in "iu" else "a number"
+        raise DsplaError(f"{name}: its default is {value!r}, but it is {t.dtype.value}: give {want}",
+                         span_or_caller(span))
+    if dt.kind in "iu" and not np.iinfo(dt).min <= value <= np.iinfo(dt).max:
+        raise DsplaError(f"{name}: its default {value} does not fit in {t.dtype.value}", span_or_caller(span))
+    return float(value) if dt.kind == "f" else value
 
 
 @spelling()
@@ -88,26 +114,30 @@ def sparse(name: str, shape: ShapeLike, dtype: DTypeLike = "float64", *, span: S
 
 
 @spelling()
-def dense(name: str, shape: ShapeLike, dtype: DTypeLike = "float64", *, span: Span | None = None) -> Expr:
-    """A dense input (every entry present): ``dense("X", ("n", "f"))``."""
-    return declare(name, Kind.dense, shape, dtype, span=span_or_caller(span))
+def dense(name: str, shape: ShapeLike, dtype: DTypeLike = "float64", *, default: bool | int | float | None = None,
+          span: Span | None = None) -> Expr:
+    """A dense input (every entry present): ``dense("X", ("n", "f"))``; with ``default=v``, every
+    entry v when the caller does not give it."""
+    return declare(name, Kind.dense, shape, dtype, default=default, span=span_or_caller(span))
 
 
 @spelling()
 def param(name: str, shape: ShapeLike, dtype: DTypeLike = "float64", kind: KindLike = "dense", *,
-          span: Span | None = None) -> Expr:
+          default: bool | int | float | None = None, span: Span | None = None) -> Expr:
     """A parameter: an input a trainer may update (dense by default)."""
-    return declare(name, kind, shape, dtype, role="param", span=span_or_caller(span))
+    return declare(name, kind, shape, dtype, role="param", default=default, span=span_or_caller(span))
 
 
 @spelling()
 def vector(name: str, n: Dim, dtype: DTypeLike = "float64", kind: KindLike = "dense", *,
-           span: Span | None = None) -> Expr:
-    """A vector input of size n (held as an n x 1 column; its results present shape (n,))."""
-    return declare(name, kind, (n, 1), dtype, form="vector", span=span_or_caller(span))
+           default: bool | int | float | None = None, span: Span | None = None) -> Expr:
+    """A vector input of size n (held as an n x 1 column; its results present shape (n,)); with
+    ``default=v``, every entry v when the caller does not give it."""
+    return declare(name, kind, (n, 1), dtype, form="vector", default=default, span=span_or_caller(span))
 
 
 @spelling()
-def scalar(name: str, dtype: DTypeLike = "float64", *, span: Span | None = None) -> Expr:
-    """A scalar input (held as 1 x 1; give it a Python number)."""
-    return declare(name, "dense", (1, 1), dtype, form="scalar", span=span_or_caller(span))
+def scalar(name: str, dtype: DTypeLike = "float64", *, default: bool | int | float | None = None,
+           span: Span | None = None) -> Expr:
+    """A scalar input (held as 1 x 1; give it a Python number); ``default=v``: v when not given."""
+    return declare(name, "dense", (1, 1), dtype, form="scalar", default=default, span=span_or_caller(span))

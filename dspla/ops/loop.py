@@ -277,7 +277,7 @@ def loop_node(names: list[str], values: list[Node], cond_fn: Callable[..., Expr 
         raise DsplaError(f"max_iter is a non-negative integer or a dim (such as 'n'), got {max_iter!r}", span)
     types = [v.type for v in values]
     for _ in range(2):   # a second trace only when a carried value's kind must widen
-        holders = [make(Op.INPUT, (), (("name", nm), ("role", "loop")), type=t, span=span, name=nm)
+        holders = [make(Op.INPUT, (), (("name", nm), ("role", "loop"), ("default", None)), type=t, span=span, name=nm)
                    for nm, t in zip(names, types)]
         c = node_of(cond_fn(*holders), "the loop condition")
         new = body_fn(*holders)
@@ -317,7 +317,8 @@ def _close_over(holders: list[Node], names: list[str], cond: Node,
             while nm in used:
                 nm, k = f"{base}_{k}", k + 1
             used.add(nm)
-            outside[id(n)] = make(Op.INPUT, (), (("name", nm), ("role", "loop")), type=n.type, span=n.span, name=nm)
+            outside[id(n)] = make(Op.INPUT, (), (("name", nm), ("role", "loop"), ("default", None)), type=n.type,
+                                  span=n.span, name=nm)
             captured.append(n)
         return outside[id(n)]
 

@@ -1,21 +1,24 @@
 """select: keep the entries where a predicate holds (attributes: op, a select predicate; thunk, the
-value it compares with or the diagonal offset). Python: ``dp.select(X, ">", 0)``,
-``dp.select(A, "tril")``; files: the same."""
+value it compares with or the diagonal offset, a number, or None when it is a value of the program:
+then a 1 x 1 second argument, as GrB_select takes a GrB_Scalar). Python: ``dp.select(X, ">", 0)``,
+``dp.select(A, "tril")``, ``dp.select(C, ">=", k - 2)``; files: the same; ``tril(A, k)`` and
+``triu(A, k)`` spell select by position."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import algebra
 from .._types import Scalar, SelectLike
-from ..errors import DomainMismatch, Span
+from ..errors import DimensionMismatch, DomainMismatch, DsplaError, Span
 from ..ir.types import DType, promote
 from .define import (
     EXPR,
     NOTHING,
-    SCALAR,
     SELECT,
+    THUNK,
     Expr,
     define,
+    is_scalar,
     make,
     named,
     node_of,
@@ -29,15 +32,24 @@ from .define.lazy import kernel, library
 
 gb = library("graphblas")
 gbops = kernel("gbops")
+_item = kernel("item")
 
 SELECT_OP = define("select", attrs=("op", "thunk"))
 
 
 @SELECT_OP.type_rule
 def _type(args, attrs, given, where, span):
-    (x,) = args
+    x, *given_thunk = args
     op = attrs["op"]  # nonzero takes no thunk: it applies to bool values whatever the thunk
-    if op.on == "value" and op.name != "nonzero" and x.type.dtype is DType.bool \
+    if given_thunk:
+        (t,) = given_thunk
+        if tuple(t.type.shape) != (1, 1):
+            raise DimensionMismatch(f"{where}: the thunk is a number or a 1 x 1 value, got {t.type}", span)
+        if op.on != "value" and (t.type.dtype.is_float or t.type.dtype is DType.bool):
+            raise DomainMismatch(f"{where}: {op.name} takes an integer offset, got a {t.type.dtype} value", span)
+        if op.on == "value" and op.name != "nonzero" and (x.type.dtype is DType.bool) != (t.type.dtype is DType.bool):
+            raise DomainMismatch(f"{where}: comparing {x.type.dtype} values with a {t.type.dtype} thunk", span)
+    elif op.on == "value" and op.name != "nonzero" and x.type.dtype is DType.bool \
             and not isinstance(attrs["thunk"], bool):
         raise DomainMismatch(f"{where}: comparing bool values with {attrs['thunk']!r}", span)
     return x.type
@@ -46,8 +58,13 @@ def _type(args, attrs, given, where, span):
 @SELECT_OP.eval_rule()
 def _evaluate(node, args, env):
     # a distributed piece of a position predicate passes its global row/column ids (None: identity)
-    x, row_ids, col_ids = (list(args) + [None, None])[:3]
+    given = len(node.args)
+    x, row_ids, col_ids = (list(args[:1]) + list(args[given:]) + [None, None])[:3]
     op, thunk = node.attr("op"), node.attr("thunk")
+    if given == 2:
+        thunk = _item.item(args[1])
+        if thunk is None:   # (GrB_select refuses an empty thunk too: GrB_EMPTY_OBJECT)
+            raise DsplaError(f"{node.label}: the thunk has no entry")
     if op.on == "user" or op.on == "index" and (row_ids is not None or col_ids is not None):
         r, c, v = x.to_coo()
         gr = (r if row_ids is None else np.asarray(row_ids)[r]).astype(np.int64)
@@ -100,15 +117,37 @@ def _work(n, args, out):
 
 @SELECT_OP.vjp_rule()
 def _vjp(n, g, needs, b):
-    """Pass-through on the kept entries (g lives on them)."""
-    return (g,)
+    """Pass-through on the kept entries (g lives on them); none for a thunk given as a value."""
+    return (g,) + (None,) * (len(n.args) - 1)
 
 
-@spelling(file=(("x", EXPR), ("op", SELECT), ("thunk", SCALAR)))
-def select(x: Expr, op: SelectLike, thunk: Scalar = 0, *, span: Span | None = None) -> Expr:
+@spelling(file=(("x", EXPR), ("op", SELECT), ("thunk", THUNK)))
+def select(x: Expr, op: SelectLike, thunk: Scalar | Expr = 0, *, span: Span | None = None) -> Expr:
     """Keep entries where a predicate holds: ``select(X, ">", 0)``, ``select(A, "tril")``,
     ``select(A, "rowle", 3)``, or a Python predicate ``f(values, rows, cols, thunk)`` of numpy
-    arrays returning one bool per entry."""
-    return Expr(make(SELECT_OP.op, (node_of(x),), (("op", named(algebra.get_select, op, span)),
-                                                   ("thunk", scalar(thunk))),
+    arrays returning one bool per entry. The thunk is a number or a 1 x 1 value of the program
+    (``select(C, ">=", k - 2)`` with ``k`` a scalar input)."""
+    pred = named(algebra.get_select, op, span)
+    if isinstance(thunk, Expr):
+        if pred.on == "user":
+            raise DomainMismatch(f"select[{pred.name}]: a Python predicate takes a number as its thunk", span)
+        return Expr(make(SELECT_OP.op, (node_of(x), node_of(thunk)), (("op", pred), ("thunk", None)),
+                         span=span_or_caller(span)))
+    if not is_scalar(thunk) and not hasattr(thunk, "item"):
+        raise DomainMismatch(f"select[{pred.name}]: the thunk is a number or a 1 x 1 value, got "
+                             f"{type(thunk).__name__}", span)
+    return Expr(make(SELECT_OP.op, (node_of(x),), (("op", pred), ("thunk", scalar(thunk))),
                      span=span_or_caller(span)))
+
+
+@spelling(file=(("x", EXPR), ("k", THUNK)))
+def tril(x: Expr, k: Scalar | Expr = 0, *, span: Span | None = None) -> Expr:
+    """The entries on and below the k-th diagonal (``j - i <= k``; numpy's ``tril``):
+    ``select(x, "tril", k)``."""
+    return select(x, "tril", k, span=span_or_caller(span))
+
+
+@spelling(file=(("x", EXPR), ("k", THUNK)))
+def triu(x: Expr, k: Scalar | Expr = 0, *, span: Span | None = None) -> Expr:
+    """The entries on and above the k-th diagonal (``j - i >= k``): ``select(x, "triu", k)``."""
+    return select(x, "triu", k, span=span_or_caller(span))

@@ -30,7 +30,8 @@ def _lower(pl, n):
     (x,) = n.args
     xl, nl = pl.layout(x), pl.layout(n)
     flip = {"row": "col", "col": "row", "rep": "rep"}
-    if Layout(flip[xl.kind], xl.dim) == nl or (xl == REP and nl == REP):
+    # (one process holds the whole value in any layout: GrB_transpose, not an exchange of coordinates)
+    if Layout(flip[xl.kind], xl.dim) == nl or (xl == REP and nl == REP) or pl.P == 1:
         out = pl.slot()
         pl.emit_local(out, n, (pl.value(x),), (xl,), nl)
         pl.set(n, out, nl)

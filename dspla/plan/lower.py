@@ -188,6 +188,8 @@ class Lowering:
             self.progs, self.stack[0] = saved, saved0
 
     def _convert(self, n: Node, v: Value, want: Layout) -> int:
+        if self.P == 1 and all(x == REP or self.dims[x.dim].is_block for x in (v.layout, want)):
+            return v.slots   # one process holds the whole value, in order, in every layout: nothing to move
         src = v.slots
         if v.layout != REP:  # first to REP
             rep = self.conv.get((id(n), REP))

@@ -123,6 +123,7 @@ class DistSession:
         descs = [desc] if comm.size == 1 else comm.gather(desc, 0)
         if rank == 0:
             try:
+                inputs = self.inputs.with_defaults(inputs)
                 mats, dims, header = self.inputs.decide(inputs, descs, self.plan, self.opt, comm.size)
             except DsplaError as e:
                 err = e

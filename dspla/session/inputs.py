@@ -17,7 +17,7 @@ from ..plan.options import Options
 from ..plan.plans import check_choices, check_plan_option, spmd_names
 from ..plan.static import is_pattern_leaf, is_static_leaf
 from ..values import Meta
-from ..values.binding import bind_inputs
+from ..values.binding import bind_inputs, with_defaults
 
 
 def pattern_key(M) -> object:
@@ -59,6 +59,12 @@ class Inputs:
         self.sent: dict = {}
         self.given: dict = {}
         self.plan_key = None
+        self.made: dict = {}   # inputs not given, made from their declared defaults
+
+    def with_defaults(self, inputs: dict) -> dict:
+        """The inputs with those not given made from their declared defaults (the same objects as
+        last call's when their shapes are the same)."""
+        return dict(with_defaults(self.decls, inputs, self.compiled.bound_dims, self.made))
 
     def decide(self, inputs: dict, descs: list, plan, opt: Options, P: int) -> tuple[dict, dict, dict]:
         """(the inputs as matrices, the dims' sizes, what every rank does this call: plan again or

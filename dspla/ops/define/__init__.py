@@ -40,6 +40,7 @@ from .spelling import (
     DIM,
     DTYPE,
     EXPR,
+    INDEX_UNARY,
     MASKED,
     MONOID,
     OPERATOR,
@@ -48,6 +49,7 @@ from .spelling import (
     SELECT,
     SEMIRING,
     SPELLINGS,
+    THUNK,
     UNARY,
     Spelling,
     builder,
@@ -56,8 +58,8 @@ from .spelling import (
 
 __all__ = [
     "AXIS", "BINARY", "BOOL", "CALLS", "COMPOSITES", "DEFINITIONS", "DIM", "DTYPE", "Definition", "EXPR", "Env", "Expr",
-    "Facts", "Family", "MASKED", "MASK_KINDS", "MONOID", "Methods", "NOTHING",
-    "OPERATOR", "REQUIRED", "RULES", "SCALAR",
+    "Facts", "Family", "INDEX_UNARY", "MASKED", "MASK_KINDS", "MONOID", "Methods", "NOTHING",
+    "OPERATOR", "REQUIRED", "RULES", "SCALAR", "THUNK",
     "SELECT", "SEMIRING", "SPELLINGS", "Spelling", "UNARY", "Where", "arith", "broadcast_shape", "builder",
     "caller_span", "check", "check_mask", "compare", "composite", "define", "definition", "dims_differ",
     "elementwise_over", "is_scalar", "make", "mask_args", "meet", "named", "node_of", "prove_sub", "scalar",

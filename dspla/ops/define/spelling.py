@@ -20,6 +20,8 @@ EXPR, SEMIRING, BINARY, MONOID, UNARY, SELECT, SCALAR, DTYPE, AXIS, BOOL, DIM = 
     "expr", "semiring", "binary operator", "monoid", "unary operator", "select predicate", "scalar", "dtype", "axis",
     "bool", "dim")
 OPERATOR = "op"   # a unary or a binary operator (apply's)
+INDEX_UNARY = "index-unary operator"   # a name apply_index knows (rowindex, tril, ...), read as a word
+THUNK = "number or 1 x 1 value"   # a literal, or an expression of a 1 x 1 value (select's thunk)
 MASKED = (("mask", EXPR), ("complement", BOOL), ("structure", BOOL))
 REQUIRED = inspect.Parameter.empty
 

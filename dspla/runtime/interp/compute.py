@@ -77,7 +77,18 @@ def _mxm(rt: Runtime, i: MxM):
         rt.slots[i.out] = frontier(rt, i, rt.slots[i.a], rt.slots[i.b])
         rt.timed("compute_s", t0)
         return
-    a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
+    b = rt.slots[i.b]
+    if i.b_transposed:   # (b holds Bᵀ: read through the descriptor where the masked route takes it)
+        a, x, op, compute, out = _multiply(rt.slots[i.a], b, i.semiring)
+        if not i.accumulate and not (rt.checked and overflow.int_product(i.semiring, compute)):
+            C = gb.Matrix(compute.gb, a.nrows, x.nrows)
+            C(mask=_output_mask(rt, i)) << a.mxm(x.T, op)
+            rt.took("masked")   # (SuiteSparse's masked product, b read through the descriptor)
+            rt.slots[i.out] = gbops.cast(C, out)
+            rt.timed("compute_s", t0)
+            return
+        b = b.T.new()
+    a, b, op, compute, out = _multiply(rt.slots[i.a], b, i.semiring)
     sr = _unit(rt, i, a)
     if sr is not i.semiring:
         op = gbops.semiring(sr, compute)
