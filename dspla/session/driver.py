@@ -271,9 +271,7 @@ class DistSession:
         rt = self.runtime
         times = []
         before = reset_peak_rss()   # (planning's peak; the run's own is read after it)
-        # the collector's work is the process's: in a simulated world (ranks as threads of one
-        # process) rank 0's collections serve every rank; each rank's own set the others' off
-        # (older_collections moved), a full collection per rank per run
+        # (simulated ranks share one process: rank 0's collections serve all; each rank's set the others' off)
         heap = rank == 0 or not getattr(comm, "simulated", False)
         for n in range(max(1, repeat)):
             if self._runs == 1 and heap:
