@@ -8,36 +8,11 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-import dspla as dp
+from test_spgemm import _entries, _graph, _masked, _square  # (the same products and oracle)
 
 from harness import run_dist
 
 CAP = 40_000   # bytes per rank: a 90-node product's blocks need ~50-90 kB unbatched
-
-
-def _graph(n: int, density: float, seed: int) -> sp.csr_array:
-    A = sp.random_array((n, n), density=density, format="csr", random_state=seed)
-    A.data = np.random.default_rng(seed).integers(1, 5, A.nnz).astype(np.float64)
-    return A
-
-
-def _entries(M) -> tuple:
-    C = sp.csr_array(M)
-    C.sum_duplicates()
-    C.sort_indices()
-    return C.indptr.tolist(), C.indices.tolist(), C.data.tolist()
-
-
-def _square():
-    A = dp.sparse("A", ("n", "n"))
-    return dp.function({"C": A @ A}, inputs=[A])
-
-
-def _masked():
-    A = dp.sparse("A", ("n", "n"), dtype="int64")
-    L = dp.select(A, "tril", -1)
-    return dp.function({"T": dp.mxm(L, L, "plus_times", mask=L, structure=True)}, inputs=[A])
 
 
 CASES = [("summa2d_sparse", 4, {}), ("spgemm3d", 2, {}), ("spgemm3d", 3, {"replication": 3}), ("spgemm3d", 4, {})]
