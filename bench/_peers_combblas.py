@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
 import sys
 import time
@@ -41,13 +40,9 @@ FLOAT = r"([0-9.eE+-]+)"
 
 def find(top: str | None) -> tuple:
     """(the programs found under ``top``, why some or all are missing: '' when none are)."""
-    if not top:
-        return None, f"no --combblas DIR given ({BUILD_HINT}, then pass its build directory)"
-    if not os.path.isdir(top):
-        return None, f"--combblas {top} is not a directory"
-    progs = pc.find_programs(top, APPS)
-    if not progs:
-        return None, f"no CombBLAS programs ({', '.join(APPS.values())}) under {top}: {BUILD_HINT}"
+    progs, why_not = pc.locate(top, "--combblas", APPS, "CombBLAS programs", BUILD_HINT)
+    if progs is None:
+        return None, why_not
     why = []
     if "cc" not in progs:
         why.append("fastsv not found (Applications/FastSV.cpp is not one of CombBLAS's CMake targets: "

@@ -227,6 +227,18 @@ def find_programs(top: str, names: dict) -> dict:
     return {k: v[1] for k, v in found.items()}
 
 
+def locate(top: str | None, option: str, table: dict, what: str, hint: str) -> tuple:
+    """(the programs of ``table`` found under ``top``, ''), or (None, why none can be)."""
+    if not top:
+        return None, f"no {option} DIR given ({hint}, then pass its build directory)"
+    if not os.path.isdir(top):
+        return None, f"{option} {top} is not a directory"
+    progs = find_programs(top, table)
+    if not progs:
+        return None, f"no {what} ({', '.join(table.values())}) under {top}: {hint}"
+    return progs, ""
+
+
 def child_env(extra: dict) -> dict:
     """This environment without a launcher's job variables (a child must not take itself for a
     rank of a job this process may be in) and without Python's search path."""

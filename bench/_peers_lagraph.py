@@ -49,13 +49,9 @@ FLOAT = r"([0-9.eE+-]+)"
 
 def find(top: str | None) -> tuple:
     """(the demos found under ``top``, why some or all are missing: '' when none are)."""
-    if not top:
-        return None, f"no --lagraph DIR given ({BUILD_HINT}, then pass its build directory)"
-    if not os.path.isdir(top):
-        return None, f"--lagraph {top} is not a directory"
-    progs = pc.find_programs(top, DEMOS)
-    if not progs:
-        return None, f"no LAGraph demo programs ({', '.join(DEMOS.values())}) under {top}: {BUILD_HINT}"
+    progs, why_not = pc.locate(top, "--lagraph", DEMOS, "LAGraph demo programs", BUILD_HINT)
+    if progs is None:
+        return None, why_not
     missing = [DEMOS[a] for a in DEMOS if a not in progs]
     return progs, (f"{', '.join(missing)} not found under {top}" if missing else "")
 

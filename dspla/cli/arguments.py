@@ -189,6 +189,22 @@ def add_plan_option(p):
     p.add_argument("--plan", action="append", metavar="PLAN|PRODUCT=PLAN", help=PLAN_HELP + " (default: auto)")
 
 
+def add_plan_tuning(p):
+    """The plans' own settings, the same for a run and for its explain."""
+    p.add_argument("--replication", "-c", type=POSITIVE, help="replication factor c of shift1d / 15d, a divisor "
+                   "of P (default: 2 when it divides P, else 1; 15d: 2 only from P = 4)")
+    p.add_argument("--stripe-width", type=POSITIVE, metavar="W", help="twoface stripe width W, at least 1 "
+                   "(default: the plan's choice from the graph)")
+    p.add_argument("--grid", type=grid3, metavar="XxYxZ", help="3d: the process grid, X*Y*Z = P and Z <= the "
+                   "product's width (default: the grid closest to a cube)")
+    p.add_argument("--memory-cap", "--memory-per-rank", type=number(0, lo_open=True), metavar="BYTES",
+                   help="bytes per process a product's buffers may use (auto skips plans over it; twoface turns "
+                        "sync stripes async to stay under it) (default: half the machine's memory over P)")
+    p.add_argument("--message-bytes", type=POSITIVE, default=32 << 20, metavar="BYTES", help="p2p1d: rows bigger "
+                   "than this travel in chunks of it, two posted at a time (bounds what a rank holds of the rows "
+                   "it receives)")
+
+
 def parse_plan(specs) -> str | dict[str, str]:
     """``--plan NAME`` (every product) or ``--plan PRODUCT=NAME ...`` (per product) -> the plan
     option: a name, or a dict product -> name."""

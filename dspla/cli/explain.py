@@ -15,8 +15,8 @@ from .arguments import (
     POSITIVE,
     SEED,
     add_plan_option,
+    add_plan_tuning,
     add_plugin_option,
-    grid3,
     load_plugins,
     number,
     parse_dims,
@@ -44,17 +44,7 @@ def register(sub, common):
     p.add_argument("--iterations", type=POSITIVE, help="how many times the plan will run (what --partition auto "
                    "repays; default 100)")
     p.add_argument("--seed", type=SEED, default=0, help="seed of the random partitioners and of stand-in inputs")
-    p.add_argument("--replication", "-c", type=POSITIVE,
-                   help="replication factor c of shift1d / 15d (default: 2 when it divides P, else 1; "
-                        "15d: 2 only from P = 4)")
-    p.add_argument("--stripe-width", type=POSITIVE, metavar="W", help="twoface stripe width W, at least 1 (default: "
-                   "the plan's choice from the graph)")
-    p.add_argument("--grid", type=grid3, metavar="XxYxZ", help="3d: the process grid, X*Y*Z = P (default: the grid "
-                   "closest to a cube)")
-    p.add_argument("--memory-cap", "--memory-per-rank", type=number(0, lo_open=True), metavar="BYTES",
-                   help="bytes per process a product may use (default: half the machine's memory over P)")
-    p.add_argument("--message-bytes", type=POSITIVE, default=32 << 20, metavar="BYTES",
-                   help="p2p1d: largest message (bigger row sets travel in chunks)")
+    add_plan_tuning(p)
     p.add_argument("--cluster", metavar="FILE", help="predict on this described cluster (a TOML file or summit | "
                    "perlmutter) for any --np, counting each candidate without lowering it (docs/planner.md; "
                    "default: none)")

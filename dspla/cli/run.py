@@ -16,8 +16,8 @@ from .arguments import (
     POSITIVE,
     SEED,
     add_plan_option,
+    add_plan_tuning,
     add_plugin_option,
-    grid3,
     input_files,
     load_plugins,
     number,
@@ -60,18 +60,7 @@ def register(sub, common):
     g.add_argument("--seed", type=SEED, default=0, help="seed of the random partitioners and of random partitions")
     g.add_argument("--eps", type=number(0, 1, hi_open=True), default=0.03,
                    help="allowed partition imbalance, from 0 to below 1")
-    g.add_argument("--replication", "-c", type=POSITIVE, help="replication factor c of shift1d / 15d, a divisor "
-                   "of P (default: 2 when it divides P, else 1; 15d: 2 only from P = 4)")
-    g.add_argument("--stripe-width", type=POSITIVE, metavar="W", help="twoface stripe width W, at least 1 "
-                   "(default: the plan's choice from the graph)")
-    g.add_argument("--grid", type=grid3, metavar="XxYxZ", help="3d: the process grid, X*Y*Z = P and Z <= the "
-                   "product's width (default: the grid closest to a cube)")
-    g.add_argument("--memory-cap", "--memory-per-rank", type=number(0, lo_open=True), metavar="BYTES",
-                   help="bytes per process a product's buffers may use (auto skips plans over it; twoface turns "
-                        "sync stripes async to stay under it) (default: half the machine's memory over P)")
-    g.add_argument("--message-bytes", type=POSITIVE, default=32 << 20, metavar="BYTES", help="p2p1d: rows bigger "
-                   "than this travel in chunks of it, two posted at a time (bounds what a rank holds of the rows "
-                   "it receives)")
+    add_plan_tuning(g)
     g.add_argument("--no-cache", action="store_true", help="do not reuse or store partitions on disk")
     g.add_argument("--rank0-planning", action="store_true", help="rank 0 plans every rank's program and sends "
                    "them (the way before SPMD planning; for comparison)")
