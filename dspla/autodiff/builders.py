@@ -44,6 +44,14 @@ class Builder:
                  ("complement", False))
         return self._make(Op.MXM, (a, b, *extra), attrs)
 
+    def eye(self, n, dtype: DType = DType.float64) -> Node:
+        """The n x n identity (n a size or a dim name)."""
+        return make(Op.IDENTITY, (), (), type=Type(Kind.sparse, (n, n), dtype), span=self.span)
+
+    def ones_row(self, n, dtype: DType = DType.float64) -> Node:
+        """A 1 x n row of ones: the column sums of the identity."""
+        return self.reduce(self.eye(n, dtype), "plus", "cols")
+
     def T(self, x: Node) -> Node:
         if x.op is Op.TRANSPOSE:
             return x.args[0]

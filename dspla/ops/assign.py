@@ -15,6 +15,7 @@ import numpy as np
 from .. import algebra
 from .._types import BinaryOpLike, IndexLike, Scalar
 from ..errors import DimensionMismatch, NoGradient, Span
+from .apply import APPLY_BIND
 from .define import (
     NOTHING,
     Expr,
@@ -32,6 +33,9 @@ from .define import (
 )
 from .define.index import check_range, index_attr, local_with_ids, share, size_of
 from .define.lazy import kernel
+from .ewise import EWISE_ADD
+from .extract import EXTRACT
+from .form import FORM as AS
 from .mxm import output_mask
 
 gbops = kernel("gbops")
@@ -103,7 +107,49 @@ def _work(n, args, out):
 
 @ASSIGN.vjp_rule()
 def _vjp(n, g, needs, b):
-    raise NoGradient("assign has no gradient rule yet")
+    """Where the mask lets the assign through: without accum, the region's cotangent goes to A and
+    none to C there; with accum, the region is ``accum(C(I, J), A)`` (ewise_add's rule, or apply's
+    with a bound scalar). Elsewhere G goes to C (none with replace: C is emptied there)."""
+    accum, kind, first = n.attr("accum"), n.attr("mask"), 1 if n.attr("value") is not None else 2
+    region = (("rows", n.attr("rows")), ("cols", n.attr("cols")))
+    inside = outside = g
+    if kind is not None:
+        m, structure, comp = n.args[first], kind == "structure", n.attr("complement")
+        inside = b.mask(g, m, structure=structure, complement=comp)
+        outside = None if n.attr("replace") else b.mask(g, m, structure=structure, complement=not comp)
+    g_region = b.make(EXTRACT.op, (inside,), region)
+    if accum is None:
+        gCr, gA = _nothing(b, g_region), g_region
+    else:
+        gCr, gA = _through_accum(n, b, g_region, region, needs, first)
+    gC = b.make(ASSIGN.op, (inside, gCr), (*region, ("value", None), ("accum", None), ("mask", None),
+                                           ("complement", False), ("replace", False)))
+    if kind is not None and outside is not None:
+        gC = b.add(gC, outside)   # (disjoint)
+    if first == 2 and needs[1] and gA is not None and gA.type.form != n.args[1].type.form:
+        gA = b.make(AS.op, (gA,), (("form", n.args[1].type.form),))
+    return (gC, gA if first == 2 and needs[1] else None)[:first] + (None,) * (len(n.args) - first)
+
+
+def _through_accum(n, b, g_region, region, needs, first):
+    """(C(I, J)'s cotangent, A's) through ``accum(C(I, J), A)``."""
+    accum = n.attr("accum")
+    Cr = b.make(EXTRACT.op, (n.args[0],), region)
+    try:
+        if first == 2:
+            t = b.make(EWISE_ADD.op, (Cr, n.args[1]), (("op", accum),))
+            gCr, gA = EWISE_ADD.vjp(t, g_region, (True, needs[1]), b)
+        else:
+            t = b.make(APPLY_BIND.op, (Cr,), (("op", accum), ("scalar", n.attr("value")), ("side", "right")))
+            (gCr,), gA = APPLY_BIND.vjp(t, g_region, (True,), b), None
+    except NoGradient as e:
+        raise NoGradient(f"assign with accum={accum.name}: {e}") from None
+    return b.mask(gCr, Cr, structure=True), gA
+
+
+def _nothing(b, x):
+    """An empty value of x's shape: assigned without accum, it deletes the region."""
+    return b.mask(x, x, structure=True, complement=True)
 
 
 @spelling()

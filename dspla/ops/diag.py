@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DimensionMismatch, NoGradient, Span
+from ..errors import DimensionMismatch, Span
 from ..ir.types import Kind, Type
 from .define import EXPR, NOTHING, SCALAR, Expr, Family, define, make, node_of, span_or_caller, spelling, touched
 from .define.index import local_with_ids
 from .define.lazy import library
+from .resize import RESIZE
 
 gb = library("graphblas")
 
@@ -100,9 +101,18 @@ def _work(n, args, out):
     return touched(args, out)
 
 
-@BOTH.vjp_rule()
-def _vjp(n, g, needs, b):
-    raise NoGradient("diag has no gradient rule yet")
+@DIAG_MATRIX.vjp_rule()
+def _vjp_matrix(n, g, needs, b):
+    return (b.make(DIAG_VECTOR.op, (g,), (("k", n.attr("k")),)),)   # the k-th diagonal of G
+
+
+@DIAG_VECTOR.vjp_rule()
+def _vjp_vector(n, g, needs, b):
+    x, k = n.args[0], n.attr("k")
+    d = b.make(DIAG_MATRIX.op, (g,), (("k", k),))
+    if tuple(d.type.shape) != tuple(x.type.shape):   # (a non-square A: sizes known) the square one cut to A's
+        d = b.make(RESIZE.op, (d,), (("nrows", x.type.nrows), ("ncols", x.type.ncols)))
+    return (d,)
 
 
 @spelling(file=(("x", EXPR), ("k", SCALAR)))

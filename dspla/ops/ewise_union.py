@@ -26,6 +26,7 @@ from .define import (
     touched,
 )
 from .define.lazy import kernel
+from .ewise import EWISE_MULT
 
 gbops = kernel("gbops")
 
@@ -68,9 +69,25 @@ def _work(n, args, out):
     return touched(args, out)
 
 
-@EWISE_UNION.vjp_rule()
+def _linked(n):
+    return EWISE_MULT.linked(n)
+
+
+@EWISE_UNION.vjp_rule(linked=_linked)
 def _vjp(n, g, needs, b):
-    raise NoGradient("ewise_union has no gradient rule yet")
+    """A ∪ B with defaults is the intersection of A filled with ``left`` where only B is and B filled
+    with ``right`` where only A is: ewise_mult's rule on those, each cotangent cut to its operand's
+    entries (the defaults are constants)."""
+    A, B = n.args
+    fa = b.add(A, b.bind(b.mask(B, A, structure=True, complement=True), "second", n.attr("left")), "first")
+    fb = b.add(B, b.bind(b.mask(A, B, structure=True, complement=True), "second", n.attr("right")), "first")
+    both = b.make(EWISE_MULT.op, (fa, fb), (("op", n.attr("op")),))
+    try:
+        gA, gB = EWISE_MULT.vjp(both, g, needs, b)
+    except NoGradient as e:
+        raise NoGradient(str(e).replace("ewise_mult", "ewise_union", 1)) from None
+    return (None if gA is None else b.mask(gA, A, structure=True),
+            None if gB is None else b.mask(gB, B, structure=True))
 
 
 @spelling(file=(("a", EXPR), ("b", EXPR), ("op", BINARY), ("left_default", SCALAR), ("right_default", SCALAR)))

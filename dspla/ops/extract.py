@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._types import BinaryOpLike, IndexLike
-from ..errors import NoGradient, Span
+from ..errors import Span
 from ..ir.types import Type
 from .define import NOTHING, Expr, define, make, node_of, span_or_caller, spelling, touched
 from .define.index import check_range, index_attr, lower_by_parts, share, size_of, written
@@ -80,7 +80,16 @@ def _work(n, args, out):
 
 @EXTRACT.vjp_rule()
 def _vjp(n, g, needs, b):
-    raise NoGradient("extract has no gradient rule yet")
+    """C = P_I A P_Jᵀ with P_I the rows I of the identity: dA = P_Iᵀ G P_J (a repeated index sums
+    its cotangents)."""
+    x = n.args[0]
+    I, J = n.attr("rows"), n.attr("cols")
+    dt = g.type.dtype
+    if I is not None:
+        g = b.mxm(b.T(b.make(EXTRACT.op, (b.eye(x.type.nrows, dt),), (("rows", I), ("cols", None)))), g)
+    if J is not None:
+        g = b.mxm(g, b.make(EXTRACT.op, (b.eye(x.type.ncols, dt),), (("rows", J), ("cols", None))))
+    return (g,)
 
 
 @spelling()

@@ -13,6 +13,7 @@ from ..errors import DimensionMismatch, NoGradient, Span
 from ..ir.types import Kind, Type
 from .define import BINARY, EXPR, NOTHING, Expr, define, make, named, node_of, span_or_caller, spelling, touched
 from .define.lazy import kernel
+from .ewise import EWISE_MULT
 
 gbops = kernel("gbops")
 
@@ -68,9 +69,42 @@ def _work(n, args, out):
     return touched(args, out)
 
 
-@KRONECKER.vjp_rule()
+def _linked(n):
+    return EWISE_MULT.linked(n)   # (first / second read one operand's value only, as element-wise)
+
+
+@KRONECKER.vjp_rule(linked=_linked)
 def _vjp(n, g, needs, b):
-    raise NoGradient("kronecker has no gradient rule yet")
+    """C[i·mb + k, j·nb + l] = op(A[i, j], B[k, l]) is ewise_mult's op on A and B spread to C's
+    shape (``kronecker(A, B, first)``, ``(.., second)``): its rule gives their cotangents there,
+    then dA[i, j] sums A's over its block and dB[k, l] over its position in every block, as
+    products with 0/1 matrices (the identity kronecker a row of ones)."""
+    A, B = n.args
+    dt = g.type.dtype
+    spread = [b.make(KRONECKER.op, (A, B), (("op", algebra.get_binary(side)),)) for side in ("first", "second")]
+    both = b.make(EWISE_MULT.op, tuple(spread), (("op", n.attr("op")),))
+    try:
+        parts = EWISE_MULT.vjp(both, g, needs, b)
+    except NoGradient as e:
+        raise NoGradient(str(e).replace("ewise_mult", "kronecker", 1)) from None
+    (ma, na), (mb, nb) = A.type.shape, B.type.shape
+    out = []
+    for blocks, h in zip((True, False), parts):
+        out.append(None if h is None else
+                   b.mxm(b.mxm(_sums(b, ma, mb, dt, blocks), h), b.T(_sums(b, na, nb, dt, blocks))))
+    return tuple(out)
+
+
+def _sums(b, outer: int, inner: int, dt, blocks: bool):
+    """The 0/1 matrix that sums the rows (outer · inner of them, as C's) of each block
+    (``blocks``: outer x outer·inner, I ⊗ 1ᵀ) or of each position in the blocks (inner x
+    outer·inner, 1ᵀ ⊗ I)."""
+    times = (("op", algebra.get_binary("times")),)
+    if blocks:
+        pair = (b.eye(outer, dt), b.ones_row(inner, dt)) if inner != 1 else None
+        return b.eye(outer, dt) if pair is None else b.make(KRONECKER.op, pair, times)
+    pair = (b.ones_row(outer, dt), b.eye(inner, dt)) if outer != 1 else None
+    return b.eye(inner, dt) if pair is None else b.make(KRONECKER.op, pair, times)
 
 
 @spelling(file=(("a", EXPR), ("b", EXPR), ("op", BINARY)))

@@ -51,7 +51,12 @@ def _work(n, args, out):
 
 @RESIZE.vjp_rule()
 def _vjp(n, g, needs, b):
-    raise NoGradient("resize has no gradient rule yet")
+    """G cut (or padded) back to x's shape: x's entries outside the new shape get no cotangent."""
+    x = n.args[0]
+    for new, old in zip(n.type.shape, x.type.shape):
+        if isinstance(old, str) and new != old:
+            raise NoGradient(f"resize from the dim {old} to {new}: its gradient needs {old}'s size known")
+    return (b.make(RESIZE.op, (g,), (("nrows", x.type.nrows), ("ncols", x.type.ncols))),)
 
 
 @spelling(file=(("x", EXPR), ("nrows", DIM), ("ncols", DIM)))

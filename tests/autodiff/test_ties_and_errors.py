@@ -123,6 +123,8 @@ output dW
     (lambda A, W: dp.mxm(A, W, "min_max"), ["min_max"]),
     (lambda A, W: dp.apply(A @ W, "rowindex") * (A @ W), ["rowindex"]),
     (lambda A, W: dp.ewise_mult(A @ W, A @ W, "lt") * (A @ W), ["comparison"]),
+    (lambda A, W: dp.assign(A @ W, W[0:2, :], [1, 2], None, accum="times"), ["assign with accum=times"]),
+    (lambda A, W: dp.kronecker(W, W, "lt") * dp.kronecker(W, W), ["kronecker", "comparison"]),
 ])
 def test_ops_without_gradient(build, words):
     A, W = dp.dense("A", (4, 4)), dp.param("W", (4, 2))

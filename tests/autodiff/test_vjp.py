@@ -17,6 +17,7 @@ SB, DB = P("sparse", (k, m)), P("dense", (k, m))
 X, Y = P("sparse", (n, m)), P("sparse", (n, m))
 Xd, Yd = P("dense", (n, m)), P("dense", (n, m))
 Xpos, Ypos = P("sparse", (n, m), "pos"), P("dense", (n, m), "pos")
+V, DB2 = P("sparse", (n, 1), density=0.8), P("dense", (2, 3))
 
 
 CASES = {
@@ -126,6 +127,49 @@ CASES = {
     "dropout keeping the pattern": (lambda X, s: X * (dp.dropout_mask(X, 0.4, s) + 0 * X),
                                     {"X": X, "s": I("seed", (1, 1))}),
     "cast": (lambda X: dp.cast(X, "float64") * X, {"X": X}),
+    # indexing and structure (GraphBLAS's extract, assign, diag, resize, kronecker, eWiseUnion)
+    "extract rows and columns (repeats)": (lambda X: dp.extract(X, [3, 0, 3], [2, 1]), {"X": X}),
+    "extract a slice": (lambda X: X[1:4, :], {"X": Xd}),
+    "extract from a vector": (lambda v: dp.as_matrix(dp.extract(dp.as_vector(v), [4, 1, 1])), {"v": V}),
+    "assign": (lambda C, A: dp.assign(C, A, [3, 1], [0, 2]), {"C": X, "A": P("sparse", (2, 2), density=0.7)}),
+    "assign accum plus": (lambda C, A: dp.assign(C, A, [3, 1], [0, 2], accum="plus"),
+                          {"C": X, "A": P("sparse", (2, 2), density=0.7)}),
+    "assign accum minus": (lambda C, A: dp.assign(C, A, [3, 1], None, accum="minus"),
+                           {"C": Xd, "A": P("sparse", (2, m), density=0.7)}),
+    "assign accum minus, sparse C": (lambda C, A: dp.assign(C, A, [3, 1], None, accum="minus"),
+                                     {"C": X, "A": P("sparse", (2, m), density=0.7)}),
+    "assign accum max": (lambda C, A: dp.assign(C, A, [4, 2], [1, 0], accum="max"),
+                           {"C": X, "A": P("dense", (2, 2))}),
+    "assign a scalar": (lambda C: dp.assign(C, 2.0, [3, 1], [0, 2]), {"C": X}),
+    "assign a scalar, accum times": (lambda C: dp.assign(C, 2.0, [3, 1], [0, 2], accum="times"), {"C": X}),
+    "kronecker div": (lambda A, B: dp.kronecker(A, B, "div"),
+                      {"A": P("sparse", (2, 2), density=0.7), "B": P("sparse", (2, 3), "pos", density=0.7)}),
+    "assign masked": (lambda C, A, M: dp.assign(C, A, [3, 1], [0, 2], mask=M, structure=True),
+                      {"C": Xd, "A": P("sparse", (2, 2), density=0.7), "M": I("sparse", (n, m))}),
+    "assign complement mask, replace": (
+        lambda C, A, M: dp.assign(C, A, [3, 1], [0, 2], mask=M, structure=True, complement=True, replace=True),
+        {"C": Xd, "A": P("dense", (2, 2)), "M": I("sparse", (n, m))}),
+    "assign a row from a vector": (lambda C, v: dp.assign(C, dp.as_vector(v), 2, None),
+                                   {"C": X, "v": P("sparse", (m, 1), density=0.7)}),
+    "diag of a vector": (lambda v: dp.diag(dp.as_vector(v), 1), {"v": V}),
+    "diag of a matrix": (lambda X: dp.as_matrix(dp.diag(X, -1)), {"X": Xd}),
+    "diag of a square matrix": (lambda X: dp.as_matrix(dp.diag(X, 1)), {"X": P("sparse", (4, 4), density=0.7)}),
+    "resize": (lambda X: dp.resize(X, 3, 6), {"X": Xd}),
+    "ewise_union plus": (lambda X, Y: dp.ewise_union(X, Y, "plus", 0.5, -2.0), {"X": X, "Y": Y}),
+    "ewise_union times": (lambda X, Y: dp.ewise_union(X, Y, "times", 0.5, -2.0), {"X": X, "Y": Y}),
+    "ewise_union minus": (lambda X, Y: dp.ewise_union(X, Y, "minus", 0.5, -2.0), {"X": X, "Y": Yd}),
+    "ewise_union div": (lambda X, Y: dp.ewise_union(X, Y, "div", 0.5, 2.0), {"X": X, "Y": Xpos}),
+    "kronecker times": (lambda A, B: dp.kronecker(A, B, "times"),
+                        {"A": P("sparse", (3, 2), density=0.7), "B": P("sparse", (2, 3), density=0.7)}),
+    "kronecker plus": (lambda A, B: dp.kronecker(A, B, "plus"), {"A": P("sparse", (3, 2), density=0.7), "B": DB2}),
+    "kronecker minus, one column": (lambda A, B: dp.kronecker(A, B, "minus"),
+                                    {"A": P("sparse", (3, 2), density=0.7), "B": P("dense", (2, 1))}),
+    "kronecker first": (lambda A, B: dp.kronecker(A, B, "first"),
+                        {"A": P("sparse", (3, 2), density=0.7), "B": P("sparse", (2, 2), density=0.8)}),
+    "kronecker second": (lambda A, B: dp.kronecker(A, B, "second"),
+                         {"A": P("dense", (3, 2)), "B": P("dense", (2, 2))}),
+    "kronecker first times second": (lambda A, B: dp.kronecker(A, B, "first") * dp.kronecker(A, B, "second"),
+                                   {"A": P("sparse", (3, 2), density=0.7), "B": P("sparse", (2, 2), density=0.8)}),
     "relu of a two-layer product": (lambda A, W1, W2: A @ dp.relu(A.T @ A @ W1) @ W2,
                                     {"A": I("sparse", (n, n), density=0.6), "W1": P("dense", (n, 2)),
                                      "W2": P("dense", (2, m))}),
