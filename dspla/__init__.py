@@ -72,7 +72,7 @@ _MODULES = ("formats", "models", "plot")
 
 
 _SPELLED: dict[str, Any] = {}
-_LOADING: list[bool] = []
+_loading = False
 
 
 def _load_language() -> None:
@@ -84,9 +84,10 @@ def _load_language() -> None:
     and no garbage: the collector is off meanwhile, and what it made is then set aside
     (gc.freeze, as the runtime does with a plan: dspla.runtime.process) so that no later
     collection scans it again (about a tenth of a command's start-up)."""
-    if _SPELLED or _LOADING:   # (loaded, or loading: a name asked meanwhile is not there yet)
+    global _loading
+    if _SPELLED or _loading:   # (loaded, or loading: a name asked meanwhile is not there yet)
         return
-    _LOADING.append(True)
+    _loading = True
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -100,7 +101,7 @@ def _load_language() -> None:
                          quiet=quiet)
         _SPELLED.update(eager.SPELLED)
     finally:
-        _LOADING.clear()
+        _loading = False
         gc.freeze()
         if collecting:
             gc.enable()

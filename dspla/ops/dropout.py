@@ -48,12 +48,17 @@ def _threshold(p: float) -> np.uint64:
     return np.uint64(int(np.ceil(p * (1 << 53))))
 
 
-def dropout_keep(seed: int, rows: np.ndarray, cols: np.ndarray, p: float) -> np.ndarray:
-    """Whether entry (row, col) survives dropout: a counter-based hash (splitmix64) of
-    (seed, global row, global column), so the mask does not depend on how rows are distributed."""
+def hash53(seed: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """A counter-based hash (splitmix64) of (seed, global row, global column), its top 53 bits:
+    the same at any number of processes, however rows are distributed (dropout, random)."""
     with np.errstate(over="ignore"):
-        z = (np.uint64(seed) * _M1 + rows.astype(np.uint64) * _M2 + cols.astype(np.uint64) * _M3)
-    return (_mix(z) >> np.uint64(11)) >= _threshold(p)
+        z = np.uint64(seed & (2 ** 64 - 1)) * _M1 + rows.astype(np.uint64) * _M2 + cols.astype(np.uint64) * _M3
+    return _mix(z) >> np.uint64(11)
+
+
+def dropout_keep(seed: int, rows: np.ndarray, cols: np.ndarray, p: float) -> np.ndarray:
+    """Whether entry (row, col) survives dropout: its hash53 as a fraction of 2^53 is >= p."""
+    return hash53(seed, rows, cols) >= _threshold(p)
 
 
 def dropout_keep_full(seed: int, rows: np.ndarray, cols: np.ndarray, p: float) -> np.ndarray:

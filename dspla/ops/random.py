@@ -11,7 +11,7 @@ from ..errors import DimensionMismatch, DomainMismatch, Span
 from ..ir.types import DType
 from .define import EXPR, Expr, define, make, node_of, span_or_caller, spelling, touched
 from .define.lazy import kernel, library
-from .dropout import _M1, _M2, _M3, _mix
+from .dropout import hash53
 
 gb = library("graphblas")
 _item = kernel("item")
@@ -30,10 +30,8 @@ def _type(args, attrs, given, where, span):
 
 
 def uniform(seed: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """The number at each (row, col): splitmix64 of (seed, row, col), its top 53 bits over 2^53."""
-    with np.errstate(over="ignore"):
-        z = np.uint64(seed & (2 ** 64 - 1)) * _M1 + rows.astype(np.uint64) * _M2 + cols.astype(np.uint64) * _M3
-    return (_mix(z) >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+    """The number at each (row, col): its hash53 over 2^53."""
+    return hash53(seed, rows, cols).astype(np.float64) * (1.0 / (1 << 53))
 
 
 @RANDOM.eval_rule()
