@@ -102,6 +102,7 @@ class RunOptions(TypedDict, total=False):
     iterations: int | None              # how many times the plan will run
     spmd: bool                          # every rank plans its own program
     message_bytes: int                  # p2p1d: larger row sets travel in chunks of this size
+    ranks_per_node: int | None          # p2p1d_node: consecutive ranks sharing a node (None: all on one)
     shared_memory_bytes: int            # set by the session (ranks on one node): a value given is replaced
     overflow: str                       # an int64 sum or product leaving int64: "error" or "wrap"
 

@@ -203,6 +203,9 @@ def add_plan_tuning(p):
     p.add_argument("--message-bytes", type=POSITIVE, default=32 << 20, metavar="BYTES", help="p2p1d: rows bigger "
                    "than this travel in chunks of it, two posted at a time (bounds what a rank holds of the rows "
                    "it receives)")
+    p.add_argument("--ranks-per-node", type=POSITIVE, metavar="R", help="p2p1d_node: R consecutive ranks share a "
+                   "node; rows bound for another node are gathered, sent once per node pair and scattered "
+                   "(default: every rank on one node)")
 
 
 def parse_plan(specs) -> str | dict[str, str]:
