@@ -16,7 +16,7 @@ class Options:
     parts: np.ndarray | None = None
     seed: int = 0
     eps: float = 0.03
-    replication: int | None = None   # shift1d / 15d; None: 2 when it divides P, else 1
+    replication: int | None = None   # shift1d / 15d / 15d_sparse; None: 2 if it divides P (15d_sparse: the model's c)
     stripe_width: int | None = None  # twoface
     grid: tuple | None = None        # 3d: the X x Y x Z process grid (None: closest to a cube, Z <= K)
     memory_cap: float | None = None  # twoface, bytes per process

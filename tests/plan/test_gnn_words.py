@@ -105,3 +105,18 @@ def test_node_rounds_against_a_brute_force_count():
     steps, _, _ = rounds(A, parts, P, rpn)
     for (s, d, rows), w in zip(steps, want):
         assert {(int(a), int(b)): int(n) for a, b, n in zip(s, d, rows)} == {k: len(v) for k, v in w.items()}
+
+
+@pytest.mark.parametrize("P", [4, 12, 16])
+def test_15d_sparse_c_is_the_models_fastest(P):
+    """Without --replication, 15d_sparse weighs every c with c^2 <= P dividing P and keeps the one
+    the model predicts fastest: the same prediction as asking for that c, none faster; explain
+    says what each c would take."""
+    from dspla.plan.plans.sparse15d import choices
+    _, prod, _ = _planned(P, "15d_sparse")
+    asked = {c: _planned(P, "15d_sparse", replication=c)[1].predicted for c in choices(P)}
+    best = min(asked, key=lambda c: (asked[c]["predicted_s"], c))
+    assert prod.predicted["predicted_s"] == asked[best]["predicted_s"]
+    assert prod.predicted["words"] == asked[best]["words"]
+    (note,) = [x for x in prod.notes if x.startswith("15d_sparse: c by the model")]
+    assert f"c={best} " in note and "<- chosen" in note and all(f"c={c} " in note for c in choices(P))
