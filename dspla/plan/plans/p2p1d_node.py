@@ -29,7 +29,7 @@ from ...costmodel.nodeaware import Nodes
 from ...instr import DropRows, Fill, Free, MxM, Pack, Recv, RecvMxM, Send, StackRows, TakeRows, WaitSends
 from ..spmd import exchange
 from . import register_plan
-from .p2p1d import _values_only, add_remote_block, narrow_only, own_sets, split_by_owner
+from .p2p1d import _values_only, add_remote_block, narrow_only, own_recvs, split_by_owner
 
 
 def ranks_per_node(ctx) -> int:
@@ -104,10 +104,10 @@ def lower(ctx):
 
 
 def lower_spmd(ctx):
-    """This rank's program from its own rows: its receives from the ownership map, then three
+    """This rank's program from its own rows: p2p1d's receives from the ownership map, then three
     exchanges of lists (plan/spmd.py), one per step, from the last step back to the first."""
     me = ctx.me
-    recvs, _ = own_sets(ctx.comm, ctx.A, ctx.cols, me, ctx.P)
+    recvs = own_recvs(ctx.A, ctx.cols, me, ctx.P)
     nodes = Nodes(ctx.P, ranks_per_node(ctx))
     lists = routes({me: recvs}, ctx.cols.parts, nodes, lambda d: {me: exchange(ctx.comm, d[me])})
     rank_program(ctx, me, ctx.A, lists[me])
