@@ -92,7 +92,7 @@ class RunOptions(TypedDict, total=False):
     parts: NDArray[np.integer[Any]] | None   # the owner of each row (partition="file")
     seed: int
     eps: float                          # the partitioner's imbalance
-    replication: int | None             # shift1d / 15d (None: 2 when it divides P, else 1)
+    replication: int | None             # shift1d / 15d / 15d_sparse (None: 2 if it divides P; 15d_sparse: the model's)
     stripe_width: int | None            # twoface
     grid: tuple[int, int, int] | None   # 3d: the X x Y x Z process grid (None: closest to a cube)
     memory_cap: float | None            # twoface, bytes per process
@@ -102,6 +102,7 @@ class RunOptions(TypedDict, total=False):
     iterations: int | None              # how many times the plan will run
     spmd: bool                          # every rank plans its own program
     message_bytes: int                  # p2p1d: larger row sets travel in chunks of this size
+    ranks_per_node: int | None          # p2p1d_node: consecutive ranks sharing a node (None: all on one)
     shared_memory_bytes: int            # set by the session (ranks on one node): a value given is replaced
     overflow: str                       # an int64 sum or product leaving int64: "error" or "wrap"
 

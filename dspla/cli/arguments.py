@@ -191,8 +191,9 @@ def add_plan_option(p):
 
 def add_plan_tuning(p):
     """The plans' own settings, the same for a run and for its explain."""
-    p.add_argument("--replication", "-c", type=POSITIVE, help="replication factor c of shift1d / 15d, a divisor "
-                   "of P (default: 2 when it divides P, else 1; 15d: 2 only from P = 4)")
+    p.add_argument("--replication", "-c", type=POSITIVE, help="replication factor c of shift1d / 15d / 15d_sparse, "
+                   "a divisor of P (default: 2 when it divides P, else 1; 15d: 2 only from P = 4; 15d_sparse: the c "
+                   "with c^2 <= P the model predicts fastest)")
     p.add_argument("--stripe-width", type=POSITIVE, metavar="W", help="twoface stripe width W, at least 1 "
                    "(default: the plan's choice from the graph)")
     p.add_argument("--grid", type=grid3, metavar="XxYxZ", help="3d: the process grid, X*Y*Z = P and Z <= the "
@@ -203,6 +204,9 @@ def add_plan_tuning(p):
     p.add_argument("--message-bytes", type=POSITIVE, default=32 << 20, metavar="BYTES", help="p2p1d: rows bigger "
                    "than this travel in chunks of it, two posted at a time (bounds what a rank holds of the rows "
                    "it receives)")
+    p.add_argument("--ranks-per-node", type=POSITIVE, metavar="R", help="p2p1d_node: R consecutive ranks share a "
+                   "node; rows bound for another node are gathered, sent once per node pair and scattered "
+                   "(default: every rank on one node)")
 
 
 def parse_plan(specs) -> str | dict[str, str]:

@@ -88,7 +88,8 @@ def run(args):
         check_choices(plan, args.partition, f.program)
         options = dict(plan=plan, partition=args.partition, seed=args.seed, replication=args.replication,
                        stripe_width=args.stripe_width, memory_cap=args.memory_cap, iterations=args.iterations,
-                       message_bytes=args.message_bytes, grid=args.grid)
+                       message_bytes=args.message_bytes, grid=args.grid,
+                       ranks_per_node=args.ranks_per_node)
         out = f.explain(np=args.np, dims=dims, density=args.density, json=args.json, dump_after=args.dump_after,
                         timings=args.timings, options=options, **given)
     except MissingDims as e:   # said in the command line's terms

@@ -210,7 +210,8 @@ def _options(args, plan, parts) -> dict:
     options = {"plan": plan, "partition": args.partition, "seed": args.seed, "eps": args.eps,
                "replication": args.replication, "stripe_width": args.stripe_width, "cache": not args.no_cache,
                "memory_cap": args.memory_cap, "iterations": args.repeat, "spmd": not args.rank0_planning,
-               "message_bytes": args.message_bytes, "grid": args.grid}
+               "message_bytes": args.message_bytes, "grid": args.grid,
+               "ranks_per_node": args.ranks_per_node}
     if args.partition_file:
         options.update(parts=parts, partition="file")
     return options

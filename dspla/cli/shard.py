@@ -21,6 +21,7 @@ from ..formats.shards import write_shards
 from ..models.data import load_node_data, shard_inputs
 from ..partition import METHODS, partition
 from ..partition.partitioner import as_pattern
+from ..partition.vertex_owners import EDGE_OF, edge_table
 from .arguments import NP, add_dataset_options, input_files, parse_inputs
 from .partition import add_partition_args, method_params
 
@@ -111,8 +112,10 @@ def run(args):
         if args.backend:
             params["backend"] = args.backend
     ids = _node_ids(graphs, graph, n)
+    # an edge partition's parts go with the set: each rank plans vertexcut from its share of them
+    edges = edge_table(as_pattern(data[graph]), args.P, method, args.eps, args.seed) if method in EDGE_OF else None
     m = write_shards(args.out, data, parts, args.P, dim=args.dim, method=method, params=params,
-                     progress=not args.quiet, extra={"dataset": dataset} if dataset else None, ids=ids)
+                     progress=not args.quiet, extra={"dataset": dataset} if dataset else None, ids=ids, edges=edges)
     size = sum(f["bytes"] for f in m["files"].values())
     ins = ", ".join(f"{k} {v['kind']}[{v['shape'][0]}x{v['shape'][1]}] {v['dtype']}" for k, v in m["inputs"].items())
     print(f"wrote {args.out}: {ins}; P={args.P}, partition {method}, rows per process "

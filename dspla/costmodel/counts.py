@@ -134,6 +134,14 @@ def _stack_mxm(i, v, c, t):
         c["pack_words"] += (stacked - sum(r.nrows for r in map(v.recvs.get, i.recvs) if r is not None)) * v.K
 
 
+@count_rule(ir.StackRows)
+def _stack_rows(i, v, c, t):
+    # the rows that arrived copied after own's, to be forwarded by the Packs that follow
+    rows = sum(r.nrows for r in map(v.recvs.get, i.recvs) if r is not None)
+    c["pack_words"] += rows * v.K
+    c["memory_bytes"] += rows * v.K * v.itemsize
+
+
 def _spgemm(i, v, c, stacked: int):
     # a sparse x sparse product's multiply-adds and output entries (SuiteSparse's hash/Gustavson
     # kernels cost ~10x an SpMM's per nonzero: model.SPGEMM_S prices them); in column batches,

@@ -32,10 +32,10 @@ import scipy.sparse as sp
 from ..analysis import comm_plan
 from ..partition import partition, random_parts
 from ..partition.vertex_owners import EDGE_OF, edge_owner
-from . import cagnet
+from . import cagnet, nodeaware
 from .cluster import Cluster, Level
 
-SPARSE_PLANS = ("p2p1d", "15d_sparse", "vertexcut")
+SPARSE_PLANS = ("p2p1d", "p2p1d_node", "15d_sparse", "vertexcut")
 EDGE_METHODS = tuple(EDGE_OF)   # the edge partitions vertexcut runs on
 
 
@@ -329,6 +329,28 @@ def vertexcut_candidate(shape: Shape, P: int, f, cluster: Cluster, method: str, 
     return _record(f"vertexcut {method}", "exact", t, words, msgs, mem)
 
 
+def p2p1d_node_candidate(shape: Shape, P: int, f, cluster: Cluster, seed: int = 0, method: str = "random") -> dict:
+    """p2p1d_node with the cluster's ranks per node, counted exactly (nodeaware.rounds): each SpMM
+    three rounds of point-to-point messages (gather in the node, across, scatter), one after the
+    other; the products on the blocks each rank receives."""
+    A, work = shape.A, Work.of(f)
+    key = (id(A), A.nnz, P, method, seed)
+    parts = _memo(key + (1, "parts"), lambda: row_parts(A, P, method, seed))
+    steps, owner, block = _memo(key + (cluster.ranks_per_node, "node"),
+                                lambda: nodeaware.rounds(A, parts, P, cluster.ranks_per_node))
+    nnz_rank = np.bincount(parts, weights=np.diff(A.indptr), minlength=P)
+    t = cluster.spmm_seconds(nnz_rank * sum(work.spmms), block_rows(A, owner, block, P) * sum(work.spmms))
+    for w in work.spmms:
+        t = t + sum(cluster.p2p_seconds(P, s, d, rows * w) for s, d, rows in steps if s.size)
+    got = sum(np.bincount(d, weights=rows, minlength=P) for _, d, rows in steps)
+    msgs = sum(np.bincount(d, minlength=P) for _, d, _ in steps) * len(work.spmms)
+    held = got + np.bincount(steps[0][0], weights=steps[0][2], minlength=P)   # (the stacks forwarded)
+    mem = nnz_rank * 12 + (np.bincount(parts, minlength=P) * len(work.spmms) / 2 + held) * max(work.spmms) * \
+        cluster.word_bytes
+    return _record("p2p1d_node", "exact", t + _dw(cluster, P, work), got * sum(work.spmms) + sum(work.dw),
+                   msgs + len(work.dw) * math.ceil(math.log2(max(P, 2))), mem)
+
+
 def grid3d_words(n_rows: np.ndarray, K: int, grid: tuple) -> np.ndarray:
     """Words each rank receives in one 3d product, from the 1D row counts alone (as the plan's
     instructions count them): the fiber all-to-all of B, the column all-gather, the ring
@@ -407,6 +429,8 @@ def product_candidates(shape: Shape, P: int, K: int, cluster: Cluster, seed: int
     """Every candidate for one product A @ B of width K at P, fastest first (what explain shows)."""
     w = Work.product(K)
     cands = cagnet_candidates(shape, P, w, cluster) + sparse_candidates(shape, P, w, cluster, seed, method)
+    if shape.A is not None and P > cluster.ranks_per_node:
+        cands.append(p2p1d_node_candidate(shape, P, w, cluster, seed, method))
     if P >= 8:
         cands.append(dspla_3d(shape, P, w, cluster))
     return sorted(cands, key=lambda c: c["predicted_s"])
@@ -414,6 +438,8 @@ def product_candidates(shape: Shape, P: int, K: int, cluster: Cluster, seed: int
 
 def _candidates(sh: Shape, P: int, f, cluster: Cluster, seed: int, method: str, edge: str | None) -> list[dict]:
     cands = cagnet_candidates(sh, P, f, cluster) + sparse_candidates(sh, P, f, cluster, seed, method)
+    if sh.A is not None and P > cluster.ranks_per_node:
+        cands.append(p2p1d_node_candidate(sh, P, f, cluster, seed, method))
     if P >= 8:
         cands.append(dspla_3d(sh, P, f, cluster))
     if edge is not None and P > 1:

@@ -14,6 +14,9 @@ A shard set is a directory:
     rank00000/A.indices.npy        (int64) and values in the input's dtype
     rank00000/A.data.npy
     rank00000/X.npy                a dense input's rows (C order)
+    rank00000/edges.keys.npy       (a set sharded on an edge partition, for vertexcut) the undirected
+    rank00000/edges.parts.npy      edges incident to this rank's rows, u * n + v with u < v,
+                                   ascending (int64), and each one's part (int64)
 
 Every file is an uncompressed ``.npy``: a rank maps its pieces (``np.load(mmap_mode='r')``)
 instead of reading a container. The ownership map is replicated (4 bytes a row: 4 MB for a
@@ -101,12 +104,14 @@ def _prepare(out: str, P: int):
 
 def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str = "n", method: str = "?",
                  params: dict | None = None, progress: bool = True, extra: dict | None = None,
-                 ids: np.ndarray | None = None) -> dict:
+                 ids: np.ndarray | None = None, edges: tuple | None = None) -> dict:
     """Write ``inputs`` (name -> scipy sparse matrix or 2-D numpy array, all with ``len(parts)``
     rows) row-partitioned by ``parts`` (row -> process in 0..P-1) to the directory ``out``;
     returns the manifest. One rank's pieces exist at a time (besides the inputs and the map).
     ``extra``: more manifest entries (a training dataset's name and description). ``ids``: the
-    original node id of each row (numbers or strings), kept in the set."""
+    original node id of each row (numbers or strings), kept in the set. ``edges``: an edge
+    partition (keys u * n + v ascending, parts; partition.vertex_owners.edge_table), each rank
+    given the edges incident to its rows."""
     parts = np.asarray(parts)
     n = parts.size
     if ids is not None and (len(ids) != n or np.asarray(ids).dtype.kind not in "iuU"):
@@ -147,6 +152,12 @@ def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str 
         d = rank_dir(r)
         os.makedirs(os.path.join(out, d), exist_ok=True)
         _save(out, f"{d}/rows.npy", rows.astype(np.int64), files)
+        if edges is not None:
+            mine = np.zeros(n, dtype=bool)
+            mine[rows] = True
+            keep = mine[edges[0] // n] | mine[edges[0] % n]
+            _save(out, f"{d}/edges.keys.npy", np.asarray(edges[0][keep], dtype=np.int64), files)
+            _save(out, f"{d}/edges.parts.npy", np.asarray(edges[1][keep], dtype=np.int64), files)
         for name, v in inputs.items():
             if name in csr:
                 B = csr[name][rows]
@@ -164,7 +175,7 @@ def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str 
     manifest = {"format": FORMAT, "version": VERSION, "P": int(P), "dim": dim, "rows": int(n),
                 "method": method, "params": params or {}, "inputs": meta,
                 "counts": [int(c) for c in counts], **(extra or {}), **({"ids": IDS} if ids is not None else {}),
-                "files": files}
+                **({"edges": method} if edges is not None else {}), "files": files}
     with atomic_write(os.path.join(out, MANIFEST), "w") as fh:   # last: the set is complete
         json.dump(manifest, fh, indent=1)
     return manifest
@@ -299,6 +310,17 @@ def read_rank(folder: str, m: dict, r: int, names=None, verify: bool = True, raw
                 raise ShardError(f"{folder}/{d}/{name}.npy has shape {out[name].shape}, expected "
                                  f"({rows.size}, {info['shape'][1]})")
     return rows, out
+
+
+def read_edges(folder: str, m: dict, r: int, verify: bool = True) -> tuple | None:
+    """Rank r's share of the set's edge partition (keys, parts), or None when it has none."""
+    if "edges" not in m:
+        return None
+    d = rank_dir(r)
+    keys, parts = (np.asarray(_file(folder, m, f"{d}/edges.{x}.npy", verify, mmap=False)) for x in ("keys", "parts"))
+    if keys.shape != parts.shape or keys.ndim != 1:
+        raise ShardError(f"{folder}/{d}: edges.keys.npy and edges.parts.npy disagree ({keys.shape}, {parts.shape})")
+    return keys, parts
 
 
 def read_rows(folder: str, m: dict, rows: np.ndarray, names=None, raw: bool = False) -> dict:

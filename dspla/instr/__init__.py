@@ -20,7 +20,18 @@ from .collectives import (
 )
 from .compute import CastTo, DropRows, Empty, Fill, Free, Local, MxM, Pack, StackedMxM, TakeCols, TakeRows, Unpermute
 from .loops import Loop, walk
-from .messages import FetchMxM, PackSparse, Recv, RecvMxM, SampledMxM, Send, SendRecvRows, StackMxM, WaitSends
+from .messages import (
+    FetchMxM,
+    PackSparse,
+    Recv,
+    RecvMxM,
+    SampledMxM,
+    Send,
+    SendRecvRows,
+    StackMxM,
+    StackRows,
+    WaitSends,
+)
 from .onesided import Get, WinExpose
 from .program import Choice, RankProgram
 
@@ -33,6 +44,7 @@ __all__ = [
     "BcastSparse", "CastTo", "Choice", "DropRows", "Empty", "FetchMxM", "Fill", "Free", "Get", "IBcast",
     "ISmallAllreduce",
     "Instr", "Local", "Loop", "MxM", "Pack", "PackSparse", "RankProgram", "Recv", "RecvMxM", "Redistribute",
-    "SampledMxM", "Send", "SendRecvRows", "SmallAllreduce", "StackMxM", "StackedMxM", "TakeCols", "TakeRows", "Traffic",
+    "SampledMxM", "Send", "SendRecvRows", "SmallAllreduce", "StackMxM", "StackRows", "StackedMxM", "TakeCols",
+    "TakeRows", "Traffic",
     "TransposeRows", "Unpermute", "WaitAllreduce", "WaitSends", "Where", "WinExpose", "ring_allreduce_words", "walk",
 ]

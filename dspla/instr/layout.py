@@ -28,9 +28,12 @@ REP = Layout("rep")
 class DimPart:
     """The owners of the indices of one partitioned dim."""
 
-    def __init__(self, dim: str, parts: np.ndarray, P: int, method: str = "?"):
+    def __init__(self, dim: str, parts: np.ndarray, P: int, method: str = "?", edges: tuple | None = None):
         parts = np.asarray(parts, dtype=np.int64)
         self.dim, self.parts, self.P, self.method = dim, parts, P, method
+        # an edge partition's (keys lo * n + hi ascending, parts) of the undirected edges incident
+        # to this rank's rows (a shard set written for vertexcut), or None
+        self.edges = edges
         self.size = parts.size
         if P == 1:   # one process owns everything in order: no sorts (they cost ~2 ms at 82K rows per plan)
             ids = np.arange(self.size, dtype=np.int64)
@@ -53,6 +56,14 @@ class DimPart:
         # what identifies the distribution: values laid out on equal keys are conformal
         self.key = (self.size, P, hashlib.blake2b(parts.tobytes(), digest_size=16).hexdigest())
 
+
+def edge_share(edges: tuple, rows: np.ndarray, n: int) -> tuple:
+    """The entries of an edge table (keys lo * n + hi ascending, parts) whose edges are incident
+    to ``rows``: a rank's share of an edge partition."""
+    mine = np.zeros(n, dtype=bool)
+    mine[rows] = True
+    keep = mine[edges[0] // n] | mine[edges[0] % n]
+    return edges[0][keep], edges[1][keep]
 
 
 def canonical(type_, dims: dict) -> Layout:

@@ -126,6 +126,16 @@ class StackMxM(Instr):
 
 
 @dataclass(frozen=True, eq=False)
+class StackRows(Instr):
+    """out = [own; the rows of each posted receive, in posting order], once all have arrived: the
+    rows a rank forwards (p2p1d_node), packed from there. The receives' traffic is their own."""
+    out: int
+    own: int
+    recvs: tuple
+    READS, WRITES = ("own", "recvs"), ("out",)
+
+
+@dataclass(frozen=True, eq=False)
 class SampledMxM(Instr):
     """out = (a ⊕.⊗ bᵀ) computed only at the entries of ``mask`` (its structure): the sampled
     dense-dense product (SDDMM) of row pieces, out and mask laid out like a (rows), columns

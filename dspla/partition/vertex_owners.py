@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..instr.layout import edge_share
 from .edge import edge_partition
 from .registry import Method, register
 
@@ -32,16 +33,36 @@ def owners_from_edges(edges: np.ndarray, parts: np.ndarray, n: int, P: int, seed
 def edge_owner(A, P: int, method: str, eps: float, seed: int, row_parts: np.ndarray) -> np.ndarray:
     """The rank of every stored entry of A (CSR order) under the edge partition ``method`` (spac,
     hypergraph-edge): an off-diagonal entry its undirected edge's part, a diagonal one its row's."""
+    keys, parts = edge_table(A, P, method, eps, seed)
+    return entry_owner(A, np.arange(A.shape[0]), keys, parts, row_parts)
+
+
+def edge_table(A, P: int, method: str, eps: float, seed: int, rows: np.ndarray | None = None) -> tuple:
+    """The edge partition ``method`` of A's undirected edges as (keys lo * n + hi ascending, parts);
+    with ``rows``, of the edges incident to those rows only (a rank's share of it)."""
     e = edge_partition(A, P, EDGE_OF[method], eps=eps, seed=seed, progress=False)
-    n = A.shape[0]
-    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(A.indptr))
-    col = A.indices.astype(np.int64)
-    keys = e.edges[:, 0] * n + e.edges[:, 1]                     # u < v, sorted (triu in CSR order)
-    lo, hi = np.minimum(row, col), np.maximum(row, col)
-    at = np.searchsorted(keys, lo * n + hi)
-    owner = row_parts[row].copy()
+    keys = e.edges[:, 0].astype(np.int64) * A.shape[0] + e.edges[:, 1]   # u < v, sorted (triu in CSR order)
+    parts = np.asarray(e.parts, dtype=np.int64)
+    return (keys, parts) if rows is None else edge_share((keys, parts), rows, A.shape[0])
+
+
+def entry_owner(A_rows, rows: np.ndarray, keys: np.ndarray, parts: np.ndarray, row_parts: np.ndarray) -> np.ndarray:
+    """The rank of every stored entry of the rows ``A_rows`` (CSR, global columns; global row ids
+    ``rows``) from an edge table (edge_table): its undirected edge's part, a diagonal entry its
+    row's owner. An off-diagonal entry whose edge the table lacks is an error."""
+    n = A_rows.shape[1]
+    row = np.repeat(np.asarray(rows, dtype=np.int64), np.diff(A_rows.indptr))
+    col = A_rows.indices.astype(np.int64)
     off = row != col
-    owner[off] = e.parts[np.minimum(at[off], keys.size - 1)]
+    want = np.minimum(row[off], col[off]) * n + np.maximum(row[off], col[off])
+    at = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
+    missing = np.ones(want.size, dtype=bool) if keys.size == 0 else keys[at] != want
+    if missing.any():
+        bad = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"entry ({int(row[off][bad])}, {int(col[off][bad])}) is not an edge of the edge partition "
+                         "(it was made for another graph)")
+    owner = row_parts[row].copy()
+    owner[off] = parts[at]
     return owner
 
 

@@ -76,7 +76,7 @@ def fuse_list(instrs: list) -> list:
 
 
 # instructions that wait for point-to-point messages to arrive or leave
-_WAITS = (ir.StackMxM, ir.RecvMxM, ir.WaitSends)
+_WAITS = (ir.StackMxM, ir.StackRows, ir.RecvMxM, ir.WaitSends)
 
 
 def _writes(i) -> set:

@@ -16,7 +16,7 @@ class Options:
     parts: np.ndarray | None = None
     seed: int = 0
     eps: float = 0.03
-    replication: int | None = None   # shift1d / 15d; None: 2 when it divides P, else 1
+    replication: int | None = None   # shift1d / 15d / 15d_sparse; None: 2 if it divides P (15d_sparse: the model's c)
     stripe_width: int | None = None  # twoface
     grid: tuple | None = None        # 3d: the X x Y x Z process grid (None: closest to a cube, Z <= K)
     memory_cap: float | None = None  # twoface, bytes per process
@@ -26,6 +26,7 @@ class Options:
     iterations: int | None = None  # how many times the plan will run (None: unknown; see partitioning)
     spmd: bool = True              # every rank plans its own program (False: rank 0 plans all and sends them)
     message_bytes: int = 32 << 20  # p2p1d: larger row sets travel in chunks of this size, two posted at a time
+    ranks_per_node: int | None = None  # p2p1d_node: consecutive ranks sharing a node (None: all on one)
     # bytes a rank may share with the others when all are on one node (0: not on one node, or
     # DSPLA_SHM=0): the session sets it; p2p1d then stacks the rows it receives after its own
     shared_memory_bytes: int = 0
@@ -37,7 +38,7 @@ class Options:
         plan = self.plan if isinstance(self.plan, str) else tuple(sorted(self.plan.items()))
         return (plan, self.partition, None if self.parts is None else self.parts.tobytes(), self.seed, self.eps,
                 self.replication, self.stripe_width, self.memory_cap, id(self.coefficients), self.iterations, self.spmd,
-                self.message_bytes, self.shared_memory_bytes, self.overflow, self.grid)
+                self.message_bytes, self.shared_memory_bytes, self.overflow, self.grid, self.ranks_per_node)
 
 
 def memory_cap(opt, P: int) -> float:

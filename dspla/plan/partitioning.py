@@ -46,6 +46,7 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
         if not squares:
             squares = [v for i, v in static.values.items() if by_id[i].type.shape == (d, d)]
         t0 = time.perf_counter()
+        edges = None
         if d in adopted:
             dims[d] = adopted[d]
             info[d] = {"method": f"{adopted[d].method} (kept from the input)", "seconds": 0.0}
@@ -77,9 +78,12 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
                             progress=opt.progress)
             parts, method = res.parts, opt.partition
             info[d] = {"method": method, "imbalance": float(res.imbalance)}
+            from ..partition.vertex_owners import EDGE_OF, edge_table  # (with the partitioners)
+            if method in EDGE_OF:   # the edge partition goes with the rows: vertexcut plans on it
+                edges = edge_table(union_pattern(squares), P, method, opt.eps, opt.seed)
         else:
             parts, method = block_parts(size, P), "block"
-        dims[d] = DimPart(d, parts, P, method)
+        dims[d] = DimPart(d, parts, P, method, edges)
         info.setdefault(d, {"method": method})
         info[d]["seconds"] = time.perf_counter() - t0
     return dims, info

@@ -192,16 +192,17 @@ def gathered(src: np.ndarray, order: np.ndarray, dtype) -> np.ndarray:
     return out
 
 
-def route(comm, A_r, ids: np.ndarray, dest: np.ndarray) -> tuple:
+def route(comm, A_r, ids: np.ndarray, dest: np.ndarray, per_entry: bool = False) -> tuple:
     """Every entry of this rank's rows (CSR ``A_r``: global row ids ``ids``, global columns) to
-    the rank ``dest[column]``: one Alltoall of counts, one Alltoallv per array. Returns the
-    entries received (global rows, global columns, values), sources in rank order, each
-    source's in its row order. Row and column ids travel as int32 when they fit (one array at a
-    time, each freed once sent: a rank's peak is its rows plus what it receives)."""
+    the rank ``dest[column]`` (``per_entry``: ``dest[k]`` for the k-th stored entry): one
+    Alltoall of counts, one Alltoallv per array. Returns the entries received (global rows,
+    global columns, values), sources in rank order, each source's in its row order. Row and
+    column ids travel as int32 when they fit (one array at a time, each freed once sent: a
+    rank's peak is its rows plus what it receives)."""
     P = comm.size
     small = max(int(ids.max(initial=0)) + 1, A_r.shape[1]) < np.iinfo(np.int32).max
     idt = np.int32 if small else np.int64
-    to = dest.astype(np.uint16 if P < (1 << 16) else np.int64)[A_r.indices]
+    to = (dest if per_entry else dest[A_r.indices]).astype(np.uint16 if P < (1 << 16) else np.int64)
     order = np.argsort(to, kind="stable")   # 16-bit keys: numpy's radix sort
     counts = np.bincount(to, minlength=P).astype(np.int64)
     del to

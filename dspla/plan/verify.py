@@ -19,7 +19,7 @@ from ..errors import VerificationError
 VALUE, POSTED, DEAD = "value", "posted", "dead"
 _POSTS = (ir.Recv, ir.Get, ir.IBcast, ir.ISmallAllreduce)
 # the instructions that complete posted receives (their ``recvs``) and compute on what arrives
-_COMPLETES = (ir.RecvMxM, ir.StackMxM, ir.SampledMxM)
+_COMPLETES = (ir.RecvMxM, ir.StackMxM, ir.SampledMxM, ir.StackRows)
 # the instructions that only wait for what others posted: (what posts it, the slots they complete)
 _WAITED = {ir.WaitSends: ("send", lambda i: i.bufs), ir.WaitAllreduce: ("ISmallAllreduce", lambda i: (i.req,))}
 
@@ -78,7 +78,7 @@ def _block_slots(prog, instrs: list, state: dict):
             for s in i.recvs:
                 if state.get(s) != POSTED:
                     _fail(prog.rank, k, i, f"slot s{s} is completed here but no receive posted it")
-            if type(i) is ir.StackMxM:   # the runtime stacks the rows each Recv brings (dense or present entries)
+            if type(i) in (ir.StackMxM, ir.StackRows):   # the runtime stacks the rows each Recv brings
                 posters = {s: j for j in instrs[:k] for s in j.writes()}
                 for s in i.recvs:
                     j = posters.get(s)

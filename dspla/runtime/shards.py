@@ -20,7 +20,7 @@ import graphblas as gb
 import numpy as np
 from numpy.typing import NDArray
 
-from ..formats.shards import ShardError, node_ids, ownership, read_manifest, read_rank, read_rows
+from ..formats.shards import ShardError, node_ids, ownership, read_edges, read_manifest, read_rank, read_rows
 from ..instr.layout import DimPart
 from ..ir.types import DType
 from ..partition.simple import block_parts, random_parts
@@ -68,7 +68,8 @@ def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["bl
     meet(comm, f"load_shards({folder!r})")
     t0 = time.perf_counter()
 
-    def load() -> tuple[dict[str, Any], NDArray[np.int64], NDArray[np.int64], dict[str, Any], str, list[str]]:
+    def load() -> tuple[dict[str, Any], NDArray[np.int64], NDArray[np.int64], dict[str, Any], str, list[str],
+                        tuple[Any, ...] | None]:
         m = read_manifest(folder)
         want = list(m["inputs"]) if names is None else list(names)
         if function is not None:
@@ -92,19 +93,20 @@ def load_shards(folder: str, comm: Comm | None = None, *, partition: Literal["bl
             parts = ownership(folder, m, verify)
             rows, pieces = read_rank(folder, m, comm.rank, want, verify, raw=True)
             method = m["method"]
+            edges = read_edges(folder, m, comm.rank, verify)   # (a set sharded on an edge partition: vertexcut)
         elif how in ("block", "random"):
             parts = block_parts(n, P) if how == "block" else random_parts(n, P, seed)
             rows = np.flatnonzero(parts == comm.rank)
             pieces = read_rows(folder, m, rows, want, raw=True)
-            method = how
+            method, edges = how, None
         else:
             raise ShardError(f"partition {partition!r}: a shard set is read as written (None), or a one-process set "
                              "by 'block' or 'random'")
-        return m, parts, rows, pieces, method, want
+        return m, parts, rows, pieces, method, want, edges
 
-    m, parts, rows, pieces, method, want = agree(comm, load)
+    m, parts, rows, pieces, method, want, edges = agree(comm, load)
     ids = agree(comm, lambda: node_ids(folder, m, verify))   # (the graph's original node ids, if the set has them)
-    part = DimPart(m["dim"], parts, comm.size, method)
+    part = DimPart(m["dim"], parts, comm.size, method, edges)
 
     def check() -> None:
         if not np.array_equal(part.owned[comm.rank], rows):

@@ -33,7 +33,7 @@ from .. import compiler
 from ..display import Stats
 from ..errors import DsplaError, LoopBoundWarning, warn
 from ..instr import Where
-from ..instr.layout import DimPart, canonical
+from ..instr.layout import DimPart, canonical, edge_share
 from ..ir import Op
 from ..kernels.acyclic import acyclic
 from ..kernels.buffers import piece
@@ -104,7 +104,11 @@ class DistSession:
         # the graph's inputs the program reads (one it declares and never reads is sent nowhere)
         leaves = {n.attr("name"): canonical(n.type, c.dims) for n in c.program.toposort()
                   if n.op is Op.INPUT and is_static_leaf(n) and n.attr("name") not in dist}
+        # an edge partition's (vertexcut's): each rank gets its share with its rows
+        self._edge_shares = {d: [edge_share(p.edges, p.owned[r], p.size) for r in range(p.P)]
+                             for d, p in c.dims.items() if p.edges is not None}
         return {"spmd": (metas(mats), dict(dims)), "dims": {d: (p.parts, p.method) for d, p in c.dims.items()},
+                "edge_dims": sorted(self._edge_shares),
                 "partition_info": c.partition_info, "scatter": leaves,
                 "rank0_s": {k: c.timings[k] for k in ("static-eval", "partition")}}
 
@@ -159,6 +163,8 @@ class DistSession:
             if "dims" not in header:   # from shards
                 return self._plan_spmd(header["spmd"], dist)
             dims_ = {d: DimPart(d, parts, P, method) for d, (parts, method) in header["dims"].items()}
+            for d in header.get("edge_dims", ()):
+                dims_[d].edges = comm.scatter(self._edge_shares.pop(d) if rank == 0 else None, 0)
             pieces = None
             if rank == 0:   # every rank's rows of the graph
                 pieces = [{k: piece(mats[k], lay, dims_, r) for k, lay in header["scatter"].items()} for r in range(P)]

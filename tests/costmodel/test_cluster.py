@@ -133,3 +133,16 @@ def test_calibrate_measures_every_level_a_job_reaches_simulated():
     assert cluster.parse(cluster.dumps(c)) == c
     one_node = run_simulated(2, lambda comm: measure(comm, 2, 1, sizes=(8, 1 << 12), repeat=2))[0]
     assert set(one_node) == {"socket"}          # no network in a one-node job
+
+
+def test_node_aware_p2p1d_pays_less_latency_at_scale():
+    """At P = 256 on Summit (6 ranks a node) a random partition of an R-MAT graph has p2p1d send
+    ~P messages a rank; node-aware, a rank sends a few inside its node and ~nodes / 6 across, so
+    its latency is a fraction of p2p1d's and the rows crossing the network are no more."""
+    A = rmat(13, 16, seed=2)
+    sh = scaling.Shape.of("g", A)
+    cands = {c["plan"]: c for c in scaling.product_candidates(sh, 256, 16, SUMMIT)}
+    flat, node = cands["p2p1d"], cands["p2p1d_node"]
+    assert node["messages_max"] < flat["messages_max"] / 4
+    assert node["predicted_s"] < flat["predicted_s"] / 2
+    assert "p2p1d_node" not in {c["plan"] for c in scaling.product_candidates(sh, 6, 16, SUMMIT)}   # one node

@@ -119,3 +119,24 @@ def test_vertexcut_small(P, method):
 @pytest.mark.parametrize("P", [2, 3, 4])
 def test_vertexcut_cora(cora, P):
     check(cora, P, "vertexcut", partition="spac")
+
+
+@pytest.mark.parametrize("P, rpn", [(1, 1), (2, 1), (3, 2), (4, 2), (4, 1), (4, 4), (8, 3), (12, 2)])
+def test_p2p1d_node_small(P, rpn):
+    check(_small(P), P, "p2p1d_node", ranks_per_node=rpn)
+
+
+@pytest.mark.parametrize("P, rpn", [(4, 2), (6, 2)])
+def test_p2p1d_node_cora(cora, P, rpn):
+    check(cora, P, "p2p1d_node", ranks_per_node=rpn)
+
+
+@pytest.mark.parametrize("P", [4, 8])
+def test_15d_sparse_with_the_models_c(P):
+    want, _ = run(_small(P), 1, "auto")
+    got, stats = run(_small(P), P, "15d_sparse")
+    for k in OUTS:
+        np.testing.assert_allclose(got[k], want[k], rtol=0, atol=1e-12, err_msg=k)
+    for p in stats["products"]:
+        assert p["words_sent_total"] == p["predicted"]["words"]
+        assert any(x.startswith("15d_sparse: c by the model") for x in p["notes"])

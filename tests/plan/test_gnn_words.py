@@ -59,3 +59,64 @@ def test_vertexcut_words_from_the_edge_partition(P):
     parts = plan.dims["n"].parts
     (_, _, rows_b), (_, _, rows_c) = vertexcut_pairs(A, parts, edge_owner(A, P, "spac", 0.03, 1, parts), P)
     assert plan.products[0].predicted["words"] == int(rows_b.sum() + rows_c.sum()) * K
+
+
+@pytest.mark.parametrize("P, rpn", [(4, 2), (8, 3), (12, 4), (16, 4), (9, 9)])
+def test_p2p1d_node_traffic_is_the_three_rounds(P, rpn):
+    """The plan's words and messages (its instructions' traffic) equal the rounds the cost model
+    counts from the partition (costmodel/nodeaware.py), and across nodes each rank sends at most
+    one message per node it serves."""
+    from dspla.costmodel.nodeaware import Nodes, rounds
+    A, prod, dim = _planned(P, "p2p1d_node", ranks_per_node=rpn)
+    steps, _, _ = rounds(A, dim.parts, P, rpn)
+    assert prod.predicted["words"] == int(sum(r.sum() for _, _, r in steps)) * K
+    assert prod.predicted["messages"] == sum(s.size for s, _, _ in steps)
+    nodes = Nodes(P, rpn)
+    (s1, d1, _), (s2, d2, _), (s3, d3, _) = steps
+    assert (nodes.of(s1) == nodes.of(d1)).all() and (nodes.of(s3) == nodes.of(d3)).all()
+    assert (nodes.of(s2) != nodes.of(d2)).all()
+    assert np.bincount(s2, minlength=P).max() <= -(-(nodes.count - 1) // min(rpn, P))
+    assert len(set(zip(s2.tolist(), d2.tolist()))) == s2.size   # one message per node pair and server
+
+
+def test_node_rounds_against_a_brute_force_count():
+    """Each round's rows, from the rule itself, one row of B at a time (who needs it, where)."""
+    from dspla.costmodel.nodeaware import rounds
+    rng = np.random.default_rng(3)
+    A = sp.csr_array(((sp.random_array((60, 60), density=0.1, random_state=rng) != 0)).astype(float))
+    P, rpn = 7, 3
+    parts = rng.integers(0, P, 60)
+    node = [r // rpn for r in range(P)]
+    size = [min(rpn, P - a * rpn) for a in range(-(-P // rpn))]
+    want = [dict(), dict(), dict()]
+    for i, j in zip(*A.nonzero()):
+        s, d = int(parts[j]), int(parts[i])
+        if s == d:
+            continue
+        if node[s] == node[d]:
+            hops = [(2, s, d)]
+        else:
+            ell = node[s] * rpn + node[d] % size[node[s]]
+            m = node[d] * rpn + node[s] % size[node[d]]
+            hops = [(0, s, ell), (1, ell, m), (2, m, d)]
+        for k, a, b in hops:
+            if a != b:
+                want[k].setdefault((a, b), set()).add(int(j))
+    steps, _, _ = rounds(A, parts, P, rpn)
+    for (s, d, rows), w in zip(steps, want):
+        assert {(int(a), int(b)): int(n) for a, b, n in zip(s, d, rows)} == {k: len(v) for k, v in w.items()}
+
+
+@pytest.mark.parametrize("P", [4, 12, 16])
+def test_15d_sparse_c_is_the_models_fastest(P):
+    """Without --replication, 15d_sparse weighs every c with c^2 <= P dividing P and keeps the one
+    the model predicts fastest: the same prediction as asking for that c, none faster; explain
+    says what each c would take."""
+    from dspla.plan.plans.sparse15d import choices
+    _, prod, _ = _planned(P, "15d_sparse")
+    asked = {c: _planned(P, "15d_sparse", replication=c)[1].predicted for c in choices(P)}
+    best = min(asked, key=lambda c: (asked[c]["predicted_s"], c))
+    assert prod.predicted["predicted_s"] == asked[best]["predicted_s"]
+    assert prod.predicted["words"] == asked[best]["words"]
+    (note,) = [x for x in prod.notes if x.startswith("15d_sparse: c by the model")]
+    assert f"c={best} " in note and "<- chosen" in note and all(f"c={c} " in note for c in choices(P))

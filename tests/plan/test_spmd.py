@@ -113,7 +113,8 @@ def test_product_from_shards(plan, P, sr, oracle):
     parts = np.random.default_rng(P).integers(0, P, A.shape[0])
     a, x = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
     f = dp.function({"C": dp.mxm(a, x, sr)})
-    (got, stats, text), (ref, ref_stats) = run_both(f, P, parts, A, X, plan=plan, replication=2, stripe_width=4)
+    (got, stats, text), (ref, ref_stats) = run_both(f, P, parts, A, X, plan=plan, replication=2, stripe_width=4,
+                                                    ranks_per_node=2)
     same(got["C"], oracle(A, X))
     same(got["C"], ref["C"])                            # the rank-0 path, same partition: bit for bit
     assert stats["planning"] == "spmd" and ref_stats["planning"] == "rank 0"
@@ -403,3 +404,17 @@ def test_the_leader_kept_while_lowering_is_the_candidate_picked():
             assert leader is kept or leader is recs[k][0]   # never one dropped before
             kept = leader
         assert kept is _select(recs)[0]
+
+
+@pytest.mark.parametrize("P", [4, 9])
+def test_15d_sparse_weighs_c_alike_on_every_rank(P):
+    """SPMD planning weighs 15d_sparse's c from every rank's counts: the rank-0 plan's choice."""
+    A, X = graph(seed=P)
+    parts = np.random.default_rng(P).integers(0, P, A.shape[0])
+    f = dp.function({"C": dp.sparse("A", ("n", "n")) @ dp.dense("X", ("n", "k"))})
+    (got, stats, text), (ref, ref_stats) = run_both(f, P, parts, A, X, plan="15d_sparse")
+    same(got["C"], oracle_plus_times(A, X))
+    same(got["C"], ref["C"])
+    assert stats["planning"] == "spmd" and "c by the model" in text
+    assert stats["words_sent_total"] == ref_stats["words_sent_total"]
+    assert stats["products"][0]["notes"] == ref_stats["products"][0]["notes"]

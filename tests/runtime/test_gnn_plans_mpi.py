@@ -34,7 +34,9 @@ if comm.rank == 0:
 
 
 @pytest.mark.parametrize("plan, P, opt", [("3d", 2, {}), ("3d", 4, {}), ("15d_sparse", 4, {"replication": 2}),
-                                          ("vertexcut", 4, {"partition": "spac"})])
+                                          ("vertexcut", 4, {"partition": "spac"}),
+                                          ("p2p1d_node", 4, {"ranks_per_node": 2}),
+                                          ("p2p1d_node", 3, {"ranks_per_node": 2, "spmd": False})])
 def test_gcn_step_under_mpiexec(tmp_path, plan, P, opt):
     sys.path.insert(0, str(TESTS))
     from plan.test_gcn_plans import OUTS, STEP, _small

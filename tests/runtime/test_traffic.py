@@ -14,7 +14,7 @@ from dspla.runtime.comm.sim import run_simulated
 from dspla.session import DistSession
 
 OPTS = {"shift1d": {"replication": 2}, "15d": {"replication": 2}, "twoface": {"stripe_width": 4},
-        "vertexcut": {"partition": "spac"}}
+        "vertexcut": {"partition": "spac"}, "p2p1d_node": {"ranks_per_node": 2}}
 
 
 def _run(plan, P, full=True):

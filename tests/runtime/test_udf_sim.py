@@ -12,7 +12,8 @@ from dspla.plan.plans import plan_names
 
 from harness import run_dist
 
-PLAN_OPTIONS = {"shift1d": {"replication": 2}, "15d": {"replication": 2}, "twoface": {"stripe_width": 4}}
+PLAN_OPTIONS = {"shift1d": {"replication": 2}, "15d": {"replication": 2}, "twoface": {"stripe_width": 4},
+                "p2p1d_node": {"ranks_per_node": 2}}
 
 
 def trop_min(x, y):

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 # every plan's name, known without importing the plans' modules (a command checks --plan before it
 # starts any process; _load checks this list against the plans that register)
-NAMES = ("p2p1d", "allgather1d", "shift1d", "twoface", "15d", "2d", "15d_sparse", "3d", "vertexcut", "summa2d_sparse",
-         "spgemm3d")
+NAMES = ("p2p1d", "p2p1d_node", "allgather1d", "shift1d", "twoface", "15d", "2d", "15d_sparse", "3d", "vertexcut",
+         "summa2d_sparse", "spgemm3d")
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ def replication(ctx) -> int:
     (the measured default), else 1 (so that an odd P runs them too). 15d's default needs P >= 4
     too: each of its c process columns takes P/c² block columns, so at P = 2 c = 2 left one rank
     the whole product and the other none."""
-    c = ctx.opt.replication
+    c = ctx.__dict__.get("c") or ctx.opt.replication   # (a candidate c of 15d_sparse's, weighed by the model)
     if c is not None:
         return c
     return 2 if ctx.P % 2 == 0 and (getattr(ctx, "name", None) != "15d" or ctx.P >= 4) else 1
@@ -175,6 +175,12 @@ def _entries(ctx, side: str, q: int, lst) -> int:
 def own_sets(comm, A_r: sp.csr_array, cols, me: int, P: int) -> tuple[dict, dict]:
     """(receives, sends) of rank ``me`` from its own rows ``A_r`` (global column ids) and the
     owners of B's rows ``cols``: {peer: ascending global ids}; the sends by one exchange."""
+    recvs = own_recvs(A_r, cols, me, P)
+    return recvs, exchange(comm, recvs)
+
+
+def own_recvs(A_r: sp.csr_array, cols, me: int, P: int) -> dict:
+    """The receives of rank ``me``: the columns its rows name that others own, by owner."""
     seen = np.zeros(A_r.shape[1], dtype=bool)   # (marking: a sort of every entry took 25 ms on a
     seen[A_r.indices] = True                    # rank's rows of soc-Slashdot0902)
     need = np.flatnonzero(seen)
@@ -184,8 +190,7 @@ def own_sets(comm, A_r: sp.csr_array, cols, me: int, P: int) -> tuple[dict, dict
     order = np.argsort(owner, kind="stable")   # ids stay ascending within each owner
     need, owner = need[order], owner[order]
     bounds = np.searchsorted(owner, np.arange(P + 1))
-    recvs = {q: need[bounds[q]:bounds[q + 1]] for q in range(P) if bounds[q + 1] > bounds[q]}
-    return recvs, exchange(comm, recvs)
+    return {q: need[bounds[q]:bounds[q + 1]] for q in range(P) if bounds[q + 1] > bounds[q]}
 
 
 def row_bytes(ctx) -> int:

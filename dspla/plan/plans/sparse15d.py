@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ...costmodel import RankView, count_rank, predict
 from ...instr import (
     AllgatherRows,
     Allreduce,
@@ -44,7 +45,35 @@ def _check(ctx):
         return "15d_sparse does not run masked products (its partial sums cover other processes' rows)"
     if ctx.b_sparse:
         return "15d_sparse moves dense rows: a sparse B travels by p2p1d"
-    return narrow_only(ctx) or replication_check(ctx)
+    return narrow_only(ctx) or (replication_check(ctx) if ctx.opt.replication is not None else None)
+
+
+def choices(P: int) -> list[int]:
+    """The c weighed when none is asked: the divisors of P with c^2 <= P (each process column
+    then handles at least one block column)."""
+    return [c for c in range(1, P + 1) if P % c == 0 and c * c <= P]
+
+
+def by_the_model(ctx, lower_c) -> None:
+    """Lower 15d_sparse with each c of ``choices`` into a scratch candidate, price each with the
+    cost model (every rank's counts: under SPMD planning one allgather each), keep the fastest's
+    instructions, and say in explain what each c was predicted to take."""
+    cands = []
+    for c in choices(ctx.P):
+        sub = type(ctx)(ctx.product, ctx.name)   # (a scratch candidate of the same product)
+        sub.c = c
+        lower_c(sub)
+        counts = [count_rank(RankView(sub.progs[r], sub.consts[r], r, ctx.P, ctx.K, sub.group_sizes(r), ctx.compute))
+                  for r in sub.ranks]
+        if ctx.me is not None:
+            counts = ctx.comm.allgather(counts[0]) if ctx.P > 1 else counts
+        cands.append((predict(ctx.name, counts, ctx.coefficients)["predicted_s"], c, sub))
+    t, c, best = min(cands, key=lambda x: (x[0], x[1]))
+    for name in ("progs", "consts", "splits", "windows"):
+        setattr(ctx, name, getattr(best, name))
+    ctx.info = best.info
+    ctx.info.notes.append("15d_sparse: c by the model, " + ", ".join(
+        f"c={k} {s * 1e3:.3f} ms" + (" <- chosen" if k == c else "") for s, k, _ in cands))
 
 
 def _needs(A_I: sp.csr_array, block_of: np.ndarray, ks) -> dict:
@@ -59,6 +88,8 @@ def _needs(A_I: sp.csr_array, block_of: np.ndarray, ks) -> dict:
 @register_plan("15d_sparse", check=_check, spmd=lambda ctx: lower_spmd(ctx), auto=False)
 def lower(ctx):
     """Sparsity-aware 1.5D: block rows replicated c-fold, only needed rows sent down columns, row Allreduce."""
+    if ctx.opt.replication is None and ctx.__dict__.get("c") is None:
+        return by_the_model(ctx, lower)
     P, c = ctx.P, replication(ctx)
     nb = P // c
     chunk = chunks(nb, c)
@@ -89,6 +120,8 @@ def lower_spmd(ctx):
     """This rank's program from its own rows: the entries of block row i in chunk j's columns
     arrive by one routing (plan/spmd.py), the needed rows follow from them, and each sender
     learns what to send by one exchange."""
+    if ctx.opt.replication is None and ctx.__dict__.get("c") is None:
+        return by_the_model(ctx, lower_spmd)
     P, c, me = ctx.P, replication(ctx), ctx.me
     nb = P // c
     chunk = chunks(nb, c)

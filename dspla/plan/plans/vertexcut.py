@@ -16,14 +16,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...algebra import MONOIDS
+from ...errors import PlanError
 from ...instr import DropRows, Empty, Fill, Free, MxM, Pack, Recv, RecvMxM, Send, WaitSends
-from ...partition.vertex_owners import EDGE_OF, edge_owner
+from ...partition.vertex_owners import EDGE_OF, edge_owner, entry_owner
+from ..spmd import exchange, route
 from . import register_plan
 from .p2p1d import add_remote_block, narrow_only
 
 
 def _check(ctx):
-    if ctx.opt.partition not in EDGE_OF:
+    if ctx.me is not None and ctx.rows.edges is None:
+        return ("vertexcut from shards needs a set sharded on an edge partition (dspla shard --partition spac or "
+                "hypergraph-edge), which holds each rank's edges' parts")
+    if ctx.me is None and ctx.opt.partition not in EDGE_OF:
         return "vertexcut runs on an edge partition: --partition spac or hypergraph-edge"
     if ctx.masked or ctx.b_sparse:
         return "vertexcut multiplies dense rows without a mask"
@@ -31,7 +36,7 @@ def _check(ctx):
         return (f"vertexcut sums partial rows by a product with a selection, which needs a multiply with an "
                 f"identity (times, plus, min, max, land, lor) or second; semiring {ctx.semiring.name!r} has "
                 f"{ctx.semiring.mult.name!r}")
-    if ctx.A.shape[0] != ctx.A.shape[1] or ctx.rows.key != ctx.cols.key:
+    if ctx.rows.size != ctx.A.shape[1] or ctx.rows.key != ctx.cols.key:
         return "vertexcut needs a square A whose rows and columns are distributed alike (a graph)"
     return narrow_only(ctx)
 
@@ -55,7 +60,7 @@ def selection(ctx, n_rows: int, targets: np.ndarray, cols: np.ndarray | None = N
     return sp.csr_array((np.full(k, multiply_unit(ctx)), (targets, cols)), shape=shape)
 
 
-@register_plan("vertexcut", check=_check, auto=False, general=False)
+@register_plan("vertexcut", check=_check, spmd=lambda ctx: lower_spmd(ctx), auto=False, general=False)
 def lower(ctx):
     """Each rank multiplies its edges of an edge partition; partial rows summed at their owners."""
     rows, cols, P = ctx.rows, ctx.cols, ctx.P
@@ -77,6 +82,28 @@ def lower(ctx):
         part_out = {int(q): R[rows.parts[R] == q] for q in np.unique(rows.parts[R]) if q != r}
         part_in = {q: pieces[q][0][rows.parts[pieces[q][0]] == r] for q in range(P) if q != r}
         rank_program(ctx, r, R, A_r, need[r], sends_b, part_out, {q: v for q, v in part_in.items() if v.size})
+
+
+def lower_spmd(ctx):
+    """This rank's program from its own rows and its share of the edge partition (the shard set's
+    parts of the edges incident to its rows): each entry goes to its edge's part (one routing,
+    plan/spmd.py); the rows of B its edges name and the partial rows it will receive follow from
+    the ownership map and one exchange each."""
+    rows, cols, me = ctx.rows, ctx.cols, ctx.me
+    A = ctx.A
+    keys, parts = rows.edges
+    try:
+        owner = entry_owner(A, rows.owned[me], keys, parts, rows.parts)
+    except ValueError as e:
+        raise PlanError(f"vertexcut: {e}") from None
+    grow, gcol, vals = route(ctx.comm, A, rows.owned[me], owner, per_entry=True)
+    A_r = sp.csr_array((vals, (grow.astype(np.int64), gcol.astype(np.int64))), shape=(rows.size, A.shape[1]))
+    R = np.flatnonzero(np.diff(A_r.indptr))
+    A_r = A_r[R]
+    seen = np.unique(A_r.indices)
+    need = {int(q): seen[cols.parts[seen] == q] for q in np.unique(cols.parts[seen]) if q != me}
+    part_out = {int(q): R[rows.parts[R] == q] for q in np.unique(rows.parts[R]) if q != me}
+    rank_program(ctx, me, R, A_r, need, exchange(ctx.comm, need), part_out, exchange(ctx.comm, part_out))
 
 
 def rank_program(ctx, r, R, A_r, recvs_b: dict, sends_b: dict, part_out: dict, part_in: dict):

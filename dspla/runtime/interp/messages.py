@@ -19,6 +19,7 @@ from ...instr import (
     Send,
     SendRecvRows,
     StackMxM,
+    StackRows,
     WaitSends,
 )
 from ...ir.types import DType
@@ -210,6 +211,20 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         rt.timed("compute_s", t0)
     for r in i.recvs:
         rt.slots[r] = None
+
+
+@handler(StackRows)
+def _stack_rows(rt: Runtime, i: StackRows):
+    posted = [rt.slots[r] for r in i.recvs]
+    t0 = time.perf_counter()
+    _wait(rt, posted)
+    rt.timed("wait_s", t0)
+    t0 = time.perf_counter()
+    own = rt.slots[i.own]
+    rt.slots[i.out] = concat([[m] for m in [own] + [gbops.cast(_arrived(rt, p), _dt(own)) for p in posted]])
+    for r in i.recvs:
+        rt.slots[r] = None
+    rt.timed("pack_s", t0)
 
 
 @handler(StackMxM)
