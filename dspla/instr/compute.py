@@ -20,6 +20,9 @@ class Local(Instr):
     work: int = 0
     # written into its first argument, a loop-carried value no later step reads (ops/update.py)
     in_place: bool = False
+    # (with in_place) that argument is a value of the block that only this step reads: written
+    # into when no other slot, input or static value holds its object (Runtime.exclusive)
+    temporary: bool = False
     READS, WRITES = ("args",), ("out",)
 
 
