@@ -46,6 +46,9 @@ class MxM(Instr):
     count: int | None = None   # b's entries over all ranks (1 x 1), the loop test's; None: b's own
     label: str = ""            # the value it makes, for messages (an integer product that overflows)
     b_transposed: bool = False  # b's slot holds Bᵀ: read through SuiteSparse's transpose descriptor
+    # a holds a column u and out = (uᵀ ⊕.⊗ b)ᵀ, a column (vxm on a vector), inside a column mask:
+    # GraphBLAS's vxm on u as a vector, with no transposes (one process)
+    vxm: bool = False
     WRITES = ("out",)
 
     def reads(self) -> list[int]:

@@ -46,6 +46,9 @@ def _facts(n, a):
 
 @TRANSPOSE.lower_rule
 def _lower(pl, n):
+    from .mxm import lower_vxm  # (mxm spells vxm with transpose)
+    if lower_vxm(pl, n):
+        return
     (x,) = n.args
     xl, nl = pl.layout(x), pl.layout(n)
     flip = {"row": "col", "col": "row", "rep": "rep"}

@@ -1,6 +1,7 @@
 """What a loop's steps are made of at run time, against dense numpy: an update written into a
-value of its own block (no copy), and int64 checks that reuse the bounds earlier checks proved
-(and still catch a wrap). P = 1 is the one-process call, P > 1 simulated ranks: the same bits."""
+value of its own block (no copy), a vector times a matrix by GraphBLAS's vxm (no transposes),
+and int64 checks that reuse the bounds earlier checks proved (and still catch a wrap). P = 1 is
+the one-process call, P > 1 simulated ranks: the same bits."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla.instr import Local, walk
+from dspla.instr import Local, MxM, walk
 from dspla.kernels.overflow import IntegerOverflow
 
 from harness import run_dist
@@ -58,7 +59,7 @@ def _peeling_numpy(a: np.ndarray) -> dict:
 
 
 @pytest.mark.parametrize("P", [1, 2, 4])
-def test_an_update_writes_into_its_temporary(P):
+def test_an_update_writes_into_its_temporary_and_vxm_runs_on_the_vector(P):
     a = _graph(30, 1).toarray()
     f = _peeling()
     out = _run(f, {"A": sp.csr_array(a)}, P)["deg"]
@@ -67,6 +68,8 @@ def test_an_update_writes_into_its_temporary(P):
     if P == 1:
         instrs, rt = _instrs(f)
         assert any(type(i) is Local and i.temporary and i.in_place for i in instrs)
+        assert any(type(i) is MxM and i.vxm for i in instrs) and rt.routes["vxm"] > 0
+        assert not any(type(i) is Local and i.node.op.value == "transpose" for i in instrs)
 
 
 def test_a_value_read_twice_is_not_written_into():
@@ -82,6 +85,39 @@ def test_a_value_read_twice_is_not_written_into():
     assert g(x=xs)["u"].to_numpy().tolist() == [6, 8] and xs.tolist() == [3, 4]
     assert not any(type(i) is Local and i.temporary for i in _instrs(f)[0])
     assert any(type(i) is Local and i.temporary for i in _instrs(g)[0])
+
+
+@pytest.mark.parametrize("semiring", ["plus_first", "min_second", "max_first", "min_plus"])
+@pytest.mark.parametrize("mask", [None, "structure", "value", "complement"])
+@pytest.mark.parametrize("P", [1, 3])
+def test_vxm_of_a_vector_matches_numpy(semiring, mask, P):
+    """u ⊕.⊗ A with ⊗ not commutative (u's entry first), inside a vector mask."""
+    n = 12
+    rng = np.random.default_rng(7)
+    a = np.where(rng.random((n, n)) < 0.3, rng.integers(-4, 5, (n, n)), 0).astype(np.float64)
+    u_pres, m_pres, mval = rng.random(n) < 0.5, rng.random(n) < 0.6, rng.random(n) < 0.5
+    u = rng.integers(1, 6, n).astype(np.float64)
+    A = dp.sparse("A", ("n", "n"))
+    U, M = dp.vector("u", "n", kind="sparse"), dp.vector("m", "n", "bool", kind="sparse")
+    kw = {} if mask is None else {"mask": M, "structure": mask != "value", "complement": mask == "complement"}
+    f = dp.function({"w": dp.vxm(U * 1.0, A, semiring, **kw)}, inputs=[A, U, M])
+
+    def col(v, p):
+        return sp.csr_array((v[p], (np.flatnonzero(p), np.zeros(p.sum(), int))), shape=(n, 1))
+    got = _run(f, {"A": sp.csr_array(a), "u": col(u, u_pres), "m": col(mval, m_pres)}, P)["w"]
+    monoid, mult = semiring.split("_")
+    f_mult = {"first": lambda x, y: x, "second": lambda x, y: y, "plus": np.add, "times": np.multiply}[mult]
+    f_mon = {"plus": np.add, "min": np.minimum, "max": np.maximum}[monoid]
+    want = {}
+    for j in range(n):
+        terms = [f_mult(u[i], a[i, j]) for i in range(n) if u_pres[i] and a[i, j] != 0]
+        if terms:
+            want[j] = float(f_mon.reduce(np.array(terms)))
+    if mask is not None:
+        holds = m_pres if mask != "value" else m_pres & mval
+        want = {j: v for j, v in want.items() if bool(holds[j]) != (mask == "complement")}
+    r, v = got.to_coo()[0], got.to_coo()[-1]
+    assert dict(zip(np.asarray(r).tolist(), np.asarray(v).tolist())) == want
 
 
 def _doubling(iterations: int, halve: bool = False):

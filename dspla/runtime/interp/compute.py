@@ -8,6 +8,7 @@ import time
 import graphblas as gb
 import numpy as np
 from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
+from suitesparse_graphblas import ffi, lib
 
 from ...instr import (
     CastTo,
@@ -24,7 +25,7 @@ from ...instr import (
 )
 from ...ir.types import DType
 from ...kernels import buffers as local
-from ...kernels import gbops, item, overflow, spmspv
+from ...kernels import gbops, item, overflow, prepared, spmspv
 from ...ops import update
 from ...reference import EVAL, INTO
 from . import shm
@@ -102,6 +103,8 @@ def _output_mask(rt: Runtime, i):
 @handler(MxM)
 def _mxm(rt: Runtime, i: MxM):
     t0 = time.perf_counter()
+    if i.vxm:
+        return _vxm(rt, i, t0)
     if i.push is not None:   # a frontier pushed or pulled by its size (kernels/spmspv.py)
         rt.slots[i.out] = frontier(rt, i, rt.slots[i.a], rt.slots[i.b])
         rt.timed("compute_s", t0)
@@ -147,6 +150,53 @@ def _mxm(rt: Runtime, i: MxM):
         if rt.magnitudes is not None:
             rt.magnitudes.set(C, bound)
     rt.timed("compute_s", t0)
+
+
+def _vxm(rt: Runtime, i: MxM, t0: float):
+    """out = (uᵀ ⊕.⊗ b)ᵀ for the column u in a: GrB_vxm on u as a vector (SuiteSparse holds a
+    column held by column as a vector), into a new column; int64 checked as the product uᵀ b."""
+    u, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
+    m = rt.slots[i.mask] if i.mask is not None else None
+    if not (_by_col(u) and (m is None or _by_col(m)) and hasattr(op, "gb_obj")):   # (a user's semiring)
+        uT = u.T.new()
+        C = uT.mxm(b, op).new() if m is None else gbops.mxm(uT, b, i.semiring, compute,
+                                                               mask=gbops.mask_of(m.T.new(), i.mask_kind, i.complement))
+        C = C.T.new()
+    else:
+        # (into the free earlier result: a product without a mask replaces all of it, one with a
+        # mask clears what is outside it)
+        C = prepared.output(rt.reusable(i), gb.dtypes.lookup_dtype(compute.gb), b._ncols, 1)
+        rt.pool.keep(id(i), C)
+        desc = ffi.NULL if m is None else _VXM_DESC[(i.mask_kind == "structure", i.complement)]
+        item.check(lib.GrB_vxm(ffi.cast("GrB_Vector", C.gb_obj[0]), ffi.NULL if m is None else
+                               ffi.cast("GrB_Vector", m.gb_obj[0]), ffi.NULL, op.gb_obj,
+                               ffi.cast("GrB_Vector", u.gb_obj[0]), b.gb_obj[0], desc), "vxm")
+    rt.took("vxm")
+    bound = overflow.LIMIT
+    if rt.checked and overflow.int_product(i.semiring, compute):
+        bound = overflow.product_bound(u, b, i.semiring, inner=u._nrows, mag=rt.mag)
+        if bound >= overflow.LIMIT:   # (the float64 true value, made as for uᵀ b, held as a column)
+            rt.shadows.product(i.out, [(u.T.new(), b)], i.semiring, rt.product_name(i))
+            shadow, what = rt.shadows.by_slot.get(i.out, (None, ""))
+            if shadow is not None:
+                rt.shadows.by_slot[i.out] = (shadow.T.new(), what)
+        else:
+            rt.shadows.by_slot.pop(i.out, None)
+    rt.slots[i.out] = C = gbops.cast(C, out)
+    if rt.magnitudes is not None:
+        rt.magnitudes.set(C, bound)
+    rt.timed("compute_s", t0)
+
+
+_VXM_DESC = {(s, c): getattr(lib, "GrB_DESC_R" + ("S" if s else "") + ("C" if c else ""))
+             for s in (False, True) for c in (False, True)}
+
+
+def _by_col(M) -> bool:
+    """Whether M is held by column (as every n x 1 matrix is unless made otherwise)."""
+    cell = ffi.new("int32_t*")
+    item.check(lib.GxB_Matrix_Option_get_INT32(M.gb_obj[0], lib.GxB_FORMAT, cell), "format")
+    return cell[0] == lib.GxB_BY_COL
 
 
 def _unit(rt: Runtime, i, a):
