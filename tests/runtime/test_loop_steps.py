@@ -1,7 +1,8 @@
 """What a loop's steps are made of at run time, against dense numpy: an update written into a
 value of its own block (no copy), a vector times a matrix by GraphBLAS's vxm (no transposes),
-and int64 checks that reuse the bounds earlier checks proved (and still catch a wrap). P = 1 is
-the one-process call, P > 1 simulated ranks: the same bits."""
+int64 checks that reuse the bounds earlier checks proved (and still catch a wrap), and the
+selection by position moved before a cast (cast(select(A + Aᵀ, offdiag))). P = 1 is the one-
+process call, P > 1 simulated ranks: the same bits."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,6 +12,7 @@ import scipy.sparse as sp
 import dspla as dp
 from dspla.instr import Local, MxM, walk
 from dspla.kernels.overflow import IntegerOverflow
+from dspla.passes import simplify
 
 from harness import run_dist
 
@@ -146,3 +148,21 @@ def test_bounds_too_loose_fall_back_to_the_exact_magnitudes():
     a = sp.csr_array(np.array([[5, 0], [0, 7]], dtype=np.int64))
     f = _doubling(80, halve=True)
     assert f(A=a)["x"].to_numpy().ravel().tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("P", [1, 2])
+def test_a_cast_after_a_selection_by_position_is_made_first(P):
+    A = dp.sparse("A", ("n", "n"))
+    S = dp.cast(dp.select(dp.ewise_add(A, A.T, "pair"), "offdiag"), "int64")
+    f = dp.function({"S": S, "d": S.reduce_rowwise()})
+    a = _graph(9, 3, symmetric=False).toarray()
+    a[2, 2] = a[4, 4] = 1.0   # self-loops, dropped
+    out = _run(f, {"A": sp.csr_array(a)}, P)
+    s = ((a + a.T) != 0).astype(np.int64)
+    np.fill_diagonal(s, 0)
+    got = out["S"].to_scipy()
+    assert got.dtype == np.int64 and np.array_equal(got.toarray(), s) and got.nnz == s.sum()
+    d = out["d"].to_numpy(fill=0).ravel()
+    assert np.array_equal(d, s.sum(1))
+    top = simplify(f.program).outputs[0][1]
+    assert top.op.value == "select" and top.args[0].op.value == "cast" and top.type.dtype.value == "int64"
