@@ -139,7 +139,8 @@ def _one_process(pl, n: Node, layout) -> None:
         return
     a, b = n.args[0], n.args[1]
     out = pl.slot()
-    empty = gbops.empty_rows(pl.static_value(a))   # (a is static here)
+    # (a is static here; a masked product, which takes SuiteSparse's masked route, never reads them)
+    empty = gbops.empty_rows(pl.static_value(a)) if n.attr("mask") is None else None
     covered = n.attr("mask") is None and pl.full_where_read(a, pl.facts[id(b)])   # (masked: its own route)
     a_slot = operand(pl, n, a)
     b_slot, flipped = transposed_operand(pl, n)
