@@ -378,14 +378,13 @@ class Magnitudes:
         return got[1] if got is not None and got[0]() is M else maxabs(M)
 
     def set(self, M, b: int) -> None:
-        if b < LIMIT and M is not None:
+        if b < LIMIT and isinstance(M, gb.Matrix):
             key, by = id(M), self._by
             # (dropped with M: an entry never outlives its object, so its id is not taken over)
             by[key] = (weakref.ref(M, lambda r: by.pop(key, None) if by.get(key, (None,))[0] is r else None), b)
 
     def forget(self, M) -> None:
-        if M is not None:
-            self._by.pop(id(M), None)
+        self._by.pop(id(M), None)
 
 
 __all__ = ["LIMIT", "MODES", "IntegerOverflow", "Magnitudes", "Shadows", "bound", "check_mode",

@@ -81,6 +81,8 @@ def _writable(rt: Runtime, i: Local, args: list) -> int | None:
     its result's entries (LIMIT when unchecked), or None: not in place."""
     if i.temporary and not rt.exclusive(i.args[0]):
         return None
+    if rt.shadows.by_slot and any(rt.slots[s] is args[0] for s in rt.shadows.by_slot):
+        return None   # (C's int64 value is still to be compared with its float64 copy, as it is)
     if id(i) not in rt.risky:
         return overflow.LIMIT
     if i.out in rt.partials:
