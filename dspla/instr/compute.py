@@ -20,6 +20,9 @@ class Local(Instr):
     work: int = 0
     # written into its first argument, a loop-carried value no later step reads (ops/update.py)
     in_place: bool = False
+    # (with in_place) that argument is a value of the block that only this step reads: written
+    # into when no other slot, input or static value holds its object (Runtime.exclusive)
+    temporary: bool = False
     READS, WRITES = ("args",), ("out",)
 
 
@@ -43,6 +46,9 @@ class MxM(Instr):
     count: int | None = None   # b's entries over all ranks (1 x 1), the loop test's; None: b's own
     label: str = ""            # the value it makes, for messages (an integer product that overflows)
     b_transposed: bool = False  # b's slot holds Bᵀ: read through SuiteSparse's transpose descriptor
+    # a holds a column u and out = (uᵀ ⊕.⊗ b)ᵀ, a column (vxm on a vector), inside a column mask:
+    # GraphBLAS's vxm on u as a vector, with no transposes (one process)
+    vxm: bool = False
     WRITES = ("out",)
 
     def reads(self) -> list[int]:

@@ -20,16 +20,18 @@ back."""
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Callable
 
 import graphblas as gb
 import numpy as np
+from suitesparse_graphblas import ffi, lib
 
 from ..errors import DsplaError
 from ..ir import Node, Op
 from ..ir.types import DType
 from . import gbops
-from .item import item
+from .item import check, item
 
 MODES = ("error", "wrap", "float64")
 LIMIT = 2**63                 # a bound below this proves no entry leaves int64
@@ -59,9 +61,37 @@ def maxabs(M) -> int:
         return 0 if v is None else abs(int(v))
     if M.nvals == 0:
         return 0
+    calls = _REDUCE.get(M.dtype.name)
+    if calls is not None:   # (the typed C calls: python-graphblas's scalars cost ~40 us a reduction)
+        call, hi, lo, cell = calls
+        check(call(cell, ffi.NULL, hi, M.gb_obj[0], ffi.NULL), "reduce")
+        top = int(cell[0])
+        check(call(cell, ffi.NULL, lo, M.gb_obj[0], ffi.NULL), "reduce")
+        return max(abs(top), abs(int(cell[0])))
     hi = M.reduce_scalar(gb.monoid.max).new().value
     lo = M.reduce_scalar(gb.monoid.min).new().value
     return max(abs(int(hi)), abs(int(lo)))
+
+
+# dtype name -> (GrB_Matrix_reduce_<T>, its max and min monoids, a cell for the result)
+_REDUCE = {name: (getattr(lib, f"GrB_Matrix_reduce_{name}"), getattr(lib, f"GrB_MAX_MONOID_{name}"),
+                  getattr(lib, f"GrB_MIN_MONOID_{name}"), ffi.new(f"{ctype}*"))
+           for name, ctype in (("INT8", "int8_t"), ("INT16", "int16_t"), ("INT32", "int32_t"),
+                               ("INT64", "int64_t"))}
+
+
+def _needs(mult: str) -> tuple[bool, bool]:
+    """Which operands' magnitudes bound a term of ``mult`` (pair and comparisons need neither)."""
+    if mult in ("plus", "minus", "rminus", "times", "min", "max", "any"):
+        return True, True
+    return mult == "first", mult == "second"
+
+
+def _term_of(mult: str, x, y, mag=maxabs) -> int:
+    """_term over the operands themselves, reading only the magnitudes the term needs (``mag``:
+    maxabs, or a Magnitudes' bound where one is known)."""
+    nx, ny = _needs(mult)
+    return _term(mult, mag(x) if nx else 0, mag(y) if ny else 0)
 
 
 def _term(mult: str, ma: int, mb: int) -> int:
@@ -109,34 +139,35 @@ def risky(node: Node) -> bool:
     return False
 
 
-def bound(node: Node, args: list) -> int:
-    """A bound on the magnitude of every entry of ``node`` over ``args`` (exact integers)."""
+def bound(node: Node, args: list, mag=maxabs) -> int:
+    """A bound on the magnitude of every entry of ``node`` over ``args`` (exact integers; ``mag``
+    as _term_of's)."""
     op = node.op
     if op in (Op.EWISE_ADD, Op.EWISE_MULT, Op.UPDATE):
         x, y = args[0], args[1]
         name = node.attr("accum" if op is Op.UPDATE else "op").name
-        return _term(name, maxabs(x), maxabs(y))
+        return _term_of(name, x, y, mag)
     if op is Op.APPLY_BIND:
         s, name = node.attr("scalar"), node.attr("op").name
         if name == "times" and s == 0:
             return 0   # (x * 0: nothing to read)
-        return _term(name, maxabs(args[0]), abs(int(s)) if float(s).is_integer() else LIMIT)
+        return _term(name, mag(args[0]), abs(int(s)) if float(s).is_integer() else LIMIT)
     if op is Op.APPLY:
-        m = maxabs(args[0])
+        m = mag(args[0])
         return m * m if node.attr("op").name == "square" else m
     if op is Op.REDUCE:
         x, axis = args[0], node.attr("axis")
         count = min(x.nvals, x.ncols if axis == "rows" else x.nrows if axis == "cols" else x.nvals)
-        return _folded(node.attr("monoid").name, maxabs(x), count)
+        return _folded(node.attr("monoid").name, mag(x), count)
     if op is Op.MXM:
         sr = node.attr("semiring")
-        return product_bound(args[0], args[1], sr)
+        return product_bound(args[0], args[1], sr, mag=mag)
     return LIMIT
 
 
-def product_bound(a, b, sr, inner: int | None = None) -> int:
+def product_bound(a, b, sr, inner: int | None = None, mag=maxabs) -> int:
     """A bound on a ⊕.⊗ b's entries (``inner``: the inner dim, when b is given untransposed)."""
-    return _folded(sr.monoid.name, _term(sr.mult.name, maxabs(a), maxabs(b)),
+    return _folded(sr.monoid.name, _term_of(sr.mult.name, a, b, mag),
                    min(a.ncols, b.nrows) if inner is None else inner)
 
 
@@ -177,13 +208,20 @@ class Shadows:
     def __init__(self) -> None:
         self.by_slot: dict[int, tuple[Any, str]] = {}
 
-    def product(self, slot: int, pairs: list, sr, what: str, mask=None) -> None:
-        """``slot`` now holds ⊕ over pairs of a ⊕.⊗ b (int64; a fresh value)."""
-        term = _term(sr.mult.name, max(maxabs(a) for a, _ in pairs), max(maxabs(b) for _, b in pairs))
-        if _folded(sr.monoid.name, term, sum(a.ncols for a, _ in pairs)) < LIMIT:
+    def product(self, slot: int, pairs: list, sr, what: str, mask=None, mag=maxabs) -> int:
+        """``slot`` now holds ⊕ over pairs of a ⊕.⊗ b (int64; a fresh value): the bound on its
+        entries (LIMIT when it is followed in float64)."""
+        nx, ny = _needs(sr.mult.name)
+        term = _term(sr.mult.name, max(mag(a) for a, _ in pairs) if nx else 0,
+                     max(mag(b) for _, b in pairs) if ny else 0)
+        got = _folded(sr.monoid.name, term, sum(a.ncols for a, _ in pairs))
+        if got < LIMIT:
             self.by_slot.pop(slot, None)
-        else:
-            self.by_slot[slot] = (_float_product(pairs, sr, mask), what)
+            return got
+        if mag is not maxabs:   # (a known bound too loose: the exact magnitudes)
+            return self.product(slot, pairs, sr, what, mask)
+        self.by_slot[slot] = (_float_product(pairs, sr, mask), what)
+        return LIMIT
 
     def before_accumulating(self, slot: int, C, a, b, sr, what: str) -> bool:
         """Before ``C ⊕= a ⊕.⊗ b`` into ``slot``: whether to follow it in float64 (a shadow
@@ -297,15 +335,58 @@ def _as_float(M):
     return M.dup(dtype=gb.dtypes.FP64) if is_int(M) else M
 
 
-def verify(node: Node, args: list, result, evaluate: Callable[[Node, list], Any], output: str | None = None) -> None:
+def verify(node: Node, args: list, result, evaluate: Callable[[Node, list], Any], output: str | None = None,
+           mag=maxabs) -> int:
     """Mode 'error' after ``node`` gave ``result`` from ``args``: clear it by the bound, or
-    compare it with the same op in float64 (``evaluate(node, args)``: the evaluation rule)."""
-    if result is None or not is_int(result) or bound(node, args) < LIMIT:
-        return
+    compare it with the same op in float64 (``evaluate(node, args)``: the evaluation rule).
+    The bound on the result's entries (LIMIT when it was compared)."""
+    if result is None or not is_int(result):
+        return LIMIT
+    got = clearing_bound(node, args, mag)
+    if got < LIMIT:
+        return got
     fnode = node.replace(type=node.type.with_(dtype=DType.float64))
     shadow = evaluate(fnode, [_as_float(a) if hasattr(a, "dtype") else a for a in args])
     compare(result, shadow, describe(node, output))
+    return LIMIT
 
 
-__all__ = ["LIMIT", "MODES", "IntegerOverflow", "Shadows", "bound", "check_mode", "combines", "compare", "describe",
+def clearing_bound(node: Node, args: list, mag=maxabs) -> int:
+    """bound(), from the known magnitudes first and, when those do not clear it, the exact ones."""
+    got = bound(node, args, mag)
+    return bound(node, args) if got >= LIMIT and mag is not maxabs else got
+
+
+class Magnitudes:
+    """Bounds on the magnitudes of one process's int64 values, by object, so that a check need
+    not reduce an operand whose bound is known (a loop's value, from its last step's check). A
+    bound holds while its object lives unchanged: whoever writes into an object forgets it
+    (the runtime: a reused output, an in-place update, an accumulation). Only a bound below
+    LIMIT is kept."""
+
+    __slots__ = ("_by",)
+
+    def __init__(self) -> None:
+        self._by: dict[int, tuple] = {}
+
+    def get(self, M) -> int | None:
+        got = self._by.get(id(M))
+        return got[1] if got is not None and got[0]() is M else None
+
+    def maxabs(self, M) -> int:
+        got = self._by.get(id(M))
+        return got[1] if got is not None and got[0]() is M else maxabs(M)
+
+    def set(self, M, b: int) -> None:
+        if b < LIMIT and isinstance(M, gb.Matrix):
+            key, by = id(M), self._by
+            # (dropped with M: an entry never outlives its object, so its id is not taken over)
+            by[key] = (weakref.ref(M, lambda r: by.pop(key, None) if by.get(key, (None,))[0] is r else None), b)
+
+    def forget(self, M) -> None:
+        self._by.pop(id(M), None)
+
+
+__all__ = ["LIMIT", "MODES", "IntegerOverflow", "Magnitudes", "Shadows", "bound", "check_mode",
+           "clearing_bound", "combines", "compare", "describe",
            "int_product", "maxabs", "product_bound", "raise_wrapped", "risky", "shadow_of", "verify", "verify_combined"]

@@ -39,12 +39,13 @@ class Steps:
     """One runtime's prepared steps: instruction -> (signature, step or None). ``table``: op ->
     its prepare rule (node, signature) -> step or None."""
 
-    __slots__ = ("_by", "taken", "table")
+    __slots__ = ("_by", "taken", "by_op", "table")
 
     def __init__(self, table: dict):
         self.table = table
         self._by: dict = {}
         self.taken = 0   # results a prepared step gave (the tests check that the table is used)
+        self.by_op: dict = {}   # op name -> results its prepared steps gave
 
     def run(self, key, node, args: list, into):
         """The step's result, or None when no prepared step applies (the caller evaluates)."""
@@ -63,6 +64,7 @@ class Steps:
         M = step(args, into)
         if M is not None:
             self.taken += 1
+            self.by_op[node.op.value] = self.by_op.get(node.op.value, 0) + 1
         return M
 
 

@@ -17,6 +17,11 @@ from .define import (
     touched,
     unify_shapes,
 )
+from .define.lazy import kernel, library
+
+_ss = library("suitesparse_graphblas")
+_item = kernel("item")
+_prepared = kernel("prepared")
 
 MASK = define("mask", attrs=("complement", "structure"))
 
@@ -29,13 +34,32 @@ def _type(args, attrs, given, where, span):
     return x.type
 
 
-@MASK.eval_rule()
-def _evaluate(node, args, env):
+@MASK.eval_rule(into=True)
+def _evaluate(node, args, env, into=None):
     x, m = args
     mask = m.S if node.attr("structure") else m.V
     if node.attr("complement"):
         mask = ~mask
     return x.dup(mask=mask)
+
+
+@MASK.prepare_rule
+def _prepare(node, sig):
+    """C<M, replace> = x over all of C: x's entries inside the mask, in a free earlier result
+    (python-graphblas's ``dup(mask=)`` builds an output and an expression: ~50 us a call)."""
+    (gdt, nr, nc), _ = sig
+    if _prepared.dtype_of_type(gdt) is None:
+        return None
+    lib, null = _ss.lib, _prepared.NULL
+    kind = ("S" if node.attr("structure") else "") + ("C" if node.attr("complement") else "")
+    desc = getattr(lib, "GrB_DESC_R" + kind)
+
+    def step(args, into):
+        C = _prepared.output(into, gdt, nr, nc)
+        _item.check(lib.GrB_Matrix_assign(C.gb_obj[0], args[1].gb_obj[0], null, args[0].gb_obj[0], lib.GrB_ALL, nr,
+                                          lib.GrB_ALL, nc, desc), "assign")
+        return C
+    return step
 
 
 @MASK.fact_rule

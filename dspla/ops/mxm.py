@@ -139,7 +139,8 @@ def _one_process(pl, n: Node, layout) -> None:
         return
     a, b = n.args[0], n.args[1]
     out = pl.slot()
-    empty = gbops.empty_rows(pl.static_value(a))   # (a is static here)
+    # (a is static here; a masked product, which takes SuiteSparse's masked route, never reads them)
+    empty = gbops.empty_rows(pl.static_value(a)) if n.attr("mask") is None else None
     covered = n.attr("mask") is None and pl.full_where_read(a, pl.facts[id(b)])   # (masked: its own route)
     a_slot = operand(pl, n, a)
     b_slot, flipped = transposed_operand(pl, n)
@@ -160,6 +161,34 @@ def transposed_operand(pl, n: Node) -> tuple[int, bool]:
             and b.args[0].type.dtype == b.type.dtype and _held(pl, b.args[0]):
         return operand(pl, n, b.args[0]), True
     return operand(pl, n, b), False
+
+
+def lower_vxm(pl, n: Node) -> bool:
+    """(uᵀ ⊕.⊗ A)ᵀ for a column u, as ``vxm`` spells it on a vector, on one process: one MxM
+    that runs GraphBLAS's vxm on u itself (no transposes; a mask given as the row's transpose
+    read as its column). n is uᵀ, read only by the product, which only the transpose reads:
+    True when n, the product and that transpose are lowered so."""
+    u, users = n.args[0], pl.uses.get(id(n), [])
+    if pl.P != 1 or u.type.shape[1] != 1 or len(users) != 1 or users[0] is None:
+        return False
+    m = users[0]
+    after = pl.uses.get(id(m), [])
+    if m.op is not Op.MXM or m.args[0] is not n or m.args[1] is n or len(after) != 1 or after[0] is None \
+            or after[0].op is not Op.TRANSPOSE or not pl.computed(m.args[1]):
+        return False
+    mask = m.args[2] if m.attr("mask") is not None else None
+    if mask is not None and (mask.op is not Op.TRANSPOSE or not pl.computed(mask.args[0])):
+        return False
+    fields = {} if mask is None else {"mask": pl.value(mask.args[0]), "mask_kind": m.attr("mask"),
+                                      "complement": m.attr("complement")}
+    out, t = pl.slot(), after[0]
+    pl.emit(MxM(out, pl.value(u), operand(pl, m, m.args[1]), m.attr("semiring"), vxm=True,
+                label=pl.message_label(m), **fields))
+    pl.set(t, out)
+    pl.fused.update((id(m), id(t)))
+    if mask is not None and not pl.computed(mask) and all(x is m for x in pl.uses.get(id(mask), [None])):
+        pl.fused.add(id(mask))   # (the row mask is not made either)
+    return True
 
 
 def _held(pl, x: Node) -> bool:

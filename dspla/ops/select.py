@@ -31,8 +31,10 @@ from .define import (
 from .define.lazy import kernel, library
 
 gb = library("graphblas")
+_ss = library("suitesparse_graphblas")
 gbops = kernel("gbops")
 _item = kernel("item")
+_prepared = kernel("prepared")
 
 SELECT_OP = define("select", attrs=("op", "thunk"))
 
@@ -55,8 +57,8 @@ def _type(args, attrs, given, where, span):
     return x.type
 
 
-@SELECT_OP.eval_rule()
-def _evaluate(node, args, env):
+@SELECT_OP.eval_rule(into=True)
+def _evaluate(node, args, env, into=None):
     # a distributed piece of a position predicate passes its global row/column ids (None: identity)
     given = len(node.args)
     x, row_ids, col_ids = (list(args[:1]) + list(args[given:]) + [None, None])[:3]
@@ -83,6 +85,42 @@ def _evaluate(node, args, env):
         return x.select(getattr(gb.select, op.gb), dt.np.type(thunk)).new()
     keep = gbops.cast(x, cmp).select(getattr(gb.select, op.gb), cmp.np.type(thunk)).new()
     return x.dup(mask=keep.S)
+
+
+@SELECT_OP.prepare_rule
+def _prepare(node, sig):
+    """A value predicate against a number, or a 1 x 1 thunk of x's own dtype (int64, float64:
+    the comparison _evaluate makes in x's dtype), as one typed GrB_select into a free earlier
+    result; a missing thunk takes the evaluation rule (its error)."""
+    op, thunk = node.attr("op"), node.attr("thunk")
+    dt = _prepared.dtype_of_type(sig[0][0])
+    if op.on != "value" or op.name == "nonzero" or dt is None or len(sig) > 2:
+        return None
+    name = _prepared.typed_name(dt)
+    if len(sig) == 2:
+        if dt not in (DType.int64, DType.float64) or sig[1] != (sig[0][0], 1, 1):
+            return None
+        read = _item.reader(dt)
+    elif promote(dt, scalar_dtype(thunk, dt)) is not dt or name is None:
+        return None
+    else:
+        fixed = dt.np.type(thunk).item()
+        read = None
+    try:
+        gop = getattr(gb.select, op.gb)[dt.gb]
+    except (AttributeError, KeyError, TypeError):
+        return None
+    call, (gdt, nr, nc) = getattr(_ss.lib, f"GrB_Matrix_select_{name}"), sig[0]
+
+    def step(args, into):
+        value = fixed if read is None else read(args[1])
+        if value is None:
+            return None
+        C = _prepared.output(into, gdt, nr, nc)
+        _item.check(call(C.gb_obj[0], _prepared.NULL, _prepared.NULL, gop.gb_obj, args[0].gb_obj[0], value,
+                         _prepared.NULL), "select")
+        return C
+    return step
 
 
 def _kept(op, v, gr, gc, thunk):

@@ -98,8 +98,34 @@ def in_place(node, args):
                          getattr(lib, f"GrB_DESC_{kind}") if kind else null), "assign")
         return c
     dt = gbops.dtype_of(c)
+    if t.shape == c.shape and t.dtype is c.dtype and _assign(node, c, t, args[2] if len(args) > 2 else None, dt):
+        return c
     _write(node, c, _source(t, c, dt), output_mask(node, args, 2), dt)
     return c
+
+
+def _assign(node, c, t, m, dt) -> bool:
+    """``C<M, replace> accum= T`` as one GrB_Matrix_assign (python-graphblas's expression costs
+    ~60 us a call); False when the accumulator has no typed built-in operator."""
+    lib, null = ssgb.lib, ssgb.ffi.NULL
+    accum = node.attr("accum")
+    if accum is not None:
+        if accum.func is not None:
+            return False
+        try:
+            op = gbops.binary(accum, dt).gb_obj
+        except (AttributeError, KeyError, TypeError):
+            return False
+    else:
+        op = null
+    desc = null
+    if m is not None:
+        kind = ("R" if node.attr("replace") else "") + ("S" if node.attr("mask") == "structure" else "") + \
+            ("C" if node.attr("complement") else "")
+        desc = getattr(lib, f"GrB_DESC_{kind}") if kind else null
+    item.check(lib.GrB_Matrix_assign(c.gb_obj[0], m.gb_obj[0] if m is not None else null, op, t.gb_obj[0],
+                                     lib.GrB_ALL, c._nrows, lib.GrB_ALL, c._ncols, desc), "assign")
+    return True
 
 
 def writes_into(n, body_order, outputs) -> bool:

@@ -14,6 +14,14 @@ def _rule(n: Node):
         return n.args[0]
     if n.op is Op.TRANSPOSE and n.args[0].op is Op.IDENTITY:         # I.T -> I
         return n.args[0]
+    if n.op is Op.CAST and n.args[0].op is Op.SELECT and n.args[0].attr("op").on == "index" \
+            and n.args[0].args[0].op in (Op.EWISE_ADD, Op.EWISE_MULT):
+        # cast(select(A + Aᵀ, offdiag)) -> select(cast(A + Aᵀ), offdiag): a selection by position
+        # keeps the same entries in any dtype, and the sum is then made in the cast's dtype in
+        # one pass (static evaluation's ewise_cast), the selection reading the narrower values
+        s = n.args[0]
+        cast = n.replace(args=(s.args[0],), type=s.args[0].type.with_(dtype=n.type.dtype), name=None)
+        return s.replace(args=(cast, *s.args[1:]), type=n.type)
     return None
 
 

@@ -258,7 +258,8 @@ class Lowering:
             cols = int(self.dims[layout.dim].counts[r])
         return rows, cols
 
-    def emit_local(self, out: int, n: Node, args: tuple, layouts: tuple, layout: Layout, in_place: bool = False):
+    def emit_local(self, out: int, n: Node, args: tuple, layouts: tuple, layout: Layout, in_place: bool = False,
+                   temporary: bool = False):
         """``Local(out, n, args)`` on every rank, with the work n's rule counts on that rank's pieces
         (``layouts``: of n's arguments, ``layout``: of the result; extra arguments such as a
         piece's global ids are not counted)."""
@@ -266,7 +267,7 @@ class Lowering:
         self.emit(lambda r: Local(out, n, args, work=int(work(n, [self.piece_shape(a.type, lay, r) for a, lay in
                                                                  zip(n.args, layouts)],
                                                              self.piece_shape(n.type, layout, r))),
-                                  in_place=in_place))
+                                  in_place=in_place, temporary=temporary))
 
     # -- what the ops' lowering rules build with
     def local(self, n: Node):
@@ -279,9 +280,24 @@ class Lowering:
             args.append(self.value(a, layouts[-1]))
         out = self.slot()
         # in place: only into the carried value's own slot (a converted copy may be shared)
-        in_place = id(n) in self.in_place and args[0] == self.vals[id(n.args[0])].slots
-        self.emit_local(out, n, tuple(args), tuple(layouts), lay, in_place)
+        own = n.op is Op.UPDATE and id(n.args[0]) in self.vals and args[0] == self.vals[id(n.args[0])].slots
+        temporary = own and id(n) not in self.in_place and self.temporary(n)
+        in_place = own and (id(n) in self.in_place or temporary)
+        self.emit_local(out, n, tuple(args), tuple(layouts), lay, in_place, temporary)
         self.set(n, out, lay)
+
+    def temporary(self, n: Node) -> bool:
+        """Whether update n may write into its C as it is: a value computed in this block that
+        nothing but n reads (not an output, not carried, not from outside the loop), of n's
+        dtype, and not n's T (it may be n's mask: GraphBLAS allows the alias)."""
+        c = n.args[0]
+        if c.op in (Op.INPUT, Op.ITEM) or id(c) in self.alias or self.is_static(c) or len(n.args) < 2 \
+                or n.args[1] is c or c.type.dtype is not n.type.dtype:
+            return False
+        accum = n.attr("accum")
+        if accum is not None and accum.dtypes(c.type.dtype, n.args[1].type.dtype)[0] is not c.type.dtype:
+            return False
+        return all(u is n for u in self.uses.get(id(c), [None]))
 
     def via_rep(self, n: Node):
         """The always-correct fallback: gather operands, compute replicated, keep this rank's part."""

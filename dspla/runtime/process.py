@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import gc
 import os
 
@@ -30,8 +31,7 @@ def keep_freed_memory() -> bool:
     if os.environ.get("DSPLA_MALLOC", "").lower() == "default":
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        mallopt = _libc().mallopt
     except (OSError, AttributeError):
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
@@ -48,10 +48,15 @@ def release_freed_memory() -> None:
     so without it the run's peak stacked on top of planning's."""
     gc.collect()
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
+        _libc().malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+@functools.lru_cache(maxsize=None)
+def _libc():
+    """The C library, found once (find_library runs ldconfig in a subprocess: ~3 ms a call)."""
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
 
 
 _PLAN_FROZEN = False

@@ -30,7 +30,7 @@ def feed(name: str, M) -> dict:
     return {name + "_v": vals, name + "_p": to_input(oracle.Mat(M.present.copy(), M.present.copy()), "sparse")}
 
 
-def _twice(outputs: dict, draw, expect, prepared: bool = True):
+def _twice(outputs: dict, draw, expect, prepared: bool = True, prepared_mask: bool = False):
     f = dp.function(outputs=outputs)
     rng = np.random.default_rng(0)
     for _ in range(2):
@@ -41,8 +41,11 @@ def _twice(outputs: dict, draw, expect, prepared: bool = True):
             check(out[k], e, k)
         del out
         gc.collect()
-    taken = f.session().runtime.steps.taken
-    assert (taken > 0) == prepared, f"prepared steps taken: {taken}"
+    by_op = dict(f.session().runtime.steps.by_op)
+    if not prepared_mask:
+        by_op.pop("mask", None)   # (operand's own mask)
+    taken = sum(by_op.values())
+    assert (taken > 0) == prepared, f"prepared steps taken: {by_op}"
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -119,6 +122,33 @@ def test_reduce_all(dt, monoid, dens):
 def test_nvals(dens):
     _twice({"c": dp.nvals(operand("X", (5, 4), "float64"))},
            lambda rng: {"X": random_mat(rng, (5, 4), "float64", dens)}, lambda M: {"c": oracle.nvals(M)})
+
+
+@pytest.mark.parametrize("complement", (False, True), ids=("mask", "complement"))
+@pytest.mark.parametrize("structure", (False, True), ids=("value", "structure"))
+@pytest.mark.parametrize("dt", ("float64", "int64", "bool"))
+def test_mask(dt, structure, complement):
+    """C<M, replace> = x as one assign, into the first call's result on the second."""
+    _twice({"C": dp.mask(operand("X", (5, 4), dt), operand("M", (5, 4), "bool"), structure=structure,
+                         complement=complement)},
+           lambda rng: {"X": random_mat(rng, (5, 4), dt, "half"), "M": random_mat(rng, (5, 4), "bool", "half")},
+           lambda x, m: {"C": oracle.mask(x, m, complement, structure)}, prepared_mask=True)
+
+
+@pytest.mark.parametrize("thunk", ("number", "value"))
+@pytest.mark.parametrize("op", ("<=", ">", "=="))
+@pytest.mark.parametrize("dt", ("float64", "int64"))
+def test_select_by_value(dt, op, thunk):
+    """A value predicate against a number or a 1 x 1 value of x's dtype: one typed GrB_select."""
+    k = 0.25 if dt == "float64" else 0
+    x = operand("X", (5, 4), dt)
+    if thunk == "number":
+        expr, draw = dp.select(x, op, k), lambda rng: {"X": random_mat(rng, (5, 4), dt, "half")}
+    else:
+        t = dp.reduce_all(operand("T", (1, 1), dt), "max")   # (a value of the program, computed at run time)
+        expr = dp.select(x, op, t)
+        draw = lambda rng: {"X": random_mat(rng, (5, 4), dt, "half"), "T": oracle.mat(np.array([[k]], dt))}  # noqa: E731
+    _twice({"C": expr}, draw, lambda x, *_: {"C": oracle.select(x, op, k)})
 
 
 def test_a_loop_runs_on_prepared_steps_and_matches_numpy():

@@ -8,6 +8,7 @@ import time
 import graphblas as gb
 import numpy as np
 from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
+from suitesparse_graphblas import ffi, lib
 
 from ...instr import (
     CastTo,
@@ -24,8 +25,7 @@ from ...instr import (
 )
 from ...ir.types import DType
 from ...kernels import buffers as local
-from ...kernels import gbops, overflow, spmspv
-from ...kernels.item import item
+from ...kernels import gbops, item, overflow, prepared, spmspv
 from ...ops import update
 from ...reference import EVAL, INTO
 from . import shm
@@ -36,9 +36,13 @@ from .interpreter import Runtime, _dt, handler
 def _local(rt: Runtime, i: Local):
     t0 = time.perf_counter()
     args = [rt.slots[a] for a in i.args]
-    if i.in_place and id(i) not in rt.risky:   # (a checked one is compared with its operands as they were)
-        rt.slots[i.out] = update.in_place(i.node, args)
-        return rt.timed("compute_s", t0)
+    if i.in_place:
+        cleared = _writable(rt, i, args)
+        if cleared is not None:
+            rt.slots[i.out] = M = update.in_place(i.node, args)
+            if rt.magnitudes is not None:   # (M was written into: what was known of it no longer holds)
+                rt.magnitudes.set(M, cleared) if id(i) in rt.risky else rt.magnitudes.forget(M)
+            return rt.timed("compute_s", t0)
     if i.node.op in INTO:
         into = rt.reusable(i)
         M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (kernels/prepared.py), if one applies
@@ -55,8 +59,36 @@ def _local(rt: Runtime, i: Local):
             if S is not None:
                 rt.shadows.partial(i.out, S, overflow.describe(i.node))
         else:
-            overflow.verify(i.node, args, M, lambda n, a: EVAL[n.op](n, a, rt.env), rt.output_names.get(i.out))
+            b = overflow.verify(i.node, args, M, lambda n, a: EVAL[n.op](n, a, rt.env), rt.output_names.get(i.out),
+                                rt.mag)
+            if rt.magnitudes is not None and M is not args[0]:
+                rt.magnitudes.set(M, b)
+    elif rt.magnitudes is not None and i.node.op.value in _SUBSET and M is not args[0]:
+        b = rt.magnitudes.get(args[0])
+        if b is not None:
+            rt.magnitudes.set(M, b)
     rt.timed("compute_s", t0)
+
+
+# ops whose entries are some of their first operand's, unchanged: its magnitude bound holds for them
+_SUBSET = frozenset({"mask", "select", "transpose"})
+
+
+def _writable(rt: Runtime, i: Local, args: list) -> int | None:
+    """Whether in-place update i may write into its C now: a temporary's object held nowhere
+    else; a checked one (int64 arithmetic) only when the bound on its operands as they are
+    proves that no entry leaves int64 (else it is computed apart and compared). The bound on
+    its result's entries (LIMIT when unchecked), or None: not in place."""
+    if i.temporary and not rt.exclusive(i.args[0]):
+        return None
+    if rt.shadows.by_slot and any(rt.slots[s] is args[0] for s in rt.shadows.by_slot):
+        return None   # (C's int64 value is still to be compared with its float64 copy, as it is)
+    if id(i) not in rt.risky:
+        return overflow.LIMIT
+    if i.out in rt.partials:
+        return None
+    got = overflow.clearing_bound(i.node, args, rt.mag)
+    return got if got < overflow.LIMIT else None
 
 
 def _multiply(a, b, sr):
@@ -73,6 +105,8 @@ def _output_mask(rt: Runtime, i):
 @handler(MxM)
 def _mxm(rt: Runtime, i: MxM):
     t0 = time.perf_counter()
+    if i.vxm:
+        return _vxm(rt, i, t0)
     if i.push is not None:   # a frontier pushed or pulled by its size (kernels/spmspv.py)
         rt.slots[i.out] = frontier(rt, i, rt.slots[i.a], rt.slots[i.b])
         rt.timed("compute_s", t0)
@@ -96,6 +130,8 @@ def _mxm(rt: Runtime, i: MxM):
     checked = rt.checked and overflow.int_product(i.semiring, compute)
     if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
         C = rt.slots[i.out]
+        if rt.magnitudes is not None:
+            rt.magnitudes.forget(C)
         follow = checked and rt.shadows.before_accumulating(i.out, C, a, b, i.semiring, rt.product_name(i))
         if a.ncols == 0:
             pass   # nothing to add (and SuiteSparse refuses to accumulate a product over no inner dim)
@@ -109,11 +145,60 @@ def _mxm(rt: Runtime, i: MxM):
     else:
         C = gbops.mxm(a, b, sr, compute, a_empty_rows=i.a_empty_rows, mask=mask, into=rt.reusable(i),
                       taken=rt.routes, b_covered=i.b_covered)
-        if checked:
-            rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
+        bound = rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask, rt.mag) if checked \
+            else overflow.LIMIT
         rt.pool.keep(id(i), C)
-        rt.slots[i.out] = gbops.cast(C, out)
+        rt.slots[i.out] = C = gbops.cast(C, out)
+        if rt.magnitudes is not None:
+            rt.magnitudes.set(C, bound)
     rt.timed("compute_s", t0)
+
+
+def _vxm(rt: Runtime, i: MxM, t0: float):
+    """out = (uᵀ ⊕.⊗ b)ᵀ for the column u in a: GrB_vxm on u as a vector (SuiteSparse holds a
+    column held by column as a vector), into a new column; int64 checked as the product uᵀ b."""
+    u, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
+    m = rt.slots[i.mask] if i.mask is not None else None
+    if not (_by_col(u) and (m is None or _by_col(m)) and hasattr(op, "gb_obj")):   # (a user's semiring)
+        uT = u.T.new()
+        C = uT.mxm(b, op).new() if m is None else gbops.mxm(uT, b, i.semiring, compute,
+                                                               mask=gbops.mask_of(m.T.new(), i.mask_kind, i.complement))
+        C = C.T.new()
+    else:
+        # (into the free earlier result: a product without a mask replaces all of it, one with a
+        # mask clears what is outside it)
+        C = prepared.output(rt.reusable(i), gb.dtypes.lookup_dtype(compute.gb), b._ncols, 1)
+        rt.pool.keep(id(i), C)
+        desc = ffi.NULL if m is None else _VXM_DESC[(i.mask_kind == "structure", i.complement)]
+        item.check(lib.GrB_vxm(ffi.cast("GrB_Vector", C.gb_obj[0]), ffi.NULL if m is None else
+                               ffi.cast("GrB_Vector", m.gb_obj[0]), ffi.NULL, op.gb_obj,
+                               ffi.cast("GrB_Vector", u.gb_obj[0]), b.gb_obj[0], desc), "vxm")
+    rt.took("vxm")
+    bound = overflow.LIMIT
+    if rt.checked and overflow.int_product(i.semiring, compute):
+        bound = overflow.product_bound(u, b, i.semiring, inner=u._nrows, mag=rt.mag)
+        if bound >= overflow.LIMIT:   # (the float64 true value, made as for uᵀ b, held as a column)
+            rt.shadows.product(i.out, [(u.T.new(), b)], i.semiring, rt.product_name(i))
+            shadow, what = rt.shadows.by_slot.get(i.out, (None, ""))
+            if shadow is not None:
+                rt.shadows.by_slot[i.out] = (shadow.T.new(), what)
+        else:
+            rt.shadows.by_slot.pop(i.out, None)
+    rt.slots[i.out] = C = gbops.cast(C, out)
+    if rt.magnitudes is not None:
+        rt.magnitudes.set(C, bound)
+    rt.timed("compute_s", t0)
+
+
+_VXM_DESC = {(s, c): getattr(lib, "GrB_DESC_R" + ("S" if s else "") + ("C" if c else ""))
+             for s in (False, True) for c in (False, True)}
+
+
+def _by_col(M) -> bool:
+    """Whether M is held by column (as every n x 1 matrix is unless made otherwise)."""
+    cell = ffi.new("int32_t*")
+    item.check(lib.GxB_Matrix_Option_get_INT32(M.gb_obj[0], lib.GxB_FORMAT, cell), "format")
+    return cell[0] == lib.GxB_BY_COL
 
 
 def _unit(rt: Runtime, i, a):
@@ -188,7 +273,7 @@ def frontier(rt: Runtime, i, a, b):
     _, op, gdt, ca, cb, compute, out = fr.typed
     a, b = gbops.cast(a, ca), gbops.cast(b, cb)
     pull = spmspv.pulls_by_edges(fr, b, fr.entries(b)) if i.count is None else \
-        spmspv.pulls(fr, item(rt.slots[i.count]))
+        spmspv.pulls(fr, item.item(rt.slots[i.count]))
     rt.took("spmspv-pull" if pull else "spmspv-push")
     C = spmspv.product(fr, a, b, op, gdt, m, i.mask_kind == "structure", pull)
     return C if out is compute else gbops.cast(C, out)
@@ -211,6 +296,8 @@ def _fill(rt: Runtime, i: Fill):
 @handler(DropRows)
 def _drop_rows(rt: Runtime, i: DropRows):
     t0 = time.perf_counter()
+    if rt.magnitudes is not None:
+        rt.magnitudes.forget(rt.slots[i.out])
     rt.slots[i.out] = gbops.drop_rows(rt.slots[i.out], i.rows, rt.bitmaps.pop(i.out, None))
     rt.timed("compute_s", t0)
 

@@ -95,6 +95,8 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
     a_slot, n, cell = t.product.a, seen._nrows, ffi.new("GrB_Index*")
     _item.check(lib.GxB_Matrix_Option_set_INT32(seen.gb_obj[0], lib.GxB_SPARSITY_CONTROL, lib.GxB_BITMAP), "set")
     s[t.product.mask] = seen
+    if rt.magnitudes is not None:   # (written into below)
+        rt.magnitudes.forget(seen)
     it = checks = 0
     while True:
         _item.check(lib.GrB_Matrix_nvals(cell, q.gb_obj[0]), "nvals")

@@ -9,7 +9,7 @@ from typing import Callable
 from ...instr import Allreduce, Local, Loop, RankProgram, SmallAllreduce, Traffic, Where, walk
 from ...ir.types import DType
 from ...kernels import gbops, prepared, recycle
-from ...kernels.overflow import Shadows, risky
+from ...kernels.overflow import Magnitudes, Shadows, maxabs, risky
 from ...ops import Env, table
 from .. import faults
 from . import shm
@@ -59,6 +59,8 @@ class Runtime:
         self.unchanged: dict = {}    # id -> this run's inputs the caller says are as they were last run
         for slot, value in program.consts.items():
             self.slots[slot] = value
+        self.static_ids = frozenset(id(v) for v in program.consts.values())
+        self.held = self.static_ids
         self.extra = extra or {}
         self.patterns: dict = {}   # (Get instruction, window half) -> the window's access pattern
         self.env = Env({}, self.extra.get("dims", {}), overflow)
@@ -71,6 +73,10 @@ class Runtime:
         self.partials = frozenset(s for i in every if isinstance(i, (Allreduce, SmallAllreduce))
                                   for s in ((i.src,) if type(i) is Allreduce else i.srcs))
         self.shadows = Shadows()   # float64 true values of int64 slots that may have wrapped
+        # bounds on int64 values' magnitudes from earlier checks (one process: a collective may
+        # write into a value); ``mag``: a value's bound, from them or by its reductions
+        self.magnitudes = Magnitudes() if self.checked and comm.size == 1 else None
+        self.mag = self.magnitudes.maxabs if self.magnitudes is not None else maxabs
         self.output_names = {slot: name for name, (slot, _) in program.outputs.items()}   # (for messages)
         # what each block moves whatever the data, per product: summed once, added per run (the
         # program) or per iteration (a loop's condition and body)
@@ -150,11 +156,20 @@ class Runtime:
             self.last_read[id(step)] = M
         return same
 
+    def exclusive(self, slot: int) -> bool:
+        """Whether the object in ``slot`` is in no other slot and is no input or static value of
+        the run: a step may write into it."""
+        M = self.slots[slot]
+        return sum(x is M for x in self.slots) == 1 and id(M) not in self.held
+
     def reusable(self, i):
         """Instruction i's result of the last run or iteration, to be written into, when nothing
         else holds it any more (kernels/recycle.py); its slot lets go of it first."""
         self.slots[i.out] = None
-        return self.pool.take(id(i))
+        M = self.pool.take(id(i))
+        if M is not None and self.magnitudes is not None:
+            self.magnitudes.forget(M)   # (written into again)
+        return M
 
     def count(self, product, t: Traffic):
         self.counters[product] = self.counters.get(product, Traffic()) + t
@@ -173,6 +188,7 @@ class Runtime:
         for name, slot in self.program.inputs.items():
             s[slot] = inputs[name]
         self.unchanged = {id(inputs[n]): inputs[n] for n in unchanged if n in inputs}
+        self.held = self.static_ids | {id(v) for v in inputs.values()}   # (Runtime.exclusive)
         if not self.setup_done:   # the plan's deferred static values, computed once
             self.execute(self.program.setup)
             self.count_block(self.setup_traffic)
