@@ -113,10 +113,14 @@ def frontier_edges(fr: Frontier, q) -> int:
 
 def product(fr: Frontier, a, q, semiring, gdt, mask, structure: bool, pull: bool):
     """C<¬mask> = a ⊕.⊗ q, pulled (dot products, q as a bitmap) or pushed (saxpy over p's rows).
-    q's storage is set in place, as LAGraph does: its entries stay as they are."""
+    q's storage is set in place, as LAGraph does: its entries stay as they are. C's is the
+    direction's (LAGraph writes each level into q itself)."""
     C = new_matrix(gdt, a._nrows, q._ncols)
-    check(lib.GxB_Matrix_Option_set_INT32(q.gb_obj[0], lib.GxB_SPARSITY_CONTROL, lib.GxB_BITMAP if pull else _SPARSE),
-          "set")
+    sparsity = lib.GxB_BITMAP if pull else _SPARSE
+    check(lib.GxB_Matrix_Option_set_INT32(q.gb_obj[0], lib.GxB_SPARSITY_CONTROL, sparsity), "set")
+    # C kept as the product makes it (a pull's bitmap, a push's sparse list): left to choose, SuiteSparse
+    # converts a small pulled level to a sparse list, and the next level's pull converts it back
+    check(lib.GxB_Matrix_Option_set_INT32(C.gb_obj[0], lib.GxB_SPARSITY_CONTROL, sparsity), "set")
     if pull:
         desc = lib.GrB_DESC_SC if structure else lib.GrB_DESC_C
         check(lib.GrB_mxm(C.gb_obj[0], mask.gb_obj[0], ffi.NULL, semiring.gb_obj, a.gb_obj[0], q.gb_obj[0], desc),
