@@ -164,6 +164,15 @@ def identity_full(nrows: int, ncols: int, m: Monoid, dtype: DType, into=None):
     return from_values(vals, dtype)
 
 
+def constant_full(nrows: int, ncols: int, value, dtype: DType, into=None):
+    """A full matrix holding ``value`` (``into`` refilled when it fits); None as the value: a
+    matrix with no entries (a missing 1 x 1 broadcasts to nothing)."""
+    if value is None:
+        return gb.Matrix(dtype.gb, nrows, ncols)
+    C = recycle.refill(into, nrows, ncols, value, dtype)
+    return C if C is not None else from_values(np.full((nrows, ncols), value, dtype=dtype.np), dtype)
+
+
 def occupied(a, axis: str = "rows"):
     """The rows (or columns) of a that hold an entry, as a sparse vector: a structural reduction
     (~2 ms for a million entries, where np.unique of the indices took 100 ms)."""

@@ -202,7 +202,10 @@ def _fill(rt: Runtime, i: Fill):
     into = rt.reusable(i)
     # the slot's last DropRows left a presence bitmap that the next one can use again
     rt.bitmaps[i.out] = gbops.take_bitmap(into)
-    C = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype), into=into)
+    if i.value is None:
+        C = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype), into=into)
+    else:
+        C = gbops.constant_full(i.nrows, i.k, item(rt.slots[i.value]), DType(i.dtype), into=into)
     rt.pool.keep(id(i), C)
     rt.slots[i.out] = C
     rt.timed("compute_s", t0)
