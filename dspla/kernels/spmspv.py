@@ -111,11 +111,34 @@ def frontier_edges(fr: Frontier, q) -> int:
     return item(fr._e) or 0
 
 
-def product(fr: Frontier, a, q, semiring, gdt, mask, structure: bool, pull: bool):
+class Handle:
+    """A GrB_Matrix without python-graphblas's Matrix around it: a fused traversal's levels, made
+    and dropped at every level. It has no reference cycle (a Matrix and its ``ss`` accessor hold
+    each other), so it is freed when let go, with no collection (``matrix`` hands it over)."""
+
+    __slots__ = ("gb_obj", "_nrows", "_ncols", "dtype")
+
+    def __init__(self, gdt, nrows: int, ncols: int):
+        self.gb_obj = ffi.new("GrB_Matrix*")
+        check(lib.GrB_Matrix_new(self.gb_obj, gdt.gb_obj, nrows, ncols), "Matrix_new")
+        self._nrows, self._ncols, self.dtype = nrows, ncols, gdt
+
+    def matrix(self) -> gb.Matrix:
+        """The same matrix as a python-graphblas Matrix, which owns it from then on."""
+        M, self.gb_obj = gb.Matrix._from_obj(self.gb_obj, self.dtype, self._nrows, self._ncols), None
+        return M
+
+    def __del__(self):
+        if self.gb_obj is not None:
+            lib.GrB_Matrix_free(self.gb_obj)
+
+
+def product(fr: Frontier, a, q, semiring, gdt, mask, structure: bool, pull: bool, make=new_matrix):
     """C<¬mask> = a ⊕.⊗ q, pulled (dot products, q as a bitmap) or pushed (saxpy over p's rows).
     q's storage is set in place, as LAGraph does: its entries stay as they are. C's is the
-    direction's (LAGraph writes each level into q itself)."""
-    C = new_matrix(gdt, a._nrows, q._ncols)
+    direction's (LAGraph writes each level into q itself). ``make``: C's constructor (new_matrix
+    or Handle)."""
+    C = make(gdt, a._nrows, q._ncols)
     sparsity = lib.GxB_BITMAP if pull else _SPARSE
     check(lib.GxB_Matrix_Option_set_INT32(q.gb_obj[0], lib.GxB_SPARSITY_CONTROL, sparsity), "set")
     # C kept as the product makes it (a pull's bitmap, a push's sparse list): left to choose, SuiteSparse
