@@ -200,11 +200,11 @@ def _fill(rt: Runtime, i: Fill):
     if rt.shadows.by_slot:   # (the product the slot held is complete)
         rt.shadows.flush(i.out, rt.slots[i.out])
     into = rt.reusable(i)
-    # the slot's last DropRows left a presence bitmap that the next one can use again
-    rt.bitmaps[i.out] = gbops.take_bitmap(into)
     if i.value is None:
+        # the slot's last DropRows left a presence bitmap that the next one can use again
+        rt.bitmaps[i.out] = gbops.take_bitmap(into)
         C = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype), into=into)
-    else:
+    else:   # (no DropRows follows: A @ x + s keeps s in A's empty rows)
         C = gbops.constant_full(i.nrows, i.k, item(rt.slots[i.value]), DType(i.dtype), into=into)
     rt.pool.keep(id(i), C)
     rt.slots[i.out] = C
