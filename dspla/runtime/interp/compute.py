@@ -102,7 +102,7 @@ def _mxm(rt: Runtime, i: MxM):
         elif mask is None and gbops.accumulate_full(C, a, b, i.semiring):
             rt.took("udf-full")
         else:
-            C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(gbops.lookup_operand(a, b), op)
+            gbops.accumulate(C, a, b, op, gbops.binary(i.semiring.monoid.op, compute), mask)
             rt.took("accumulate")
         if follow:
             rt.shadows.accumulated(i.out, a, b, i.semiring, mask)
