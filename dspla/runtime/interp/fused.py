@@ -142,7 +142,9 @@ def _level(rt, prod: MxM, a):
             direct[0] = typed
         pull = spmspv.pulls_by_edges(fr, q, nq)
         routes["spmspv-pull" if pull else "spmspv-push"] += 1
-        return spmspv.product(fr, a, q, typed[1], typed[2], m, structure, pull, spmspv.Handle)
+        # a level made here (a Handle) is written into by the next, as LAGraph writes its frontier
+        return spmspv.product(fr, a, q, typed[1], typed[2], m, structure, pull, spmspv.Handle,
+                              q if type(q) is spmspv.Handle else None)
     return level
 
 
