@@ -83,13 +83,16 @@ class StackedMxM(Instr):
 @dataclass(frozen=True, eq=False)
 class Fill(Instr):
     """out = a full nrows x k matrix of the monoid's identity (products then accumulate into it
-    in place, which SuiteSparse does much faster than building a new output)."""
+    in place, which SuiteSparse does much faster than building a new output). With a ``value``
+    slot (a 1 x 1), of that value instead, broadcast as ewise_add broadcasts it (a missing value:
+    no entries), for ``P ⊕ s`` accumulated into it (ops/mxm.py, _plus_constant)."""
     out: int
     nrows: int
     k: int
     monoid: Any
     dtype: str
-    WRITES = ("out",)
+    value: int | None = None
+    READS, WRITES = ("value",), ("out",)
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,12 +7,13 @@ from functools import lru_cache
 import graphblas as gb
 import numpy as np
 from graphblas.core import operator as _Op
+from suitesparse_graphblas import ffi, lib
 
 from ..algebra import SEMIRINGS, BinaryOp, Monoid, Semiring, UnaryOp
 from ..ir.types import DType
 from . import gbudf, lend, recycle, routes, udfmxm
 from .buffers import from_values, pack_bitmap, unpack_bitmap, unpack_full, values_of
-from .item import item
+from .item import check, item
 
 
 def _user(*ops) -> bool:
@@ -164,6 +165,15 @@ def identity_full(nrows: int, ncols: int, m: Monoid, dtype: DType, into=None):
     return from_values(vals, dtype)
 
 
+def constant_full(nrows: int, ncols: int, value, dtype: DType, into=None):
+    """A full matrix holding ``value`` (``into`` refilled when it fits); None as the value: a
+    matrix with no entries (a missing 1 x 1 broadcasts to nothing)."""
+    if value is None:
+        return gb.Matrix(dtype.gb, nrows, ncols)
+    C = recycle.refill(into, nrows, ncols, value, dtype)
+    return C if C is not None else from_values(np.full((nrows, ncols), value, dtype=dtype.np), dtype)
+
+
 def occupied(a, axis: str = "rows"):
     """The rows (or columns) of a that hold an entry, as a sparse vector: a structural reduction
     (~2 ms for a million entries, where np.unique of the indices took 100 ms)."""
@@ -189,7 +199,7 @@ def take_bitmap(M):
     if M is None:
         return None
     taken = lend.take_bitmap(M)   # (by the C calls; python-graphblas's unpack below otherwise)
-    if taken is not None:
+    if taken is not None or not lend.is_bitmap(M):   # (M.ss.format below costs 8 us: a full M is the rule)
         return taken
     held = unpack_bitmap(M)
     return None if held is None else (held[1], held[2])
@@ -254,6 +264,8 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=N
 
 
 _SPARSE = frozenset({"csr", "csc", "hypercsr", "hypercsc"})
+_SPARSE_STATUS = (lib.GxB_SPARSE, lib.GxB_HYPERSPARSE)
+_TypedSemiring, _TypedBinary = type(gb.semiring.plus_times[gb.dtypes.FP64]), type(gb.binary.plus[gb.dtypes.FP64])
 
 
 def sparse_output(nrows: int, ncols: int, compute: DType):
@@ -262,6 +274,18 @@ def sparse_output(nrows: int, ncols: int, compute: DType):
     values, 9.6 GB for a rank's 16K rows of R-MAT 16's A @ A where its 41M entries need 0.7."""
     C = gb.Matrix(compute.gb, nrows, ncols)
     C.ss.config["sparsity_control"] = ["sparse", "hypersparse"]
+    return C
+
+
+def accumulate(C, a, b, op, accum, mask=None):
+    """C ⊕= a ⊕.⊗ b in place (inside ``mask``, a mask_of object), operands in the typed
+    semiring's dtypes: one C call where python-graphblas's expression around it cost 25 us
+    (PageRank's teleport fill and product, once per iteration), its expression with a mask."""
+    if mask is not None or type(op) is not _TypedSemiring or type(accum) is not _TypedBinary:
+        C(accum=accum, mask=mask) << a.mxm(lookup_operand(a, b), op)
+        return C
+    B = lookup_operand(a, b)
+    check(lib.GrB_mxm(C.gb_obj[0], ffi.NULL, accum.gb_obj, op.gb_obj, a.gb_obj[0], B.gb_obj[0], ffi.NULL), "mxm")
     return C
 
 
@@ -276,7 +300,7 @@ def lookup_operand(a, b):
     SSSP 56-75 -> 34-36 ms, no level slower. The copy is O(rows of b) (15-65 us at 82K rows), so
     it is made only when a has at least that many entries. SuiteSparse already holds a column
     denser than its bitmap switch (4%) as a bitmap; wider operands are left to it."""
-    if b.shape[1] != 1 or b.ss.format not in _SPARSE or a.nvals < b.shape[0]:
+    if b._ncols != 1 or lend.layout(b)[0] not in _SPARSE_STATUS or a.nvals < b._nrows:
         return b
     B = b.dup()
     B.ss.config["sparsity_control"] = ["bitmap"]
@@ -311,7 +335,7 @@ def _accumulated(pairs, sr, compute, a_empty_rows, into):
         # (an inner dim of 0 adds nothing, and SuiteSparse 9.4 refuses to accumulate such a product:
         # GrB_DIMENSION_MISMATCH, "input is 0-by-0")
         if a.ncols and not (udfmxm.applies(sr) and accumulate_full(C, a, b, sr)):
-            C(accum=binary(sr.monoid.op, compute)) << a.mxm(b, semiring(sr, compute))
+            accumulate(C, a, b, semiring(sr, compute), binary(sr.monoid.op, compute))
     return drop_rows(C, a_empty_rows, spare)
 
 

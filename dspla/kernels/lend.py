@@ -35,6 +35,10 @@ def layout(M) -> tuple[int, bool]:
     return out[0], out[1] == lib.GxB_BY_ROW
 
 
+def is_bitmap(M) -> bool:
+    return layout(M)[0] == lib.GxB_BITMAP
+
+
 def _view(ptr, nbytes: int, dtype, shape: tuple[int, int]) -> np.ndarray:
     return np.frombuffer(ffi.buffer(ffi.cast("char*", ptr), nbytes), dtype=dtype,
                          count=shape[0] * shape[1]).reshape(shape)

@@ -111,18 +111,51 @@ def frontier_edges(fr: Frontier, q) -> int:
     return item(fr._e) or 0
 
 
-def product(fr: Frontier, a, q, semiring, gdt, mask, structure: bool, pull: bool):
+class Handle:
+    """A GrB_Matrix without python-graphblas's Matrix around it: a fused traversal's levels, made
+    and dropped at every level. It has no reference cycle (a Matrix and its ``ss`` accessor hold
+    each other), so it is freed when let go, with no collection (``matrix`` hands it over)."""
+
+    __slots__ = ("gb_obj", "_nrows", "_ncols", "dtype")
+
+    def __init__(self, gdt, nrows: int, ncols: int):
+        self.gb_obj = ffi.new("GrB_Matrix*")
+        check(lib.GrB_Matrix_new(self.gb_obj, gdt.gb_obj, nrows, ncols), "Matrix_new")
+        self._nrows, self._ncols, self.dtype = nrows, ncols, gdt
+
+    def matrix(self) -> gb.Matrix:
+        """The same matrix as a python-graphblas Matrix, which owns it from then on."""
+        M, self.gb_obj = gb.Matrix._from_obj(self.gb_obj, self.dtype, self._nrows, self._ncols), None
+        return M
+
+    def __del__(self):
+        if self.gb_obj is not None:
+            lib.GrB_Matrix_free(self.gb_obj)
+
+
+_DESC = {(pull, structure, replace): getattr(lib, f"GrB_DESC_{'R' if replace else ''}{'S' if structure else ''}C"
+                                                f"{'' if pull else 'T0'}")
+         for pull in (True, False) for structure in (True, False) for replace in (True, False)}
+
+
+def product(fr: Frontier, a, q, semiring, gdt, mask, structure: bool, pull: bool, make=new_matrix, into=None):
     """C<¬mask> = a ⊕.⊗ q, pulled (dot products, q as a bitmap) or pushed (saxpy over p's rows).
-    q's storage is set in place, as LAGraph does: its entries stay as they are."""
-    C = new_matrix(gdt, a._nrows, q._ncols)
-    check(lib.GxB_Matrix_Option_set_INT32(q.gb_obj[0], lib.GxB_SPARSITY_CONTROL, lib.GxB_BITMAP if pull else _SPARSE),
-          "set")
-    if pull:
-        desc = lib.GrB_DESC_SC if structure else lib.GrB_DESC_C
-        check(lib.GrB_mxm(C.gb_obj[0], mask.gb_obj[0], ffi.NULL, semiring.gb_obj, a.gb_obj[0], q.gb_obj[0], desc),
-              "mxm")
+    q's storage is set in place, as LAGraph does: its entries stay as they are. C's is the
+    direction's. ``make``: C's constructor (new_matrix or Handle); ``into``: a matrix of C's
+    dtype and shape written instead, its entries replaced (q itself, as LAGraph writes each
+    level into its frontier: GraphBLAS reads the operands before it writes)."""
+    sparsity = lib.GxB_BITMAP if pull else _SPARSE
+    check(lib.GxB_Matrix_Option_set_INT32(q.gb_obj[0], lib.GxB_SPARSITY_CONTROL, sparsity), "set")
+    if into is None:
+        C = make(gdt, a._nrows, q._ncols)
+        # C kept as the product makes it (a pull's bitmap, a push's sparse list): left to choose, SuiteSparse
+        # converts a small pulled level to a sparse list, and the next level's pull converts it back
+        check(lib.GxB_Matrix_Option_set_INT32(C.gb_obj[0], lib.GxB_SPARSITY_CONTROL, sparsity), "set")
     else:
-        desc = lib.GrB_DESC_SCT0 if structure else lib.GrB_DESC_CT0
-        check(lib.GrB_mxm(C.gb_obj[0], mask.gb_obj[0], ffi.NULL, semiring.gb_obj, fr.p.gb_obj[0], q.gb_obj[0],
-                          desc), "mxm")
+        C = into
+        if into is not q:
+            check(lib.GxB_Matrix_Option_set_INT32(C.gb_obj[0], lib.GxB_SPARSITY_CONTROL, sparsity), "set")
+    A = a if pull else fr.p
+    check(lib.GrB_mxm(C.gb_obj[0], mask.gb_obj[0], ffi.NULL, semiring.gb_obj, A.gb_obj[0], q.gb_obj[0],
+                      _DESC[pull, structure, into is not None]), "mxm")
     return C

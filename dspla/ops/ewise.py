@@ -222,6 +222,9 @@ def _facts_mult(n, a):
 
 @BOTH.lower_rule
 def _lower(pl, n):
+    emit = pl.takeover.pop(id(n), None)
+    if emit is not None:   # a product folded into this union waited for its other operand (ops/mxm.py)
+        return emit()
     pl.local(n)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .. import algebra
 from .._types import SemiringLike
 from ..errors import NoGradient, Span
-from ..instr import FetchMxM, MxM
+from ..instr import FetchMxM, Fill, MxM
 from ..instr.layout import REP
 from ..ir.node import Node, Op
 from ..ir.types import Kind, Type, fitting
@@ -38,6 +38,7 @@ from .form import as_vector
 from .transpose import transpose
 
 gbops = kernel("gbops")
+routes = kernel("routes")
 spmspv = kernel("spmspv")
 
 MXM = define("mxm", attrs=("semiring", "mask", "complement"))
@@ -118,6 +119,50 @@ def _accumulated(pl, n: Node, layout) -> bool:
     return True
 
 
+def _plus_constant(pl, n: Node, layout) -> bool:
+    """``ewise_add(A ⊕.⊗ b, s)`` for a column b and a 1 x 1 s (a teleport term: PageRank's
+    ``Aᵀ w + c``), the product used nowhere else, as ``C = s everywhere; C ⊕= A ⊕.⊗ b`` (LAGraph's
+    PageRank): the union's pass over the product and the product's own fill at the identity
+    become one fill at s, and rows of A with no entries keep s, as the union gives them (a
+    missing s: C starts with no entries). Equal to rounding: SuiteSparse may add an entry's terms
+    to s one by one where the union adds s to their sum. Only a column, and only where
+    accumulating in place is SuiteSparse's faster kernel for the product anyway (kernels/routes.py,
+    IN_PLACE). When s comes later in the order (it reads the product's operand: PageRank's
+    dangling mass), the product waits for it: the union's lowering emits both. Returns False to
+    lower the product as usual."""
+    users = pl.uses.get(id(n), [])
+    sr = n.attr("semiring")
+    if n.attr("mask") is not None or len(users) != 1 or users[0] is None:
+        return False
+    u = users[0]
+    if u.op is not Op.EWISE_ADD or u.attr("op").name != sr.monoid.op.name or u.args[0] is u.args[1]:
+        return False
+    s = u.args[1] if u.args[0] is n else u.args[0]
+    if (u.args[0] is n and not u.attr("op").commutative) or tuple(s.type.shape) != (1, 1) or n.type.shape[1] != 1:
+        return False
+    compute = sr.dtypes(n.args[0].type.dtype, n.args[1].type.dtype)[0]
+    if not (s.type.dtype == n.type.dtype == u.type.dtype == compute) or u.type.shape != n.type.shape or \
+            pl.layout(u) != layout or pl.concrete(n.type.nrows) == 1:
+        return False
+    a = pl.static_value(n.args[0])   # (static on this path) where SuiteSparse's in-place kernel is the faster
+    covered = pl.full_where_read(n.args[0], pl.facts[id(n.args[1])])
+    if not routes.in_place_pays(gbops.unit_times(a, sr), compute, 1, covered) or a.nvals == a.nrows * a.ncols:
+        return False
+
+    def emit():
+        out = pl.slot()
+        pl.emit(Fill(out, pl.concrete(n.type.nrows), 1, sr.monoid, compute.value, value=pl.value(s)))
+        pl.emit(MxM(out, operand(pl, n, n.args[0]), operand(pl, n, n.args[1]), sr, accumulate=True,
+                    label=pl.message_label(u)))
+        pl.set(u, out, layout)
+    if pl.computed(s):
+        emit()
+        pl.fused.add(id(u))
+    else:
+        pl.takeover[id(u)] = emit
+    return True
+
+
 def operand(pl, n: Node, x: Node, layout=None) -> int:
     """A product's operand: a static one already in the dtype the semiring reads it in."""
     sr, (a, b) = n.attr("semiring"), (y.type.dtype for y in n.args[:2])
@@ -135,7 +180,7 @@ def mask_fields(pl, n: Node, layout) -> dict:
 def _one_process(pl, n: Node, layout) -> None:
     """One process: nothing moves, the product is the local kernel's."""
     pl.check_forced(n)
-    if _accumulated(pl, n, layout):
+    if _accumulated(pl, n, layout) or _plus_constant(pl, n, layout):
         return
     a, b = n.args[0], n.args[1]
     out = pl.slot()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -77,6 +78,9 @@ class Lowering:
         self.given = given or {}       # input name -> its current distribution (a Dist) when it has one
         self.uses: dict[int, list] = {}   # id(node) -> its users (None: an output), program and loop bodies
         self.fused: set[int] = set()      # nodes another node's lowering already computed
+        # nodes whose lowering another node's rule supplies, once their other operands are there:
+        # id -> the function emitting it (a product folded into its one user, ops/mxm.py)
+        self.takeover: dict[int, Callable[[], None]] = {}
         self.in_place: set[int] = set()   # updates that write into their loop-carried value (ops/loop.py)
         self.count_uses(program)
 

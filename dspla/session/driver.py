@@ -299,7 +299,7 @@ class DistSession:
             times.append(time.perf_counter() - t0)
         mine = {**rank_stats(rt), "planning_s": planning_s if header["replan"] else 0.0,
                 "first_iteration_s": times[0] if header["replan"] else 0.0,
-                "peak_rss_bytes": max(before, peak_rss_bytes()), "run_peak_rss_bytes": peak_rss_bytes()}
+                "peak_rss_bytes": max(before, peak := peak_rss_bytes()), "run_peak_rss_bytes": peak}
         stats = [mine] if P == 1 else comm.gather(mine, 0)
         if rank == 0:
             # summarised when read (about 40 us: a one-process call's product can take less)

@@ -138,7 +138,7 @@ def _mxm(rt: Runtime, i: MxM):
         elif mask is None and gbops.accumulate_full(C, a, b, i.semiring):
             rt.took("udf-full")
         else:
-            C(accum=gbops.binary(i.semiring.monoid.op, compute), mask=mask) << a.mxm(gbops.lookup_operand(a, b), op)
+            gbops.accumulate(C, a, b, op, gbops.binary(i.semiring.monoid.op, compute), mask)
             rt.took("accumulate")
         if follow:
             rt.shadows.accumulated(i.out, a, b, i.semiring, mask)
@@ -285,9 +285,12 @@ def _fill(rt: Runtime, i: Fill):
     if rt.shadows.by_slot:   # (the product the slot held is complete)
         rt.shadows.flush(i.out, rt.slots[i.out])
     into = rt.reusable(i)
-    # the slot's last DropRows left a presence bitmap that the next one can use again
-    rt.bitmaps[i.out] = gbops.take_bitmap(into)
-    C = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype), into=into)
+    if i.value is None:
+        # the slot's last DropRows left a presence bitmap that the next one can use again
+        rt.bitmaps[i.out] = gbops.take_bitmap(into)
+        C = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype), into=into)
+    else:   # (no DropRows follows: A @ x + s keeps s in A's empty rows)
+        C = gbops.constant_full(i.nrows, i.k, item(rt.slots[i.value]), DType(i.dtype), into=into)
     rt.pool.keep(id(i), C)
     rt.slots[i.out] = C
     rt.timed("compute_s", t0)
