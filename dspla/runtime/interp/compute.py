@@ -290,7 +290,7 @@ def _fill(rt: Runtime, i: Fill):
         rt.bitmaps[i.out] = gbops.take_bitmap(into)
         C = gbops.identity_full(i.nrows, i.k, i.monoid, DType(i.dtype), into=into)
     else:   # (no DropRows follows: A @ x + s keeps s in A's empty rows)
-        C = gbops.constant_full(i.nrows, i.k, item(rt.slots[i.value]), DType(i.dtype), into=into)
+        C = gbops.constant_full(i.nrows, i.k, item.item(rt.slots[i.value]), DType(i.dtype), into=into)
     rt.pool.keep(id(i), C)
     rt.slots[i.out] = C
     rt.timed("compute_s", t0)
