@@ -162,7 +162,8 @@ def _lower(pl, n):
                                                [pl.facts[id(pl.resolve(a))] for a in n.args[k:]])}
     order = body.toposort()
     outs = [v for _, v in body.outputs]
-    carried = {id(h) for h in holders[:k]}
+    # (a carried value that is a stack's top is that stack's own matrix: never written in place)
+    carried = {id(h) for h, v in zip(holders[:k], outs) if v.op is not Op.TOP}
     pl.in_place.update(id(m) for m in order if m.op is Op.UPDATE and id(m.args[0]) in carried
                        and writes_into(m, order, outs))
     index, outer = pl.loops, pl.in_loop
