@@ -1,7 +1,9 @@
-"""Algebraic identities that are always valid under GraphBLAS semantics."""
+"""Algebraic identities that are always valid under GraphBLAS semantics, and mask(X ⊕ Y, M) as
+the element-wise op computed inside the mask (ops/masked.py) where nothing else reads X ⊕ Y."""
 from __future__ import annotations
 
 from ..ir import Node, Op, Program
+from ..ops.masked import fold
 from .rewrite import rewrite
 
 
@@ -18,4 +20,14 @@ def _rule(n: Node):
 
 
 def simplify(program: Program) -> Program:
-    return rewrite(program, _rule, sub=simplify)
+    return _fold_masks(rewrite(program, _rule, sub=simplify))
+
+
+def _fold_masks(program: Program) -> Program:
+    uses: dict[int, int] = {}
+    for n in program.toposort():
+        for a in n.args:
+            uses[id(a)] = uses.get(id(a), 0) + 1
+    for _, n in program.outputs:
+        uses[id(n)] = uses.get(id(n), 0) + 1
+    return rewrite(program, lambda n: fold(n, uses), sub=_fold_masks)
