@@ -7,7 +7,8 @@ A stack is a value like any other: ``push`` and ``pop`` give new stacks and leav
 were. Its type is its values' (their shape, dtype, storage) with the form ``stack of ...``: only
 these functions and loops take one, and a program's outputs are not stacks. Each process holds
 its pieces of every value pushed, laid out as the values are, so nothing moves: pushing costs a
-copy of the value, the others nothing. ``top`` or ``pop`` of an empty stack is an error."""
+copy of the value (none when it is fresh: ``fresh`` below), the others nothing. ``top`` or
+``pop`` of an empty stack is an error."""
 from __future__ import annotations
 
 from ..errors import DomainMismatch, DsplaError, NoGradient, Span
@@ -21,7 +22,7 @@ from .define.registry import TAKES_STACKS
 _item = kernel("item")
 
 STACK = define("stack")
-PUSH = define("push")
+PUSH = define("push", attrs=("shared",))
 TOP = define("top")
 POP = define("pop")
 HEIGHT = define("height")
@@ -106,7 +107,8 @@ def _evaluate_stack(node, args, env):
 
 @PUSH.eval_rule()
 def _evaluate_push(node, args, env):
-    return Stack(args[0].values + (args[1].dup(),))
+    x = args[1]
+    return Stack(args[0].values + (x if node.attr("shared") else x.dup(),))
 
 
 @TOP.eval_rule()
@@ -128,14 +130,34 @@ def _no_gradient(n, g, needs, b):
     raise NoGradient("stacks have no gradient rule: unroll the loop in Python to differentiate it")
 
 
-def _local(pl, n):
-    pl.local(n)   # each process its pieces of the values, laid out as they are: nothing moves
+def _local(pl, n, node=None):
+    """n computed on each process's pieces, laid out as the values are (nothing moves); ``node``:
+    the node the instruction runs instead (n's, with attributes lowering chose)."""
+    lay = pl.layout(n)
+    layouts = tuple(pl.layout(a) if pl.layout(a) in (lay, REP) else REP for a in n.args)
+    out = pl.slot()
+    pl.emit_local(out, node or n, tuple(pl.value(a, al) for a, al in zip(n.args, layouts)), layouts, lay)
+    pl.set(n, out, lay)
+
+
+def fresh(pl, x) -> bool:
+    """Whether x's matrix is a product's own result on one process that nothing writes into
+    later: a fresh matrix (recycling one takes only what nobody holds, kernels/recycle.py) that
+    no loop writes into in place, or a loop-carried value that is always one (ops/loop.py)."""
+    return pl.P == 1 and ((x.op is Op.MXM and id(x) not in pl.overwritten) or id(x) in pl.fresh)
+
+
+@PUSH.lower_rule
+def _lower_push(pl, n):
+    """The value pushed is kept itself, not a copy, when it is fresh (above)."""
+    _local(pl, n, n.replace(attrs=(("shared", True),)) if fresh(pl, n.args[1]) else None)
 
 
 for _d in (STACK, PUSH, TOP, POP):
     _d.fact_rule(lambda n, a: NOTHING)   # (what holds of every value pushed is not tracked)
-    _d.lower_rule(_local)
     _d.vjp_rule()(_no_gradient)
+for _d in (STACK, TOP, POP):
+    _d.lower_rule(_local)
 HEIGHT.fact_rule(lambda n, a: Facts(True))   # (a count, always present)
 HEIGHT.vjp_rule(linked=lambda n: (False,))(lambda n, g, needs, b: (None,))
 
@@ -168,7 +190,7 @@ def stack(x: Expr, *, span: Span | None = None) -> Expr:
 @spelling(file=(("s", EXPR), ("x", EXPR)))
 def push(s: Expr, x: Expr, *, span: Span | None = None) -> Expr:
     """The stack s with x on top (s itself is unchanged)."""
-    return Expr(make(PUSH.op, (node_of(s), node_of(x)), (), span=span_or_caller(span)))
+    return Expr(make(PUSH.op, (node_of(s), node_of(x)), (("shared", False),), span=span_or_caller(span)))
 
 
 @spelling(file=(("s", EXPR),))

@@ -78,6 +78,8 @@ class Lowering:
         self.uses: dict[int, list] = {}   # id(node) -> its users (None: an output), program and loop bodies
         self.fused: set[int] = set()      # nodes another node's lowering already computed
         self.in_place: set[int] = set()   # updates that write into their loop-carried value (ops/loop.py)
+        self.overwritten: set[int] = set()   # values whose matrix such an update writes into later
+        self.fresh: set[int] = set()   # loop-carried values that are always a product's own result (ops/stack.py)
         self.count_uses(program)
 
     # -- emission helpers used by lowering rules and plans

@@ -158,3 +158,40 @@ def test_top_of_an_empty_stack_is_an_error():
     f = dp.function({"y": dp.top(dp.pop(dp.stack(x)))})
     with pytest.raises(DsplaError, match="the stack is empty"):
         f(x=np.ones((3, 1)))
+
+
+@pytest.mark.parametrize("P", [1, 2])
+def test_a_pushed_product_is_kept_or_copied_as_the_loop_needs(P):
+    """Products pushed as they are (P = 1: nothing writes into them later) and products the
+    next iteration writes into in place (the update of y: so each is pushed as a copy)."""
+    A, x = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", 1))
+
+    def body(y, kept, copied, k):
+        u = dp.update(y, x, accum="plus")            # into y's matrix: the last iteration's product
+        y = dp.mxm(A, u, "plus_times")
+        return y, dp.push(kept, dp.mxm(A, y, "plus_times")), dp.push(copied, y), k + 1
+
+    init = (dp.mxm(A, x, "plus_times"), dp.stack(x), dp.stack(x), dp.nvals(x) * 0)
+    _, kept, copied, _ = dp.while_loop(lambda y, a, b, k: k < 3, body, init, 10)
+
+    def back(acc, s):
+        return acc * 10.0 + dp.top(s), dp.pop(s)
+
+    outs = {k: dp.while_loop(lambda a, s: dp.height(s) > 1, back, (x * 0.0, s), 10)[0]
+            for k, s in (("kept", kept), ("copied", copied))}
+    Am = sp.csr_array(np.array([[1.0, 1, 0], [0, 1, 1], [1, 0, 0]]))
+    xv = np.array([[1.0], [2.0], [3.0]])
+    got = run(dp.function(outs), {"A": Am, "x": xv}, P)
+    y, kept_v, copied_v = Am @ xv, [], []
+    for _ in range(3):
+        y = Am @ (y + xv)
+        copied_v.append(y)
+        kept_v.append(Am @ y)
+    for k, vals in (("kept", kept_v), ("copied", copied_v)):
+        want = np.zeros_like(xv)
+        for v in vals[::-1]:
+            want = want * 10 + v
+        np.testing.assert_allclose(got[k][0], want, rtol=1e-12, err_msg=k)
+    if P == 1:   # the products kept (no copy) and y's copied: one push of each kind
+        plan = dp.function(outs).explain(1, dims={"n": 3}, dump_after="fuse")
+        assert plan.count("node=push[shared]") == 1 and plan.count("node=push,") == 1, plan
