@@ -209,3 +209,7 @@ def pop(s: Expr, *, span: Span | None = None) -> Expr:
 def height(s: Expr, *, span: Span | None = None) -> Expr:
     """How many values the stack s holds, a scalar (int64)."""
     return Expr(make(HEIGHT.op, (node_of(s),), (), span=span_or_caller(span)))
+
+
+for _f in (stack, push, top, pop, height):   # (no eager form: a stack lives in a program, dspla/eager)
+    _f.traced_only = True  # type: ignore[attr-defined]

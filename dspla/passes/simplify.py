@@ -24,10 +24,19 @@ def simplify(program: Program) -> Program:
 
 
 def _fold_masks(program: Program) -> Program:
+    order = program.toposort()
+    if not any(_maybe(n) for n in order):   # (most programs: no rebuilding)
+        return program
     uses: dict[int, int] = {}
-    for n in program.toposort():
+    for n in order:
         for a in n.args:
             uses[id(a)] = uses.get(id(a), 0) + 1
     for _, n in program.outputs:
         uses[id(n)] = uses.get(id(n), 0) + 1
     return rewrite(program, lambda n: fold(n, uses), sub=_fold_masks)
+
+
+def _maybe(n: Node) -> bool:
+    """n is a mask of an element-wise op, or holds a sub-program that may have one."""
+    return (n.op is Op.MASK and n.args[0].op in (Op.EWISE_ADD, Op.EWISE_MULT)) or \
+        any(isinstance(v, Program) and any(_maybe(m) for m in v.toposort()) for _, v in n.attrs)

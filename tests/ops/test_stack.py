@@ -195,3 +195,8 @@ def test_a_pushed_product_is_kept_or_copied_as_the_loop_needs(P):
     if P == 1:   # the products kept (no copy) and y's copied: one push of each kind
         plan = dp.function(outs).explain(1, dims={"n": 3}, dump_after="fuse")
         assert plan.count("node=push[shared]") == 1 and plan.count("node=push,") == 1, plan
+
+
+def test_on_values_at_hand_a_stack_says_where_it_lives():
+    with pytest.raises(DsplaError, match="Python list"):
+        dp.stack(np.ones((3, 1)))
