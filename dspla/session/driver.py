@@ -243,8 +243,7 @@ class DistSession:
 
     def _run(self, header, mats, dims, inputs, dist, repeat, local):
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
-        t_plan = time.perf_counter()
-        free = heap_free_bytes() if header["replan"] else None
+        t_plan, free = time.perf_counter(), heap_free_bytes() if header["replan"] else None   # (the heap's, now)
         if header["replan"]:
             self._plan(header, mats, dims, inputs, dist)
         planning_s = time.perf_counter() - t_plan
