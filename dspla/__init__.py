@@ -51,6 +51,7 @@ if TYPE_CHECKING:   # the names loaded on first use (below), for static type che
     from .ops.reduce import reduce, reduce_all, reduce_cols, reduce_rows  # noqa: F401
     from .ops.select import select  # noqa: F401
     from .ops.softmax import log_softmax, softmax  # noqa: F401
+    from .ops.stack import height, pop, push, stack, top  # noqa: F401
     from .ops.transpose import transpose  # noqa: F401
     from .ops.update import update  # noqa: F401
     from .runtime.launch import world  # noqa: F401

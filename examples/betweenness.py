@@ -18,25 +18,24 @@ def betweenness_function() -> dp.Function:
     # paths[i, v]: the number of shortest paths from sources[i] to v found so far
     paths = dp.build(dp.apply(sources, "rowindex"), sources, dp.cast(dp.apply(sources, "one"), "float64"), "ns", "n")
     frontier = dp.mxm(paths, A, "plus_first", mask=paths, complement=True, structure=True)
-    level = dp.cast(dp.select(frontier, "<", 0.0), "int64")       # empty: each node's depth, when reached
 
-    def forward(frontier, paths, level, depth):
+    def forward(frontier, paths, levels):   # levels: each depth's frontier, the deepest on top
+        levels = dp.push(levels, frontier)
         paths = dp.update(paths, frontier, accum="plus")         # paths += frontier (in place)
-        level = dp.update(level, depth, mask=frontier, structure=True)
         frontier = dp.mxm(frontier, A, "plus_first", mask=paths, complement=True, structure=True)
-        return frontier, paths, level, depth + 1
+        return frontier, paths, levels
 
-    _, paths, level, depth = dp.while_loop(lambda f, p, lv, d: dp.nvals(f) > 0, forward,
-                                           (frontier, paths, level, dp.nvals(sources) * 0 + 1), "n")
+    _, paths, levels = dp.while_loop(lambda f, p, lv: dp.nvals(f) > 0, forward, (frontier, paths, dp.stack(paths)),
+                                     "n")
 
-    def backward(bc, here, depth):   # bc[i, v] = 1 + the dependency of sources[i] on v
-        above = dp.select(level, "==", depth - 2)                  # the nodes one level up
+    def backward(bc, here, levels):   # bc[i, v] = 1 + the dependency of sources[i] on v
+        above = dp.top(levels)                                      # the nodes one level up
         w = dp.mask(bc / paths, here, structure=True)
         up = dp.mxm(w, A.T, "plus_first", mask=above, structure=True)
-        return dp.update(bc, up * paths, accum="plus"), above, depth - 1
+        return dp.update(bc, up * paths, accum="plus"), above, dp.pop(levels)
 
-    deepest = dp.select(level, "==", depth - 1)
-    bc, _, _ = dp.while_loop(lambda bc, h, d: d > 2, backward, (dp.full(paths, 1.0), deepest, depth), "n")
+    bc, _, _ = dp.while_loop(lambda bc, h, lv: dp.height(lv) > 1, backward,
+                             (dp.full(paths, 1.0), dp.top(levels), dp.pop(levels)), "n")
     return dp.function({"centrality": bc.reduce_columnwise() - dp.nvals(sources)}, inputs=[A, sources])
 
 

@@ -258,6 +258,9 @@ def eager(name: str, fn: Callable[..., Any], exprs: frozenset[str] | None = None
                             "compiled function (or declare it as an input)")
         if traced or not leaves:
             return fn(*args, **kwargs)
+        if getattr(fn, "traced_only", False):
+            raise DsplaError(f"dp.{name} builds a program (inside dp.function, for a loop to keep values for a later "
+                             "one); on values at hand, keep them in a Python list")
         return evaluate(name, fn, args, kwargs, leaves)
     return call
 

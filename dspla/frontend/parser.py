@@ -368,6 +368,8 @@ class _Builder(Calls):
             try:
                 return arith(a, b, op, span)
             except TypeError as e:
+                if isinstance(e, DsplaError):   # (already placed, with its caret)
+                    raise
                 raise DsplaError(str(e), span) from None
         raise DsplaError(f"unsupported expression {kind}", span)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..errors import DimensionMismatch, InputError, Span, UnknownNameError
+from ..errors import DimensionMismatch, DomainMismatch, InputError, Span, UnknownNameError
 from .node import Node, Op
 from .program import Program
 from .types import Dim
@@ -15,6 +15,10 @@ def check_program(program: Program) -> Program:
     """``program``, once its inputs, loop bounds and dims bound to sizes are known to be
     consistent."""
     _check_input_types(program)
+    for name, v in program.outputs:   # (a stack's values are read with top() inside the program)
+        if getattr(v.type, "form", "").startswith("stack of "):
+            raise DomainMismatch(f"output {name!r} is a {v.type}: a program's outputs are matrices, vectors or "
+                                 "scalars (give top(s), or each value as its own output)", v.span)
     _check_loop_bounds(program, input_dims(program.inputs))
     dim_bindings(program)
     return program

@@ -120,6 +120,8 @@ class Type:
     form: str = "matrix"   # how a result presents itself; a vector is n x 1, a scalar 1 x 1
 
     def __str__(self) -> str:
+        if self.form.startswith("stack of "):   # (ops/stack.py: a stack of values of the rest)
+            return "stack of " + str(self.with_(form=self.form[9:]))
         if self.form == "vector":
             return f"{self.kind} vector[{self.shape[0]}] {self.dtype}"
         if self.form == "scalar":

@@ -27,6 +27,7 @@ from .define import (
     spelling,
 )
 from .define.lazy import kernel
+from .stack import fresh
 from .update import writes_into
 
 gbops = kernel("gbops")
@@ -162,9 +163,14 @@ def _lower(pl, n):
                                                [pl.facts[id(pl.resolve(a))] for a in n.args[k:]])}
     order = body.toposort()
     outs = [v for _, v in body.outputs]
-    carried = {id(h) for h in holders[:k]}
+    # (a carried value that is a stack's top is that stack's own matrix: never written in place)
+    carried = {id(h) for h, v in zip(holders[:k], outs) if v.op is not Op.TOP}
     pl.in_place.update(id(m) for m in order if m.op is Op.UPDATE and id(m.args[0]) in carried
                        and writes_into(m, order, outs))
+    written = {id(m.args[0]) for m in order if id(m) in pl.in_place}   # (the next iteration's carried matrix)
+    pl.overwritten.update(id(v) for h, v in zip(holders[:k], outs) if id(h) in written)
+    pl.fresh.update(id(h) for h, a, v in zip(holders[:k], n.args[:k], outs)
+                    if id(h) not in written and fresh(pl, a) and fresh(pl, v))
     index, outer = pl.loops, pl.in_loop
     pl.loops += 1
     pl.in_loop = index

@@ -201,7 +201,7 @@ def transposed_operand(pl, n: Node) -> tuple[int, bool]:
     SuiteSparse's transpose descriptor, as python-graphblas's ``A @ X.T`` does: the masked dot
     product runs on x's rows, where a materialised xᵀ sent it to a saxpy 2-3x slower (the triangles
     of Slashdot's L, L Lᵀ in L: 1.1 s against 2.1-3.3 s)."""
-    b = n.args[1]
+    b = pl.resolve(n.args[1])   # (inside a loop: the transpose outside it that a placeholder stands for)
     if pl.P == 1 and b.op is Op.TRANSPOSE and n.attr("mask") is not None and b.type.shape[1] != 1 \
             and b.args[0].type.dtype == b.type.dtype and _held(pl, b.args[0]):
         return operand(pl, n, b.args[0]), True
@@ -310,7 +310,9 @@ def _lower(pl, n: Node):
             return pl.set(n, out, al)
         if al.kind == "col":   # a's columns are distributed like b's rows: local partial (inside the mask) + reduce
             part = pl.slot()
-            pl.emit(MxM(part, pl.value(a), pl.value(b), sr, **mask_fields(pl, n, REP), label=pl.message_label(n)))
+            b_slot, flipped = transposed_operand(pl, n) if pl.P == 1 else (pl.value(b), False)
+            pl.emit(MxM(part, pl.value(a), b_slot, sr, **mask_fields(pl, n, REP), label=pl.message_label(n),
+                        b_transposed=flipped))
             return pl.reduced(n, part, sr.monoid)
         return pl.via_rep(n)
     if pl.sampled(n):   # (G Bᵀ) on a sparse pattern: the SpMM's send sets (plan/sampled.py)

@@ -145,8 +145,8 @@ def reduce_rowwise(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = 
 @spelling(file=(("x", EXPR), ("monoid", MONOID)))
 def reduce_columnwise(x: Expr, monoid: MonoidLike = "plus", *, span: Span | None = None) -> Expr:
     """A vector of x's columns reduced with a monoid."""
-    span = span_or_caller(span)
-    return as_vector(reduce(transpose(x, span=span), monoid, "rows", span=span), span=span)
+    span = span_or_caller(span)   # (the 1 x m result transposed, not x: a copy of the result's size)
+    return as_vector(transpose(reduce(x, monoid, "cols", span=span), span=span), span=span)
 
 
 @spelling(file=(("x", EXPR), ("monoid", MONOID)))

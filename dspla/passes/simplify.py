@@ -1,7 +1,9 @@
-"""Algebraic identities that are always valid under GraphBLAS semantics."""
+"""Algebraic identities that are always valid under GraphBLAS semantics, and mask(X ⊕ Y, M) as
+the element-wise op computed inside the mask (ops/masked.py) where nothing else reads X ⊕ Y."""
 from __future__ import annotations
 
 from ..ir import Node, Op, Program
+from ..ops.masked import fold
 from .rewrite import rewrite
 
 
@@ -26,4 +28,23 @@ def _rule(n: Node):
 
 
 def simplify(program: Program) -> Program:
-    return rewrite(program, _rule, sub=simplify)
+    return _fold_masks(rewrite(program, _rule, sub=simplify))
+
+
+def _fold_masks(program: Program) -> Program:
+    order = program.toposort()
+    if not any(_maybe(n) for n in order):   # (most programs: no rebuilding)
+        return program
+    uses: dict[int, int] = {}
+    for n in order:
+        for a in n.args:
+            uses[id(a)] = uses.get(id(a), 0) + 1
+    for _, n in program.outputs:
+        uses[id(n)] = uses.get(id(n), 0) + 1
+    return rewrite(program, lambda n: fold(n, uses), sub=_fold_masks)
+
+
+def _maybe(n: Node) -> bool:
+    """n is a mask of an element-wise op, or holds a sub-program that may have one."""
+    return (n.op is Op.MASK and n.args[0].op in (Op.EWISE_ADD, Op.EWISE_MULT)) or \
+        any(isinstance(v, Program) and any(_maybe(m) for m in v.toposort()) for _, v in n.attrs)

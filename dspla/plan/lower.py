@@ -82,6 +82,8 @@ class Lowering:
         # id -> the function emitting it (a product folded into its one user, ops/mxm.py)
         self.takeover: dict[int, Callable[[], None]] = {}
         self.in_place: set[int] = set()   # updates that write into their loop-carried value (ops/loop.py)
+        self.overwritten: set[int] = set()   # values whose matrix such an update writes into later
+        self.fresh: set[int] = set()   # loop-carried values that are always a product's own result (ops/stack.py)
         self.count_uses(program)
 
     # -- emission helpers used by lowering rules and plans

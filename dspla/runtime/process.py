@@ -40,13 +40,23 @@ def keep_freed_memory() -> bool:
     return bool(ok)
 
 
-def release_freed_memory() -> None:
+def release_freed_memory(since: int | None = None) -> None:
     """Collect, then hand the heap's free pages back to the OS (glibc's malloc_trim, which also
     releases free chunks inside the heap): once, where a phase that held much is over (planning;
     rank 0's work on the whole graph before every rank plans its share). The heap never shrinks
     by itself here (keep_freed_memory), and a large buffer rarely fits the holes planning left,
-    so without it the run's peak stacked on top of planning's."""
+    so without it the run's peak stacked on top of planning's.
+
+    ``since``: the heap's free bytes before planning, in a process that has run a plan before
+    (``heap_free_bytes``). Its free memory is then mostly the last run's buffers, which this run
+    takes back: when planning added less than PLANNING_GARBAGE to it, the trim is skipped, as
+    paging those buffers out and in again cost more than the run's work (24-32 ms of trim and as
+    much in page faults for soc-Slashdot0902's betweenness, a 0.2-0.5 s function called anew)."""
     gc.collect()
+    if since is not None:
+        now = heap_free_bytes()
+        if now is not None and now - since < PLANNING_GARBAGE:
+            return
     try:
         _libc().malloc_trim(0)
     except (OSError, AttributeError):
@@ -57,6 +67,33 @@ def release_freed_memory() -> None:
 def _libc():
     """The C library, found once (find_library runs ldconfig in a subprocess: ~3 ms a call)."""
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+
+
+PLANNING_GARBAGE = 64 << 20   # bytes planning frees above which the heap is trimmed after it
+_RAN = False
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(k, ctypes.c_size_t) for k in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def heap_free_bytes() -> int | None:
+    """The bytes free inside the heap (glibc's mallinfo2), in a process that has run a plan; else
+    None (the first plan's garbage is always released: see release_freed_memory)."""
+    if not _RAN:
+        return None
+    try:
+        info = _libc().mallinfo2
+    except (OSError, AttributeError):
+        return None
+    info.restype = _Mallinfo2
+    return int(info().fordblks)
+
+
+def ran_a_plan() -> None:
+    global _RAN
+    _RAN = True
 
 
 _PLAN_FROZEN = False

@@ -42,7 +42,14 @@ from ..plan.options import Options
 from ..plan.static import is_static_leaf
 from ..runtime.failure import PeerError, fail, is_quiet, on_root
 from ..runtime.interp import Runtime, shm
-from ..runtime.process import collect_run_garbage, older_collections, release_freed_memory, settle_garbage
+from ..runtime.process import (
+    collect_run_garbage,
+    heap_free_bytes,
+    older_collections,
+    ran_a_plan,
+    release_freed_memory,
+    settle_garbage,
+)
 from ..runtime.wire import from_wire, to_wire
 from ..values import Array, Dist, meet
 from .inputs import Inputs, describe, metas
@@ -242,7 +249,7 @@ class DistSession:
 
     def _run(self, header, mats, dims, inputs, dist, repeat, local):
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
-        t_plan = time.perf_counter()
+        t_plan, free = time.perf_counter(), heap_free_bytes() if header["replan"] else None   # (the heap's, now)
         if header["replan"]:
             self._plan(header, mats, dims, inputs, dist)
         planning_s = time.perf_counter() - t_plan
@@ -250,7 +257,7 @@ class DistSession:
             # planning's temporaries (matrices in reference cycles) freed and their pages returned,
             # so the run's buffers do not stack on planning's peak; a full collection costs tens of
             # ms, worth it only when they are large
-            release_freed_memory()
+            release_freed_memory(since=free)
         if header["send"]:   # this rank's pieces of the host inputs that changed
             pieces = None
             if rank == 0:
@@ -293,6 +300,7 @@ class DistSession:
             # sends them as a new X would be (counted unchanged, on one node p2p1d moved nothing,
             # and `dspla bench runtime` timed the local product alone)
             out = rt.run(held, unchanged if n == 0 else frozenset())
+            ran_a_plan()
             if self._runs >= 1 and heap:
                 collect_run_garbage(older)   # this run's dead matrices (runtime/process.py)
             self._runs += 1

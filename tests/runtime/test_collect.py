@@ -120,3 +120,30 @@ def test_a_numpy_inputs_conversion_is_freed_when_a_new_one_replaces_it():
         assert conv() is None
     finally:
         gc.enable()
+
+
+def test_the_heap_is_trimmed_after_planning_only_when_planning_freed_much(monkeypatch):
+    """A fresh function's planning trims the heap (malloc_trim) unless the process has run a plan
+    and planning added less than PLANNING_GARBAGE to the heap's free bytes: those are then the
+    last run's buffers, which the run takes back."""
+    trims = []
+
+    class Libc:
+        def malloc_trim(self, pad):
+            trims.append(pad)
+
+    monkeypatch.setattr(process.ctypes, "CDLL", lambda name: Libc())
+    monkeypatch.setattr(process, "heap_free_bytes", lambda: 5 << 20)
+    process.release_freed_memory(since=4 << 20)   # 1 MB freed by planning: kept
+    assert trims == []
+    process.release_freed_memory(since=None)       # the process's first plan: trimmed
+    monkeypatch.setattr(process, "heap_free_bytes", lambda: (4 << 20) + process.PLANNING_GARBAGE)
+    process.release_freed_memory(since=4 << 20)    # planning freed 64 MB: trimmed
+    assert trims == [0, 0]
+
+
+def test_the_heap_free_bytes_are_known_once_a_plan_ran():
+    f = dp.function({"y": dp.sparse("A", ("n", "n")) * 2.0})
+    f(A=sp.random_array((20, 20), density=0.2, format="csr", random_state=0))
+    free = process.heap_free_bytes()
+    assert free is None or free >= 0   # (None: not glibc)

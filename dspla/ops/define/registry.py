@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ...errors import DsplaError, Span
+from ...errors import DomainMismatch, DsplaError, Span
 from ...ir.node import Node, Op
 from ...ir.types import Kind, Type
 
@@ -130,6 +130,7 @@ class Family:
 
 
 DEFINITIONS: dict[Op, Definition] = {}
+TAKES_STACKS: set[Op] = set()   # the ops a stack may be given to (ops/stack.py fills it)
 
 
 def touched(args: list, out: tuple) -> int:
@@ -198,6 +199,9 @@ def make(op: Op, args: Any = (), attrs: Any = (), *, type: Type | None = None, s
     args = tuple(args)
     attrs = tuple(attrs)
     where = Where(op, args, attrs)
+    if op not in TAKES_STACKS and any(getattr(a.type, "form", "").startswith("stack of ") for a in args):
+        a = next(a for a in args if a.type.form.startswith("stack of "))
+        raise DomainMismatch(f"{where}: {a.label} is a {a.type}; read its values with top(s)", span)
     try:
         inferred = DEFINITIONS[op].type(args, dict(attrs), type, where, span)
     except DsplaError as e:
