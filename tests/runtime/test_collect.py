@@ -132,7 +132,7 @@ def test_the_heap_is_trimmed_after_planning_only_when_planning_freed_much(monkey
         def malloc_trim(self, pad):
             trims.append(pad)
 
-    monkeypatch.setattr(process.ctypes, "CDLL", lambda name: Libc())
+    monkeypatch.setattr(process, "_libc", lambda: Libc())
     monkeypatch.setattr(process, "heap_free_bytes", lambda: 5 << 20)
     process.release_freed_memory(since=4 << 20)   # 1 MB freed by planning: kept
     assert trims == []
