@@ -87,20 +87,28 @@ def _work(n, args, out):
 
 
 # ------------------------------------------------------------------------------- lowering
+def _sole_union(pl, n: Node) -> tuple:
+    """(u, X) when the unmasked product n is read only by ``u = ewise_add(n, X, ⊕)`` with its
+    semiring's own ⊕ (X on the left only for a commutative ⊕), else (None, None)."""
+    users = pl.uses.get(id(n), [])
+    if n.attr("mask") is not None or len(users) != 1 or users[0] is None:
+        return None, None
+    u = users[0]
+    if u.op is not Op.EWISE_ADD or u.attr("op").name != n.attr("semiring").monoid.op.name or u.args[0] is u.args[1]:
+        return None, None
+    if u.args[0] is n and not u.attr("op").commutative:
+        return None, None
+    return u, (u.args[1] if u.args[0] is n else u.args[0])
+
+
 def _accumulated(pl, n: Node, layout) -> bool:
     """``ewise_add(X, A ⊕.⊗ B, ⊕)``, the product used nowhere else, as GraphBLAS's own
     ``C ⊕= A ⊕.⊗ B`` on a copy of X (an accumulator is exactly an eWiseAdd with it): the
     product's output is never built and X is combined in the same pass (label propagation,
     Bellman-Ford). Emits it and returns True, or returns False to lower the product as usual."""
-    users = pl.uses.get(id(n), [])
     sr = n.attr("semiring")
-    if n.attr("mask") is not None or len(users) != 1 or users[0] is None:
-        return False
-    u = users[0]
-    if u.op is not Op.EWISE_ADD or u.attr("op").name != sr.monoid.op.name or u.args[0] is u.args[1]:
-        return False
-    x = u.args[1] if u.args[0] is n else u.args[0]
-    if u.args[0] is n and not u.attr("op").commutative:
+    u, x = _sole_union(pl, n)
+    if u is None:
         return False
     if not pl.computed(x):
         return False   # X comes later in the order (X @ S + A @ (X @ N): both products accumulate-able)
@@ -130,15 +138,9 @@ def _plus_constant(pl, n: Node, layout) -> bool:
     IN_PLACE). When s comes later in the order (it reads the product's operand: PageRank's
     dangling mass), the product waits for it: the union's lowering emits both. Returns False to
     lower the product as usual."""
-    users = pl.uses.get(id(n), [])
     sr = n.attr("semiring")
-    if n.attr("mask") is not None or len(users) != 1 or users[0] is None:
-        return False
-    u = users[0]
-    if u.op is not Op.EWISE_ADD or u.attr("op").name != sr.monoid.op.name or u.args[0] is u.args[1]:
-        return False
-    s = u.args[1] if u.args[0] is n else u.args[0]
-    if (u.args[0] is n and not u.attr("op").commutative) or tuple(s.type.shape) != (1, 1) or n.type.shape[1] != 1:
+    u, s = _sole_union(pl, n)
+    if u is None or tuple(s.type.shape) != (1, 1) or n.type.shape[1] != 1:
         return False
     compute = sr.dtypes(n.args[0].type.dtype, n.args[1].type.dtype)[0]
     if not (s.type.dtype == n.type.dtype == u.type.dtype == compute) or u.type.shape != n.type.shape or \
