@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import gc
 import json
 import os
@@ -209,6 +210,12 @@ def one_process(A, rounds: int, only=None) -> list:
     }
     cases.update(lagraph_cases(A))
     if only:
+        unknown = sorted(set(only) - set(cases))
+        if unknown:
+            near = [m for u in unknown for m in difflib.get_close_matches(u, cases, n=1)]
+            raise SystemExit(f"dspla bench algorithms: unknown --only {', '.join(unknown)}"
+                             + (f" (did you mean {', '.join(near)}?)" if near else "")
+                             + f"; the algorithms: {', '.join(cases)}")
         cases = {k: v for k, v in cases.items() if k in only}
     # the references with their frontier / distances held as a bitmap, as dspla now reads them
     # (docs/local.md): reported beside the bar's references, which stay as they were written
@@ -224,8 +231,8 @@ def one_process(A, rounds: int, only=None) -> list:
             same = same and np.array_equal(tuned[name](), b)
             fns.append(("tuned", tuned[name]))
         t: dict = {k: [] for k, _ in fns}
-        for _ in range(rounds):
-            for k, fn in fns:
+        for r in range(rounds):
+            for k, fn in (fns if r % 2 == 0 else fns[::-1]):   # each side first in every other round
                 gc.collect()   # the last round's garbage freed before the clock starts, for both
                 t0 = time.perf_counter()
                 fn()

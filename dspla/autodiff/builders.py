@@ -5,7 +5,7 @@ messages point at the line the user wrote.
 from __future__ import annotations
 
 from ..algebra import BINARY, MONOIDS, SEMIRINGS, UNARY
-from ..errors import Span
+from ..errors import NoGradient, Span
 from ..ir import Node, Op
 from ..ir.types import DType, Kind, Type
 from ..ops import make
@@ -43,6 +43,18 @@ class Builder:
         attrs = (("semiring", SEMIRINGS[semiring]), ("mask", None if mask is None else "structure"),
                  ("complement", False))
         return self._make(Op.MXM, (a, b, *extra), attrs)
+
+    def through(self, defn, node: Node, g: Node, needs, what: str) -> tuple:
+        """Another op's rule on ``node`` (an op written as that one on derived operands); its
+        NoGradient says which op was differentiated: ``what``."""
+        try:
+            return defn.vjp(node, g, needs, self)
+        except NoGradient as e:
+            raise NoGradient(f"{what}: {e}") from None
+
+    def as_form(self, g: Node, like: Node) -> Node:
+        """g in like's form (a vector's cotangent for an n x 1 matrix, or back)."""
+        return g if g.type.form == like.type.form else self._make(Op.AS, (g,), (("form", like.type.form),))
 
     def eye(self, n, dtype: DType = DType.float64) -> Node:
         """The n x n identity (n a size or a dim name)."""

@@ -97,9 +97,7 @@ def grad(loss: Node, wrt, span: Span | None = None) -> list[Node]:
         g = b.add(g, zeros)
         if w.type.kind is Kind.sparse:
             g = b.mask(g, w, structure=True)
-        if g.type.form != w.type.form:   # (a vector's cotangent for an n x 1 matrix parameter, or back)
-            g = b.make(Op.AS, (g,), (("form", w.type.form),))
-        out.append(g)
+        out.append(b.as_form(g, w))
     return out
 
 

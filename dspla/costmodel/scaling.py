@@ -427,12 +427,7 @@ def cagnet_candidates(shape: Shape, P: int, f, cluster: Cluster) -> list[dict]:
 
 def product_candidates(shape: Shape, P: int, K: int, cluster: Cluster, seed: int = 0, method: str = "random"):
     """Every candidate for one product A @ B of width K at P, fastest first (what explain shows)."""
-    w = Work.product(K)
-    cands = cagnet_candidates(shape, P, w, cluster) + sparse_candidates(shape, P, w, cluster, seed, method)
-    if shape.A is not None and P > cluster.ranks_per_node:
-        cands.append(p2p1d_node_candidate(shape, P, w, cluster, seed, method))
-    if P >= 8:
-        cands.append(dspla_3d(shape, P, w, cluster))
+    cands = _candidates(shape, P, Work.product(K), cluster, seed, method, None)
     return sorted(cands, key=lambda c: c["predicted_s"])
 
 

@@ -74,6 +74,16 @@ class Program:
                 out.setdefault(id(a), []).append(n)
         return out
 
+    def use_counts(self) -> dict[int, int]:
+        """id(node) -> how many times it is read: as an argument, or as an output."""
+        out: dict[int, int] = {}
+        for n in self.toposort():
+            for a in n.args:
+                out[id(a)] = out.get(id(a), 0) + 1
+        for _, n in self.outputs:
+            out[id(n)] = out.get(id(n), 0) + 1
+        return out
+
     def map_outputs(self, fn) -> "Program":
         return Program(tuple((k, fn(v)) for k, v in self.outputs), self.declared, self.source)
 

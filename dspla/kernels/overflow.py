@@ -63,7 +63,8 @@ def maxabs(M) -> int:
         return 0
     calls = _REDUCE.get(M.dtype.name)
     if calls is not None:   # (the typed C calls: python-graphblas's scalars cost ~40 us a reduction)
-        call, hi, lo, cell = calls
+        call, hi, lo, ctype = calls
+        cell = ffi.new(ctype)   # (its own: simulated ranks are threads, and the C call releases the GIL)
         check(call(cell, ffi.NULL, hi, M.gb_obj[0], ffi.NULL), "reduce")
         top = int(cell[0])
         check(call(cell, ffi.NULL, lo, M.gb_obj[0], ffi.NULL), "reduce")
@@ -73,9 +74,9 @@ def maxabs(M) -> int:
     return max(abs(int(hi)), abs(int(lo)))
 
 
-# dtype name -> (GrB_Matrix_reduce_<T>, its max and min monoids, a cell for the result)
+# dtype name -> (GrB_Matrix_reduce_<T>, its max and min monoids, the result cell's C type)
 _REDUCE = {name: (getattr(lib, f"GrB_Matrix_reduce_{name}"), getattr(lib, f"GrB_MAX_MONOID_{name}"),
-                  getattr(lib, f"GrB_MIN_MONOID_{name}"), ffi.new(f"{ctype}*"))
+                  getattr(lib, f"GrB_MIN_MONOID_{name}"), f"{ctype}*")
            for name, ctype in (("INT8", "int8_t"), ("INT16", "int16_t"), ("INT32", "int32_t"),
                                ("INT64", "int64_t"))}
 

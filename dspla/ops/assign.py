@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import algebra
 from .._types import BinaryOpLike, IndexLike, Scalar
-from ..errors import DimensionMismatch, NoGradient, Span
+from ..errors import DimensionMismatch, Span
 from .apply import APPLY_BIND
 from .define import (
     NOTHING,
@@ -35,7 +35,6 @@ from .define.index import check_range, index_attr, local_with_ids, share, size_o
 from .define.lazy import kernel
 from .ewise import EWISE_ADD
 from .extract import EXTRACT
-from .form import FORM as AS
 from .mxm import output_mask
 
 gbops = kernel("gbops")
@@ -126,8 +125,8 @@ def _vjp(n, g, needs, b):
                                            ("complement", False), ("replace", False)))
     if kind is not None and outside is not None:
         gC = b.add(gC, outside)   # (disjoint)
-    if first == 2 and needs[1] and gA is not None and gA.type.form != n.args[1].type.form:
-        gA = b.make(AS.op, (gA,), (("form", n.args[1].type.form),))
+    if first == 2 and needs[1] and gA is not None:
+        gA = b.as_form(gA, n.args[1])
     return (gC, gA if first == 2 and needs[1] else None)[:first] + (None,) * (len(n.args) - first)
 
 
@@ -135,15 +134,13 @@ def _through_accum(n, b, g_region, region, needs, first):
     """(C(I, J)'s cotangent, A's) through ``accum(C(I, J), A)``."""
     accum = n.attr("accum")
     Cr = b.make(EXTRACT.op, (n.args[0],), region)
-    try:
-        if first == 2:
-            t = b.make(EWISE_ADD.op, (Cr, n.args[1]), (("op", accum),))
-            gCr, gA = EWISE_ADD.vjp(t, g_region, (True, needs[1]), b)
-        else:
-            t = b.make(APPLY_BIND.op, (Cr,), (("op", accum), ("scalar", n.attr("value")), ("side", "right")))
-            (gCr,), gA = APPLY_BIND.vjp(t, g_region, (True,), b), None
-    except NoGradient as e:
-        raise NoGradient(f"assign with accum={accum.name}: {e}") from None
+    what = f"assign with accum={accum.name}"
+    if first == 2:
+        t = b.make(EWISE_ADD.op, (Cr, n.args[1]), (("op", accum),))
+        gCr, gA = b.through(EWISE_ADD, t, g_region, (True, needs[1]), what)
+    else:
+        t = b.make(APPLY_BIND.op, (Cr,), (("op", accum), ("scalar", n.attr("value")), ("side", "right")))
+        (gCr,), gA = b.through(APPLY_BIND, t, g_region, (True,), what), None
     return b.mask(gCr, Cr, structure=True), gA
 
 

@@ -48,12 +48,24 @@ def _threshold(p: float) -> np.uint64:
     return np.uint64(int(np.ceil(p * (1 << 53))))
 
 
+def _seeded(seed: int) -> np.uint64:
+    """The seed's term of the hash (any int64 seed: a negative one as its two's complement)."""
+    return np.uint64(seed & (2 ** 64 - 1)) * _M1
+
+
 def hash53(seed: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """A counter-based hash (splitmix64) of (seed, global row, global column), its top 53 bits:
     the same at any number of processes, however rows are distributed (dropout, random)."""
     with np.errstate(over="ignore"):
-        z = np.uint64(seed & (2 ** 64 - 1)) * _M1 + rows.astype(np.uint64) * _M2 + cols.astype(np.uint64) * _M3
+        z = _seeded(seed) + rows.astype(np.uint64) * _M2 + cols.astype(np.uint64) * _M3
     return _mix(z) >> np.uint64(11)
+
+
+def entries(x, row_ids, col_ids) -> tuple:
+    """(rows, cols, global rows, global cols) of x's entries: a distributed piece maps its local
+    ids through ``row_ids`` / ``col_ids`` (None: the ids are global already)."""
+    r, c, _ = x.to_coo(values=False)
+    return (r, c, r if row_ids is None else np.asarray(row_ids)[r], c if col_ids is None else np.asarray(col_ids)[c])
 
 
 def dropout_keep(seed: int, rows: np.ndarray, cols: np.ndarray, p: float) -> np.ndarray:
@@ -67,7 +79,7 @@ def dropout_keep_full(seed: int, rows: np.ndarray, cols: np.ndarray, p: float) -
     out = np.empty((rows.size, cols.size), dtype=bool)
     thr = _threshold(p)
     with np.errstate(over="ignore"):
-        r = np.uint64(seed) * _M1 + rows.astype(np.uint64) * _M2
+        r = _seeded(seed) + rows.astype(np.uint64) * _M2
         c = (cols.astype(np.uint64) * _M3)[None, :]
         step = max(1, (1 << 16) // max(1, cols.size))      # blocks of ~64k entries stay in cache
         z = np.empty((step, cols.size), dtype=np.uint64)
@@ -97,9 +109,7 @@ def _evaluate(node, args, env):
         M.ss.pack_bitmapr(bitmap=keep.view(np.int8), values=np.array([scale], dtype=dt.np),
                           nvals=int(np.count_nonzero(keep)), is_iso=True, take_ownership=True)
         return M
-    r, c, _ = x.to_coo(values=False)
-    gr = r if row_ids is None else row_ids[r]   # global ids when x is a distributed piece
-    gc = c if col_ids is None else col_ids[c]
+    r, c, gr, gc = entries(x, row_ids, col_ids)
     keep = dropout_keep(s, gr, gc, p)
     return gb.Matrix.from_coo(r[keep], c[keep], scale, nrows=x.shape[0], ncols=x.shape[1], dtype=dt.gb)
 

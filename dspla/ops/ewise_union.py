@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import algebra
 from .._types import BinaryOpLike, Scalar
-from ..errors import NoGradient, Span
+from ..errors import Span
 from ..ir.types import Kind, Type, joined
 from .define import (
     BINARY,
@@ -82,10 +82,7 @@ def _vjp(n, g, needs, b):
     fa = b.add(A, b.bind(b.mask(B, A, structure=True, complement=True), "second", n.attr("left")), "first")
     fb = b.add(B, b.bind(b.mask(A, B, structure=True, complement=True), "second", n.attr("right")), "first")
     both = b.make(EWISE_MULT.op, (fa, fb), (("op", n.attr("op")),))
-    try:
-        gA, gB = EWISE_MULT.vjp(both, g, needs, b)
-    except NoGradient as e:
-        raise NoGradient(str(e).replace("ewise_mult", "ewise_union", 1)) from None
+    gA, gB = b.through(EWISE_MULT, both, g, needs, f"ewise_union with {n.attr('op').name}")
     return (None if gA is None else b.mask(gA, A, structure=True),
             None if gB is None else b.mask(gB, B, structure=True))
 

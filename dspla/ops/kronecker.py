@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import algebra
 from .._types import BinaryOpLike
-from ..errors import DimensionMismatch, NoGradient, Span
+from ..errors import DimensionMismatch, Span
 from ..ir.types import Kind, Type
 from .define import BINARY, EXPR, NOTHING, Expr, define, make, named, node_of, span_or_caller, spelling, touched
 from .define.lazy import kernel
@@ -83,10 +83,7 @@ def _vjp(n, g, needs, b):
     dt = g.type.dtype
     spread = [b.make(KRONECKER.op, (A, B), (("op", algebra.get_binary(side)),)) for side in ("first", "second")]
     both = b.make(EWISE_MULT.op, tuple(spread), (("op", n.attr("op")),))
-    try:
-        parts = EWISE_MULT.vjp(both, g, needs, b)
-    except NoGradient as e:
-        raise NoGradient(str(e).replace("ewise_mult", "kronecker", 1)) from None
+    parts = b.through(EWISE_MULT, both, g, needs, f"kronecker with {n.attr('op').name}")
     (ma, na), (mb, nb) = A.type.shape, B.type.shape
     out = []
     for blocks, h in zip((True, False), parts):
@@ -99,12 +96,10 @@ def _sums(b, outer: int, inner: int, dt, blocks: bool):
     """The 0/1 matrix that sums the rows (outer · inner of them, as C's) of each block
     (``blocks``: outer x outer·inner, I ⊗ 1ᵀ) or of each position in the blocks (inner x
     outer·inner, 1ᵀ ⊗ I)."""
-    times = (("op", algebra.get_binary("times")),)
-    if blocks:
-        pair = (b.eye(outer, dt), b.ones_row(inner, dt)) if inner != 1 else None
-        return b.eye(outer, dt) if pair is None else b.make(KRONECKER.op, pair, times)
-    pair = (b.ones_row(outer, dt), b.eye(inner, dt)) if outer != 1 else None
-    return b.eye(inner, dt) if pair is None else b.make(KRONECKER.op, pair, times)
+    if (inner if blocks else outer) == 1:
+        return b.eye(outer if blocks else inner, dt)
+    pair = (b.eye(outer, dt), b.ones_row(inner, dt)) if blocks else (b.ones_row(outer, dt), b.eye(inner, dt))
+    return b.make(KRONECKER.op, pair, (("op", algebra.get_binary("times")),))
 
 
 @spelling(file=(("a", EXPR), ("b", EXPR), ("op", BINARY)))

@@ -72,7 +72,7 @@ def fold(n: Node, uses: dict) -> Node | None:
     x, m = n.args
     if x.op not in (Op.EWISE_ADD, Op.EWISE_MULT) or uses.get(id(x), 0) != 1:
         return None
-    if any(tuple(a.type.shape) != tuple(x.type.shape) for a in x.args) or x.type.dtype is not n.type.dtype:
+    if any(tuple(a.type.shape) != tuple(x.type.shape) for a in x.args):
         return None
     attrs = (("of", x.op.value), ("op", x.attr("op")), ("complement", n.attr("complement")),
              ("structure", n.attr("structure")))

@@ -198,16 +198,16 @@ def _one_process(pl, n: Node, layout) -> None:
     pl.set(n, out, layout)
 
 
-def transposed_operand(pl, n: Node) -> tuple[int, bool]:
+def transposed_operand(pl, n: Node, layout=None) -> tuple[int, bool]:
     """(b's slot, whether it holds Bᵀ). A masked product with b = xᵀ on one process reads x through
     SuiteSparse's transpose descriptor, as python-graphblas's ``A @ X.T`` does: the masked dot
     product runs on x's rows, where a materialised xᵀ sent it to a saxpy 2-3x slower (the triangles
-    of Slashdot's L, L Lᵀ in L: 1.1 s against 2.1-3.3 s)."""
+    of Slashdot's L, L Lᵀ in L: 1.1 s against 2.1-3.3 s). On P processes: b's value in ``layout``."""
     b = pl.resolve(n.args[1])   # (inside a loop: the transpose outside it that a placeholder stands for)
     if pl.P == 1 and b.op is Op.TRANSPOSE and n.attr("mask") is not None and b.type.shape[1] != 1 \
             and b.args[0].type.dtype == b.type.dtype and _held(pl, b.args[0]):
         return operand(pl, n, b.args[0]), True
-    return operand(pl, n, b), False
+    return (operand(pl, n, b) if pl.P == 1 else pl.value(n.args[1], layout)), False
 
 
 def lower_vxm(pl, n: Node) -> bool:
@@ -306,13 +306,13 @@ def _lower(pl, n: Node):
             return _fetched(pl, n, al)
         if al.kind == "row" and not pl.is_static(a):   # a dynamic row-distributed operand: gather B
             out = pl.slot()
-            b_slot, flipped = transposed_operand(pl, n) if pl.P == 1 else (pl.value(b, REP), False)
+            b_slot, flipped = transposed_operand(pl, n, REP)
             pl.emit(MxM(out, pl.value(a), b_slot, sr, **mask_fields(pl, n, al), label=pl.message_label(n),
                         b_transposed=flipped))
             return pl.set(n, out, al)
         if al.kind == "col":   # a's columns are distributed like b's rows: local partial (inside the mask) + reduce
             part = pl.slot()
-            b_slot, flipped = transposed_operand(pl, n) if pl.P == 1 else (pl.value(b), False)
+            b_slot, flipped = transposed_operand(pl, n)
             pl.emit(MxM(part, pl.value(a), b_slot, sr, **mask_fields(pl, n, REP), label=pl.message_label(n),
                         b_transposed=flipped))
             return pl.reduced(n, part, sr.monoid)

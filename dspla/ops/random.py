@@ -11,7 +11,7 @@ from ..errors import DimensionMismatch, DomainMismatch, Span
 from ..ir.types import DType
 from .define import EXPR, Expr, define, make, node_of, span_or_caller, spelling, touched
 from .define.lazy import kernel, library
-from .dropout import hash53
+from .dropout import entries, hash53
 
 gb = library("graphblas")
 _item = kernel("item")
@@ -39,9 +39,7 @@ def _evaluate(node, args, env):
     # a distributed piece passes its global row/column ids as two extra arguments (None: identity)
     x, seed, row_ids, col_ids = (list(args) + [None, None])[:4]
     s = _item.item(seed)
-    r, c, _ = x.to_coo(values=False)
-    gr = r if row_ids is None else np.asarray(row_ids)[r]
-    gc = c if col_ids is None else np.asarray(col_ids)[c]
+    r, c, gr, gc = entries(x, row_ids, col_ids)
     values = uniform(int(s or 0), gr, gc)   # (a missing seed draws as seed 0, as dropout_mask's does)
     return gb.Matrix.from_coo(r, c, values, nrows=x.shape[0], ncols=x.shape[1], dtype=gb.dtypes.FP64)
 

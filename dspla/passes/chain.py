@@ -25,12 +25,7 @@ MAX_FACTORS = 128
 def chain_order(program: Program, sizes: dict, nnz_hint=None) -> Program:
     """``sizes``: dim symbol -> size. ``nnz_hint(node)``: the number of entries of a sparse
     factor when known (inputs), else None (estimated from the sparse inputs of that shape)."""
-    users: dict[int, int] = {}
-    for n in program.toposort():
-        for a in n.args:
-            users[id(a)] = users.get(id(a), 0) + 1
-    for _, n in program.outputs:
-        users[id(n)] = users.get(id(n), 0) + 1
+    users = program.use_counts()
 
     def dim(d):
         return d if isinstance(d, int) else sizes.get(d, 1)

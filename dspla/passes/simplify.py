@@ -35,12 +35,7 @@ def _fold_masks(program: Program) -> Program:
     order = program.toposort()
     if not any(_maybe(n) for n in order):   # (most programs: no rebuilding)
         return program
-    uses: dict[int, int] = {}
-    for n in order:
-        for a in n.args:
-            uses[id(a)] = uses.get(id(a), 0) + 1
-    for _, n in program.outputs:
-        uses[id(n)] = uses.get(id(n), 0) + 1
+    uses = program.use_counts()
     return rewrite(program, lambda n: fold(n, uses), sub=_fold_masks)
 
 

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 import dspla as dp
 
-from harness import assert_same, run_dist
+from harness import assert_same, central_differences, run_dist
 
 
 def _program():
@@ -34,14 +34,7 @@ def test_against_finite_differences():
     f, floss = _program()
     data = _data()
     got = f(**data)["dW"].to_numpy(fill=0.0)
-    W, eps, num = data["W"], 1e-6, np.zeros_like(data["W"])
-    for idx in np.ndindex(W.shape):
-        vals = []
-        for s in (1, -1):
-            Wp = W.copy()
-            Wp[idx] += s * eps
-            vals.append(float(floss(**{**data, "W": Wp})["loss"]))
-        num[idx] = (vals[0] - vals[1]) / (2 * eps)
+    num = central_differences(lambda Wp: float(floss(**{**data, "W": Wp})["loss"]), data["W"])
     np.testing.assert_allclose(got, num, rtol=1e-6, atol=1e-8)
 
 

@@ -121,7 +121,7 @@ def test_vertexcut_cora(cora, P):
     check(cora, P, "vertexcut", partition="spac")
 
 
-@pytest.mark.parametrize("P, rpn", [(1, 1), (2, 1), (3, 2), (4, 2), (4, 1), (4, 4), (8, 3), (12, 2)])
+@pytest.mark.parametrize("P, rpn", [(2, 1), (3, 2), (4, 2), (4, 1), (4, 4), (8, 3), (12, 2)])
 def test_p2p1d_node_small(P, rpn):
     check(_small(P), P, "p2p1d_node", ranks_per_node=rpn)
 
