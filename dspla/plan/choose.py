@@ -7,59 +7,12 @@ from __future__ import annotations
 import dataclasses
 import gc
 
-from ..costmodel import RankView, count_rank, load, predict
 from ..errors import PlanError
 from ..instr import Choice, Loop, RankProgram
 from ..instr.layout import canonical
 from ..ir import Op
 from .distplan import DistPlan
-from .options import memory_cap
-
-
-def count(ctx, r: int) -> dict:
-    """Rank r's cost-model counts of a lowered candidate (its memory: with the product's
-    operands that rank holds)."""
-    c = count_rank(RankView(ctx.progs[r], ctx.consts[r], r, ctx.P, ctx.K, ctx.group_sizes(r), ctx.compute))
-    held = getattr(ctx.product, "operand_bytes", None)   # (a sampled product's operands are priced as moved)
-    c["memory_bytes"] = c.get("memory_bytes", 0) + (held(r) if held else 0)
-    return c
-
-
-def cost(ctx, counts: list | None = None) -> tuple[list, dict]:
-    """(per-rank counts, the candidate record explain shows) of a lowered candidate. ``counts``:
-    every rank's, when each rank counted its own (SPMD planning)."""
-    counts = counts or [count(ctx, r) for r in range(ctx.P)]
-    cand = predict(ctx.name, counts, ctx.opt.coefficients or load(ctx.P))
-    # the words and messages of all ranks together: the instructions' own traffic (the one account)
-    cand["words"] = int(sum(c.get("words_sent", 0) for c in counts))
-    cand["messages"] = int(sum(c.get("messages_sent", 0) for c in counts))
-    cand.update({k: v for k, v in ctx.info.predicted.items() if k not in cand})
-    cand["notes"] = list(ctx.info.notes)
-    return counts, cand
-
-
-def _record(ctx, counts: list | None, opt, P: int) -> tuple[list, dict]:
-    """cost(ctx, counts), the candidate marked skipped when it needs more memory than the cap."""
-    counts, cand = cost(ctx, counts)
-    cap = memory_cap(opt, P)
-    if cand["memory_bytes"] > cap:
-        cand["skipped"] = f"needs {cand['memory_bytes'] / 2**20:.0f} MiB per process, over the cap " \
-                          f"of {cap / 2**20:.0f} MiB"
-    return counts, cand
-
-
-def _select(records: list) -> tuple | None:
-    """(ctx, record, over the cap) of the chosen among (ctx, record) pairs in candidate order: the
-    lowest predicted time that fits, else the smallest; None when none can run. The one rule for
-    pick and for keep_leader, so the candidate SPMD planning keeps is the one picked."""
-    best = None
-    for ctx, cand in records:
-        if "skipped" not in cand and (best is None or cand["predicted_s"] < best[1]["predicted_s"]):
-            best = (ctx, cand)
-    if best is not None:
-        return best + (False,)
-    fits = [(ctx, cand) for ctx, cand in records if "predicted_s" in cand]
-    return min(fits, key=lambda t: t[1]["memory_bytes"]) + (True,) if fits else None
+from .pricing import count, record, select
 
 
 def gather(ctx) -> None:
@@ -77,7 +30,7 @@ def keep_leader(candidates: list, opt, P: int) -> None:
     the whole graph. The counts stay (choice and explain need only them), and the kept candidate
     is the one lowered, never lowered again."""
     lowered = [c for c in candidates if not c.reason and c.every is not None]
-    best = _select([(c, _record(c, c.every, opt, P)[1]) for c in lowered])
+    best = select([(c, record(c, c.every, opt, P)[1]) for c in lowered])
     freed = False
     for c in lowered:
         if (best is None or c is not best[0]) and c.progs is not None:
@@ -102,10 +55,10 @@ def pick(info, candidates, opt, P: int, counted: dict | None = None):
         if ctx.reason:
             info.candidates.append({"plan": ctx.name, "skipped": ctx.reason})
             continue
-        info.counts[ctx.name], cand = _record(ctx, (counted or {}).get(ctx.name), opt, P)
+        info.counts[ctx.name], cand = record(ctx, (counted or {}).get(ctx.name), opt, P)
         info.candidates.append(cand)
         records.append((ctx, cand))
-    best = _select(records)
+    best = select(records)
     if best is None:
         raise PlanError(f"no plan can run {info.expr}: " + "; ".join(f"{c['plan']}: {c.get('skipped')}"
                                                                       for c in info.candidates))

@@ -220,6 +220,7 @@ class ProductContext:
         self.info = _Scratch()
         self.reason: str | None = None
         self.every: list | None = None   # SPMD: every rank's counts, gathered once lowered (choose.gather)
+        self.c: int | None = None        # a replication factor a plan weighs itself (15d_sparse's by_the_model)
 
     def __getattr__(self, name):   # the product's attributes: A, rows, cols, K, b, semiring, ...
         return getattr(self.__dict__["product"], name)

@@ -120,3 +120,22 @@ def test_15d_sparse_c_is_the_models_fastest(P):
     assert prod.predicted["words"] == asked[best]["words"]
     (note,) = [x for x in prod.notes if x.startswith("15d_sparse: c by the model")]
     assert f"c={best} " in note and "<- chosen" in note and all(f"c={c} " in note for c in choices(P))
+
+
+def test_15d_sparse_c_fits_the_memory_cap():
+    """A c whose buffers exceed --memory-cap is not chosen when another fits: 15d_sparse prices its
+    own variants by the rule choice uses for candidates (fastest that fits), and explain says
+    which c went over."""
+    P = 16
+    asked = {c: _planned(P, "15d_sparse", replication=c)[1].predicted for c in (1, 2, 4)}
+    fastest = min(asked, key=lambda c: (asked[c]["predicted_s"], c))
+    others = [c for c in asked if c != fastest]
+    cap = (asked[fastest]["memory_bytes"] + max(asked[c]["memory_bytes"] for c in others)) / 2
+    fit = [c for c in others if asked[c]["memory_bytes"] <= cap]
+    assert asked[fastest]["memory_bytes"] > cap and fit, "the sizes must separate the fastest c from another"
+    want = min(fit, key=lambda c: (asked[c]["predicted_s"], c))
+    _, prod, _ = _planned(P, "15d_sparse", memory_cap=cap)
+    assert prod.predicted["predicted_s"] == asked[want]["predicted_s"]
+    (note,) = [x for x in prod.notes if x.startswith("15d_sparse: c by the model")]
+    assert f"c={fastest} " in note and "over the cap" in note
+    assert f"c={want} {asked[want]['predicted_s'] * 1e3:.3f} ms <- chosen" in note

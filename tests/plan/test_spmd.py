@@ -386,10 +386,10 @@ def test_derived_value_on_a_dim_the_shards_do_not_partition():
 
 def test_the_leader_kept_while_lowering_is_the_candidate_picked():
     """SPMD planning keeps only the leader so far of a product's candidates as it lowers them
-    (choose.keep_leader) and drops the rest's pieces; the leader rule is pick's own (_select), so
+    (choose.keep_leader) and drops the rest's pieces; the leader rule is pick's own (pricing.select), so
     the candidate picked at the end is never one dropped. Random records: costs with ties,
     candidates over the memory cap, and all over the cap (the smallest is taken)."""
-    from dspla.plan.choose import _select
+    from dspla.plan.pricing import select as _select
     rng = np.random.default_rng(3)
     for _ in range(2000):
         recs = []

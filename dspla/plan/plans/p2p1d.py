@@ -101,7 +101,7 @@ def replication(ctx) -> int:
     (the measured default), else 1 (so that an odd P runs them too). 15d's default needs P >= 4
     too: each of its c process columns takes P/c² block columns, so at P = 2 c = 2 left one rank
     the whole product and the other none."""
-    c = ctx.__dict__.get("c") or ctx.opt.replication   # (a candidate c of 15d_sparse's, weighed by the model)
+    c = getattr(ctx, "c", None) or ctx.opt.replication   # (a candidate c of 15d_sparse's, weighed by the model)
     if c is not None:
         return c
     return 2 if ctx.P % 2 == 0 and (getattr(ctx, "name", None) != "15d" or ctx.P >= 4) else 1

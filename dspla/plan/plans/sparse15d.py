@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ...costmodel import RankView, count_rank, predict
 from ...instr import (
     AllgatherRows,
     Allreduce,
@@ -33,6 +32,7 @@ from ...instr import (
     TakeRows,
     WaitSends,
 )
+from ..pricing import count, record, select
 from ..spmd import exchange
 from . import register_plan
 from .cagnet15d import chunks
@@ -55,25 +55,27 @@ def choices(P: int) -> list[int]:
 
 
 def by_the_model(ctx, lower_c) -> None:
-    """Lower 15d_sparse with each c of ``choices`` into a scratch candidate, price each with the
-    cost model (every rank's counts: under SPMD planning one allgather each), keep the fastest's
-    instructions, and say in explain what each c was predicted to take."""
-    cands = []
+    """Lower 15d_sparse with each c of ``choices`` into a scratch candidate, price each as choice
+    prices a candidate (every rank's counts: under SPMD planning one allgather each; the fastest
+    that fits the memory cap), keep its instructions, and say in explain what each c was
+    predicted to take."""
+    records = []
     for c in choices(ctx.P):
         sub = type(ctx)(ctx.product, ctx.name)   # (a scratch candidate of the same product)
         sub.c = c
         lower_c(sub)
-        counts = [count_rank(RankView(sub.progs[r], sub.consts[r], r, ctx.P, ctx.K, sub.group_sizes(r), ctx.compute))
-                  for r in sub.ranks]
+        counts = None
         if ctx.me is not None:
-            counts = ctx.comm.allgather(counts[0]) if ctx.P > 1 else counts
-        cands.append((predict(ctx.name, counts, ctx.coefficients)["predicted_s"], c, sub))
-    t, c, best = min(cands, key=lambda x: (x[0], x[1]))
-    for name in ("progs", "consts", "splits", "windows"):
+            mine = count(sub, ctx.me)
+            counts = ctx.comm.allgather(mine) if ctx.P > 1 else [mine]
+        records.append((sub, record(sub, counts, ctx.opt, ctx.P)[1]))
+    best, _, _ = select(records)
+    for name in ("progs", "consts", "splits", "windows", "c"):
         setattr(ctx, name, getattr(best, name))
     ctx.info = best.info
     ctx.info.notes.append("15d_sparse: c by the model, " + ", ".join(
-        f"c={k} {s * 1e3:.3f} ms" + (" <- chosen" if k == c else "") for s, k, _ in cands))
+        f"c={sub.c} {cand['predicted_s'] * 1e3:.3f} ms" + (f" ({cand['skipped']})" if "skipped" in cand else "")
+        + (" <- chosen" if sub is best else "") for sub, cand in records))
 
 
 def _needs(A_I: sp.csr_array, block_of: np.ndarray, ks) -> dict:
@@ -88,7 +90,7 @@ def _needs(A_I: sp.csr_array, block_of: np.ndarray, ks) -> dict:
 @register_plan("15d_sparse", check=_check, spmd=lambda ctx: lower_spmd(ctx), auto=False)
 def lower(ctx):
     """Sparsity-aware 1.5D: block rows replicated c-fold, only needed rows sent down columns, row Allreduce."""
-    if ctx.opt.replication is None and ctx.__dict__.get("c") is None:
+    if ctx.opt.replication is None and ctx.c is None:
         return by_the_model(ctx, lower)
     P, c = ctx.P, replication(ctx)
     nb = P // c
@@ -120,7 +122,7 @@ def lower_spmd(ctx):
     """This rank's program from its own rows: the entries of block row i in chunk j's columns
     arrive by one routing (plan/spmd.py), the needed rows follow from them, and each sender
     learns what to send by one exchange."""
-    if ctx.opt.replication is None and ctx.__dict__.get("c") is None:
+    if ctx.opt.replication is None and ctx.c is None:
         return by_the_model(ctx, lower_spmd)
     P, c, me = ctx.P, replication(ctx), ctx.me
     nb = P // c
