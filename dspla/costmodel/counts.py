@@ -136,8 +136,9 @@ def _stack_mxm(i, v, c, t):
 
 @count_rule(ir.StackRows)
 def _stack_rows(i, v, c, t):
-    # the rows that arrived copied after own's, to be forwarded by the Packs that follow
-    rows = sum(r.nrows for r in map(v.recvs.get, i.recvs) if r is not None)
+    # own's rows and, after them, the rows that arrived, copied into one stack for the Packs that
+    # forward from it
+    rows = i.own_rows + sum(r.nrows for r in map(v.recvs.get, i.recvs) if r is not None)
     c["pack_words"] += rows * v.K
     c["memory_bytes"] += rows * v.K * v.itemsize
 

@@ -128,10 +128,12 @@ class StackMxM(Instr):
 @dataclass(frozen=True, eq=False)
 class StackRows(Instr):
     """out = [own; the rows of each posted receive, in posting order], once all have arrived: the
-    rows a rank forwards (p2p1d_node), packed from there. The receives' traffic is their own."""
+    rows a rank forwards (p2p1d_node), packed from there. The receives' traffic is their own;
+    ``own_rows``: own's row count, known at planning (the stack copies those rows too)."""
     out: int
     own: int
     recvs: tuple
+    own_rows: int = 0
     READS, WRITES = ("own", "recvs"), ("out",)
 
 

@@ -126,6 +126,24 @@ def test_p2p1d_node_small(P, rpn):
     check(_small(P), P, "p2p1d_node", ranks_per_node=rpn)
 
 
+def test_p2p1d_node_stacks_are_the_rows_planned(monkeypatch):
+    """The stack a forwarding rank packs from holds its own rows and every row that arrived: the
+    rows the cost model counts for it (StackRows.own_rows plus its receives), checked on the
+    stacks the runtime builds."""
+    from dspla.instr import StackRows
+    from dspla.runtime.interp.interpreter import EXEC
+    seen = []
+    handler = EXEC[StackRows]
+
+    def spy(rt, i):
+        arrived = sum(rt.slots[r].instr.nrows for r in i.recvs)   # (the posted receives)
+        handler(rt, i)
+        seen.append((rt.slots[i.out].nrows, i.own_rows + arrived))
+    monkeypatch.setitem(EXEC, StackRows, spy)
+    check(_small(8), 8, "p2p1d_node", ranks_per_node=3)
+    assert seen and all(got == planned for got, planned in seen), seen
+
+
 @pytest.mark.parametrize("P, rpn", [(4, 2), (6, 2)])
 def test_p2p1d_node_cora(cora, P, rpn):
     check(cora, P, "p2p1d_node", ranks_per_node=rpn)

@@ -127,7 +127,7 @@ def _stage(ctx, r: int, prog: list, recv_slots: list, recv_ids: list, sends: dic
     src = ctx.b
     if recv_slots:
         src = ctx.slot()
-        prog.append(StackRows(src, ctx.b, tuple(recv_slots), product=ctx.index))
+        prog.append(StackRows(src, ctx.b, tuple(recv_slots), int(ctx.cols.owned[r].size), product=ctx.index))
     sent = []
     for q, ids in sends.items():
         s = ctx.slot()
