@@ -146,7 +146,7 @@ def partition(A, P: int, method: str = "hypergraph", eps: float = 0.03, seed: in
     if P == 1:
         parts, info = np.zeros(n, dtype=np.int64), {}
     else:
-        job = Job(A=A, P=P, eps=eps, seed=seed, backend=backend, params=dict(params), progress=prog)
+        job = Job(A=A, P=P, eps=eps, seed=seed, backend=backend, params=dict(params), progress=prog, cache=cache)
         parts = np.asarray(m.run(job), dtype=np.int64)
         info = job.info
     if parts.shape != (n,) or (n and (parts.min() < 0 or parts.max() >= P)):

@@ -23,6 +23,7 @@ class Job:
     params: dict[str, Any]
     progress: Progress
     info: dict[str, Any] = field(default_factory=dict)  # a method may leave numbers here (objective, ...)
+    cache: bool = True   # whether a method may read and write the partition cache itself (--no-cache: no)
 
     def row_nnz(self) -> np.ndarray:
         return np.diff(self.A.indptr).astype(np.int64)

@@ -30,17 +30,19 @@ def owners_from_edges(edges: np.ndarray, parts: np.ndarray, n: int, P: int, seed
     return owner
 
 
-def edge_owner(A, P: int, method: str, eps: float, seed: int, row_parts: np.ndarray) -> np.ndarray:
+def edge_owner(A, P: int, method: str, eps: float, seed: int, row_parts: np.ndarray, cache: bool = True) -> np.ndarray:
     """The rank of every stored entry of A (CSR order) under the edge partition ``method`` (spac,
     hypergraph-edge): an off-diagonal entry its undirected edge's part, a diagonal one its row's."""
-    keys, parts = edge_table(A, P, method, eps, seed)
+    keys, parts = edge_table(A, P, method, eps, seed, cache=cache)
     return entry_owner(A, np.arange(A.shape[0]), keys, parts, row_parts)
 
 
-def edge_table(A, P: int, method: str, eps: float, seed: int, rows: np.ndarray | None = None) -> tuple:
+def edge_table(A, P: int, method: str, eps: float, seed: int, rows: np.ndarray | None = None,
+               cache: bool = True) -> tuple:
     """The edge partition ``method`` of A's undirected edges as (keys lo * n + hi ascending, parts);
-    with ``rows``, of the edges incident to those rows only (a rank's share of it)."""
-    e = edge_partition(A, P, EDGE_OF[method], eps=eps, seed=seed, progress=False)
+    with ``rows``, of the edges incident to those rows only (a rank's share of it). ``cache``:
+    whether the partition cache may serve or keep it."""
+    e = edge_partition(A, P, EDGE_OF[method], eps=eps, seed=seed, progress=False, cache=cache)
     keys = e.edges[:, 0].astype(np.int64) * A.shape[0] + e.edges[:, 1]   # u < v, sorted (triu in CSR order)
     parts = np.asarray(e.parts, dtype=np.int64)
     return (keys, parts) if rows is None else edge_share((keys, parts), rows, A.shape[0])
@@ -68,7 +70,7 @@ def entry_owner(A_rows, rows: np.ndarray, keys: np.ndarray, parts: np.ndarray, r
 
 def _run(method: str):
     def run(job):
-        e = edge_partition(job.A, job.P, EDGE_OF[method], eps=job.eps, seed=job.seed, progress=False)
+        e = edge_partition(job.A, job.P, EDGE_OF[method], eps=job.eps, seed=job.seed, progress=False, cache=job.cache)
         return owners_from_edges(e.edges, e.parts, job.A.shape[0], job.P, job.seed)
     return run
 

@@ -80,7 +80,7 @@ def partition_dims(order: list[Node], static: Static, sizes: dict, P: int, opt: 
             info[d] = {"method": method, "imbalance": float(res.imbalance)}
             from ..partition.vertex_owners import EDGE_OF, edge_table  # (with the partitioners)
             if method in EDGE_OF:   # the edge partition goes with the rows: vertexcut plans on it
-                edges = edge_table(union_pattern(squares), P, method, opt.eps, opt.seed)
+                edges = edge_table(union_pattern(squares), P, method, opt.eps, opt.seed, cache=opt.cache)
         else:
             parts, method = block_parts(size, P), "block"
         dims[d] = DimPart(d, parts, P, method, edges)

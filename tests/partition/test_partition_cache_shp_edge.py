@@ -213,3 +213,19 @@ def test_refinement_state_stays_exact_through_moves_and_undos():
         assert (st.S == fresh.S).all() and (st.M == fresh.M).all() and (st.W == fresh.W).all()
     vol, msgs = sends_loop(A, st.parts, P)
     assert st.S.tolist() == vol and st.M.tolist() == msgs
+
+
+def test_no_cache_reaches_the_edge_partition_under_a_vertex_owner_method(tmp_path, monkeypatch):
+    """--no-cache on a plan cut by an edge partition (spac: rows to the part holding most of their
+    edges; vertexcut multiplies on the edges) stores nothing, neither the rows nor the edges the
+    rows came from; with the cache on, both are kept and served the second time."""
+    import dspla as dp
+    from dspla.plan.options import Options
+    monkeypatch.setenv("DSPLA_CACHE_DIR", str(tmp_path / "c"))
+    A = powerlaw_graph(200)
+    f = dp.function({"C": dp.sparse("A", ("n", "n")) @ dp.dense("X", ("n", "k"))})
+    X = np.random.default_rng(0).random((200, 3))
+    plan = f.plan(3, {"A": A, "X": X}, Options(plan="vertexcut", partition="spac", seed=1, cache=False)).plan
+    assert plan.products[0].plan == "vertexcut" and not list((tmp_path / "c").glob("*.npz"))
+    f.plan(3, {"A": A, "X": X}, Options(plan="vertexcut", partition="spac", seed=1))
+    assert len(list((tmp_path / "c").glob("*.npz"))) == 2   # the row partition and its edge partition

@@ -65,7 +65,10 @@ def lower(ctx):
     """Each rank multiplies its edges of an edge partition; partial rows summed at their owners."""
     rows, cols, P = ctx.rows, ctx.cols, ctx.P
     A = ctx.A
-    owner = edge_owner(A, P, ctx.opt.partition, ctx.opt.eps, ctx.opt.seed, rows.parts)
+    if rows.edges is not None:   # (the edge partition the rows were cut from: partitioning kept it)
+        owner = entry_owner(A, np.arange(A.shape[0]), *rows.edges, rows.parts)
+    else:
+        owner = edge_owner(A, P, ctx.opt.partition, ctx.opt.eps, ctx.opt.seed, rows.parts, cache=ctx.opt.cache)
     row = np.repeat(np.arange(A.shape[0], dtype=np.int64), np.diff(A.indptr))
     pieces, need = {}, {}
     for r in range(P):
