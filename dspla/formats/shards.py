@@ -102,6 +102,15 @@ def _prepare(out: str, P: int):
                 shutil.rmtree(os.path.join(out, x))
 
 
+def edge_share(edges: tuple, rows: np.ndarray, n: int) -> tuple:
+    """The entries of an edge table (keys lo * n + hi ascending, parts) whose edges are incident
+    to ``rows``: a rank's share of an edge partition."""
+    mine = np.zeros(n, dtype=bool)
+    mine[rows] = True
+    keep = mine[edges[0] // n] | mine[edges[0] % n]
+    return edges[0][keep], edges[1][keep]
+
+
 def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str = "n", method: str = "?",
                  params: dict | None = None, progress: bool = True, extra: dict | None = None,
                  ids: np.ndarray | None = None, edges: tuple | None = None) -> dict:
@@ -153,11 +162,9 @@ def write_shards(out: str, inputs: dict, parts: np.ndarray, P: int, *, dim: str 
         os.makedirs(os.path.join(out, d), exist_ok=True)
         _save(out, f"{d}/rows.npy", rows.astype(np.int64), files)
         if edges is not None:
-            mine = np.zeros(n, dtype=bool)
-            mine[rows] = True
-            keep = mine[edges[0] // n] | mine[edges[0] % n]
-            _save(out, f"{d}/edges.keys.npy", np.asarray(edges[0][keep], dtype=np.int64), files)
-            _save(out, f"{d}/edges.parts.npy", np.asarray(edges[1][keep], dtype=np.int64), files)
+            keys, eparts = edge_share(edges, rows, n)
+            _save(out, f"{d}/edges.keys.npy", np.asarray(keys, dtype=np.int64), files)
+            _save(out, f"{d}/edges.parts.npy", np.asarray(eparts, dtype=np.int64), files)
         for name, v in inputs.items():
             if name in csr:
                 B = csr[name][rows]

@@ -57,15 +57,6 @@ class DimPart:
         self.key = (self.size, P, hashlib.blake2b(parts.tobytes(), digest_size=16).hexdigest())
 
 
-def edge_share(edges: tuple, rows: np.ndarray, n: int) -> tuple:
-    """The entries of an edge table (keys lo * n + hi ascending, parts) whose edges are incident
-    to ``rows``: a rank's share of an edge partition."""
-    mine = np.zeros(n, dtype=bool)
-    mine[rows] = True
-    keep = mine[edges[0] // n] | mine[edges[0] % n]
-    return edges[0][keep], edges[1][keep]
-
-
 def canonical(type_, dims: dict) -> Layout:
     r, c = type_.shape
     if isinstance(r, str) and r in dims:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..instr.layout import edge_share
+from ..formats.shards import edge_share
 from .edge import edge_partition
 from .registry import Method, register
 

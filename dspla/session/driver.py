@@ -32,8 +32,9 @@ from typing import Any
 from .. import compiler
 from ..display import Stats
 from ..errors import DsplaError, LoopBoundWarning, warn
+from ..formats.shards import edge_share
 from ..instr import Where
-from ..instr.layout import DimPart, canonical, edge_share
+from ..instr.layout import DimPart, canonical
 from ..ir import Op
 from ..kernels.acyclic import acyclic
 from ..kernels.buffers import piece
