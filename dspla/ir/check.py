@@ -16,7 +16,7 @@ def check_program(program: Program) -> Program:
     consistent."""
     _check_input_types(program)
     for name, v in program.outputs:   # (a stack's values are read with top() inside the program)
-        if getattr(v.type, "form", "").startswith("stack of "):
+        if getattr(v.type, "is_stack", False):
             raise DomainMismatch(f"output {name!r} is a {v.type}: a program's outputs are matrices, vectors or "
                                  "scalars (give top(s), or each value as its own output)", v.span)
     _check_loop_bounds(program, input_dims(program.inputs))

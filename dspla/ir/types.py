@@ -110,6 +110,7 @@ class Kind(enum.Enum):
 
 
 FORMS = ("matrix", "vector", "scalar")
+STACK = "stack of "   # a form's prefix: a stack of values of the rest (ops/stack.py)
 
 
 @dataclass(frozen=True)
@@ -120,13 +121,25 @@ class Type:
     form: str = "matrix"   # how a result presents itself; a vector is n x 1, a scalar 1 x 1
 
     def __str__(self) -> str:
-        if self.form.startswith("stack of "):   # (ops/stack.py: a stack of values of the rest)
-            return "stack of " + str(self.with_(form=self.form[9:]))
+        if self.is_stack:
+            return STACK + str(self.element())
         if self.form == "vector":
             return f"{self.kind} vector[{self.shape[0]}] {self.dtype}"
         if self.form == "scalar":
             return f"scalar {self.dtype}"
         return f"{self.kind}[{self.shape[0]}, {self.shape[1]}] {self.dtype}"
+
+    @property
+    def is_stack(self) -> bool:
+        return self.form.startswith(STACK)
+
+    def element(self) -> "Type":
+        """The type of a stack's values."""
+        return self.with_(form=self.form[len(STACK):])
+
+    def stacked(self) -> "Type":
+        """The type of a stack of values of this type."""
+        return Type(self.kind, self.shape, self.dtype, STACK + self.form)
 
     def with_(self, **kw) -> "Type":
         d = {"kind": self.kind, "shape": self.shape, "dtype": self.dtype, "form": self.form}

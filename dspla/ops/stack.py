@@ -26,7 +26,6 @@ PUSH = define("push", attrs=("shared",))
 TOP = define("top")
 POP = define("pop")
 HEIGHT = define("height")
-PREFIX = "stack of "
 TAKES_STACKS.update({STACK.op, PUSH.op, TOP.op, POP.op, HEIGHT.op, Op("while"), Op("item")})
 
 
@@ -41,45 +40,32 @@ class Stack:
         return f"Stack({len(self.values)} values)"
 
 
-def is_stack(t) -> bool:
-    return isinstance(t, Type) and t.form.startswith(PREFIX)
-
-
-def element(t: Type) -> Type:
-    """The type of a stack's values."""
-    return t.with_(form=t.form[len(PREFIX):])
-
-
-def _stacked(t: Type) -> Type:
-    return Type(t.kind, t.shape, t.dtype, PREFIX + t.form)
-
-
 def _a_stack(x, where, span):
-    if not is_stack(x.type):
+    if not x.type.is_stack:
         raise DomainMismatch(f"{where}: {x.label} is {x.type}, not a stack (make one with stack(x))", span)
 
 
 @STACK.type_rule
 def _type_stack(args, attrs, given, where, span):
     (x,) = args
-    if is_stack(x.type):
+    if x.type.is_stack:
         raise DomainMismatch(f"{where}: a stack holds matrices, vectors or scalars, not stacks", span)
-    return _stacked(x.type)
+    return x.type.stacked()
 
 
 @PUSH.type_rule
 def _type_push(args, attrs, given, where, span):
     s, x = args
     _a_stack(s, where, span)
-    if is_stack(x.type) or not same_type(element(s.type), x.type, where):
-        raise DomainMismatch(f"{where}: {s.label} holds {element(s.type)} values, {x.label} is {x.type}", span)
+    if x.type.is_stack or not same_type(s.type.element(), x.type, where):
+        raise DomainMismatch(f"{where}: {s.label} holds {s.type.element()} values, {x.label} is {x.type}", span)
     return s.type
 
 
 @TOP.type_rule
 def _type_top(args, attrs, given, where, span):
     _a_stack(args[0], where, span)
-    return element(args[0].type)
+    return args[0].type.element()
 
 
 @POP.type_rule

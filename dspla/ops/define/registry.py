@@ -199,8 +199,8 @@ def make(op: Op, args: Any = (), attrs: Any = (), *, type: Type | None = None, s
     args = tuple(args)
     attrs = tuple(attrs)
     where = Where(op, args, attrs)
-    if op not in TAKES_STACKS and any(getattr(a.type, "form", "").startswith("stack of ") for a in args):
-        a = next(a for a in args if a.type.form.startswith("stack of "))
+    if op not in TAKES_STACKS and any(getattr(a.type, "is_stack", False) for a in args):
+        a = next(a for a in args if a.type.is_stack)
         raise DomainMismatch(f"{where}: {a.label} is a {a.type}; read its values with top(s)", span)
     try:
         inferred = DEFINITIONS[op].type(args, dict(attrs), type, where, span)

@@ -41,7 +41,7 @@ def same_dims(da, db) -> bool:
 
 def same_type(a: Type, b: Type, where) -> bool:
     """Equal types, their shapes unified (a size meeting a symbol binds it)."""
-    return a.kind is b.kind and a.dtype is b.dtype and a.form.startswith("stack") == b.form.startswith("stack") \
+    return a.kind is b.kind and a.dtype is b.dtype and a.is_stack == b.is_stack \
         and unify_shapes(a.shape, b.shape, where) is not None
 
 
