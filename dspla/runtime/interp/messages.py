@@ -213,6 +213,11 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
         rt.slots[r] = None
 
 
+def _stacked(rt: Runtime, own, posted: list):
+    """[own; each posted receive's rows, in posting order], in own's dtype (SuiteSparse stacks them)."""
+    return concat([[m] for m in [own] + [gbops.cast(_arrived(rt, p), _dt(own)) for p in posted]])
+
+
 @handler(StackRows)
 def _stack_rows(rt: Runtime, i: StackRows):
     posted = [rt.slots[r] for r in i.recvs]
@@ -221,7 +226,7 @@ def _stack_rows(rt: Runtime, i: StackRows):
     rt.timed("wait_s", t0)
     t0 = time.perf_counter()
     own = rt.slots[i.own]
-    rt.slots[i.out] = concat([[m] for m in [own] + [gbops.cast(_arrived(rt, p), _dt(own)) for p in posted]])
+    rt.slots[i.out] = _stacked(rt, own, posted)
     for r in i.recvs:
         rt.slots[r] = None
     rt.timed("pack_s", t0)
@@ -250,7 +255,7 @@ def _stack_mxm(rt: Runtime, i: StackMxM):
         B = local.stack_column(own, [(p.buf, p.instr.nrows, p.instr.presence, p.instr.sparse) for p in posted],
                                _dt(own), rt.stacks.pop(id(i), None))
         if B is None:   # (own not a column of its dtype: SuiteSparse stacks them)
-            B = concat([[m] for m in [own] + [gbops.cast(_arrived(rt, p), _dt(own)) for p in posted]])
+            B = _stacked(rt, own, posted)
     for p in posted:   # (the rows are in the stack: a peer may write the next round)
         if type(p.req) is shm.Arrival:
             p.req.release()
