@@ -2,8 +2,9 @@
 pick (within 10%) the fastest plan, on real graphs x K in {16, 64, 256} x P in {2, 4}?
 
 One MPI job per (graph, P): rank 0 loads the graph (hypergraph partition, cached), and for each
-K, in every round, every plan and ``auto`` in turn is planned, warmed up and timed for a few
-iterations (the first dropped); a plan's time is the median of its iterations over all rounds.
+K, in every round, every plan in turn is planned, warmed up and timed for a few iterations (the
+first dropped), and ``auto``'s session call by call alternately with the plan it chose; a plan's
+time is the median of its iterations over all rounds.
 Prints one row per (graph, P, K, plan) and the fractions the bars are about; --json keeps
 everything.
 
@@ -35,13 +36,10 @@ def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
     """Runs under mpiexec on every rank."""
     import dspla as dp
     from dspla.formats.graph import load_graph
-    from dspla.plan.options import Options, memory_cap
     from dspla.plan.plans import plan_names
     from dspla.runtime.launch import world
-    from dspla.session import DistSession
 
     comm = world()
-    P = comm.size
     A = load_graph(graph, quiet=True).matrix if comm.rank == 0 else None
     A_, X_ = dp.sparse("A", ("n", "n")), dp.dense("X", ("n", "k"))
     f = dp.function(outputs={"C": A_ @ X_})
@@ -49,46 +47,89 @@ def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
     rows = []
     for K in Ks:
         X = rng.random((A.shape[0], K)) if comm.rank == 0 else None
-        inputs = {"A": A, "X": X} if comm.rank == 0 else None
-        times: dict = {}
-        meta: dict = {}
-        # Rounds outside, plans inside: every plan (and auto) is timed once per round, so a slow
-        # spell of this shared machine hits all of them alike instead of one plan's whole block
-        # (at P = 4 on 2 cores, blocks timed one after another differed by 11-21% for the same
-        # plan). One plan's session alive at a time: keeping all of them ran rank 0 out of
-        # memory on the larger graphs at K = 256.
+        bench = _Bench(f, comm, A, X, dp.DsplaError)
+        # Rounds outside, plans inside: every plan is timed once per round, so a slow spell of
+        # this shared machine hits all of them alike instead of one plan's whole block (at P = 4
+        # on 2 cores, blocks timed one after another differed by 11-21% for the same plan).
+        # auto's session is planned first and timed call by call alternately with the explicit
+        # session of the plan it chose: two runs of one program timed in separate windows
+        # differed by 11-22% at P = 2, more than the 10% the choice is judged by. At most two
+        # sessions are alive at a time: keeping all of them ran rank 0 out of memory on the
+        # larger graphs at K = 256.
         for _ in range(rounds):
-            for plan in plan_names() + ["auto"]:
-                s = DistSession(f.compiled, comm, Options(plan=plan, partition="hypergraph", seed=0,
-                                                 replication=2 if P % 2 == 0 else 1, progress=False))
-                try:
-                    s.run(inputs, repeat=1)
-                except dp.DsplaError:   # (every rank alike: a plan that cannot run at this P is refused)
-                    del s
+            auto = bench.session("auto")
+            chosen = bench.chosen(auto)
+            paired = False
+            for plan in plan_names():
+                s = bench.session(plan)
+                if s is None:
                     continue
-                chosen = comm.bcast(s.plan.products[0].plan if comm.rank == 0 else None, 0)
-                if plan == "auto" or chosen == plan:
-                    # X anew on every call (a copy: the values a model predicts for, as in training
-                    # or an iteration; an X passed again as the same object would let p2p1d skip its
-                    # packing, docs/runtime.md); each call's run alone is timed, not X's scatter
-                    for k in range(repeat + 1):
-                        s.run({"A": A, "X": X.copy()} if comm.rank == 0 else None)
-                        if comm.rank == 0 and k:   # (the first re-warms)
-                            times.setdefault(plan, []).extend(s.last_stats["iteration_s"])
-                    if comm.rank == 0:
-                        info = s.plan.products[0]
-                        cand = next(c for c in info.candidates if c["plan"] == info.plan and "predicted_s" in c)
-                        meta[plan] = {"K": K, "plan": plan, "chosen": info.plan, "predicted_s": cand["predicted_s"],
-                                      "memory_bytes": cand["memory_bytes"], "memory_cap": memory_cap(s.opt, P),
-                                      "words_max": cand["words_max"]}
-                if s.runtime is not None:
-                    s.runtime.close()
-                del s
-                gc.collect()
+                if bench.chosen(s) == plan:   # (a plan that cannot run this product falls back: skip)
+                    paired |= plan == chosen
+                    bench.time({plan: s, "auto": auto} if plan == chosen else {plan: s}, repeat, K)
+                bench.close(s)
+            if not paired:   # (auto chose a plan not run by name here: timed alone)
+                bench.time({"auto": auto}, repeat, K)
+            bench.close(auto)
         if comm.rank == 0:
-            rows.extend({**meta[p], "measured_s": statistics.median(times[p])} for p in meta)
+            rows.extend({**bench.meta[p], "measured_s": statistics.median(bench.times[p])} for p in bench.meta)
     if comm.rank == 0:
         json.dump(rows, open(out, "w"))
+
+
+class _Bench:
+    """One K's sessions, timings and predictions (rank 0 keeps them)."""
+
+    def __init__(self, f, comm, A, X, error):
+        self.f, self.comm, self.A, self.X, self.error = f, comm, A, X, error
+        self.inputs = {"A": A, "X": X} if comm.rank == 0 else None
+        self.times: dict = {}
+        self.meta: dict = {}
+
+    def session(self, plan: str):
+        """A session of ``plan``, planned and run once; None when the plan cannot run at this P
+        (every rank alike: refused by planning)."""
+        from dspla.plan.options import Options
+        from dspla.session import DistSession
+        P = self.comm.size
+        s = DistSession(self.f.compiled, self.comm, Options(plan=plan, partition="hypergraph", seed=0,
+                                                            replication=2 if P % 2 == 0 else 1, progress=False))
+        try:
+            s.run(self.inputs, repeat=1)
+        except self.error:
+            self.close(s)
+            return None
+        return s
+
+    def chosen(self, s) -> str:
+        return self.comm.bcast(s.plan.products[0].plan if self.comm.rank == 0 else None, 0)
+
+    def time(self, sessions: dict, repeat: int, K: int):
+        """Time each session's calls, the sessions taking turns call by call. X anew on every call
+        (a copy: the values a model predicts for, as in training or an iteration; an X passed
+        again as the same object would let p2p1d skip its packing, docs/runtime.md); each call's
+        run alone is timed, not X's scatter; the first call of each re-warms."""
+        from dspla.plan.options import memory_cap
+        for k in range(repeat + 1):
+            for name, s in sessions.items():
+                s.run({"A": self.A, "X": self.X.copy()} if self.comm.rank == 0 else None)
+                if self.comm.rank == 0 and k:
+                    self.times.setdefault(name, []).extend(s.last_stats["iteration_s"])
+        if self.comm.rank != 0:
+            return
+        for name, s in sessions.items():
+            info = s.plan.products[0]
+            cand = next(c for c in info.candidates if c["plan"] == info.plan and "predicted_s" in c)
+            self.meta[name] = {"K": K, "plan": name, "chosen": info.plan, "predicted_s": cand["predicted_s"],
+                               "memory_bytes": cand["memory_bytes"], "memory_cap": memory_cap(s.opt, self.comm.size),
+                               "words_max": cand["words_max"]}
+
+    @staticmethod
+    def close(s):
+        if s.runtime is not None:
+            s.runtime.close()
+        del s
+        gc.collect()
 
 
 def main(argv=None) -> int:
