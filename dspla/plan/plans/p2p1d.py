@@ -183,14 +183,18 @@ def own_recvs(A_r: sp.csr_array, cols, me: int, P: int) -> dict:
     """The receives of rank ``me``: the columns its rows name that others own, by owner."""
     seen = np.zeros(A_r.shape[1], dtype=bool)   # (marking: a sort of every entry took 25 ms on a
     seen[A_r.indices] = True                    # rank's rows of soc-Slashdot0902)
-    need = np.flatnonzero(seen)
-    owner = cols.parts[need]
+    return by_owner(np.flatnonzero(seen), cols.parts, me, P)
+
+
+def by_owner(ids: np.ndarray, parts: np.ndarray, me: int, P: int) -> dict:
+    """{q: the ids (ascending) that rank q != me owns} for the ascending global ``ids``."""
+    owner = parts[ids]
     far = owner != me
-    need, owner = need[far], owner[far]
+    ids, owner = ids[far], owner[far]
     order = np.argsort(owner, kind="stable")   # ids stay ascending within each owner
-    need, owner = need[order], owner[order]
+    ids, owner = ids[order], owner[order]
     bounds = np.searchsorted(owner, np.arange(P + 1))
-    return {q: need[bounds[q]:bounds[q + 1]] for q in range(P) if bounds[q + 1] > bounds[q]}
+    return {q: ids[bounds[q]:bounds[q + 1]] for q in range(P) if bounds[q + 1] > bounds[q]}
 
 
 def row_bytes(ctx) -> int:

@@ -21,7 +21,7 @@ from ...instr import DropRows, Empty, Fill, Free, MxM, Pack, Recv, RecvMxM, Send
 from ...partition.vertex_owners import EDGE_OF, edge_owner, entry_owner
 from ..spmd import exchange, route
 from . import register_plan
-from .p2p1d import add_remote_block, narrow_only
+from .p2p1d import add_remote_block, by_owner, narrow_only, own_recvs
 
 
 def _check(ctx):
@@ -77,12 +77,11 @@ def lower(ctx):
         R = np.flatnonzero(np.diff(A_r.indptr))
         A_r = A_r[R]
         pieces[r] = (R, A_r)
-        seen = np.unique(A_r.indices)
-        need[r] = {q: seen[cols.parts[seen] == q] for q in np.unique(cols.parts[seen]) if q != r}
+        need[r] = own_recvs(A_r, cols, r, P)
     for r in ctx.ranks:
         R, A_r = pieces[r]
         sends_b = {q: need[q][r] for q in range(P) if r in need[q]}
-        part_out = {int(q): R[rows.parts[R] == q] for q in np.unique(rows.parts[R]) if q != r}
+        part_out = by_owner(R, rows.parts, r, P)
         part_in = {q: pieces[q][0][rows.parts[pieces[q][0]] == r] for q in range(P) if q != r}
         rank_program(ctx, r, R, A_r, need[r], sends_b, part_out, {q: v for q, v in part_in.items() if v.size})
 
@@ -103,9 +102,8 @@ def lower_spmd(ctx):
     A_r = sp.csr_array((vals, (grow.astype(np.int64), gcol.astype(np.int64))), shape=(rows.size, A.shape[1]))
     R = np.flatnonzero(np.diff(A_r.indptr))
     A_r = A_r[R]
-    seen = np.unique(A_r.indices)
-    need = {int(q): seen[cols.parts[seen] == q] for q in np.unique(cols.parts[seen]) if q != me}
-    part_out = {int(q): R[rows.parts[R] == q] for q in np.unique(rows.parts[R]) if q != me}
+    need = own_recvs(A_r, cols, me, ctx.P)
+    part_out = by_owner(R, rows.parts, me, ctx.P)
     rank_program(ctx, me, R, A_r, need, exchange(ctx.comm, need), part_out, exchange(ctx.comm, part_out))
 
 
