@@ -18,6 +18,7 @@ from .define import (
     Expr,
     Facts,
     define,
+    definition,
     make,
     meet,
     node_of,
@@ -163,8 +164,7 @@ def _lower(pl, n):
                                                [pl.facts[id(pl.resolve(a))] for a in n.args[k:]])}
     order = body.toposort()
     outs = [v for _, v in body.outputs]
-    # (a carried value that is a stack's top is that stack's own matrix: never written in place)
-    carried = {id(h) for h, v in zip(holders[:k], outs) if v.op is not Op.TOP}
+    carried = {id(h) for h, v in zip(holders[:k], outs) if _owns(h, v, holders)}
     pl.in_place.update(id(m) for m in order if m.op is Op.UPDATE and id(m.args[0]) in carried
                        and writes_into(m, order, outs))
     written = {id(m.args[0]) for m in order if id(m) in pl.in_place}   # (the next iteration's carried matrix)
@@ -187,6 +187,14 @@ def _lower(pl, n):
     pl.emit(lambda r: Loop(init, carry, cond_block[r], cond_slot, body_block[r], results, count, limit, loop=index,
                            where=where, owned=_owned(body_block[r], carry)))
     pl.set(n, carry + (count,), tuple(pl.layout_of(t) for t in n.type.items))
+
+
+def _owns(h, v, holders) -> bool:
+    """Whether the loop owns carried h's matrix in every iteration, so a step may write into it in
+    place: the body's next h is h itself or a value the body computes. Not when the next h is a
+    value from outside the loop or another carried one (the write would change that value too),
+    nor one that views another's storage (a stack's top)."""
+    return v is h or (not any(v is x for x in holders) and not definition(v.op).views)
 
 
 def _owned(block, carry) -> tuple:

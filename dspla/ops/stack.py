@@ -24,6 +24,7 @@ _item = kernel("item")
 STACK = define("stack")
 PUSH = define("push", attrs=("shared",))
 TOP = define("top")
+TOP.views = True
 POP = define("pop")
 HEIGHT = define("height")
 TAKES_STACKS.update({STACK.op, PUSH.op, TOP.op, POP.op, HEIGHT.op, Op("while"), Op("item")})

@@ -200,3 +200,44 @@ def test_a_pushed_product_is_kept_or_copied_as_the_loop_needs(P):
 def test_on_values_at_hand_a_stack_says_where_it_lives():
     with pytest.raises(DsplaError, match="Python list"):
         dp.stack(np.ones((3, 1)))
+
+
+@pytest.mark.parametrize("P", [1, 2])
+def test_a_carried_top_is_never_updated_in_place(P):
+    """The body writes into its carried h (an accumulate) and carries the stack's top on: were h
+    updated in place, from the second iteration on the update would write into the stack's own
+    matrix, and top(s) read afterwards (or the next iteration's h) would change."""
+    x = dp.dense("x", ("n", 1))
+    s = dp.push(dp.stack(x), x * 2.0)
+
+    def body(h, k, acc):
+        return dp.top(s), k + 1, acc + dp.update(h, x, accum="plus")
+
+    h, _, acc = dp.while_loop(lambda h, k, acc: k < 3, body, (x * 0.0, dp.nvals(x) * 0, x * 0.0), 5)
+    xv = np.arange(1.0, 4.0).reshape(3, 1)
+    got = run(dp.function({"h": h, "acc": acc, "t": dp.top(s)}), {"x": xv}, P)
+    np.testing.assert_array_equal(got["t"][0], 2 * xv)
+    np.testing.assert_array_equal(got["h"][0], 2 * xv)
+    np.testing.assert_array_equal(got["acc"][0], xv + 3 * xv + 3 * xv)   # h: 0, then 2x twice; each + x
+
+
+@pytest.mark.parametrize("P", [1, 2])
+def test_a_carried_value_replaced_by_an_outside_or_carried_one_is_not_updated_in_place(P):
+    """h's next value is x2, computed outside the loop (and g's is h: another carried value):
+    writing into h in place would change x2 (or the carried value it came from) for every later
+    reader. By hand: h = 0, x2, x2; g = 0, 0+x, x2+x; acc sums h + x each iteration."""
+    x = dp.dense("x", ("n", 1))
+    x2 = x * 2.0
+
+    def body(h, g, k, acc):
+        u = dp.update(h, x, accum="plus")
+        return x2, u, k + 1, acc + u
+
+    h, g, _, acc = dp.while_loop(lambda h, g, k, acc: k < 3, body,
+                                 (x * 0.0, x * 0.0, dp.nvals(x) * 0, x * 0.0), 5)
+    xv = np.arange(1.0, 4.0).reshape(3, 1)
+    got = run(dp.function({"h": h, "g": g, "acc": acc, "t": x2}), {"x": xv}, P)
+    np.testing.assert_array_equal(got["t"][0], 2 * xv)
+    np.testing.assert_array_equal(got["h"][0], 2 * xv)
+    np.testing.assert_array_equal(got["g"][0], 3 * xv)
+    np.testing.assert_array_equal(got["acc"][0], xv + 3 * xv + 3 * xv)

@@ -51,6 +51,7 @@ class Definition:
     vjp: Callable | None = None
     linked: Callable = field(default=_all_linked)
     prepare: Callable | None = None
+    views: bool = False   # its value is storage another value owns (a stack's top): never written in place
 
     # -- the rules, as decorators
     def type_rule(self, fn: Callable) -> Callable:
