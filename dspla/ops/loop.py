@@ -164,7 +164,7 @@ def _lower(pl, n):
                                                [pl.facts[id(pl.resolve(a))] for a in n.args[k:]])}
     order = body.toposort()
     outs = [v for _, v in body.outputs]
-    carried = {id(h) for h, v in zip(holders[:k], outs) if _owns(h, v, holders)}
+    carried = {id(h) for h, v in zip(holders[:k], outs) if _owns(h, v, holders, outs)}
     pl.in_place.update(id(m) for m in order if m.op is Op.UPDATE and id(m.args[0]) in carried
                        and writes_into(m, order, outs))
     written = {id(m.args[0]) for m in order if id(m) in pl.in_place}   # (the next iteration's carried matrix)
@@ -189,11 +189,14 @@ def _lower(pl, n):
     pl.set(n, carry + (count,), tuple(pl.layout_of(t) for t in n.type.items))
 
 
-def _owns(h, v, holders) -> bool:
+def _owns(h, v, holders, outs) -> bool:
     """Whether the loop owns carried h's matrix in every iteration, so a step may write into it in
-    place: the body's next h is h itself or a value the body computes. Not when the next h is a
-    value from outside the loop or another carried one (the write would change that value too),
-    nor one that views another's storage (a stack's top)."""
+    place: the body's next h is h itself or a value the body computes, and no other carried
+    value's next value is the same. Not when the next h is a value from outside the loop or
+    another carried one, or is shared (the write would change that value too), nor one that
+    views another's storage (a stack's top)."""
+    if sum(o is v for o in outs) > 1:
+        return False
     return v is h or (not any(v is x for x in holders) and not definition(v.op).views)
 
 
