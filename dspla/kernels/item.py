@@ -97,6 +97,7 @@ def writer(dtype: DType):
     if typed is None:
         return lambda v, into: scalar(v, dtype, into)
     put, gdt, conv = typed.set, gb.dtypes.lookup_dtype(dtype.gb), dtype.np.type
+    plain = {"FP64": float, "BOOL": bool}.get(dtype.gb)   # (a Python value already of the C type: as it is)
 
     def write(v, into):
         M = into if into is not None and into.dtype is gdt and into._nrows == 1 and into._ncols == 1 \
@@ -104,7 +105,7 @@ def writer(dtype: DType):
         if v is None:
             check(lib.GrB_Matrix_removeElement(M.gb_obj[0], 0, 0), "removeElement")
         else:
-            check(put(M.gb_obj[0], conv(v).item(), 0, 0), "setElement")
+            check(put(M.gb_obj[0], v if type(v) is plain else conv(v).item(), 0, 0), "setElement")
         return M
     return write
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from time import perf_counter as _clock
 
 import graphblas as gb
 import numpy as np
@@ -34,40 +35,62 @@ from .interpreter import Runtime, _dt, handler
 
 @handler(Local)
 def _local(rt: Runtime, i: Local):
-    t0 = time.perf_counter()
-    args = [rt.slots[a] for a in i.args]
+    t0 = _clock()
+    s = rt.slots
+    args = [s[a] for a in i.args]
     if i.in_place:
         cleared = _writable(rt, i, args)
         if cleared is not None:
-            rt.slots[i.out] = M = update.in_place(i.node, args)
+            s[i.out] = M = update.in_place(i.node, args)
             if rt.magnitudes is not None:   # (M was written into: what was known of it no longer holds)
                 rt.magnitudes.set(M, cleared) if id(i) in rt.risky else rt.magnitudes.forget(M)
             return rt.timed("compute_s", t0)
-    if i.node.op in INTO:
-        into = rt.reusable(i)
-        M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (kernels/prepared.py), if one applies
+    key = id(i)
+    kind = rt.local_kinds.get(key)
+    if kind is None:   # (what the step's op and checks are, found once: an Op's hash is a Python call)
+        kind = rt.local_kinds[key] = (i.node.op in INTO, i.node.op.value in _SUBSET, key in rt.risky)
+    into_ok, subset, risky = kind
+    if into_ok:
+        s[i.out] = None   # (lets go of the last result, so that the pool may hand it back)
+        into = rt.pool.take(key)
+        if into is not None and rt.magnitudes is not None:
+            rt.magnitudes.forget(into)   # (written into again)
+        M = rt.steps.run(key, i.node, args, into)   # the prepared C call (kernels/prepared.py), if one applies
         if M is None:
             M = EVAL[i.node.op](i.node, args, rt.env, into=into)
-        if all(M is not a for a in args):   # (an operand passed through is not ours to reuse)
-            rt.pool.keep(id(i), M)
-        rt.slots[i.out] = M
+        if not _passed(M, args):   # (an operand passed through is not ours to reuse)
+            rt.pool.keep(key, M)
+        s[i.out] = M
     else:
-        rt.slots[i.out] = M = EVAL[i.node.op](i.node, args, rt.env)
-    if id(i) in rt.risky:
-        if i.out in rt.partials:   # a partial reduction: the combination over ranks is checked, with its true value
-            S = overflow.shadow_of(i.node, args, lambda n, a: EVAL[n.op](n, a, rt.env))
-            if S is not None:
-                rt.shadows.partial(i.out, S, overflow.describe(i.node))
-        else:
-            b = overflow.verify(i.node, args, M, lambda n, a: EVAL[n.op](n, a, rt.env), rt.output_names.get(i.out),
-                                rt.mag)
-            if rt.magnitudes is not None and M is not args[0]:
-                rt.magnitudes.set(M, b)
-    elif rt.magnitudes is not None and i.node.op.value in _SUBSET and M is not args[0]:
+        s[i.out] = M = EVAL[i.node.op](i.node, args, rt.env)
+    if risky:
+        _checked(rt, i, args, M)
+    elif subset and rt.magnitudes is not None and M is not args[0]:
         b = rt.magnitudes.get(args[0])
         if b is not None:
             rt.magnitudes.set(M, b)
-    rt.timed("compute_s", t0)
+    rt.times["compute_s"] += _clock() - t0
+
+
+def _passed(M, args: list) -> bool:
+    """Whether M is one of the operands (a step may pass one through)."""
+    for a in args:
+        if M is a:
+            return True
+    return False
+
+
+def _checked(rt: Runtime, i: Local, args: list, M):
+    """A step whose int64 arithmetic may leave int64: compared with its true value (overflow.py)."""
+    if i.out in rt.partials:   # a partial reduction: the combination over ranks is checked, with its true value
+        S = overflow.shadow_of(i.node, args, lambda n, a: EVAL[n.op](n, a, rt.env))
+        if S is not None:
+            rt.shadows.partial(i.out, S, overflow.describe(i.node))
+    else:
+        b = overflow.verify(i.node, args, M, lambda n, a: EVAL[n.op](n, a, rt.env), rt.output_names.get(i.out),
+                            rt.mag)
+        if rt.magnitudes is not None and M is not args[0]:
+            rt.magnitudes.set(M, b)
 
 
 # ops whose entries are some of their first operand's, unchanged: its magnitude bound holds for them
