@@ -71,6 +71,16 @@ def set_item(M, value, i: int = 0, j: int = 0):
     return M
 
 
+def nvals(M) -> int:
+    """M's number of entries by the C call (python-graphblas's ``nvals`` makes a Scalar for it:
+    ~5 us); other values (a transposed view) are asked."""
+    if type(M) is not gb.Matrix:
+        return M.nvals
+    n = ffi.new("GrB_Index*")
+    check(lib.GrB_Matrix_nvals(n, M.gb_obj[0]), "Matrix_nvals")
+    return n[0]
+
+
 def reader(dtype: DType):
     """M -> its (0, 0) entry as a Python value (None when missing), for matrices of ``dtype``: the
     typed call and a cell of its own bound once (``item`` looks both up on every call). One

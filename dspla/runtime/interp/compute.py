@@ -138,7 +138,7 @@ def _mxm(rt: Runtime, i: MxM):
     if i.b_transposed:   # (b holds Bᵀ: read through the descriptor where the masked route takes it)
         a, x, op, compute, out = _multiply(rt.slots[i.a], b, i.semiring)
         if not i.accumulate and not (rt.checked and overflow.int_product(i.semiring, compute)):
-            C = gb.Matrix(compute.gb, a.nrows, x.nrows)
+            C = gb.Matrix(compute.gb, a.shape[0], x.shape[0])
             C(mask=_output_mask(rt, i)) << a.mxm(x.T, op)
             rt.took("masked")   # (SuiteSparse's masked product, b read through the descriptor)
             rt.slots[i.out] = gbops.cast(C, out)
@@ -156,7 +156,7 @@ def _mxm(rt: Runtime, i: MxM):
         if rt.magnitudes is not None:
             rt.magnitudes.forget(C)
         follow = checked and rt.shadows.before_accumulating(i.out, C, a, b, i.semiring, rt.product_name(i))
-        if a.ncols == 0:
+        if a.shape[1] == 0:
             pass   # nothing to add (and SuiteSparse refuses to accumulate a product over no inner dim)
         elif mask is None and gbops.accumulate_full(C, a, b, i.semiring):
             rt.took("udf-full")
@@ -253,7 +253,7 @@ def _stacked_mxm(rt: Runtime, i: StackedMxM):
         rt.slots[i.out] = Batched(a, b, op, compute, out, mask, i.batches)
         rt.timed("compute_s", t0)
         return
-    C = gbops.sparse_output(a.nrows, b.ncols, compute)
+    C = gbops.sparse_output(a.shape[0], b.shape[1], compute)
     C(mask=mask) << a.mxm(b, op)
     if rt.checked and overflow.int_product(i.semiring, compute):
         rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)
