@@ -121,6 +121,28 @@ def _multiply(a, b, sr):
     return gbops.cast(a, ca), gbops.cast(b, cb), gbops.semiring(sr, compute), compute, out
 
 
+def _typed(rt: Runtime, i: MxM, a, b) -> tuple:
+    """(a, b in the semiring's operand dtypes, the semiring run (_unit's), its typed object, the
+    compute and output dtypes, whether int64 is checked, the typed ⊕ to accumulate with): found
+    once per instruction and operand dtypes (sr.dtypes, the typed lookups and a frozen row's hash
+    cost ~10 us a call)."""
+    got = rt.typed.get(id(i))
+    if got is None or got[0] is not a.dtype or got[1] is not b.dtype:
+        da, db = _dt(a), _dt(b)
+        compute, out = i.semiring.dtypes(da, db)
+        ca, cb = i.semiring.operand_dtypes(da, db, compute)
+        checked = rt.checked and overflow.int_product(i.semiring, compute)
+        accum = gbops.binary(i.semiring.monoid.op, compute) if i.accumulate else None
+        got = rt.typed[id(i)] = (a.dtype, b.dtype, ca, cb, compute, out, checked, accum, {})
+    _, _, ca, cb, compute, out, checked, accum, ops = got
+    a, b = gbops.cast(a, ca), gbops.cast(b, cb)
+    sr = _unit(rt, i, a)
+    got = ops.get(id(sr))
+    if got is None or got[0] is not sr:   # (i's semiring, or its ⊕.second)
+        got = ops[id(sr)] = (sr, gbops.semiring(sr, compute))
+    return a, b, sr, got[1], compute, out, checked, accum
+
+
 def _output_mask(rt: Runtime, i):
     return gbops.mask_of(rt.slots[i.mask], i.mask_kind, i.complement) if i.mask is not None else None
 
@@ -145,12 +167,8 @@ def _mxm(rt: Runtime, i: MxM):
             rt.timed("compute_s", t0)
             return
         b = b.T.new()
-    a, b, op, compute, out = _multiply(rt.slots[i.a], b, i.semiring)
-    sr = _unit(rt, i, a)
-    if sr is not i.semiring:
-        op = gbops.semiring(sr, compute)
+    a, b, sr, op, compute, out, checked, accum = _typed(rt, i, rt.slots[i.a], b)
     mask = _output_mask(rt, i)
-    checked = rt.checked and overflow.int_product(i.semiring, compute)
     if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
         C = rt.slots[i.out]
         if rt.magnitudes is not None:
@@ -161,7 +179,7 @@ def _mxm(rt: Runtime, i: MxM):
         elif mask is None and gbops.accumulate_full(C, a, b, i.semiring):
             rt.took("udf-full")
         else:
-            gbops.accumulate(C, a, b, op, gbops.binary(i.semiring.monoid.op, compute), mask)
+            gbops.accumulate(C, a, b, op, accum, mask)
             rt.took("accumulate")
         if follow:
             rt.shadows.accumulated(i.out, a, b, i.semiring, mask)

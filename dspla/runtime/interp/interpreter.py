@@ -55,6 +55,7 @@ class Runtime:
             i.out for i in walk(program.setup) if isinstance(getattr(i, "out", None), int))
         self.units: dict = {}        # MxM -> (its static a, the semiring it runs: compute._unit)
         self.local_kinds: dict = {}  # Local -> (op in INTO, keeps its operand's entries, int64 checked): compute._local
+        self.typed: dict = {}        # MxM -> its dtypes and typed operators (compute._typed)
         self._frontiers: dict = {}   # Loop -> its products' frontier slots (frontiers)
         self.traversals: dict = {}   # Loop -> its steps fused (fused.py), or None when it is not one
         self.unchanged: dict = {}    # id -> this run's inputs the caller says are as they were last run
