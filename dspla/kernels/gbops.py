@@ -13,7 +13,7 @@ from ..algebra import SEMIRINGS, BinaryOp, Monoid, Semiring, UnaryOp
 from ..ir.types import DType
 from . import gbudf, lend, recycle, routes, udfmxm
 from .buffers import from_values, pack_bitmap, unpack_bitmap, unpack_full, values_of
-from .item import check, item
+from .item import check, item, nvals
 
 
 def _user(*ops) -> bool:
@@ -255,7 +255,7 @@ def mxm(a, b, sr: Semiring, compute: DType, a_empty_rows=None, mask=None, into=N
     ``taken``: a Counter of route names, counted in (the run stats). ``b_covered``: planning proved
     b full wherever a reads it (plan/facts.covers)."""
     (ar, ac), (br, bc) = a.shape, b.shape
-    a_nv, b_nv = a.nvals, b.nvals
+    a_nv, b_nv = nvals(a), nvals(b)
     route = routes.choose(sr, compute, a_full=a_nv == ar * ac, b_full=b_nv == br * bc, masked=mask is not None,
                           a_any=a_nv > 0, b_any=b_nv > 0, b_covered=b_covered, k=bc)
     if taken is not None:   # (a Counter)

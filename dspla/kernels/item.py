@@ -71,6 +71,16 @@ def set_item(M, value, i: int = 0, j: int = 0):
     return M
 
 
+def nvals(M) -> int:
+    """M's number of entries by the C call (python-graphblas's ``nvals`` makes a Scalar for it:
+    ~5 us); other values (a transposed view) are asked."""
+    if type(M) is not gb.Matrix:
+        return M.nvals
+    n = ffi.new("GrB_Index*")
+    check(lib.GrB_Matrix_nvals(n, M.gb_obj[0]), "Matrix_nvals")
+    return n[0]
+
+
 def reader(dtype: DType):
     """M -> its (0, 0) entry as a Python value (None when missing), for matrices of ``dtype``: the
     typed call and a cell of its own bound once (``item`` looks both up on every call). One
@@ -97,6 +107,7 @@ def writer(dtype: DType):
     if typed is None:
         return lambda v, into: scalar(v, dtype, into)
     put, gdt, conv = typed.set, gb.dtypes.lookup_dtype(dtype.gb), dtype.np.type
+    plain = {"FP64": float, "BOOL": bool}.get(dtype.gb)   # (a Python value already of the C type: as it is)
 
     def write(v, into):
         M = into if into is not None and into.dtype is gdt and into._nrows == 1 and into._ncols == 1 \
@@ -104,7 +115,7 @@ def writer(dtype: DType):
         if v is None:
             check(lib.GrB_Matrix_removeElement(M.gb_obj[0], 0, 0), "removeElement")
         else:
-            check(put(M.gb_obj[0], conv(v).item(), 0, 0), "setElement")
+            check(put(M.gb_obj[0], v if type(v) is plain else conv(v).item(), 0, 0), "setElement")
         return M
     return write
 

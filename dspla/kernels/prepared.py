@@ -49,23 +49,36 @@ class Steps:
 
     def run(self, key, node, args: list, into):
         """The step's result, or None when no prepared step applies (the caller evaluates)."""
+        got = self._by.get(key)
         try:
-            sig = signature(args)
+            if got is not None and _same(got[0], args):
+                step = got[1]
+            else:
+                sig = signature(args)
+                make = self.table.get(node.op)
+                got = self._by[key] = (sig, make(node, sig) if make is not None else None, node.op.value)
+                step = got[1]
         except AttributeError:   # an operand that is not a matrix (an index op's global ids)
             return None
-        got = self._by.get(key)
-        if got is None or got[0] != sig:
-            make = self.table.get(node.op)
-            got = (sig, make(node, sig) if make is not None else None)
-            self._by[key] = got
-        step = got[1]
         if step is None:
             return None
         M = step(args, into)
         if M is not None:
             self.taken += 1
-            self.by_op[node.op.value] = self.by_op.get(node.op.value, 0) + 1
+            by, name = self.by_op, got[2]
+            by[name] = by.get(name, 0) + 1
         return M
+
+
+def _same(sig: tuple, args: list) -> bool:
+    """Whether the operands have the signature ``sig`` (``signature(args) == sig``, without
+    building it)."""
+    if len(sig) != len(args):
+        return False
+    for (dt, nr, nc), a in zip(sig, args):
+        if (a.dtype is not dt and a.dtype != dt) or a._nrows != nr or a._ncols != nc:
+            return False
+    return True
 
 
 # ------------------------------------------------------------------------------- helpers

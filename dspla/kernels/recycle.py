@@ -26,7 +26,7 @@ import sys
 import graphblas as gb
 
 from ..ir.types import DType
-from .acyclic import WeakSS, acyclic
+from .acyclic import acyclic
 from .item import fill
 
 
@@ -54,7 +54,8 @@ class Pool:
             return None
         for k in range(len(held)):   # (not enumerate: its reused result tuple would hold M too)
             M = held[k]
-            alone = _ALONE_ACYCLIC if type(M.ss) is WeakSS else _ALONE
+            # (what the pool keeps of python-graphblas's Matrix is acyclic: keep made it so)
+            alone = _ALONE_ACYCLIC if type(M) is gb.Matrix else _ALONE
             if sys.getrefcount(M) == alone + 1:   # (+1: the tuple holds it too)
                 rest = held[:k] + held[k + 1:]
                 if rest:

@@ -51,23 +51,24 @@ class Frontier:
     direction, the edges not yet explored and whether any level was pulled (``start`` resets it
     when a loop starts)."""
 
-    __slots__ = ("p", "n", "last", "_n", "typed", "copied", "pushing", "unexplored", "any_pull", "_deg", "_e")
+    __slots__ = ("p", "n", "last", "_n", "typed", "copied", "pushing", "unexplored", "any_pull", "_deg", "_e", "edges")
 
     def __init__(self, p, n: int, copied: bool = True):
         self.p, self.n, self.copied = p, n, copied
         self._n = ffi.new("GrB_Index*")
         self.typed: tuple | None = None   # the run's (operand signature, typed semiring, dtypes), resolved once
         self._deg = self._e = None        # pushing one node's edges (1 x n), a 1 x 1 for their sum: made once
+        self.edges = self.entries(p)      # (p is static: python-graphblas's nvals costs ~10 us a loop)
         self.start()
 
     def start(self):
         self.last, self.pushing, self.any_pull = 0, True, False
-        self.unexplored = self.p.nvals
+        self.unexplored = self.edges
 
     @property
     def nvals(self) -> int:
         """The entries it holds apart from a (the cost model's memory count): p's, when a copy."""
-        return self.p.nvals if self.copied else 0
+        return self.edges if self.copied else 0
 
     def entries(self, M) -> int:
         check(lib.GrB_Matrix_nvals(self._n, M.gb_obj[0]), "Matrix_nvals")

@@ -39,7 +39,7 @@ def test_item_reads_any_position_and_nan():
     assert math.isnan(item(M, 1, 2)) and item(M, 0, 0) is None
 
 
-_VALUES = [None, 0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 3.0]
+_VALUES = [None, 0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 3.0, 0.1, 1 / 3]   # (1 / 3, 0.1: rounded)
 
 
 def _gb_binary(name, compute, x, y, union):
@@ -51,7 +51,8 @@ def _gb_binary(name, compute, x, y, union):
 
 
 _I64 = np.iinfo(np.int64)
-_VALUES_OF = {DType.float64: _VALUES, DType.float32: _VALUES,
+# (overflow, subnormals)
+_VALUES_OF = {DType.float64: _VALUES + [1e308, 5e-324], DType.float32: _VALUES + [3e38, 1e-45],
               DType.int64: [None, 0, 1, -1, 7, -3, int(_I64.max), int(_I64.min), int(_I64.max) - 1],
               DType.bool: [None, False, True]}
 

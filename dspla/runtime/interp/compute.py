@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from time import perf_counter as _clock
 
 import graphblas as gb
 import numpy as np
@@ -34,40 +35,62 @@ from .interpreter import Runtime, _dt, handler
 
 @handler(Local)
 def _local(rt: Runtime, i: Local):
-    t0 = time.perf_counter()
-    args = [rt.slots[a] for a in i.args]
+    t0 = _clock()
+    s = rt.slots
+    args = [s[a] for a in i.args]
     if i.in_place:
         cleared = _writable(rt, i, args)
         if cleared is not None:
-            rt.slots[i.out] = M = update.in_place(i.node, args)
+            s[i.out] = M = update.in_place(i.node, args)
             if rt.magnitudes is not None:   # (M was written into: what was known of it no longer holds)
                 rt.magnitudes.set(M, cleared) if id(i) in rt.risky else rt.magnitudes.forget(M)
             return rt.timed("compute_s", t0)
-    if i.node.op in INTO:
-        into = rt.reusable(i)
-        M = rt.steps.run(id(i), i.node, args, into)   # the prepared C call (kernels/prepared.py), if one applies
+    key = id(i)
+    kind = rt.local_kinds.get(key)
+    if kind is None:   # (what the step's op and checks are, found once: an Op's hash is a Python call)
+        kind = rt.local_kinds[key] = (i.node.op in INTO, i.node.op.value in _SUBSET, key in rt.risky)
+    into_ok, subset, risky = kind
+    if into_ok:
+        s[i.out] = None   # (lets go of the last result, so that the pool may hand it back)
+        into = rt.pool.take(key)
+        if into is not None and rt.magnitudes is not None:
+            rt.magnitudes.forget(into)   # (written into again)
+        M = rt.steps.run(key, i.node, args, into)   # the prepared C call (kernels/prepared.py), if one applies
         if M is None:
             M = EVAL[i.node.op](i.node, args, rt.env, into=into)
-        if all(M is not a for a in args):   # (an operand passed through is not ours to reuse)
-            rt.pool.keep(id(i), M)
-        rt.slots[i.out] = M
+        if not _passed(M, args):   # (an operand passed through is not ours to reuse)
+            rt.pool.keep(key, M)
+        s[i.out] = M
     else:
-        rt.slots[i.out] = M = EVAL[i.node.op](i.node, args, rt.env)
-    if id(i) in rt.risky:
-        if i.out in rt.partials:   # a partial reduction: the combination over ranks is checked, with its true value
-            S = overflow.shadow_of(i.node, args, lambda n, a: EVAL[n.op](n, a, rt.env))
-            if S is not None:
-                rt.shadows.partial(i.out, S, overflow.describe(i.node))
-        else:
-            b = overflow.verify(i.node, args, M, lambda n, a: EVAL[n.op](n, a, rt.env), rt.output_names.get(i.out),
-                                rt.mag)
-            if rt.magnitudes is not None and M is not args[0]:
-                rt.magnitudes.set(M, b)
-    elif rt.magnitudes is not None and i.node.op.value in _SUBSET and M is not args[0]:
+        s[i.out] = M = EVAL[i.node.op](i.node, args, rt.env)
+    if risky:
+        _checked(rt, i, args, M)
+    elif subset and rt.magnitudes is not None and M is not args[0]:
         b = rt.magnitudes.get(args[0])
         if b is not None:
             rt.magnitudes.set(M, b)
-    rt.timed("compute_s", t0)
+    rt.times["compute_s"] += _clock() - t0
+
+
+def _passed(M, args: list) -> bool:
+    """Whether M is one of the operands (a step may pass one through)."""
+    for a in args:
+        if M is a:
+            return True
+    return False
+
+
+def _checked(rt: Runtime, i: Local, args: list, M):
+    """A step whose int64 arithmetic may leave int64: compared with its true value (overflow.py)."""
+    if i.out in rt.partials:   # a partial reduction: the combination over ranks is checked, with its true value
+        S = overflow.shadow_of(i.node, args, lambda n, a: EVAL[n.op](n, a, rt.env))
+        if S is not None:
+            rt.shadows.partial(i.out, S, overflow.describe(i.node))
+    else:
+        b = overflow.verify(i.node, args, M, lambda n, a: EVAL[n.op](n, a, rt.env), rt.output_names.get(i.out),
+                            rt.mag)
+        if rt.magnitudes is not None and M is not args[0]:
+            rt.magnitudes.set(M, b)
 
 
 # ops whose entries are some of their first operand's, unchanged: its magnitude bound holds for them
@@ -98,6 +121,28 @@ def _multiply(a, b, sr):
     return gbops.cast(a, ca), gbops.cast(b, cb), gbops.semiring(sr, compute), compute, out
 
 
+def _typed(rt: Runtime, i: MxM, a, b) -> tuple:
+    """(a, b in the semiring's operand dtypes, the semiring run (_unit's), its typed object, the
+    compute and output dtypes, whether int64 is checked, the typed ⊕ to accumulate with): found
+    once per instruction and operand dtypes (sr.dtypes, the typed lookups and a frozen row's hash
+    cost ~10 us a call)."""
+    got = rt.typed.get(id(i))
+    if got is None or got[0] is not a.dtype or got[1] is not b.dtype:
+        da, db = _dt(a), _dt(b)
+        compute, out = i.semiring.dtypes(da, db)
+        ca, cb = i.semiring.operand_dtypes(da, db, compute)
+        checked = rt.checked and overflow.int_product(i.semiring, compute)
+        accum = gbops.binary(i.semiring.monoid.op, compute) if i.accumulate else None
+        got = rt.typed[id(i)] = (a.dtype, b.dtype, ca, cb, compute, out, checked, accum, {})
+    _, _, ca, cb, compute, out, checked, accum, ops = got
+    a, b = gbops.cast(a, ca), gbops.cast(b, cb)
+    sr = _unit(rt, i, a)
+    got = ops.get(id(sr))
+    if got is None or got[0] is not sr:   # (i's semiring, or its ⊕.second)
+        got = ops[id(sr)] = (sr, gbops.semiring(sr, compute))
+    return a, b, sr, got[1], compute, out, checked, accum
+
+
 def _output_mask(rt: Runtime, i):
     return gbops.mask_of(rt.slots[i.mask], i.mask_kind, i.complement) if i.mask is not None else None
 
@@ -115,30 +160,26 @@ def _mxm(rt: Runtime, i: MxM):
     if i.b_transposed:   # (b holds Bᵀ: read through the descriptor where the masked route takes it)
         a, x, op, compute, out = _multiply(rt.slots[i.a], b, i.semiring)
         if not i.accumulate and not (rt.checked and overflow.int_product(i.semiring, compute)):
-            C = gb.Matrix(compute.gb, a.nrows, x.nrows)
+            C = gb.Matrix(compute.gb, a.shape[0], x.shape[0])
             C(mask=_output_mask(rt, i)) << a.mxm(x.T, op)
             rt.took("masked")   # (SuiteSparse's masked product, b read through the descriptor)
             rt.slots[i.out] = gbops.cast(C, out)
             rt.timed("compute_s", t0)
             return
         b = b.T.new()
-    a, b, op, compute, out = _multiply(rt.slots[i.a], b, i.semiring)
-    sr = _unit(rt, i, a)
-    if sr is not i.semiring:
-        op = gbops.semiring(sr, compute)
+    a, b, sr, op, compute, out, checked, accum = _typed(rt, i, rt.slots[i.a], b)
     mask = _output_mask(rt, i)
-    checked = rt.checked and overflow.int_product(i.semiring, compute)
     if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)
         C = rt.slots[i.out]
         if rt.magnitudes is not None:
             rt.magnitudes.forget(C)
         follow = checked and rt.shadows.before_accumulating(i.out, C, a, b, i.semiring, rt.product_name(i))
-        if a.ncols == 0:
+        if a.shape[1] == 0:
             pass   # nothing to add (and SuiteSparse refuses to accumulate a product over no inner dim)
         elif mask is None and gbops.accumulate_full(C, a, b, i.semiring):
             rt.took("udf-full")
         else:
-            gbops.accumulate(C, a, b, op, gbops.binary(i.semiring.monoid.op, compute), mask)
+            gbops.accumulate(C, a, b, op, accum, mask)
             rt.took("accumulate")
         if follow:
             rt.shadows.accumulated(i.out, a, b, i.semiring, mask)
@@ -230,7 +271,7 @@ def _stacked_mxm(rt: Runtime, i: StackedMxM):
         rt.slots[i.out] = Batched(a, b, op, compute, out, mask, i.batches)
         rt.timed("compute_s", t0)
         return
-    C = gbops.sparse_output(a.nrows, b.ncols, compute)
+    C = gbops.sparse_output(a.shape[0], b.shape[1], compute)
     C(mask=mask) << a.mxm(b, op)
     if rt.checked and overflow.int_product(i.semiring, compute):
         rt.shadows.product(i.out, [(a, b)], i.semiring, rt.product_name(i), mask)

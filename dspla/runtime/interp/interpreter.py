@@ -54,6 +54,8 @@ class Runtime:
         self.static_slots = frozenset(program.consts) | frozenset(
             i.out for i in walk(program.setup) if isinstance(getattr(i, "out", None), int))
         self.units: dict = {}        # MxM -> (its static a, the semiring it runs: compute._unit)
+        self.local_kinds: dict = {}  # Local -> (op in INTO, keeps its operand's entries, int64 checked): compute._local
+        self.typed: dict = {}        # MxM -> its dtypes and typed operators (compute._typed)
         self._frontiers: dict = {}   # Loop -> its products' frontier slots (frontiers)
         self.traversals: dict = {}   # Loop -> its steps fused (fused.py), or None when it is not one
         self.unchanged: dict = {}    # id -> this run's inputs the caller says are as they were last run
@@ -209,10 +211,13 @@ class Runtime:
             if fault is not None and k == fault[0]:
                 faults.raise_fault(fault[1], f"fault injected by DSPLA_FAULT before instruction {k} "
                                              f"({type(instr).__name__})")
+            product = instr.product
+            if product is None:   # (timed by product only)
+                EXEC[type(instr)](self, instr)
+                continue
             t0 = clock()
             EXEC[type(instr)](self, instr)
-            if instr.product is not None:
-                pt[instr.product] = pt.get(instr.product, 0.0) + clock() - t0
+            pt[product] = pt.get(product, 0.0) + clock() - t0
 
     def timed(self, phase: str, t0: float):
         self.times[phase] += time.perf_counter() - t0

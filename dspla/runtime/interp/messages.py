@@ -186,7 +186,7 @@ def _recv_mxm(rt: Runtime, i: RecvMxM):
             acc = gbops.binary(i.semiring.monoid.op, compute)
             follow = rt.checked and overflow.int_product(i.semiring, compute) and \
                 rt.shadows.before_accumulating(i.out, C, a, b, i.semiring, rt.product_name(i))
-            if a.ncols == 0:
+            if a.shape[1] == 0:
                 pass   # nothing to add (and SuiteSparse refuses to accumulate a product over no inner dim)
             elif mask is None and gbops.accumulate_full(C, a, b, i.semiring, i.rows[j] if i.rows else None):
                 rt.took("udf-full")   # a user's semiring, by its compiled kernel
