@@ -2,8 +2,8 @@
 
 It re-derives every node's type with the op's rule (its definition's, dspla/ops), checks that
 it carries the op's attributes and that input names are used consistently. Nodes are immutable,
-so a node that passed once is not checked again: after a pass, only the nodes it made are. A failure names the
-node, shows its arguments and users and its source span.
+so a node that passed once is not checked again: after a pass, only the nodes it made are. A
+failure names the node, shows its arguments and users and its source span.
 """
 from __future__ import annotations
 
