@@ -41,7 +41,24 @@ def _evaluate(node, args, env):
     s = _item.item(seed)
     r, c, gr, gc = entries(x, row_ids, col_ids)
     values = uniform(int(s or 0), gr, gc)   # (a missing seed draws as seed 0, as dropout_mask's does)
-    return gb.Matrix.from_coo(r, c, values, nrows=x.shape[0], ncols=x.shape[1], dtype=gb.dtypes.FP64)
+    return _on_pattern(r, c, values, x.shape)
+
+
+def _on_pattern(r: np.ndarray, c: np.ndarray, values: np.ndarray, shape: tuple):
+    """The matrix of ``values`` at x's entries (r, c), as to_coo gave them. A column's (or a
+    row's) entries come sorted and distinct, so they are its compressed form as they are:
+    imported, its arrays handed over, where building them (sorting, checking for duplicates) took
+    0.6 ms of a Luby iteration's 1 ms at 82K candidates."""
+    nr, nc = shape
+    if nc == 1 or nr == 1:
+        ids = np.require(r if nc == 1 else c, np.uint64, "C")
+        ptr = np.array([0, ids.size], dtype=np.uint64)
+        if nc == 1:
+            return gb.Matrix.ss.import_csc(nrows=nr, ncols=1, indptr=ptr, row_indices=ids, values=values,
+                                           sorted_rows=True, take_ownership=True)
+        return gb.Matrix.ss.import_csr(nrows=1, ncols=nc, indptr=ptr, col_indices=ids, values=values,
+                                       sorted_cols=True, take_ownership=True)
+    return gb.Matrix.from_coo(r, c, values, nrows=nr, ncols=nc, dtype=gb.dtypes.FP64)
 
 
 @RANDOM.fact_rule

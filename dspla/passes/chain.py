@@ -25,6 +25,8 @@ MAX_FACTORS = 128
 def chain_order(program: Program, sizes: dict, nnz_hint=None) -> Program:
     """``sizes``: dim symbol -> size. ``nnz_hint(node)``: the number of entries of a sparse
     factor when known (inputs), else None (estimated from the sparse inputs of that shape)."""
+    if not _has_chain(program):   # (most programs: nothing to re-associate, nothing rebuilt)
+        return program
     users = program.use_counts()
 
     def dim(d):
@@ -72,6 +74,19 @@ def chain_order(program: Program, sizes: dict, nnz_hint=None) -> Program:
         return new if new != n else None
 
     return rewrite(program, rule, sub=lambda p: chain_order(p, sizes, nnz_hint))
+
+
+def _has_chain(program: Program) -> bool:
+    """Some unmasked product over an associative semiring reads another over the same one, here
+    or in a sub-program (a loop's body): the only place a chain can start."""
+    for n in program.toposort():
+        if any(isinstance(v, Program) and _has_chain(v) for _, v in n.attrs):
+            return True
+        if n.op is Op.MXM and n.attr("mask") is None and n.attr("semiring").associative and \
+                any(a.op is Op.MXM and a.attr("semiring") is n.attr("semiring") and a.attr("mask") is None
+                    for a in n.args):
+            return True
+    return False
 
 
 def _dp(fs, dim, entries):

@@ -16,6 +16,8 @@ def _rule(n: Node):
         return n.args[0]
     if n.op is Op.TRANSPOSE and n.args[0].op is Op.IDENTITY:         # I.T -> I
         return n.args[0]
+    if n.op is Op.CAST and n.args[0].op is Op.IDENTITY:              # cast(I) -> I of that dtype (1 cast is 1)
+        return n.args[0].replace(type=n.type)
     if n.op is Op.CAST and n.args[0].op is Op.SELECT and n.args[0].attr("op").on == "index" \
             and n.args[0].args[0].op in (Op.EWISE_ADD, Op.EWISE_MULT):
         # cast(select(A + Aᵀ, offdiag)) -> select(cast(A + Aᵀ), offdiag): a selection by position

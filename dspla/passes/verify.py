@@ -1,8 +1,9 @@
 """The IR verifier, run after every pass.
 
 It re-derives every node's type with the op's rule (its definition's, dspla/ops), checks that
-it carries the op's attributes and that input names are used consistently. A failure names the
-node, shows its arguments and users and its source span.
+it carries the op's attributes and that input names are used consistently. Nodes are immutable,
+so a node that passed once is not checked again: after a pass, only the nodes it made are. A
+failure names the node, shows its arguments and users and its source span.
 """
 from __future__ import annotations
 
@@ -25,14 +26,18 @@ def verify(program: Program, after: str = "") -> Program:
         raise VerificationError("".join(ctx), node.span)
 
     for node in program.toposort():
+        if node.op is Op.INPUT:
+            prev = inputs.setdefault(node.attr("name"), node)
+            if prev is not node and prev.type != node.type:
+                fail(node, f"input {node.attr('name')!r} used with two types: {prev.type} and {node.type}")
+        if node.__dict__.get("_verified"):
+            continue   # (checked by an earlier verification: nodes are immutable, a pass rebuilds what it changes)
         keys = {k for k, _ in node.attrs}
         d = DEFINITIONS[node.op]
         if keys != d.attrs:
             fail(node, f"attributes {sorted(keys)} but {node.op.value} takes {sorted(d.attrs)}")
         if node.op is Op.INPUT:
-            prev = inputs.setdefault(node.attr("name"), node)
-            if prev is not node and prev.type != node.type:
-                fail(node, f"input {node.attr('name')!r} used with two types: {prev.type} and {node.type}")
+            object.__setattr__(node, "_verified", True)
             continue
         try:
             want = d.type(node.args, dict(node.attrs), node.type, Where(node.op, node.args, node.attrs), node.span)
@@ -43,6 +48,7 @@ def verify(program: Program, after: str = "") -> Program:
         for k, v in node.attrs:   # sub-programs (a loop's condition and body) are verified too
             if isinstance(v, Program):
                 verify(v, after=f"{after} (in the {k} of {program.names().get(id(node), '?')})" if after else "")
+        object.__setattr__(node, "_verified", True)
     for name, _ in program.outputs:
         if not name.isidentifier():
             raise VerificationError(f"output name {name!r} is not an identifier")

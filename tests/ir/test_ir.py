@@ -69,6 +69,34 @@ def test_verifier_names_the_node_and_its_neighbours():
     assert "argument A" in msg and "used by" in msg and "test_ir.py" in msg
 
 
+def test_verification_checks_only_nodes_it_has_not_seen(monkeypatch):
+    """A node that passed once is not checked again (nodes are immutable); a node a pass made
+    from it with the wrong type, in a loop's body too, still fails."""
+    from dspla.ops import DEFINITIONS
+    A = dp.sparse("A", ("n", "n"))
+    x = dp.dense("x", ("n", 1))
+    (y,) = dp.while_loop(lambda v: dp.reduce_all(v) < 100.0, lambda v: (A @ v,), (x,), 10)
+    prog = Program((("y", y.node),))
+    verify(prog)
+    calls = []
+    d = DEFINITIONS[Op.MXM]
+    real = d.type
+    monkeypatch.setattr(d, "type", lambda *a: calls.append(a) or real(*a))
+    verify(prog)
+    assert not calls
+    good = (A @ x).node
+    verify(Program((("g", good),)))
+    bad = good.replace(type=Type(Kind.dense, ("n", "n")))
+    with pytest.raises(VerificationError, match="type is dense"):
+        verify(Program((("y", dp.relu(dp.Expr(bad)).node),)), after="broken-pass")
+    assert calls   # (the new node was checked)
+    body = prog.outputs[0][1].args[0].attr("body")
+    name, node = body.outputs[0]
+    broken = Program(((name, node.replace(type=Type(Kind.dense, ("n", "n")))),), body.declared)
+    with pytest.raises(VerificationError):
+        verify(broken, after="broken-pass")
+
+
 def test_pipeline_verifies_after_every_pass():
     A = dp.sparse("A", ("n", "n"))
 

@@ -89,6 +89,32 @@ def test_ewise_same_shape(op, union, dt, shape):
            lambda a, b: {"C": oracle.ewise(a, b, op, union)}, prepared=not by_rule)
 
 
+def _union_oracle(a, b, op: str, left, right):
+    """GxB_eWiseUnion in dense numpy: op(a, b) where both are present, op(a, right) where only a
+    is, op(left, b) where only b is, missing elsewhere (the defaults in the compute dtype)."""
+    compute, out = oracle.binop_types(op, a.dtype, b.dtype)
+    av, bv = oracle.cast(a.values, compute), oracle.cast(b.values, compute)
+    lv, rv = np.full(av.shape, left, compute), np.full(av.shape, right, compute)
+    x, y = np.where(a.present, av, lv), np.where(b.present, bv, rv)
+    vals = oracle.cast(oracle.binop(op, x, y, compute), out)
+    return oracle.Mat(np.asarray(vals, out), a.present | b.present)
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("op,da,db,left,right", [("gt", "float64", "float64", 0.0, -1.0),
+                                                 ("max", "int64", "int64", 2, 3),
+                                                 ("minus", "float32", "float32", 1.5, -2.5),
+                                                 ("first", "bool", "bool", True, False),
+                                                 ("minus", "int64", "float64", 1, 2)], ids=str)
+def test_ewise_union(op, da, db, left, right, shape):
+    """One GxB_eWiseUnion with the defaults made once (operands of the operator's dtype); mixed
+    dtypes take the evaluation rule."""
+    sh = SHAPES[shape]
+    _twice({"C": dp.ewise_union(operand("A", sh, da), operand("B", sh, db), op, left, right)},
+           lambda rng: {"A": random_mat(rng, sh, da, "half"), "B": random_mat(rng, sh, db, "half")},
+           lambda a, b: {"C": _union_oracle(a, b, op, left, right)}, prepared=da == db)
+
+
 @pytest.mark.parametrize("side", ("left", "right"))
 @pytest.mark.parametrize("dens", ("full", "half"))
 @pytest.mark.parametrize("s_present", (True, False), ids=("s", "no-s"))

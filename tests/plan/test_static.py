@@ -90,3 +90,31 @@ def test_a_reduced_identity_is_a_full_vector_of_one(monoid, monkeypatch):
         np.testing.assert_array_equal(got["lab"].to_numpy()[:, 0], np.arange(25))
         np.testing.assert_array_equal(got["Av"].to_numpy(fill=0)[:, 0], A.toarray().sum(axis=1))
     assert not built
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32"])
+def test_a_cast_identity_is_the_identity_of_that_dtype(dtype, monkeypatch):
+    """cast(eye(n), t) is eye(n) in t (1 cast is 1): reduced by rows it is a full vector of 1 in t
+    and is never built (a maximal independent set's every-node vector); as a product's operand it
+    gives the other operand back; for P = 1 and 2."""
+    from dspla.kernels import gbops
+    built = []
+    real = gbops.identity
+    monkeypatch.setattr(gbops, "identity", lambda *a: built.append(a) or real(*a))
+    rng = np.random.default_rng(5)
+    X = sp.random_array((20, 3), density=0.3, random_state=rng, format="csr")
+    X.data[:] = rng.integers(1, 9, X.nnz)
+    Xs = dp.sparse("X", ("n", "f"))
+    monoid, semiring = ("lor", "lor_land") if dtype == "bool" else ("plus", "plus_times")
+    f = dp.function({"v": dp.reduce_rows(dp.cast(dp.eye("n"), dtype), monoid), "d": dp.reduce_rows(Xs, "plus")},
+                    inputs=[Xs])   # (d reads X, whose rows are partitioned)
+    g = dp.function({"IX": dp.mxm(dp.cast(dp.eye("n"), dtype), dp.cast(Xs, dtype), semiring)}, inputs=[Xs])
+    for P in (1, 2):
+        got = f(X=X) if P == 1 else run_dist(f, {"X": X}, P, plan="p2p1d", partition="random", seed=P)[0]
+        assert got["v"].present().all() and got["v"].to_numpy().dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got["v"].to_numpy(), np.ones((20, 1), dtype=dtype))
+    assert not built
+    for P in (1, 2):
+        got = g(X=X) if P == 1 else run_dist(g, {"X": X}, P, partition="random", seed=P)[0]
+        np.testing.assert_array_equal(got["IX"].present(), X.toarray() != 0)
+        np.testing.assert_array_equal(got["IX"].to_numpy(fill=0), X.toarray().astype(dtype))

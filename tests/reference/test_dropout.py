@@ -70,3 +70,41 @@ def test_masks_and_draws_for_any_int64_seed(seed):
     np.testing.assert_array_equal(dropout_keep_full(seed, rows, cols, 0.4).ravel(), want)
     np.testing.assert_array_equal(dropout_keep(seed, r, c, 0.4), want)
     np.testing.assert_array_equal(uniform(seed, r, c), [oracle_uniform(seed, int(i), int(j)) for i, j in zip(r, c)])
+
+
+def test_random_draws_at_the_entries_of_columns_rows_and_matrices():
+    """dp.random on a sparse column, a row and a matrix (the first two made from their
+    coordinates as they are, the last built): the oracle's number at each present entry, none
+    elsewhere, the same on 1, 2 and 4 processes; the column read by a product afterwards."""
+    from harness import run_dist
+    rng = np.random.default_rng(8)
+    n = 23
+    col = sp.random_array((n, 1), density=0.5, random_state=rng, format="csr")
+    row = sp.random_array((1, n), density=0.5, random_state=rng, format="csr")
+    mat = sp.random_array((n, 4), density=0.4, random_state=rng, format="csr")
+    A = sp.random_array((n, n), density=0.2, random_state=rng, format="csr")
+    X, Y, Z = dp.sparse("X", ("n", 1)), dp.sparse("Y", (1, "n")), dp.sparse("Z", ("n", 4))
+    Asym, S = dp.sparse("A", ("n", "n")), dp.scalar("s", "int64")
+    f = dp.function({"x": dp.random(X, S), "y": dp.random(Y, S + 1), "z": dp.random(Z, S),
+                     "best": dp.mxm(Asym, dp.random(X, S), "max_second")}, inputs=[Asym, X, Y, Z, S])
+    seed = 12
+    inputs = {"A": A, "X": col, "Y": row, "Z": mat, "s": seed}
+
+    def want(M, s):
+        d = M.toarray() != 0
+        vals = np.array([[oracle_uniform(s, i, j) if d[i, j] else 0.0 for j in range(d.shape[1])]
+                         for i in range(d.shape[0])])
+        return d, vals
+    xp, xv = want(col, seed)
+    pairs = (A.toarray() != 0) & xp[:, 0][None, :]
+    best_p = pairs.any(axis=1)
+    best_v = np.where(pairs, xv[:, 0][None, :], -np.inf).max(axis=1)
+    for P in (1, 2, 4):
+        got = f(**inputs) if P == 1 else run_dist(f, inputs, P, partition="random", seed=P)[0]
+        for k, M, s in (("x", col, seed), ("y", row, seed + 1), ("z", mat, seed)):
+            p, v = want(M, s)
+            assert np.array_equal(got[k].present(), p), (k, P)
+            np.testing.assert_array_equal(got[k].to_numpy(fill=0.0)[p], v[p])
+        b = got["best"]
+        assert np.array_equal(b.present()[:, 0], best_p), P
+        np.testing.assert_array_equal(b.to_numpy(fill=0.0)[:, 0][best_p], best_v[best_p])

@@ -166,3 +166,30 @@ def test_a_cast_after_a_selection_by_position_is_made_first(P):
     assert np.array_equal(d, s.sum(1))
     top = simplify(f.program).outputs[0][1]
     assert top.op.value == "select" and top.args[0].op.value == "cast" and top.type.dtype.value == "int64"
+
+
+@pytest.mark.parametrize("op,k", [("gt", 0), ("ge", 4), ("ne", 3), ("eq", 10), ("lt", 0.5), ("gt", 2.5)])
+@pytest.mark.parametrize("P", [1, 2])
+def test_a_count_condition_is_one_count_and_a_comparison(op, k, P):
+    """while nvals(x) op k: the minimum dropped each iteration; the iterations and the result
+    against a numpy loop. In one process the two steps of the test are one C count and a Python
+    comparison (recognized); on two ranks they run through the interpreter."""
+    vals = np.arange(1.0, 11.0)
+    x0 = sp.csr_array((vals, (np.arange(10) * 2, np.zeros(10, int))), shape=(20, 1))
+    X = dp.sparse("x", ("n", 1))
+
+    def body(x):
+        return (dp.select(x, ">", dp.reduce_all(x, "min")),)
+    (out,), its = dp.while_loop(lambda x: dp.apply(dp.nvals(x), op, right=k), body, (X,), 50, count=True)
+    f = dp.function({"out": out, "its": its}, inputs=[X])
+    cmp = {"gt": np.greater, "ge": np.greater_equal, "ne": np.not_equal, "eq": np.equal, "lt": np.less}[op]
+    left, want_its = list(vals), 0
+    while cmp(len(left), k) and want_its < 50:
+        left.remove(min(left))
+        want_its += 1
+    got = _run(f, {"x": x0}, P)
+    assert int(got["its"].to_numpy()[0, 0]) == want_its
+    r, _, v = got["out"].to_coo()
+    assert sorted(v.tolist()) == left
+    if P == 1:
+        assert [t for t in f.session().runtime.count_tests.values() if t is not None]

@@ -3,14 +3,17 @@ moved), and Empty, a typed matrix with no entries."""
 from __future__ import annotations
 
 import gc
+import operator
 import time
 
 import graphblas as gb
 import numpy as np
+from suitesparse_graphblas import ffi, lib
 
-from ...instr import Empty, Loop
+from ...instr import Empty, Local, Loop
+from ...ir import Op
 from ...ir.types import DType
-from ...kernels.item import scalar
+from ...kernels.item import check, scalar
 from ...ops.loop import truth
 from .fused import recognize, run
 from .interpreter import Runtime, handler
@@ -55,12 +58,17 @@ def _iterate(rt: Runtime, i: Loop, words: list, static_words: int) -> tuple[int,
     s = rt.slots
     if i.max_iter <= 0:
         return 0, 0, False
+    tests = rt.count_tests
+    test = tests[id(i)] if id(i) in tests else tests.setdefault(id(i), count_test(rt, i))
     it = checks = 0
     while True:
         before = _sent(rt)
-        rt.execute(i.cond)
+        if test is not None:
+            go = test(s)
+        else:
+            rt.execute(i.cond)
+            go = _agreed(rt, i, truth(s[i.cond_slot]))
         checks += 1
-        go = _agreed(rt, i, truth(s[i.cond_slot]))
         if not go or it == i.max_iter:
             return it, checks, go
         rt.execute(i.body)
@@ -71,6 +79,32 @@ def _iterate(rt: Runtime, i: Loop, words: list, static_words: int) -> tuple[int,
         it += 1
         words.append(static_words + _sent(rt) - before)   # what moved in this iteration
         gc.collect(0)   # the iteration's temporaries (python-graphblas matrices sit in reference cycles)
+
+
+_COMPARE = {"gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le, "eq": operator.eq,
+            "ne": operator.ne}
+
+
+def count_test(rt: Runtime, i: Loop):
+    """A condition ``nvals(x) cmp k`` (a frontier's or a candidate set's test: two interpreted
+    steps, tens of us at each check) as slots -> bool: one C count and a Python comparison
+    (exact: a count is far below 2^53). One process only (on P ranks the count is a sum over
+    them); None for any other condition, which runs through the interpreter."""
+    if rt.comm.size != 1 or len(i.cond) != 2:
+        return None
+    count, test = i.cond
+    if not (type(count) is Local and type(test) is Local and count.node.op is Op.NVALS and
+            test.node.op is Op.APPLY_BIND and test.args == (count.out,) and test.out == i.cond_slot and
+            test.node.attr("side") == "right" and type(test.node.attr("scalar")) in (int, float) and
+            test.node.attr("op").name in _COMPARE):
+        return None
+    cmp, k, x = _COMPARE[test.node.attr("op").name], test.node.attr("scalar"), count.args[0]
+    cell = ffi.new("GrB_Index*")
+
+    def go(slots) -> bool:
+        check(lib.GrB_Matrix_nvals(cell, slots[x].gb_obj[0]), "nvals")
+        return bool(cmp(cell[0], k))
+    return go
 
 
 def _agreed(rt: Runtime, i: Loop, go: bool) -> bool:
