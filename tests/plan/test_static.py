@@ -65,15 +65,21 @@ def test_a_cast_of_a_static_sum_is_one_pass():
     assert (up & ~want_b).any()   # some present entries of A + Aᵀ are 0: cast to a present False
 
 
+@pytest.fixture
+def built(monkeypatch):
+    """Every identity matrix the kernels build (arguments of gbops.identity), recorded."""
+    from dspla.kernels import gbops
+    calls = []
+    real = gbops.identity
+    monkeypatch.setattr(gbops, "identity", lambda *a: calls.append(a) or real(*a))
+    return calls
+
+
 @pytest.mark.parametrize("monoid", ["plus", "min", "max", "times"])
-def test_a_reduced_identity_is_a_full_vector_of_one(monoid, monkeypatch):
+def test_a_reduced_identity_is_a_full_vector_of_one(monoid, built):
     """reduce_rows(eye(n)) (cc's labels start from it) and reduce_cols: one entry per row, so a
     full vector of 1 whatever the monoid; the identity itself is never built. Used as a product's
     operand and after rowindex, for P = 1 and 2."""
-    from dspla.kernels import gbops
-    built = []
-    real = gbops.identity
-    monkeypatch.setattr(gbops, "identity", lambda *a: built.append(a) or real(*a))
     rng = np.random.default_rng(3)
     A = sp.random_array((25, 25), density=0.2, random_state=rng, format="csr")
     A.data[:] = rng.integers(1, 9, A.nnz)
@@ -93,14 +99,10 @@ def test_a_reduced_identity_is_a_full_vector_of_one(monoid, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int64", "float32"])
-def test_a_cast_identity_is_the_identity_of_that_dtype(dtype, monkeypatch):
+def test_a_cast_identity_is_the_identity_of_that_dtype(dtype, built):
     """cast(eye(n), t) is eye(n) in t (1 cast is 1): reduced by rows it is a full vector of 1 in t
     and is never built (a maximal independent set's every-node vector); as a product's operand it
     gives the other operand back; for P = 1 and 2."""
-    from dspla.kernels import gbops
-    built = []
-    real = gbops.identity
-    monkeypatch.setattr(gbops, "identity", lambda *a: built.append(a) or real(*a))
     rng = np.random.default_rng(5)
     X = sp.random_array((20, 3), density=0.3, random_state=rng, format="csr")
     X.data[:] = rng.integers(1, 9, X.nnz)
