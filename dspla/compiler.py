@@ -115,7 +115,7 @@ def _static_spmd(c: Compilation) -> Compilation:
         dims, info = partitioning.partition_dims(order, static.Static(set(), {}), c.sizes, c.P, c.options, c.given)
         c = replace(c, dims=dims, partition_info=info)
     dims = c.dims
-    values = spmd.leaves(order, c.local, dims, c.comm.rank)
+    values = spmd.leaves(order, c.local, dims, c.comm.rank, c.sizes)
     ids, deferred, todo = spmd.derived(order, c.program.outputs)
     if todo:
         pre = Program(tuple((f"static{k}", n) for k, n in enumerate(todo)))

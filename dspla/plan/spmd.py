@@ -32,6 +32,7 @@ from ..errors import PlanError
 from ..instr import Loop, Recv, Send
 from ..instr.layout import canonical
 from ..ir import Node, Op
+from ..ir.types import concrete
 from ..kernels.gbops import occupied
 from ..ops.define.facts import sized, sizes_known
 from .facts import FACTS, Facts, full_rows, of_matrix
@@ -72,14 +73,15 @@ def adopted(order: list[Node], given: dict, P: int) -> dict:
     return dims
 
 
-def leaves(order: list[Node], local: dict, dims: dict, me: int) -> dict:
-    """id -> this rank's piece of every static leaf: its rows of a sharded input, of an identity."""
+def leaves(order: list[Node], local: dict, dims: dict, me: int, sizes: dict) -> dict:
+    """id -> this rank's piece of every static leaf: its rows of a sharded input, of an identity
+    (whole on every rank when its size is not a partitioned dim)."""
     out = {}
     for n in order:
         if n.op is Op.INPUT and is_static_leaf(n):
             out[id(n)] = local[n.attr("name")]
-        elif n.op is Op.IDENTITY and n.type.shape[0] not in dims:   # a literal size (eye(1)): not partitioned
-            k = int(n.type.shape[0])
+        elif n.op is Op.IDENTITY and n.type.shape[0] not in dims:   # (eye(1), or a dim no value partitions)
+            k = concrete(n.type.shape[0], sizes, "eye")
             out[id(n)] = gb.Matrix.from_coo(np.arange(k), np.arange(k), np.ones(k, n.type.dtype.np), nrows=k,
                                             ncols=k, dtype=n.type.dtype.gb)
         elif n.op is Op.IDENTITY:

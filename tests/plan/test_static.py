@@ -120,3 +120,14 @@ def test_a_cast_identity_is_the_identity_of_that_dtype(dtype, built):
         got = g(X=X) if P == 1 else run_dist(g, {"X": X}, P, partition="random", seed=P)[0]
         np.testing.assert_array_equal(got["IX"].present(), X.toarray() != 0)
         np.testing.assert_array_equal(got["IX"].to_numpy(fill=0), X.toarray().astype(dtype))
+
+
+@pytest.mark.parametrize("P", [2, 3])
+def test_an_identity_on_a_dim_no_value_partitions(P):
+    """eye(n) where n is bound by an input's rows that planning lays out whole (a sparse n x 3
+    input and no n x n one): every rank builds it from n's size, and a vector reduced from it
+    is n trues."""
+    X = sp.random_array((20, 3), density=0.3, random_state=1, format="csr")
+    f = dp.function({"v": dp.reduce_rows(dp.eye("n", "bool"), "lor")}, inputs=[dp.sparse("X", ("n", 3))])
+    got = run_dist(f, {"X": X}, P, plan="p2p1d", partition="random", seed=2)[0]["v"].to_numpy()
+    np.testing.assert_array_equal(got.ravel(), np.ones(20, dtype=bool))
