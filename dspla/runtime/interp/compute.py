@@ -114,10 +114,15 @@ def _writable(rt: Runtime, i: Local, args: list) -> int | None:
     return got if got < overflow.LIMIT else None
 
 
-def _multiply(a, b, sr):
+def _dtypes(a, b, sr) -> tuple:
+    """(a's and b's operand dtypes, the compute and output dtypes) of sr on a and b."""
     da, db = _dt(a), _dt(b)
     compute, out = sr.dtypes(da, db)
-    ca, cb = sr.operand_dtypes(da, db, compute)
+    return (*sr.operand_dtypes(da, db, compute), compute, out)
+
+
+def _multiply(a, b, sr):
+    ca, cb, compute, out = _dtypes(a, b, sr)
     return gbops.cast(a, ca), gbops.cast(b, cb), gbops.semiring(sr, compute), compute, out
 
 
@@ -128,9 +133,7 @@ def _typed(rt: Runtime, i: MxM, a, b) -> tuple:
     cost ~10 us a call)."""
     got = rt.typed.get(id(i))
     if got is None or got[0] is not a.dtype or got[1] is not b.dtype:
-        da, db = _dt(a), _dt(b)
-        compute, out = i.semiring.dtypes(da, db)
-        ca, cb = i.semiring.operand_dtypes(da, db, compute)
+        ca, cb, compute, out = _dtypes(a, b, i.semiring)
         checked = rt.checked and overflow.int_product(i.semiring, compute)
         accum = gbops.binary(i.semiring.monoid.op, compute) if i.accumulate else None
         got = rt.typed[id(i)] = (a.dtype, b.dtype, ca, cb, compute, out, checked, accum, {})
