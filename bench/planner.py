@@ -2,7 +2,8 @@
 pick (within 10%) the fastest plan, on real graphs x K in {16, 64, 256} x P in {2, 4}?
 
 One MPI job per (graph, P): rank 0 loads the graph (hypergraph partition, cached), and for each
-K, in every round, every plan in turn is planned, warmed up and timed for a few iterations (the
+K, in every round, every plan in turn is planned, warmed up and timed for a few iterations (more
+for a call of a few ms; the
 first dropped), and ``auto``'s session call by call alternately with the plan it chose; a plan's
 time is the median of its iterations over all rounds.
 Prints one row per (graph, P, K, plan) and the fractions the bars are about; --json keeps
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -30,6 +32,9 @@ DATA = os.path.join(ROOT, "..", "shared", "datasets")
 GRAPHS = {"ca-HepPh": "snap/ca-HepPh.txt", "email-Enron": "snap/email-Enron.txt",
           "delaunay_n16": "suitesparse/delaunay_n16.mtx", "luxembourg_osm": "suitesparse/luxembourg_osm.mtx",
           "soc-Slashdot0902": "snap/soc-Slashdot0902.txt.gz"}
+# A call of a few ms varies by more than the 10 % auto's choice is judged by: such calls are
+# repeated until a round holds MIN_S of them (at most REPEAT_MAX)
+MIN_S, REPEAT_MAX = 0.03, 20
 
 
 def worker(graph: str, Ks: list, rounds: int, repeat: int, out: str):
@@ -110,11 +115,18 @@ class _Bench:
         again as the same object would let p2p1d skip its packing, docs/runtime.md); each call's
         run alone is timed, not X's scatter; the first call of each re-warms."""
         from dspla.plan.options import memory_cap
-        for k in range(repeat + 1):
+        k = 0
+        while k <= repeat:
             for name, s in sessions.items():
                 s.run({"A": self.A, "X": self.X.copy()} if self.comm.rank == 0 else None)
                 if self.comm.rank == 0 and k:
                     self.times.setdefault(name, []).extend(s.last_stats["iteration_s"])
+            if k == 0:   # a call of a few ms is timed more often: MIN_S of calls a round (every rank alike)
+                more = None
+                if self.comm.rank == 0:
+                    more = max(repeat, min(REPEAT_MAX, math.ceil(MIN_S / max(max(s.last_stats["iteration_s"]), 1e-6))))
+                repeat = self.comm.bcast(more, 0)
+            k += 1
         if self.comm.rank != 0:
             return
         for name, s in sessions.items():
@@ -122,7 +134,9 @@ class _Bench:
             cand = next(c for c in info.candidates if c["plan"] == info.plan and "predicted_s" in c)
             self.meta[name] = {"K": K, "plan": name, "chosen": info.plan, "predicted_s": cand["predicted_s"],
                                "memory_bytes": cand["memory_bytes"], "memory_cap": memory_cap(s.opt, self.comm.size),
-                               "words_max": cand["words_max"]}
+                               "words_max": cand["words_max"],
+                               # every rank's counts, as the cost model reads them (a refit can be tried on them)
+                               "counts": [{k: float(v) for k, v in c.items()} for c in info.counts.get(info.plan, [])]}
 
     @staticmethod
     def close(s):

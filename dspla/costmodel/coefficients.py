@@ -45,6 +45,16 @@ class Coefficients:
     cores: int = 0                 # cores of the one machine calibrated on (0: unknown / a cluster)
     source: str = "built-in guess"
     P: int = 0
+    # (plan, factor) pairs: what a plan's implementation costs beyond its counts on this machine
+    # (assembling whole operands, its buffers' first touch, its products' memory locality), a
+    # factor on its predicted time fitted by the end-to-end refit; 1 for a plan it did not run
+    plan_factors: tuple = ()
+
+    def factor(self, plan: str) -> float:
+        for name, f in self.plan_factors:
+            if name == plan:
+                return f
+        return 1.0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -58,7 +68,11 @@ class Coefficients:
     @classmethod
     def from_dict(cls, d: dict) -> "Coefficients":
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        got = {k: v for k, v in d.items() if k in names}
+        factors = got.get("plan_factors") or {}
+        got["plan_factors"] = tuple(sorted((str(k), float(v)) for k, v in
+                                           (factors.items() if isinstance(factors, dict) else factors)))
+        return cls(**got)
 
 
 def cache_dir() -> str:
@@ -137,7 +151,8 @@ def save(coefs: Coefficients, fits: dict, path: str | None = None) -> str:
     path = path or user_path(coefs.P or None)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with atomic_write(path, "w") as f:
-        json.dump({"coefficients": {k: v for k, v in coefs.as_dict().items() if k != "source"}, "fits": fits,
+        json.dump({"coefficients": {k: (dict(v) if k == "plan_factors" else v) for k, v in coefs.as_dict().items()
+                                    if k != "source"}, "fits": fits,
                    "made": time.strftime("%Y-%m-%d %H:%M")}, f, indent=1)
     _loaded.clear()
     return path

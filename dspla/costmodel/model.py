@@ -66,6 +66,9 @@ def _twoface(t: dict) -> float:
 
 def rank_time(plan: str, counts: dict, k: Coefficients) -> tuple[float, dict]:
     t = split(counts, k)
+    f = k.factor(plan)
+    if f != 1.0:   # (every part alike: explain's compute / comm / latency still add up)
+        t = {part: v * f for part, v in t.items()}
     return OVERLAP.get(plan, _sum)(t), t
 
 

@@ -84,6 +84,44 @@ def test_refit_recovers_coefficients_despite_an_outlier_run():
     assert report["after"]["within_0.67_1.5"] >= 29 / 30
 
 
+
+def test_a_plans_own_cost_is_its_factor_and_the_coefficients_stay():
+    """Two plans priced by the same coefficients, one taking 2.5x what its counts say (a plan
+    that assembles whole operands): the refit gives that plan a factor 2.5x the other's, and
+    leaves the coefficients the runs of both agree on."""
+    from dataclasses import replace
+
+    from dspla.costmodel.fit import refit
+    rng = np.random.default_rng(1)
+    records = []
+    for plan, cost in (("p2p1d", 1.0), ("allgather1d", 2.5)):
+        for _ in range(20):
+            counts = [{"remote_nnzk" if plan == "p2p1d" else "local_nnzk": float(rng.uniform(1e5, 1e7)),
+                       "p2p_words" if plan == "p2p1d" else "coll_words": float(rng.uniform(1e4, 1e6)),
+                       "calls": 1.0}]
+            records.append({"plan": plan, "counts": counts,
+                            "measured_s": cost * predict(plan, counts, K)["predicted_s"] * rng.uniform(0.97, 1.03)})
+    fitted, report = refit(records, replace(K, gamma=2e-9))
+    assert fitted.factor("allgather1d") / fitted.factor("p2p1d") == pytest.approx(2.5, rel=0.1)
+    assert fitted.factor("3d") == 1.0   # a plan not run: its counts alone
+    assert report["after"]["within_0.67_1.5"] == 1.0 and report["plan_factors"]["p2p1d"] == fitted.factor("p2p1d")
+    # the factor scales every part of the plan's time (explain's compute / comm / latency add up)
+    p = predict("allgather1d", records[-1]["counts"], fitted)
+    assert p["compute_s"] + p["comm_s"] + p["latency_s"] == pytest.approx(p["predicted_s"])
+    assert p["predicted_s"] == pytest.approx(fitted.factor("allgather1d") * predict(
+        "allgather1d", records[-1]["counts"], replace(fitted, plan_factors=()))["predicted_s"])
+
+
+def test_plan_factors_are_kept_with_the_calibration(tmp_path):
+    from dataclasses import replace
+
+    from dspla.costmodel.coefficients import load, save
+    path = save(replace(K, plan_factors=(("allgather1d", 1.4), ("p2p1d", 0.7))), {}, str(tmp_path / "c.json"))
+    assert json.load(open(path))["coefficients"]["plan_factors"] == {"allgather1d": 1.4, "p2p1d": 0.7}
+    back = load(path=path)
+    assert back.factor("p2p1d") == 0.7 and back.factor("allgather1d") == 1.4 and back.factor("twoface") == 1.0
+
+
 def _spmm():
     A = dp.sparse("A", ("n", "n"))
     X = dp.dense("X", ("n", "k"))
