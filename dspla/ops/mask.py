@@ -20,6 +20,7 @@ from .define import (
 from .define.lazy import kernel, library
 
 _ss = library("suitesparse_graphblas")
+_gb = library("graphblas")
 _item = kernel("item")
 _prepared = kernel("prepared")
 
@@ -45,19 +46,22 @@ def _evaluate(node, args, env, into=None):
 
 @MASK.prepare_rule
 def _prepare(node, sig):
-    """C<M, replace> = x over all of C: x's entries inside the mask, in a free earlier result
-    (python-graphblas's ``dup(mask=)`` builds an output and an expression: ~50 us a call)."""
+    """C<M, replace> = identity(x): x's entries inside the mask, in a free earlier result
+    (python-graphblas's ``dup(mask=)`` builds an output and an expression: ~50 us a call). An
+    apply, not an assign of x: SuiteSparse 9.4 takes 2.5-7x as long for ``C<¬M, replace> = x``
+    as GrB_assign as for the same write as GrB_apply (82K-row vectors: 0.83 ms and 0.32 ms)."""
     (gdt, nr, nc), _ = sig
     if _prepared.dtype_of_type(gdt) is None:
         return None
     lib, null = _ss.lib, _prepared.NULL
     kind = ("S" if node.attr("structure") else "") + ("C" if node.attr("complement") else "")
     desc = getattr(lib, "GrB_DESC_R" + kind)
+    identity = _gb.unary.identity[gdt].gb_obj
 
     def step(args, into):
         C = _prepared.output(into, gdt, nr, nc)
-        _item.check(lib.GrB_Matrix_assign(C.gb_obj[0], args[1].gb_obj[0], null, args[0].gb_obj[0], lib.GrB_ALL, nr,
-                                          lib.GrB_ALL, nc, desc), "assign")
+        _item.check(lib.GrB_Matrix_apply(C.gb_obj[0], args[1].gb_obj[0], null, identity, args[0].gb_obj[0], desc),
+                    "apply")
         return C
     return step
 

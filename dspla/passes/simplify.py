@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..ir import Node, Op, Program
 from ..ops.masked import fold
+from .accumulate import accumulate
 from .rewrite import rewrite
 
 
@@ -26,7 +27,7 @@ def _rule(n: Node):
         s = n.args[0]
         cast = n.replace(args=(s.args[0],), type=s.args[0].type.with_(dtype=n.type.dtype), name=None)
         return s.replace(args=(cast, *s.args[1:]), type=n.type)
-    return None
+    return accumulate(n)   # a loop's x = x ⊕ y as x ⊕= y (passes/accumulate.py)
 
 
 def simplify(program: Program) -> Program:
