@@ -77,6 +77,9 @@ def quality(coefficients: dict, fits: dict) -> list[str]:
             mark = "  at the bound" if k in pinned else ""
             rows.append(f"{k:<12} {saved:>10.3g} {micro:>10.3g} {'x' + format(moved, '.2g'):>11}  {fam} R^2(log) "
                         f"{f['r2']:.2f}{mark}")
+    factors = dict(coefficients.get("plan_factors") or ())
+    if factors:   # (the refit's factor on each plan's predicted time: what it costs beyond its counts)
+        rows.append("plan factors: " + ", ".join(f"{p} x{v:.2g}" for p, v in sorted(factors.items())))
     return rows
 
 

@@ -95,3 +95,10 @@ def test_the_quality_table_says_how_far_the_refit_moved_each_coefficient():
     rows = quality({"gamma": 3e-9, "kappa": 2e-4}, fits)
     assert rows[1].split()[:4] == ["gamma", "3e-09", "1e-09", "x3"] and "spmm R^2(log) 0.80" in rows[1]
     assert rows[2].split()[:4] == ["kappa", "0.0002", "2e-05", "x10"] and rows[2].endswith("at the bound")
+
+
+def test_the_table_shows_each_plans_factor():
+    rows = quality({"gamma": 2e-10, "plan_factors": (("p2p1d", 0.69), ("allgather1d", 1.41))},
+                   {"spmm": {"coefficients": {"gamma": 1e-10}, "r2": 0.9}})
+    assert rows[-1] == "plan factors: allgather1d x1.4, p2p1d x0.69"
+    assert not any("plan factors" in r for r in quality({"gamma": 1e-10}, {}))
