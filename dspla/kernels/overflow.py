@@ -126,6 +126,8 @@ def risky(node: Node) -> bool:
     op = node.op
     if op in (Op.EWISE_ADD, Op.EWISE_MULT, Op.APPLY_BIND):
         o = node.attr("op")
+        if op is Op.APPLY_BIND and _keeps_magnitude(o.name, node.attr("scalar"), node.attr("side")):
+            return False
         return o.func is None and o.name in ARITH
     if op is Op.APPLY:
         return node.attr("op").name in UNARY
@@ -138,6 +140,14 @@ def risky(node: Node) -> bool:
         acc = node.attr("accum")
         return acc is not None and acc.func is None and acc.name in ARITH
     return False
+
+
+def _keeps_magnitude(name: str, k, side: str) -> bool:
+    """x * 0, x * 1, x + 0, x - 0: no entry grows (BFS's ``levels = s * 0``); not 0 - x, whose
+    negation of -2^63 leaves int64."""
+    if type(k) not in (int, float) or k not in (0, 1):
+        return False
+    return (name == "times") or (k == 0 and (name == "plus" or (name == "minus" and side == "right")))
 
 
 def bound(node: Node, args: list, mag=maxabs) -> int:

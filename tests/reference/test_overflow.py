@@ -120,3 +120,20 @@ def test_a_file_program_names_the_value_and_the_command_line_can_choose(tmp_path
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
                        env={**__import__("os").environ, "DSPLA_INT_OVERFLOW": "wrap"})
     assert r.returncode == 0 and "s: 1x1 int64 = -9223372036854775808" in r.stdout, r.stderr
+
+
+def test_steps_that_cannot_grow_an_entry_are_not_checked_and_stay_exact():
+    """x * 0, x * 1, x + 0, x - 0 keep every entry's magnitude: exact at int64's ends with no
+    check (kernels/overflow.py risky); 0 - x negates, and -(-2^63) leaves int64: still an error."""
+    from dspla.kernels.overflow import risky
+    X = dp.dense("X", ("n", "f"), dtype="int64")
+    kept = {"times0": X * 0, "times1": X * 1, "plus0": X + 0, "minus0": X - 0}
+    for e in kept.values():
+        assert not risky(dp.function({"y": e}).program.outputs[0][1])
+    x = np.array([[-2**63, 2**63 - 1], [5, -7]], dtype=np.int64)
+    for name, e in kept.items():
+        got = dp.function({"y": e})(X=x)["y"].to_numpy()
+        np.testing.assert_array_equal(got, x * 0 if name == "times0" else x, err_msg=name)
+    for grows in (X * 2, 0 - X):
+        assert risky(dp.function({"y": grows}).program.outputs[0][1])
+    fails(dp.function({"y": 0 - X}, inputs=[X]), {"X": x}, 1)
