@@ -3,9 +3,8 @@ pick (within 10%) the fastest plan, on real graphs x K in {16, 64, 256} x P in {
 
 One MPI job per (graph, P): rank 0 loads the graph (hypergraph partition, cached), and for each
 K, in every round, every plan in turn is planned, warmed up and timed for a few iterations (more
-for a call of a few ms; the
-first dropped), and ``auto``'s session call by call alternately with the plan it chose; a plan's
-time is the median of its iterations over all rounds.
+for a call of a few ms), and ``auto``'s session call by call alternately with the plan it chose;
+a plan's time is the median of its iterations over all rounds.
 Prints one row per (graph, P, K, plan) and the fractions the bars are about; --json keeps
 everything.
 
@@ -115,19 +114,20 @@ class _Bench:
         again as the same object would let p2p1d skip its packing, docs/runtime.md); each call's
         run alone is timed, not X's scatter; the first call of each re-warms."""
         from dspla.plan.options import memory_cap
-        k = 0
-        while k <= repeat:
+        rank0 = self.comm.rank == 0
+
+        def calls(keep: bool):
             for name, s in sessions.items():
-                s.run({"A": self.A, "X": self.X.copy()} if self.comm.rank == 0 else None)
-                if self.comm.rank == 0 and k:
+                s.run({"A": self.A, "X": self.X.copy()} if rank0 else None)
+                if rank0 and keep:
                     self.times.setdefault(name, []).extend(s.last_stats["iteration_s"])
-            if k == 0:   # a call of a few ms is timed more often: MIN_S of calls a round (every rank alike)
-                more = None
-                if self.comm.rank == 0:
-                    more = max(repeat, min(REPEAT_MAX, math.ceil(MIN_S / max(max(s.last_stats["iteration_s"]), 1e-6))))
-                repeat = self.comm.bcast(more, 0)
-            k += 1
-        if self.comm.rank != 0:
+        calls(keep=False)   # (re-warms)
+        # a call of a few ms is timed more often: MIN_S of calls a round (every rank alike)
+        slowest = max(max(s.last_stats["iteration_s"]) for s in sessions.values()) if rank0 else 0.0
+        more = max(repeat, min(REPEAT_MAX, math.ceil(MIN_S / max(slowest, 1e-6)))) if rank0 else None
+        for _ in range(self.comm.bcast(more, 0)):
+            calls(keep=True)
+        if not rank0:
             return
         for name, s in sessions.items():
             info = s.plan.products[0]
@@ -136,7 +136,7 @@ class _Bench:
                                "memory_bytes": cand["memory_bytes"], "memory_cap": memory_cap(s.opt, self.comm.size),
                                "words_max": cand["words_max"],
                                # every rank's counts, as the cost model reads them (a refit can be tried on them)
-                               "counts": [{k: float(v) for k, v in c.items()} for c in info.counts.get(info.plan, [])]}
+                               "counts": [{w: float(v) for w, v in c.items()} for c in info.counts.get(info.plan, ())]}
 
     @staticmethod
     def close(s):

@@ -139,7 +139,7 @@ class Type:
 
     def stacked(self) -> "Type":
         """The type of a stack of values of this type."""
-        return Type(self.kind, self.shape, self.dtype, STACK + self.form)
+        return self.with_(form=STACK + self.form)
 
     def with_(self, **kw) -> "Type":
         d = {"kind": self.kind, "shape": self.shape, "dtype": self.dtype, "form": self.form}

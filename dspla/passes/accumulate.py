@@ -10,7 +10,7 @@ and shape (no cast, no broadcast). ``ewise_add(y, x, op)`` qualifies when op is 
 from __future__ import annotations
 
 from ..ir import Node, Op, Program
-from ..ops.define import make
+from ..ops.define import make, mask_args
 from ..ops.update import UPDATE
 
 
@@ -27,8 +27,9 @@ def accumulate(n: Node) -> Node | None:
         y = _grown(h, v)
         if y is None or sum(o is v for _, o in outs) > 1 or any(a is v for m in order for a in m.args):
             continue   # (v also read by another step or output: it stays, computed once)
-        outs[j] = (name, make(UPDATE.op, (h, y), (("accum", v.attr("op")), ("mask", None), ("complement", False),
-                                                  ("replace", False)), span=v.span, name=v.name))
+        unmasked = mask_args(None, False, False)[1]   # (update's own attributes without a mask)
+        outs[j] = (name, make(UPDATE.op, (h, y), (("accum", v.attr("op")), *unmasked, ("replace", False)),
+                              span=v.span, name=v.name))
         changed = True
     if not changed:
         return None

@@ -78,12 +78,13 @@ def lower(ctx):
         A_r = A_r[R]
         pieces[r] = (R, A_r)
         need[r] = own_recvs(A_r, cols, r, P)
+    # each rank's partial rows by their owners, once: what r sends to q is what q receives from r
+    outs = {q: by_owner(pieces[q][0], rows.parts, q, P) for q in range(P)}
     for r in ctx.ranks:
         R, A_r = pieces[r]
         sends_b = {q: need[q][r] for q in range(P) if r in need[q]}
-        part_out = by_owner(R, rows.parts, r, P)
-        part_in = {q: pieces[q][0][rows.parts[pieces[q][0]] == r] for q in range(P) if q != r}
-        rank_program(ctx, r, R, A_r, need[r], sends_b, part_out, {q: v for q, v in part_in.items() if v.size})
+        part_in = {q: outs[q][r] for q in range(P) if r in outs[q]}
+        rank_program(ctx, r, R, A_r, need[r], sends_b, outs[r], part_in)
 
 
 def lower_spmd(ctx):
