@@ -91,6 +91,9 @@ def in_place(node, args):
     if v is not None and node.attr("mask") is not None and node.attr("accum") is None and typed is not None:
         # a scalar written inside a mask, as one C call (python-graphblas's expression: ~60 us)
         m = args[2]
+        if c.ncols == 1 and node.attr("mask") == "structure" and not node.attr("complement") and \
+                not node.attr("replace") and item.write_on_pattern(c, m, v):
+            return c
         kind = ("R" if node.attr("replace") else "") + ("S" if node.attr("mask") == "structure" else "") + \
             ("C" if node.attr("complement") else "")
         lib, null = ssgb.lib, ssgb.ffi.NULL

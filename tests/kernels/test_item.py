@@ -118,3 +118,26 @@ def test_fill_makes_every_entry_the_value_whatever_the_format(dt, start):
         want = np.full((5, 3), v, dtype=dt.np)   # the oracle: numpy's full array
         assert M.nvals == 15 and M.dtype == dt.gb
         np.testing.assert_array_equal(M.to_dense(), want)
+
+
+@pytest.mark.parametrize("dt", list(DType))
+@pytest.mark.parametrize("form", ["sparse", "bitmap"])
+def test_write_on_pattern_is_the_structural_masked_assign(dt, form):
+    # the oracle: numpy arrays with a presence mask (a missing entry is not a zero)
+    from dspla.kernels.item import write_on_pattern
+    rng = np.random.default_rng(7)
+    n = 40
+    have, mask = rng.random(n) < 0.4, rng.random(n) < 0.3   # (they overlap: the mask's value wins there)
+    vals = rng.integers(1, 100, n).astype(dt.np)
+    C = gb.Matrix.from_coo(np.flatnonzero(have), np.zeros(have.sum(), int), vals[have], nrows=n, ncols=1,
+                           dtype=dt.gb)
+    C.ss.config["sparsity_control"] = [form]
+    M = gb.Matrix.from_coo(np.flatnonzero(mask), np.zeros(mask.sum(), int), np.zeros(mask.sum(), bool),
+                           nrows=n, ncols=1)   # (false values: only the structure counts)
+    v = dt.np.type(5)
+    assert write_on_pattern(C, M, v.item())
+    want_have, want = have | mask, np.where(mask, v, vals)
+    r, _, x = C.to_coo()
+    np.testing.assert_array_equal(r, np.flatnonzero(want_have))
+    np.testing.assert_array_equal(x, want[want_have])
+    assert C.dtype == dt.gb

@@ -11,9 +11,9 @@ The loop (examples/bfs.py's, for any semiring a frontier's product takes, kernel
 goes through the interpreter as five instructions a level, about 300 Python calls and 100 us of
 dispatch, pools, 1 x 1 matrices and checks: on email-Enron, as much as its nine products. Here a
 level is its product (compute.frontier, the same kernel and push / pull rule), the count of the
-new frontier, the depth as a Python number and one typed assignment, as LAGraph's BFS does; the
-slots end as the interpreter would leave them, the stats count the same iterations, routes and
-(no) words. Anything else, or a part of it on P > 1 ranks (the frontier's count is then the
+new frontier, the depth as a Python number and one typed write of it (kernels/item.write_on_pattern),
+as LAGraph's BFS does; the slots end as the interpreter would leave them, the stats count the
+same iterations, routes and (no) words. Anything else, or a part of it on P > 1 ranks (the frontier's count is then the
 loop test's sum over ranks), runs through the interpreter.
 """
 from __future__ import annotations
@@ -91,10 +91,12 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
     q, seen, d = s[loop.carry[t.f]], s[loop.carry[t.seen]], s[loop.carry[t.depth]]
     k = t.step.node.attr("scalar")
     depth = _item.item(d)
-    assign = getattr(lib, f"GrB_Matrix_assign_{_KINDS[t.dtype]}")
+    # seen<q's structure> = depth as seen second= (depth on q's pattern): kernels/item.write_on_pattern
+    kind = _KINDS[t.dtype]
+    write, second = getattr(lib, f"GrB_Matrix_apply_BinaryOp2nd_{kind}"), getattr(lib, f"GrB_SECOND_{kind}")
     wrap = t.dtype.np.type
     checked = rt.checked and t.dtype is DType.int64
-    a_slot, n, cell = t.product.a, seen._nrows, ffi.new("GrB_Index*")
+    a_slot, cell = t.product.a, ffi.new("GrB_Index*")
     _item.check(lib.GxB_Matrix_Option_set_INT32(seen.gb_obj[0], lib.GxB_SPARSITY_CONTROL, lib.GxB_BITMAP), "set")
     s[t.product.mask] = seen
     if rt.magnitudes is not None:   # (written into below)
@@ -113,8 +115,7 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
             if checked and not -LIMIT <= depth < LIMIT:
                 raise_wrapped(describe(t.step.node, rt.output_names.get(t.step.out)), None)
             depth = wrap(depth).item()
-            _item.check(assign(seen.gb_obj[0], q.gb_obj[0], ffi.NULL, depth, lib.GrB_ALL, n, lib.GrB_ALL, 1,
-                               lib.GrB_DESC_S), "assign")
+            _item.check(write(seen.gb_obj[0], ffi.NULL, second, second, q.gb_obj[0], depth, ffi.NULL), "apply")
         it += 1
         words.append(static_words)
     if type(q) is spmspv.Handle:
