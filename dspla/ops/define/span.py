@@ -1,7 +1,7 @@
 """Source spans for expressions written in Python: the user's file, line and column."""
 from __future__ import annotations
 
-import itertools
+import functools
 import linecache
 import os
 import sys
@@ -29,6 +29,13 @@ def _kind(filename: str) -> tuple[bool, bool]:
     return got
 
 
+@functools.lru_cache(maxsize=256)
+def _positions(code) -> tuple:
+    """A code object's instruction positions, kept: walking them to an instruction costs its
+    offset, and a user's function of a hundred lines calls the DSL many times."""
+    return tuple(code.co_positions())
+
+
 def caller_span() -> Span | None:
     """The first frame outside the dspla package: where the user wrote the expression. A
     program dspla builds itself (the GCN step of ``dspla demo`` / ``train``) has no such frame
@@ -47,9 +54,9 @@ def caller_span() -> Span | None:
         return None
     fname, line, col, end = f.f_code.co_filename, f.f_lineno, 1, None
     try:  # Python 3.11+: the column of the instruction being executed
-        pos = next(itertools.islice(f.f_code.co_positions(), f.f_lasti // 2, None))
+        pos = _positions(f.f_code)[f.f_lasti // 2]
         if pos[0] == line and pos[2] is not None:
             col, end = pos[2] + 1, (pos[3] + 1 if pos[1] == line and pos[3] is not None else None)
-    except (AttributeError, StopIteration):
+    except (AttributeError, IndexError):
         pass
     return Span(fname, line or 0, col, end, linecache.getline(fname, line or 0) or None)
