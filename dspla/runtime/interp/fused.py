@@ -11,10 +11,11 @@ The loop (examples/bfs.py's, for any semiring a frontier's product takes, kernel
 goes through the interpreter as five instructions a level, about 300 Python calls and 100 us of
 dispatch, pools, 1 x 1 matrices and checks: on email-Enron, as much as its nine products. Here a
 level is its product (compute.frontier, the same kernel and push / pull rule), the count of the
-new frontier, the depth as a Python number and one typed write of it (kernels/item.write_on_pattern),
-as LAGraph's BFS does; the slots end as the interpreter would leave them, the stats count the
-same iterations, routes and (no) words. Anything else, or a part of it on P > 1 ranks (the frontier's count is then the
-loop test's sum over ranks), runs through the interpreter.
+new frontier, the depth as a Python number and one typed write of it (LAGraph's BFS's steps; the
+write as kernels/item.write_on_pattern makes it). The slots end as the interpreter would leave
+them, the stats count the same iterations, routes and (no) words. Anything else, or a part of it
+on P > 1 ranks (the frontier's count is then the loop test's sum over ranks), runs through the
+interpreter.
 """
 from __future__ import annotations
 
