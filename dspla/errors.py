@@ -7,6 +7,7 @@ offending line with a caret under it, lark-style.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,9 +38,17 @@ class Span:
 
 def _short(path: str) -> str:
     """A path relative to the working directory when that is shorter (for messages)."""
-
     try:
-        rel = os.path.relpath(path)
+        return _relative(path, os.getcwd())
+    except OSError:   # (the working directory was removed)
+        return path
+
+
+@functools.lru_cache(maxsize=256)
+def _relative(path: str, cwd: str) -> str:
+    # (kept: planning labels every message with its span, relpath costs ~15 us a call)
+    try:
+        rel = os.path.relpath(path, cwd)
     except ValueError:
         return path
     return rel if len(rel) < len(path) else path

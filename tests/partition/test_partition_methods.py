@@ -183,3 +183,12 @@ def test_graph_partition_of_ca_hepph_honours_eps_at_large_P():
     for P in (256, 512):
         r = partition(A, P, "graph", eps=0.03, seed=1, cache=False)
         assert r.imbalance <= 0.03 + 1e-9 and r.moved > 0
+
+
+def test_block_parts_is_row_times_p_over_n():
+    from dspla.partition.simple import block_parts
+    for n in [0, 1, 2, 3, 7, 63, 64, 65, 1000, 82168]:
+        for P in [1, 2, 3, 4, 7, 64, 100]:
+            want = np.array([i * P // n for i in range(n)], dtype=np.int64)   # the definition, row by row
+            got = block_parts(n, P)
+            assert got.dtype == np.int64 and np.array_equal(got, want), (n, P)
