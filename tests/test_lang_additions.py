@@ -104,6 +104,25 @@ def test_random_is_uniform_on_the_pattern_and_the_same_on_every_P():
         np.testing.assert_array_equal(got["R"].to_numpy(fill=-1), out["R"].to_numpy(fill=-1))
 
 
+def test_random_on_a_column_draws_what_the_same_entries_draw_in_a_wider_matrix():
+    # a column's draws (its rows alone, one column id) against the general path's, which hashes
+    # every entry's (row, column) pair: column 0 of an n x 2 matrix with the same entries there
+    n = 300
+    rng = np.random.default_rng(5)
+    rows = np.sort(rng.choice(n, 120, replace=False))
+    v = sp.csr_array((np.ones(rows.size), (rows, np.zeros(rows.size, int))), shape=(n, 1))
+    W = sp.csr_array((np.ones(rows.size + 1), (np.r_[rows, 0], np.r_[np.zeros(rows.size, int), 1])), shape=(n, 2))
+    x, w, seed = dp.sparse("x", ("n", 1)), dp.sparse("w", ("n", 2)), dp.scalar("seed", "int64")
+    f = dp.function({"r": dp.random(x, seed), "q": dp.random(w, seed)}, inputs=[x, w, seed])
+    out = f(x=v, w=W, seed=11)
+    col, wide = out["r"].to_numpy(fill=-1)[:, 0], out["q"].to_numpy(fill=-1)[:, 0]
+    np.testing.assert_array_equal(col, wide)
+    assert np.array_equal(col >= 0, np.isin(np.arange(n), rows))
+    for P in (2, 4):
+        got, _ = run_dist(f, {"x": v, "w": W, "seed": 11}, P, partition="random", seed=P)
+        np.testing.assert_array_equal(got["r"].to_numpy(fill=-1)[:, 0], col)
+
+
 def test_random_in_files_and_its_errors():
     prog = parse("input X : sparse[n, n]\ninput s : scalar int64\nR = random(X, s)\noutput R\n")
     M = _matrix(6, 6, 4, np.float64)

@@ -38,10 +38,14 @@ def uniform(seed: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
 def _evaluate(node, args, env):
     # a distributed piece passes its global row/column ids as two extra arguments (None: identity)
     x, seed, row_ids, col_ids = (list(args) + [None, None])[:4]
-    s = _item.item(seed)
+    s = int(_item.item(seed) or 0)   # (a missing seed draws as seed 0, as dropout_mask's does)
+    if x.shape[1] == 1:   # a column (Luby's scores): its rows alone, one column id for all of them
+        r = x.to_coo(columns=False, values=False)[0]
+        gr = r if row_ids is None else np.asarray(row_ids)[r]
+        gc = np.uint64(0 if col_ids is None else np.asarray(col_ids)[0])
+        return _on_pattern(r, None, uniform(s, gr, gc), x.shape)
     r, c, gr, gc = entries(x, row_ids, col_ids)
-    values = uniform(int(s or 0), gr, gc)   # (a missing seed draws as seed 0, as dropout_mask's does)
-    return _on_pattern(r, c, values, x.shape)
+    return _on_pattern(r, c, uniform(s, gr, gc), x.shape)
 
 
 def _on_pattern(r: np.ndarray, c: np.ndarray, values: np.ndarray, shape: tuple):
