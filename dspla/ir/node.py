@@ -53,6 +53,9 @@ class Op(metaclass=_Ops):
             op = object.__new__(cls)
             op.value, op.name = value, value.upper()
             cls._by_value[value] = cls._by_attr[op.name] = op
+            # a class attribute too: ``Op.MXM`` is then found without the metaclass's __getattr__ (a
+            # Python call; passes, planning and the runtime name ops thousands of times a program)
+            type.__setattr__(cls, op.name, op)
         return op
 
     def __reduce__(self) -> tuple:
