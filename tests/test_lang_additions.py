@@ -195,6 +195,33 @@ def test_a_masked_product_with_a_transposed_operand_matches_numpy(monkeypatch):
     np.testing.assert_allclose(got["C"].to_numpy(fill=np.nan), np.where(present, vals, np.nan))
 
 
+def test_a_checked_int64_masked_product_with_a_transposed_operand_transposes_it_once():
+    # int64 plus_times is overflow-checked: it cannot take the descriptor route, so it reads a made
+    # Lᵀ; L is a plan's value (computed once from A), so Lᵀ is made once and kept between calls
+    A = dp.sparse("A", ("n", "k"))
+    M = dp.sparse("M", ("n", "n"))
+    L = dp.cast(A, "int64")
+    f = dp.function({"C": dp.mxm(L, L.T, "plus_times", mask=M, structure=True)}, inputs=[A, M])
+    a, m = _matrix(9, 6, 7, np.float64), _matrix(9, 9, 9, np.float64)
+    av, ap = _dense(a)
+    _, mp = _dense(m)
+    li = av.astype(np.int64)
+    want = np.where(mp & ((ap.astype(int) @ ap.T.astype(int)) > 0), li @ li.T, -1)   # numpy, a missing entry -1
+    np.testing.assert_array_equal(f(A=a, M=m)["C"].to_numpy(fill=-1), want)
+    kept = dict(f.session().runtime.transposes)
+    assert len(kept) == 1
+    np.testing.assert_array_equal(f(A=a, M=m)["C"].to_numpy(fill=-1), want)
+    again = f.session().runtime.transposes
+    assert [v[1] for v in again.values()] == [v[1] for v in kept.values()]   # the same Lᵀ object, not made again
+    a2 = _matrix(9, 6, 8, np.float64)   # another graph: planned again, its own Lᵀ
+    a2v, a2p = _dense(a2)
+    l2 = a2v.astype(np.int64)
+    want2 = np.where(mp & ((a2p.astype(int) @ a2p.T.astype(int)) > 0), l2 @ l2.T, -1)
+    np.testing.assert_array_equal(f(A=a2, M=m)["C"].to_numpy(fill=-1), want2)
+    got, _ = run_dist(f, {"A": a, "M": m}, 2, partition="random")
+    np.testing.assert_array_equal(got["C"].to_numpy(fill=-1), want)
+
+
 def test_eager_select_tril_and_random_take_values():
     M = _matrix(8, 8, 10, np.float64)
     vals, present = _dense(M)
