@@ -158,6 +158,8 @@ class Array(Presented, Methods):
         d = self.dist
         if d is None or d.kind == "rep":
             return self._piece
+        if len(d.owners.owned) == 1:   # (one owner: a one-process DimPart, every index in order)
+            return self._piece
         idx = d.owners.owned[0]
         if np.array_equal(idx, np.arange(idx.size)):
             return self._piece
