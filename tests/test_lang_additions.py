@@ -104,25 +104,6 @@ def test_random_is_uniform_on_the_pattern_and_the_same_on_every_P():
         np.testing.assert_array_equal(got["R"].to_numpy(fill=-1), out["R"].to_numpy(fill=-1))
 
 
-def test_random_on_a_column_draws_what_the_same_entries_draw_in_a_wider_matrix():
-    # a column's draws (its rows alone, one column id) against the general path's, which hashes
-    # every entry's (row, column) pair: column 0 of an n x 2 matrix with the same entries there
-    n = 300
-    rng = np.random.default_rng(5)
-    rows = np.sort(rng.choice(n, 120, replace=False))
-    v = sp.csr_array((np.ones(rows.size), (rows, np.zeros(rows.size, int))), shape=(n, 1))
-    W = sp.csr_array((np.ones(rows.size + 1), (np.r_[rows, 0], np.r_[np.zeros(rows.size, int), 1])), shape=(n, 2))
-    x, w, seed = dp.sparse("x", ("n", 1)), dp.sparse("w", ("n", 2)), dp.scalar("seed", "int64")
-    f = dp.function({"r": dp.random(x, seed), "q": dp.random(w, seed)}, inputs=[x, w, seed])
-    out = f(x=v, w=W, seed=11)
-    col, wide = out["r"].to_numpy(fill=-1)[:, 0], out["q"].to_numpy(fill=-1)[:, 0]
-    np.testing.assert_array_equal(col, wide)
-    assert np.array_equal(col >= 0, np.isin(np.arange(n), rows))
-    for P in (2, 4):
-        got, _ = run_dist(f, {"x": v, "w": W, "seed": 11}, P, partition="random", seed=P)
-        np.testing.assert_array_equal(got["r"].to_numpy(fill=-1)[:, 0], col)
-
-
 def test_random_in_files_and_its_errors():
     prog = parse("input X : sparse[n, n]\ninput s : scalar int64\nR = random(X, s)\noutput R\n")
     M = _matrix(6, 6, 4, np.float64)
@@ -197,28 +178,31 @@ def test_a_masked_product_with_a_transposed_operand_matches_numpy(monkeypatch):
 
 def test_a_checked_int64_masked_product_with_a_transposed_operand_transposes_it_once():
     # int64 plus_times is overflow-checked: it cannot take the descriptor route, so it reads a made
-    # Lᵀ; L is a plan's value (computed once from A), so Lᵀ is made once and kept between calls
+    # Lᵀ; L is a plan's value (computed once from A), so Lᵀ is one too: made once, at planning
     A = dp.sparse("A", ("n", "k"))
     M = dp.sparse("M", ("n", "n"))
+    D = dp.dense("D", ("n", "n"))   # (a data input: the mask, M's pattern, is then computed per call, and the product)
     L = dp.cast(A, "int64")
-    f = dp.function({"C": dp.mxm(L, L.T, "plus_times", mask=M, structure=True)}, inputs=[A, M])
+    f = dp.function({"C": dp.mxm(L, L.T, "plus_times", mask=dp.ewise_mult(M, D), structure=True)}, inputs=[A, M, D])
     a, m = _matrix(9, 6, 7, np.float64), _matrix(9, 9, 9, np.float64)
+    d = np.ones((9, 9))
     av, ap = _dense(a)
     _, mp = _dense(m)
     li = av.astype(np.int64)
     want = np.where(mp & ((ap.astype(int) @ ap.T.astype(int)) > 0), li @ li.T, -1)   # numpy, a missing entry -1
-    np.testing.assert_array_equal(f(A=a, M=m)["C"].to_numpy(fill=-1), want)
-    kept = dict(f.session().runtime.transposes)
-    assert len(kept) == 1
-    np.testing.assert_array_equal(f(A=a, M=m)["C"].to_numpy(fill=-1), want)
-    again = f.session().runtime.transposes
-    assert [v[1] for v in again.values()] == [v[1] for v in kept.values()]   # the same Lᵀ object, not made again
+    np.testing.assert_array_equal(f(A=a, M=m, D=d)["C"].to_numpy(fill=-1), want)
+    rt = f.session().runtime
+    (mxm,) = [i for i in rt.program.instrs if type(i).__name__ == "MxM"]
+    kept = rt.slots[mxm.b]
+    assert not mxm.b_transposed and id(kept) in rt.static_ids   # Lᵀ itself, a plan's value
+    np.testing.assert_array_equal(f(A=a, M=m, D=d)["C"].to_numpy(fill=-1), want)
+    assert f.session().runtime.slots[mxm.b] is kept   # the same Lᵀ object, not made again
     a2 = _matrix(9, 6, 8, np.float64)   # another graph: planned again, its own Lᵀ
     a2v, a2p = _dense(a2)
     l2 = a2v.astype(np.int64)
     want2 = np.where(mp & ((a2p.astype(int) @ a2p.T.astype(int)) > 0), l2 @ l2.T, -1)
-    np.testing.assert_array_equal(f(A=a2, M=m)["C"].to_numpy(fill=-1), want2)
-    got, _ = run_dist(f, {"A": a, "M": m}, 2, partition="random")
+    np.testing.assert_array_equal(f(A=a2, M=m, D=d)["C"].to_numpy(fill=-1), want2)
+    got, _ = run_dist(f, {"A": a, "M": m, "D": d}, 2, partition="random")
     np.testing.assert_array_equal(got["C"].to_numpy(fill=-1), want)
 
 

@@ -22,10 +22,8 @@ class _Ops(type):
     order they were defined. The ops themselves are defined in dspla/ops, one module each."""
 
     def __getattr__(cls, attr: str) -> "Op":
-        try:
-            return cls._by_attr[attr]   # type: ignore[attr-defined, no-any-return]
-        except KeyError:
-            raise AttributeError(f"no op {attr} (the ops are defined in dspla/ops)") from None
+        # (reached only for a name no op has: each op is a class attribute, set where it is defined)
+        raise AttributeError(f"no op {attr} (the ops are defined in dspla/ops)")
 
     def __iter__(cls) -> Iterator["Op"]:
         return iter(tuple(cls._by_value.values()))   # type: ignore[attr-defined]
@@ -41,7 +39,6 @@ class Op(metaclass=_Ops):
 
     __slots__ = ("value", "name")
     _by_value: ClassVar[dict[str, "Op"]] = {}
-    _by_attr: ClassVar[dict[str, "Op"]] = {}
     value: str
     name: str
 
@@ -52,9 +49,9 @@ class Op(metaclass=_Ops):
                 raise ValueError(f"an op is named by an identifier, got {value!r}")
             op = object.__new__(cls)
             op.value, op.name = value, value.upper()
-            cls._by_value[value] = cls._by_attr[op.name] = op
-            # a class attribute too: ``Op.MXM`` is then found without the metaclass's __getattr__ (a
-            # Python call; passes, planning and the runtime name ops thousands of times a program)
+            cls._by_value[value] = op
+            # ``Op.MXM``: a class attribute, found without a Python call (passes, planning and the
+            # runtime name ops thousands of times a program)
             type.__setattr__(cls, op.name, op)
         return op
 

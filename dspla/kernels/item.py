@@ -130,16 +130,30 @@ def typed_assign(name: str):
     return typed.assign if typed is not None else None
 
 
+def pattern_writer(name: str):
+    """``write(C, M, value)``: ``C<struct(M)> = value`` for C of python-graphblas dtype ``name``,
+    written as ``C second= (value on M's pattern)``, one GrB_apply with an accumulator and no
+    mask; both set value where M has an entry and keep C's other entries. On a bitmap C (a
+    vector held so) SuiteSparse 9.4 runs it through its bitmap subassign, which took 0.90 of the
+    masked scalar assign's time over a BFS's levels (email-Enron, soc-Slashdot0902). None for a
+    type without a typed call."""
+    typed = _TYPED.get(name)
+    if typed is None:
+        return None
+    apply2nd, second = typed.apply2nd, typed.second
+
+    def write(C, M, value):
+        check(apply2nd(C.gb_obj[0], _NULL, second, second, M.gb_obj[0], value, _NULL), "apply")
+    return write
+
+
 def write_on_pattern(C, M, value) -> bool:
-    """``C<struct(M)> = value`` written as ``C second= (value on M's pattern)``: one GrB_apply
-    with an accumulator, no mask. Both set value where M has an entry and keep C's other
-    entries. On a bitmap C (a vector held so) SuiteSparse 9.4 runs it through its bitmap
-    subassign, which took 0.90 of the masked scalar assign's time over a BFS's levels (email-Enron,
-    soc-Slashdot0902). False (nothing done) for a type without a typed call."""
-    typed = _TYPED.get(C.dtype.name)
-    if typed is None or M.dtype.name not in _TYPED:   # (M's values are cast to C's type, then dropped)
+    """``C<struct(M)> = value`` (``pattern_writer``'s); False (nothing done) when C's or M's type
+    has no typed call (M's values are cast to C's type, then dropped)."""
+    write = pattern_writer(C.dtype.name)
+    if write is None or M.dtype.name not in _TYPED:
         return False
-    check(typed.apply2nd(C.gb_obj[0], _NULL, typed.second, typed.second, M.gb_obj[0], value, _NULL), "apply")
+    write(C, M, value)
     return True
 
 

@@ -38,6 +38,7 @@ from .form import as_vector
 from .transpose import transpose
 
 gbops = kernel("gbops")
+overflow = kernel("overflow")
 routes = kernel("routes")
 spmspv = kernel("spmspv")
 
@@ -205,9 +206,16 @@ def transposed_operand(pl, n: Node, layout=None) -> tuple[int, bool]:
     of Slashdot's L, L Lᵀ in L: 1.1 s against 2.1-3.3 s). On P processes: b's value in ``layout``."""
     b = pl.resolve(n.args[1])   # (inside a loop: the transpose outside it that a placeholder stands for)
     if pl.P == 1 and b.op is Op.TRANSPOSE and n.attr("mask") is not None and b.type.shape[1] != 1 \
-            and b.args[0].type.dtype == b.type.dtype and _held(pl, b.args[0]):
+            and b.args[0].type.dtype == b.type.dtype and _held(pl, b.args[0]) and not _checked(pl, n):
         return operand(pl, n, b.args[0]), True
     return (operand(pl, n, b) if pl.P == 1 else pl.value(n.args[1], layout)), False
+
+
+def _checked(pl, n: Node) -> bool:
+    """Whether n is an int64 product checked for overflow: the check reads a made bᵀ, not one read
+    through the descriptor, so xᵀ is then a value of its own (made once at planning when x is)."""
+    sr, (a, b) = n.attr("semiring"), (y.type.dtype for y in n.args[:2])
+    return pl.opt.overflow == "error" and overflow.int_product(sr, sr.dtypes(a, b)[0])
 
 
 def lower_vxm(pl, n: Node) -> bool:

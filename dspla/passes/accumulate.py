@@ -22,12 +22,12 @@ def accumulate(n: Node) -> Node | None:
     order = body.toposort()
     outs = list(body.outputs)
     changed = False
+    unmasked = mask_args(None, False, False)[1]   # (update's own attributes without a mask)
     for j, h in enumerate(body.declared[:k]):
         name, v = outs[j]
         y = _grown(h, v)
         if y is None or sum(o is v for _, o in outs) > 1 or any(a is v for m in order for a in m.args):
             continue   # (v also read by another step or output: it stays, computed once)
-        unmasked = mask_args(None, False, False)[1]   # (update's own attributes without a mask)
         outs[j] = (name, make(UPDATE.op, (h, y), (("accum", v.attr("op")), *unmasked, ("replace", False)),
                               span=v.span, name=v.name))
         changed = True

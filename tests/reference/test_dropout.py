@@ -108,3 +108,24 @@ def test_random_draws_at_the_entries_of_columns_rows_and_matrices():
         b = got["best"]
         assert np.array_equal(b.present()[:, 0], best_p), P
         np.testing.assert_array_equal(b.to_numpy(fill=0.0)[:, 0][best_p], best_v[best_p])
+
+
+def test_random_on_a_column_draws_the_oracles_numbers_as_a_wider_matrix_does():
+    # a column's draws (its rows alone, one column id) and column 0 of an n x 2 matrix with the
+    # same entries there (every entry's (row, column) hashed): both the oracle's numbers
+    from harness import run_dist
+    n = 300
+    rng = np.random.default_rng(5)
+    rows = np.sort(rng.choice(n, 120, replace=False))
+    v = sp.csr_array((np.ones(rows.size), (rows, np.zeros(rows.size, int))), shape=(n, 1))
+    W = sp.csr_array((np.ones(rows.size + 1), (np.r_[rows, 0], np.r_[np.zeros(rows.size, int), 1])), shape=(n, 2))
+    x, w, seed = dp.sparse("x", ("n", 1)), dp.sparse("w", ("n", 2)), dp.scalar("seed", "int64")
+    f = dp.function({"r": dp.random(x, seed), "q": dp.random(w, seed)}, inputs=[x, w, seed])
+    want = np.full(n, -1.0)
+    want[rows] = [oracle_uniform(11, int(i), 0) for i in rows]
+    out = f(x=v, w=W, seed=11)
+    np.testing.assert_array_equal(out["r"].to_numpy(fill=-1)[:, 0], want)
+    np.testing.assert_array_equal(out["q"].to_numpy(fill=-1)[:, 0], want)
+    for P in (2, 4):
+        got, _ = run_dist(f, {"x": v, "w": W, "seed": 11}, P, partition="random", seed=P)
+        np.testing.assert_array_equal(got["r"].to_numpy(fill=-1)[:, 0], want)

@@ -146,17 +146,6 @@ def _typed(rt: Runtime, i: MxM, a, b) -> tuple:
     return a, b, sr, got[1], compute, out, checked, accum
 
 
-def _transposed(rt: Runtime, i: MxM, b):
-    """bᵀ for a product that cannot read b through the descriptor (an accumulating one, or a checked
-    int64 one). Made once for a static b (a plan's value: never written into), else per call."""
-    if id(b) not in rt.static_ids:
-        return b.T.new()
-    got = rt.transposes.get(id(i))
-    if got is None or got[0] is not b:
-        got = rt.transposes[id(i)] = (b, b.T.new())
-    return got[1]
-
-
 def _output_mask(rt: Runtime, i):
     return gbops.mask_of(rt.slots[i.mask], i.mask_kind, i.complement) if i.mask is not None else None
 
@@ -180,7 +169,7 @@ def _mxm(rt: Runtime, i: MxM):
             rt.slots[i.out] = gbops.cast(C, out)
             rt.timed("compute_s", t0)
             return
-        b = _transposed(rt, i, b)
+        b = b.T.new()   # (not reached: ops/mxm.transposed_operand flips no checked or accumulating product)
     a, b, sr, op, compute, out, checked, accum = _typed(rt, i, rt.slots[i.a], b)
     mask = _output_mask(rt, i)
     if i.accumulate:  # into the output: SuiteSparse's in-place C ⊕= A ⊗ B (inside the mask)

@@ -12,7 +12,7 @@ goes through the interpreter as five instructions a level, about 300 Python call
 dispatch, pools, 1 x 1 matrices and checks: on email-Enron, as much as its nine products. Here a
 level is its product (compute.frontier, the same kernel and push / pull rule), the count of the
 new frontier, the depth as a Python number and one typed write of it (LAGraph's BFS's steps; the
-write as kernels/item.write_on_pattern makes it). The slots end as the interpreter would leave
+write as kernels/item.pattern_writer makes it). The slots end as the interpreter would leave
 them, the stats count the same iterations, routes and (no) words. Anything else, or a part of it
 on P > 1 ranks (the frontier's count is then the loop test's sum over ranks), runs through the
 interpreter.
@@ -92,9 +92,7 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
     q, seen, d = s[loop.carry[t.f]], s[loop.carry[t.seen]], s[loop.carry[t.depth]]
     k = t.step.node.attr("scalar")
     depth = _item.item(d)
-    # seen<q's structure> = depth as seen second= (depth on q's pattern): kernels/item.write_on_pattern
-    kind = _KINDS[t.dtype]
-    write, second = getattr(lib, f"GrB_Matrix_apply_BinaryOp2nd_{kind}"), getattr(lib, f"GrB_SECOND_{kind}")
+    write = _item.pattern_writer(_KINDS[t.dtype])   # seen<q's structure> = depth
     wrap = t.dtype.np.type
     checked = rt.checked and t.dtype is DType.int64
     a_slot, cell = t.product.a, ffi.new("GrB_Index*")
@@ -116,7 +114,7 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
             if checked and not -LIMIT <= depth < LIMIT:
                 raise_wrapped(describe(t.step.node, rt.output_names.get(t.step.out)), None)
             depth = wrap(depth).item()
-            _item.check(write(seen.gb_obj[0], ffi.NULL, second, second, q.gb_obj[0], depth, ffi.NULL), "apply")
+            write(seen, q, depth)
         it += 1
         words.append(static_words)
     if type(q) is spmspv.Handle:

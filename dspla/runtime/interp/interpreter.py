@@ -59,7 +59,6 @@ class Runtime:
         self._frontiers: dict = {}   # Loop -> its products' frontier slots (frontiers)
         self.traversals: dict = {}   # Loop -> its steps fused (fused.py), or None when it is not one
         self.count_tests: dict = {}  # Loop -> its condition as one count (loops.count_test), or None
-        self.transposes: dict = {}   # MxM -> (its static b, bᵀ): made once (compute._mxm)
         self.unchanged: dict = {}    # id -> this run's inputs the caller says are as they were last run
         for slot, value in program.consts.items():
             self.slots[slot] = value
