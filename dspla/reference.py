@@ -13,6 +13,7 @@ from .kernels import overflow as int_overflow
 from .ops import Env, definition, table
 
 EVAL = table("evaluate")
+PREPARE = table("prepare")   # op -> its C call made once per signature (kernels/prepared.py), where it has one
 # ops whose rule takes ``into=``: a free matrix (kernels/recycle.py: nothing else holds it) that it
 # may write its result into instead of allocating one; a loop's element-wise steps then reuse
 # last iteration's memory (a new 82k-row vector per step cost 2-3x the step's arithmetic)
@@ -61,10 +62,19 @@ def schedule_of(program: Program) -> Schedule:
     return Schedule(program)
 
 
-def run(schedule: Schedule, env: Env) -> dict:
+def run(schedule: Schedule, env: Env, steps=None) -> dict:
+    """The schedule's outputs. ``steps`` (kernels/prepared.Steps, kept with the schedule): each
+    step whose op has a prepared C call for its operands' signature makes that call instead of
+    the evaluation rule (a repeated eager operation: resolved once, then one C call)."""
     vals: list = [None] * len(schedule.order)
     for i, node in enumerate(schedule.order):
-        vals[i] = evaluate(node, [vals[j] for j in schedule.arg_slots[i]], env)
+        args = [vals[j] for j in schedule.arg_slots[i]]
+        out = steps.run(i, node, args, None) if steps is not None and args else None
+        if out is None:
+            out = evaluate(node, args, env)
+        elif env.overflow == "error" and int_overflow.risky(node):
+            int_overflow.verify(node, args, out, lambda n, a: EVAL[n.op](n, a, env))
+        vals[i] = out
         for j in schedule.free_after[i]:
             vals[j] = None
     return {name: vals[i] for name, i in schedule.outputs}

@@ -65,24 +65,39 @@ def is_value(x: Any) -> bool:
 def communicator() -> Any:
     """The communicator eager operations run on: one given by ``running_on``, else the MPI world
     of a job of more than one process, else None (this process alone)."""
-    from ..runtime.launch import world
-
     comm = getattr(_local, "comm", None)
     if comm is None:
-        comm = world()
+        comm = _loaded().world()
     return comm if comm is not None and comm.size > 1 else None
+
+
+@functools.lru_cache(maxsize=None)
+def _loaded() -> Any:
+    """What an eager call runs with, imported on the first one (``import dspla`` loads none of
+    it); a function-level import costs microseconds on every call of a microseconds-long path."""
+    from types import SimpleNamespace
+
+    from ..kernels.acyclic import acyclic
+    from ..reference import environment, run
+    from ..runtime.launch import world
+    from ..values import Array
+    from .convert import form_of, matrix, signature
+    return SimpleNamespace(acyclic=acyclic, environment=environment, run=run, world=world, Array=Array,
+                           form_of=form_of, matrix=matrix, signature=signature)
 
 
 class Traced:
     """One operation traced on stand-in inputs for one signature: its program, the schedule one
     process evaluates it by, the dims' sizes, and (made on first use in a job) its Function."""
-    __slots__ = ("program", "names", "dims", "schedule", "_function")
+    __slots__ = ("program", "names", "dims", "schedule", "steps", "_function")
 
     def __init__(self, program: Program, names: tuple[str, ...], dims: dict[str, int]) -> None:
-        from ..reference import Schedule
+        from ..kernels.prepared import Steps
+        from ..reference import PREPARE, Schedule
 
         self.program, self.names, self.dims = program, names, dims
         self.schedule = Schedule(program)
+        self.steps = Steps(PREPARE)   # (its steps' C calls, resolved on the first call of each signature)
         self._function: Function | None = None
 
     @property
@@ -158,9 +173,12 @@ def _trace(fn: Callable[..., Any], args: list, kwargs: dict, leaves: list, sigs:
 
 
 def result(matrix: Any, t: Type) -> Array:
-    """A value of type ``t`` holding ``matrix`` (a vector or scalar type presents itself as one)."""
-    from ..values import Array
-
+    """A value of type ``t`` holding ``matrix`` (a vector or scalar type presents itself as one),
+    without python-graphblas's reference cycle (kernels/acyclic.py): dropped, it is freed at once.
+    (An eager mxm's n x 64 result waited for the collector: the heap grew by 42 MB a call on
+    soc-Slashdot0902, to 2 GB, and the calls took 4x as long.)"""
+    got = _loaded()
+    Array, matrix = got.Array, got.acyclic(matrix)
     form = getattr(t, "form", "matrix")
     return Array(matrix) if form == "matrix" else Array(matrix, form=form)  # type: ignore[call-arg,unused-ignore]
 
@@ -175,10 +193,8 @@ def _key_part(x: Any) -> Any:
 
 def evaluate(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, leaves: list) -> Array:
     """Run ``fn`` at once on the values at ``leaves``; the other arguments as given."""
-    from ..reference import environment, run
-    from ..values import Array
-    from .convert import form_of, matrix, signature
-
+    got = _loaded()
+    Array, matrix, form_of, signature = got.Array, got.matrix, got.form_of, got.signature
     comm = communicator()
     given = [args[w] if isinstance(w, int) else kwargs[w] for w in leaves]
     # one process: the values as matrices; in a job: as given (the session converts host data on
@@ -205,7 +221,7 @@ def evaluate(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, leave
     inputs = dict(zip(traced.names, vals))
     if comm is None:
         out = traced.program.outputs[0][1]
-        return result(run(traced.schedule, environment(inputs, traced.dims))["out"], out.type)
+        return result(got.run(traced.schedule, got.environment(inputs, traced.dims), traced.steps)["out"], out.type)
     return traced.function.run(inputs, comm=comm)["out"]
 
 

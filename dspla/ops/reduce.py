@@ -15,6 +15,7 @@ from .form import as_scalar, as_vector
 from .transpose import transpose
 
 _ss = library("suitesparse_graphblas")
+_gb = library("graphblas")
 gbops = kernel("gbops")
 _item = kernel("item")
 _prepared = kernel("prepared")
@@ -50,12 +51,16 @@ def _evaluate(node, args, env, into=None):
 
 @REDUCE.prepare_rule
 def _prepare(node, sig):
-    ((gdt, _, _),) = sig
+    ((gdt, nrows, _),) = sig
     m, dt = node.attr("monoid"), node.type.dtype
     name = _prepared.typed_name(dt)
-    if node.attr("axis") != "all" or _prepared.dtype_of_type(gdt) is not dt or name is None or gbops._user(m):
+    if _prepared.dtype_of_type(gdt) is not dt or name is None or gbops._user(m):
         return None
     mon = gbops.monoid(m, dt)
+    if node.attr("axis") == "rows":
+        return _by_rows(mon, gdt, nrows)
+    if node.attr("axis") != "all":
+        return None
     fn = getattr(_ss.lib, f"GrB_Matrix_reduce_{name}")
     cell = _ss.ffi.new(f"{_item._TYPED[name].ctype}*")
     count, write = _prepared.counter(), _item.writer(dt)
@@ -65,6 +70,31 @@ def _prepare(node, sig):
             return write(None, into)
         _item.check(fn(cell, _prepared.NULL, mon.gb_obj, args[0].gb_obj[0], _prepared.NULL), "reduce")
         return write(cell[0], into)
+    return step
+
+
+def _by_rows(mon, gdt, nrows: int):
+    """x's rows reduced into an n x 1 column, one GrB_Matrix_reduce_Monoid (the evaluation rule's
+    python-graphblas expression and the Scalars its sizes make cost more than the C call on a
+    small x). SuiteSparse holds an n x 1 matrix by column, as a vector: the C call writes it as
+    one (the cast python-graphblas's Vector._as_matrix makes the other way); else a vector."""
+    lib, ffi = _ss.lib, _ss.ffi
+    probe, fmt = _item.new_matrix(gdt, nrows, 1), ffi.new("int32_t*")
+    _item.check(lib.GxB_Matrix_Option_get_INT32(probe.gb_obj[0], lib.GxB_FORMAT, fmt), "get")
+    by_col = fmt[0] == lib.GxB_BY_COL
+
+    def step(args, into):
+        if by_col:
+            C = _item.new_matrix(gdt, nrows, 1)
+            w = ffi.cast("GrB_Vector", C.gb_obj[0])
+        else:
+            obj = ffi.new("GrB_Vector*")
+            _item.check(lib.GrB_Vector_new(obj, gdt.gb_obj, nrows), "Vector_new")
+            v = _gb.Vector._from_obj(obj, gdt, nrows)
+            C, w = v._as_matrix(), obj[0]
+        _item.check(lib.GrB_Matrix_reduce_Monoid(w, _prepared.NULL, _prepared.NULL, mon.gb_obj, args[0].gb_obj[0],
+                                                 _prepared.NULL), "reduce")
+        return C
     return step
 
 

@@ -47,21 +47,59 @@ def release_freed_memory(since: int | None = None) -> None:
     by itself here (keep_freed_memory), and a large buffer rarely fits the holes planning left,
     so without it the run's peak stacked on top of planning's.
 
-    ``since``: the heap's free bytes before planning, in a process that has run a plan before
-    (``heap_free_bytes``). Its free memory is then mostly the last run's buffers, which this run
-    takes back: when planning added less than PLANNING_GARBAGE to it, the trim is skipped, as
-    paging those buffers out and in again cost more than the run's work (24-32 ms of trim and as
-    much in page faults for soc-Slashdot0902's betweenness, a 0.2-0.5 s function called anew)."""
+    ``since``: the process's resident bytes before planning, in a process that has run a plan
+    before (``planning_mark``). Its heap's free memory is then mostly the last run's buffers,
+    which planning and this run take back: when planning grew the process by less than
+    PLANNING_GARBAGE it freed less than that beyond them, and nothing is done, as paging those
+    buffers out and in again cost more than the run's work (24-32 ms of trim and as much in page
+    faults for soc-Slashdot0902's betweenness, a 0.2-0.5 s function called anew). Reading the
+    resident size costs microseconds; counting the heap's free bytes (mallinfo2 walks its free
+    chunks) cost 0.1-0.3 ms a call, twice for every fresh function. When planning did grow the
+    process that much, the heap is trimmed only if it then holds PLANNING_GARBAGE free (not when
+    planning kept what it grew by: the plan's own values)."""
     if since is not None:
-        gc.collect(1)   # (planning's garbage is young: a full pass over a long-lived process is ~2 ms)
-        now = heap_free_bytes()
+        now = resident_bytes()
         if now is not None and now - since < PLANNING_GARBAGE:
+            return
+        gc.collect(1)   # (planning's garbage is young: a full pass over a long-lived process is ~2 ms)
+        free = heap_free_bytes()
+        if free is not None and free < PLANNING_GARBAGE:
             return
     gc.collect()
     try:
         _libc().malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+def planning_mark() -> int | None:
+    """What release_freed_memory compares with after planning: the resident bytes now, in a
+    process that has run a plan; else None (the first plan's garbage is always released)."""
+    return resident_bytes() if _RAN else None
+
+
+_PROC: dict = {}   # (pid, path) -> an open descriptor: open() costs ~20 us, a read of a kept one a few
+
+
+def proc_fd(path: str, flags: int) -> int:
+    """A descriptor of this process's ``path`` kept open (opened again in a forked child: the
+    parent's would name the parent)."""
+    key = (os.getpid(), path)
+    fd = _PROC.get(key)
+    if fd is None:
+        fd = _PROC[key] = os.open(path, flags | os.O_CLOEXEC)
+    return fd
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory now (Linux: /proc/self/statm), or None."""
+    try:
+        return int(os.pread(proc_fd("/proc/self/statm", os.O_RDONLY), 256, 0).split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 @functools.lru_cache(maxsize=None)
@@ -80,10 +118,7 @@ class _Mallinfo2(ctypes.Structure):
 
 
 def heap_free_bytes() -> int | None:
-    """The bytes free inside the heap (glibc's mallinfo2), in a process that has run a plan; else
-    None (the first plan's garbage is always released: see release_freed_memory)."""
-    if not _RAN:
-        return None
+    """The bytes free inside the heap (glibc's mallinfo2), or None."""
     try:
         info = _libc().mallinfo2
     except (OSError, AttributeError):

@@ -45,8 +45,8 @@ from ..runtime.failure import PeerError, fail, is_quiet, on_root
 from ..runtime.interp import Runtime, shm
 from ..runtime.process import (
     collect_run_garbage,
-    heap_free_bytes,
     older_collections,
+    planning_mark,
     ran_a_plan,
     release_freed_memory,
     settle_garbage,
@@ -250,7 +250,7 @@ class DistSession:
 
     def _run(self, header, mats, dims, inputs, dist, repeat, local):
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
-        t_plan, free = time.perf_counter(), heap_free_bytes() if header["replan"] else None   # (the heap's, now)
+        t_plan, mark = time.perf_counter(), planning_mark() if header["replan"] else None
         if header["replan"]:
             self._plan(header, mats, dims, inputs, dist)
         planning_s = time.perf_counter() - t_plan
@@ -258,7 +258,7 @@ class DistSession:
             # planning's temporaries (matrices in reference cycles) freed and their pages returned,
             # so the run's buffers do not stack on planning's peak; a full collection costs tens of
             # ms, worth it only when they are large
-            release_freed_memory(since=free)
+            release_freed_memory(since=mark)
         if header["send"]:   # this rank's pieces of the host inputs that changed
             pieces = None
             if rank == 0:

@@ -8,17 +8,7 @@ import statistics
 import sys
 from collections import Counter
 
-_PROC: dict = {}   # (pid, path) -> an open descriptor: a run reads its peak twice, ~20 us a time by open()
-
-
-def _proc_fd(path: str, flags: int) -> int:
-    """A descriptor of this process's ``path`` kept open (opened again in a forked child: the
-    parent's would name the parent)."""
-    key = (os.getpid(), path)
-    fd = _PROC.get(key)
-    if fd is None:
-        fd = _PROC[key] = os.open(path, flags | os.O_CLOEXEC)
-    return fd
+from ..runtime.process import proc_fd
 
 
 def peak_rss_bytes() -> int:
@@ -27,7 +17,7 @@ def peak_rss_bytes() -> int:
     also keeps the peak of the process that exec'd it (a `dspla run` started by a Python script
     holding 300 MB reported 300 MB at least)."""
     try:
-        text = os.pread(_proc_fd("/proc/self/status", os.O_RDONLY), 16384, 0)
+        text = os.pread(proc_fd("/proc/self/status", os.O_RDONLY), 16384, 0)
         at = text.find(b"\nVmHWM:")
         if at >= 0:
             return int(text[at + 7:text.index(b"kB", at)]) * 1024
@@ -44,7 +34,7 @@ def reset_peak_rss() -> int:
     global _SEEN
     _SEEN = max(_SEEN, peak_rss_bytes())   # (the process's peak over every reset so far)
     try:
-        os.write(_proc_fd("/proc/self/clear_refs", os.O_WRONLY), b"5")
+        os.write(proc_fd("/proc/self/clear_refs", os.O_WRONLY), b"5")
     except OSError:
         pass
     return _SEEN

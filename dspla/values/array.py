@@ -117,7 +117,9 @@ class Array(Presented, Methods):
         self._piece = matrix
         self.name = name
         self.dist = dist
-        self._shape = cast("tuple[int, int]", tuple(shape)) if shape is not None else (matrix.nrows, matrix.ncols)
+        # (python-graphblas's nrows and ncols make a Scalar each: a Matrix keeps its sizes as they are)
+        self._shape = cast("tuple[int, int]", tuple(shape)) if shape is not None else \
+            (matrix._nrows, matrix._ncols) if type(matrix) is Matrix else (matrix.nrows, matrix.ncols)
         self.ids: NDArray[Any] | None = ids
         self.col_ids: NDArray[Any] | None = col_ids
         self.form = form   # 'vector': held n x 1, presented with shape (n,); 'scalar': held 1 x 1, shape ()

@@ -207,3 +207,43 @@ def test_scalars_of_another_type_are_another_operation():
     assert A.apply("times", right=2).dtype == np.int64
     assert A.apply("times", right=2.0).dtype == np.float64
     assert (A * 2).dtype == np.int64 and (A * 2.5).to_numpy().tolist() == [[2.5, 5.0], [7.5, 10.0]]
+
+
+def test_a_result_is_freed_when_dropped_without_the_collector(data):
+    """An eager result holds no reference cycle: dropped, its matrix goes at once (an n x 64
+    product waited for the collector, and the heap grew by its size at every call)."""
+    import gc
+    import weakref
+    a, _, x, _ = data
+    A = dp.array(a)
+    gc.disable()
+    try:
+        r = dp.mxm(A, x)
+        assert r.gb.ss.format   # (python-graphblas's accessor, read as a user would: still no cycle)
+        gone = weakref.ref(r.gb)
+        del r
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "bool", "float32", "int32"])
+def test_reduce_by_rows_is_one_prepared_call_equal_to_numpy(dtype):
+    """A repeated eager reduction by rows runs its prepared C call (ops/reduce.py), into an n x 1
+    column: equal to numpy's sums over the present entries, a row without entries missing."""
+    rng = np.random.default_rng(3)
+    dense = rng.integers(-5, 9, (30, 20)).astype(dtype)
+    present = rng.random((30, 20)) < 0.2
+    present[[4, 11, 29]] = False                      # rows with no entries
+    r, c = np.nonzero(present)
+    A = dp.array(sp.csr_array((dense[r, c], (r, c)), shape=(30, 20)))
+    monoid, fold = ("lor", np.logical_or) if dtype == "bool" else ("plus", np.add)
+    dispatch._CACHE.clear()
+    for _ in range(2):
+        got = A.reduce_rowwise(monoid)
+    rows, _, vals = got.to_coo()
+    want = {i: fold.reduce(dense[i, present[i]]) for i in range(30) if present[i].any()}
+    assert rows.tolist() == sorted(want) and got.to_numpy(fill=0).shape == (30,)
+    np.testing.assert_array_equal(vals, np.array([want[i] for i in sorted(want)], dtype=dense.dtype))
+    (traced,) = dispatch._CACHE.values()
+    assert traced.steps.by_op.get("reduce") == 2

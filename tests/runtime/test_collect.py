@@ -125,28 +125,37 @@ def test_a_numpy_inputs_conversion_is_freed_when_a_new_one_replaces_it():
 
 def test_the_heap_is_trimmed_after_planning_only_when_planning_freed_much(monkeypatch):
     """A fresh function's planning trims the heap (malloc_trim) unless the process has run a plan
-    and planning added less than PLANNING_GARBAGE to the heap's free bytes: those are then the
-    last run's buffers, which the run takes back."""
+    and planning grew it by less than PLANNING_GARBAGE (the heap's free memory is then the last
+    run's buffers, which the run takes back), or planning kept what it grew by (the heap holds
+    less than PLANNING_GARBAGE free)."""
     trims = []
 
     class Libc:
         def malloc_trim(self, pad):
             trims.append(pad)
 
+    big = process.PLANNING_GARBAGE
     monkeypatch.setattr(process, "_libc", lambda: Libc())
-    monkeypatch.setattr(process, "heap_free_bytes", lambda: 5 << 20)
-    process.release_freed_memory(since=4 << 20)   # 1 MB freed by planning: kept
+    monkeypatch.setattr(process, "resident_bytes", lambda: 5 << 20)
+    monkeypatch.setattr(process, "heap_free_bytes", lambda: 2 * big)
+    process.release_freed_memory(since=4 << 20)   # grew by 1 MB: kept
     assert trims == []
     process.release_freed_memory(since=None)       # the process's first plan: trimmed
-    monkeypatch.setattr(process, "heap_free_bytes", lambda: (4 << 20) + process.PLANNING_GARBAGE)
-    process.release_freed_memory(since=4 << 20)    # planning freed 64 MB: trimmed
+    monkeypatch.setattr(process, "resident_bytes", lambda: (4 << 20) + big)
+    process.release_freed_memory(since=4 << 20)    # grew by 64 MB, 128 MB free: trimmed
+    monkeypatch.setattr(process, "heap_free_bytes", lambda: big // 2)
+    process.release_freed_memory(since=4 << 20)    # grew by 64 MB but kept most of it: not trimmed
     assert trims == [0, 0]
 
 
-def test_the_heap_free_bytes_are_known_once_a_plan_ran():
+def test_the_resident_size_is_read_and_planning_marks_it_once_a_plan_ran():
     f = dp.function({"y": dp.sparse("A", ("n", "n")) * 2.0})
     f(A=sp.random_array((20, 20), density=0.2, format="csr", random_state=0))
-    if not hasattr(process._libc(), "mallinfo2"):
-        pytest.skip("the heap's free bytes need glibc's mallinfo2")
     assert process._RAN
-    assert isinstance(process.heap_free_bytes(), int)
+    got = process.resident_bytes()
+    if got is None:
+        pytest.skip("the resident size needs /proc/self/statm")
+    with open("/proc/self/status") as fh:   # the kernel's own report of it, in kB
+        rss = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS:"))
+    assert abs(got - rss) < 8 << 20
+    assert process.planning_mark() is not None
