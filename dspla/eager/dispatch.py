@@ -74,31 +74,46 @@ def communicator() -> Any:
 @functools.lru_cache(maxsize=None)
 def _loaded() -> Any:
     """What an eager call runs with, imported on the first one (``import dspla`` loads none of
-    it); a function-level import costs microseconds on every call of a microseconds-long path."""
+    it); a function-level import costs microseconds on every call of a microseconds-long path.
+    Under the lock: threads making their first calls at once would import the same modules in
+    different orders, and Python's import locks then hand one of them a partly run module."""
     from types import SimpleNamespace
 
-    from ..kernels.acyclic import acyclic
-    from ..reference import environment, run
-    from ..runtime.launch import world
-    from ..values import Array
-    from .convert import form_of, matrix, signature
+    with _lock:
+        from ..kernels.acyclic import acyclic
+        from ..kernels.prepared import Steps
+        from ..reference import PREPARE, environment, run
+        from ..runtime.launch import world
+        from ..values import Array
+        from .convert import form_of, matrix, signature
     return SimpleNamespace(acyclic=acyclic, environment=environment, run=run, world=world, Array=Array,
-                           form_of=form_of, matrix=matrix, signature=signature)
+                           form_of=form_of, matrix=matrix, signature=signature, Steps=Steps, PREPARE=PREPARE)
 
 
 class Traced:
     """One operation traced on stand-in inputs for one signature: its program, the schedule one
     process evaluates it by, the dims' sizes, and (made on first use in a job) its Function."""
-    __slots__ = ("program", "names", "dims", "schedule", "steps", "_function")
+    __slots__ = ("program", "names", "dims", "schedule", "_steps", "_function")
 
     def __init__(self, program: Program, names: tuple[str, ...], dims: dict[str, int]) -> None:
-        from ..kernels.prepared import Steps
-        from ..reference import PREPARE, Schedule
+        from ..reference import Schedule
 
         self.program, self.names, self.dims = program, names, dims
         self.schedule = Schedule(program)
-        self.steps = Steps(PREPARE)   # (its steps' C calls, resolved on the first call of each signature)
+        self._steps = threading.local()
         self._function: Function | None = None
+
+    @property
+    def steps(self) -> Any:
+        """This thread's prepared steps (kernels/prepared.Steps: its steps' C calls, resolved on
+        the first call of each signature). One per thread: threads share the Traced, and a
+        prepared step may write a C cell of its own and then read it (a reduction's value, a
+        count), which another thread's call, the GIL released in C, could overwrite in between."""
+        s = getattr(self._steps, "s", None)
+        if s is None:
+            got = _loaded()
+            s = self._steps.s = got.Steps(got.PREPARE)
+        return s
 
     @property
     def function(self) -> Function:

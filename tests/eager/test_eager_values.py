@@ -10,6 +10,7 @@ from eager_oracle import assert_same
 
 import dspla as dp
 from dspla.eager import dispatch
+from dspla.kernels.overflow import IntegerOverflow
 
 
 @pytest.fixture(scope="module")
@@ -247,3 +248,23 @@ def test_reduce_by_rows_is_one_prepared_call_equal_to_numpy(dtype):
     np.testing.assert_array_equal(vals, np.array([want[i] for i in sorted(want)], dtype=dense.dtype))
     (traced,) = dispatch._CACHE.values()
     assert traced.steps.by_op.get("reduce") == 2
+
+
+@pytest.mark.parametrize("reduce", ["reduce_rows", "reduce_all"])
+def test_a_prepared_int64_reduction_is_checked_for_overflow(reduce):
+    """A repeated eager int64 reduction takes its prepared C call, which still raises when the
+    true value leaves int64 (2^62 + 2^62 = 2^63 > int64's largest), and is exact below it."""
+    big = sp.csr_array((np.array([2**62, 2**62, 5], dtype=np.int64), ([0, 0, 1], [0, 1, 1])), shape=(3, 3))
+    fits = sp.csr_array((np.array([2**62, 2**62 - 1, -7], dtype=np.int64), ([0, 0, 2], [0, 1, 2])), shape=(3, 3))
+    dispatch._CACHE.clear()
+    for _ in range(2):
+        with pytest.raises(IntegerOverflow, match="overflows int64"):
+            getattr(dp, reduce)(big, "plus")
+        got = getattr(dp, reduce)(fits, "plus")
+    if reduce == "reduce_rows":
+        rows, _, vals = got.to_coo()
+        assert rows.tolist() == [0, 2] and vals.tolist() == [2**63 - 1, -7]   # (row 1 has no entries)
+    else:
+        assert got.value == 2**63 - 8
+    (traced,) = dispatch._CACHE.values()
+    assert traced.steps.by_op.get("reduce") == 4
