@@ -11,6 +11,7 @@ import gc
 import importlib
 import os
 import sys
+import threading
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,9 @@ _MODULES = ("formats", "models", "plot")
 
 _SPELLED: dict[str, Any] = {}
 _loading = False
+# (another thread asking for a name while one loads waits for it; the loading thread itself, asked
+# again by what it imports, goes on: _loading)
+_load_lock = threading.RLock()
 
 
 def _load_language() -> None:
@@ -85,8 +89,15 @@ def _load_language() -> None:
     and no garbage: the collector is off meanwhile, and what it made is then set aside
     (gc.freeze, as the runtime does with a plan: dspla.runtime.process) so that no later
     collection scans it again (about a tenth of a command's start-up)."""
+    if _SPELLED:
+        return
+    with _load_lock:
+        _load_once()
+
+
+def _load_once() -> None:
     global _loading
-    if _SPELLED or _loading:   # (loaded, or loading: a name asked meanwhile is not there yet)
+    if _SPELLED or _loading:   # (loaded meanwhile, or loading in this thread: a name asked then is not there yet)
         return
     _loading = True
     collecting = gc.isenabled()

@@ -82,3 +82,26 @@ def test_first_eager_calls_in_threads_at_once():
     assert done.returncode == 0 and done.stderr == "", done.stderr
     want = [(k, [[3.0 + 3 * k], [12.0 + 3 * k]]) for k in range(THREADS)]   # (2-D in: an n x 1 matrix out)
     assert done.stdout.strip() == str(want)
+
+
+def test_the_first_names_asked_in_threads_at_once():
+    """A fresh process whose threads ask for a language name together (the language loads with
+    the first one): every thread gets it; one waits while another loads."""
+    script = textwrap.dedent(f"""
+        import threading
+        import dspla
+        start, got, errors = threading.Barrier({THREADS}), [], []
+        def work():
+            start.wait()
+            try:
+                got.append(dspla.mxm.__name__)
+            except AttributeError as e:
+                errors.append(str(e))
+        ts = [threading.Thread(target=work) for _ in range({THREADS})]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        print(errors, got)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.strip() == f"[] {['mxm'] * THREADS}"
