@@ -224,6 +224,8 @@ def evaluate(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, leave
             _CACHE.move_to_end(key)
     except TypeError:   # an unhashable argument (a list of indices, ...): traced every call
         key, traced = None, None
+    except KeyError:    # (another thread dropped it meanwhile, as the least recently used: it still runs)
+        pass
     if traced is None:
         with _lock:
             traced = _CACHE.get(key) if key is not None else None

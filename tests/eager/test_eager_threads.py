@@ -105,3 +105,19 @@ def test_the_first_names_asked_in_threads_at_once():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert done.stdout.strip() == f"[] {['mxm'] * THREADS}"
+
+
+def test_a_traced_operation_dropped_by_another_thread_meanwhile_still_runs(monkeypatch):
+    """Another thread may drop the cache's least recently used entry between this call's lookup
+    and its move to the end: the call runs the operation it found."""
+    a = sp.csr_array(np.array([[1.0, 0.0], [2.0, 3.0]]))
+    dp.array(a).reduce_rowwise()   # (traced and kept)
+
+    class Dropping(type(dispatch._CACHE)):
+        def move_to_end(self, key, last=True):
+            self.pop(key)   # (as a popitem in another thread would)
+            super().move_to_end(key, last)
+
+    monkeypatch.setattr(dispatch, "_CACHE", Dropping(dispatch._CACHE))
+    r, _, v = dp.array(a).reduce_rowwise().to_coo()
+    assert r.tolist() == [0, 1] and v.tolist() == [1.0, 5.0]
