@@ -15,7 +15,6 @@ from .form import as_scalar, as_vector
 from .transpose import transpose
 
 _ss = library("suitesparse_graphblas")
-_gb = library("graphblas")
 gbops = kernel("gbops")
 _item = kernel("item")
 _prepared = kernel("prepared")
@@ -76,24 +75,19 @@ def _prepare(node, sig):
 def _by_rows(mon, gdt, nrows: int):
     """x's rows reduced into an n x 1 column, one GrB_Matrix_reduce_Monoid (the evaluation rule's
     python-graphblas expression and the Scalars its sizes make cost more than the C call on a
-    small x). SuiteSparse holds an n x 1 matrix by column, as a vector: the C call writes it as
-    one (the cast python-graphblas's Vector._as_matrix makes the other way); else a vector."""
+    small x). SuiteSparse holds an n x 1 matrix by column, as a vector, so the C call writes it
+    as one (the cast python-graphblas's Vector._as_matrix makes the other way); checked once:
+    otherwise None, and the evaluation rule reduces."""
     lib, ffi = _ss.lib, _ss.ffi
     probe, fmt = _item.new_matrix(gdt, nrows, 1), ffi.new("int32_t*")
     _item.check(lib.GxB_Matrix_Option_get_INT32(probe.gb_obj[0], lib.GxB_FORMAT, fmt), "get")
-    by_col = fmt[0] == lib.GxB_BY_COL
+    if fmt[0] != lib.GxB_BY_COL:
+        return None
 
     def step(args, into):
-        if by_col:
-            C = _item.new_matrix(gdt, nrows, 1)
-            w = ffi.cast("GrB_Vector", C.gb_obj[0])
-        else:
-            obj = ffi.new("GrB_Vector*")
-            _item.check(lib.GrB_Vector_new(obj, gdt.gb_obj, nrows), "Vector_new")
-            v = _gb.Vector._from_obj(obj, gdt, nrows)
-            C, w = v._as_matrix(), obj[0]
-        _item.check(lib.GrB_Matrix_reduce_Monoid(w, _prepared.NULL, _prepared.NULL, mon.gb_obj, args[0].gb_obj[0],
-                                                 _prepared.NULL), "reduce")
+        C = _item.new_matrix(gdt, nrows, 1)
+        _item.check(lib.GrB_Matrix_reduce_Monoid(ffi.cast("GrB_Vector", C.gb_obj[0]), _prepared.NULL, _prepared.NULL,
+                                                 mon.gb_obj, args[0].gb_obj[0], _prepared.NULL), "reduce")
         return C
     return step
 

@@ -10,12 +10,12 @@ from ...instr import Allreduce, Local, Loop, RankProgram, SmallAllreduce, Traffi
 from ...ir.types import DType
 from ...kernels import gbops, prepared, recycle
 from ...kernels.overflow import Magnitudes, Shadows, maxabs, risky
-from ...ops import Env, table
+from ...ops import Env
+from ...reference import PREPARE  # (op -> its prepared C call, when its definition has one)
 from .. import faults
 from . import shm
 
 EXEC: dict[type, Callable] = {}
-_PREPARE = table("prepare")   # op -> its prepared C call, when its definition has one
 
 
 def handler(cls):
@@ -41,7 +41,7 @@ class Runtime:
         self.shm = shm.Channels(comm, program, shared_bytes)
         self.slots: list = [None] * program.n_slots
         self.pool = recycle.Pool()   # outputs of earlier runs and iterations, reused once free
-        self.steps = prepared.Steps(_PREPARE)   # local steps resolved to their C call once (kernels/prepared.py)
+        self.steps = prepared.Steps(PREPARE)   # local steps resolved to their C call once (kernels/prepared.py)
         self.bitmaps: dict = {}      # slot -> a presence bitmap its Fill took back (gbops.take_bitmap)
         self.stacks: dict = {}       # StackMxM -> its last stacked operand, written into again
         self.lookups: dict = {}      # PackSparse -> its rows' positions (buffers.row_lookup), made once
