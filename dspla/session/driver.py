@@ -53,7 +53,7 @@ from ..runtime.process import (
 )
 from ..runtime.wire import from_wire, to_wire
 from ..values import Array, Dist, meet
-from .inputs import Inputs, describe, metas
+from .inputs import Inputs, copied, describe, metas
 from .stats import peak_rss_bytes, rank_stats, reset_peak_rss, summary
 
 _BIG = 1 << 18   # entries on this rank above which planning's garbage is collected at once
@@ -281,6 +281,9 @@ class DistSession:
         sent = set(mine) if header["send"] else set()
         unchanged = frozenset(k for k in self._held if k not in sent and k not in self.inputs.params) \
             if not header["replan"] else frozenset()
+        # what depends only on these is kept from run to run (runtime/interp/kept.py): on P ranks
+        # every piece was sent, a copy; one process holds the conversion, or the caller's matrix
+        owned = unchanged if P > 1 else frozenset(k for k in unchanged if copied(inputs.get(k)))
         held = {**self._held, **{k: v._piece for k, v in dist.items()}}
         rt = self.runtime
         times = []
@@ -300,7 +303,7 @@ class DistSession:
             # a repeat is a benchmark's iteration: it counts the inputs as changed and packs and
             # sends them as a new X would be (counted unchanged, on one node p2p1d moved nothing,
             # and `dspla bench runtime` timed the local product alone)
-            out = rt.run(held, unchanged if n == 0 else frozenset())
+            out = rt.run(held, unchanged if n == 0 else frozenset(), owned)
             ran_a_plan()
             if self._runs >= 1 and heap:
                 collect_run_garbage(older)   # this run's dead matrices (runtime/process.py)

@@ -8,6 +8,7 @@ import hashlib
 
 import graphblas as gb
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import InputError
 from ..formats.limits import check_value_sizes
@@ -27,6 +28,13 @@ def pattern_key(M) -> object:
         return None
     rows, cols, _ = M.to_coo(values=False)
     return M.nvals, hashlib.blake2b(rows.tobytes() + cols.tobytes(), digest_size=16).digest()
+
+
+def copied(value) -> bool:
+    """Whether binding ``value`` makes a matrix of its own, which no caller holds: numpy, scipy
+    and Python values are copied; a python-graphblas value, an Array or a Graph may be bound as
+    the caller's own matrix, which they may write into."""
+    return isinstance(value, (np.ndarray, list, tuple, int, float, complex, np.generic)) or sp.issparse(value)
 
 
 def describe(value) -> tuple:

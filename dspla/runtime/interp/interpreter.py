@@ -13,7 +13,7 @@ from ...kernels.overflow import Magnitudes, Shadows, maxabs, risky
 from ...ops import Env
 from ...reference import PREPARE  # (op -> its prepared C call, when its definition has one)
 from .. import faults
-from . import shm
+from . import kept, shm
 
 EXEC: dict[type, Callable] = {}
 
@@ -88,6 +88,11 @@ class Runtime:
         self.setup_traffic = self.block_traffic(program.setup)
         # products whose words here depend on the data (planned as the most they can move)
         self.data_dependent = program.data_dependent()
+        # steps whose results are kept while their inputs are the same objects (kept.py): id ->
+        # the input slots they read; memo: id -> (result, the inputs it was made from)
+        self.keeping = kept.steps(program, self.static_slots, self.partials)
+        self.memo: dict = {}
+        self.same: frozenset = frozenset()   # this run's input slots unchanged and the session's own
         self.setup_done = False
         self.reset_counters()
         # DSPLA_FAULT=RANK:INSTRUCTION[:dspla]: that rank raises before that instruction (faults.py)
@@ -184,44 +189,58 @@ class Runtime:
     def count_dynamic(self, instr, payload):
         self.count(instr.product, instr.traffic(self.where, payload))
 
-    def run(self, inputs: dict, unchanged=frozenset()) -> dict:
+    def run(self, inputs: dict, unchanged=frozenset(), owned=frozenset()) -> dict:
         """One run; ``unchanged``: names of inputs that are the same objects, holding the same
-        values, as in the last run (a Pack of one re-sends the rows it packed then)."""
+        values, as in the last run (a Pack of one re-sends the rows it packed then); ``owned``:
+        those no caller can write into (what depends only on them is kept: kept.py)."""
         s = self.slots
         for name, slot in self.program.inputs.items():
             s[slot] = inputs[name]
         self.unchanged = {id(inputs[n]): inputs[n] for n in unchanged if n in inputs}
         self.held = self.static_ids | {id(v) for v in inputs.values()}   # (Runtime.exclusive)
+        if self.keeping:
+            self.same = frozenset(slot for n, slot in self.program.inputs.items() if n in unchanged and n in owned)
+            if self.memo:
+                self.memo = kept.still(self, self.memo, self.same)
+                self.held = self.held | {id(m[0]) for m in self.memo.values()}
         if not self.setup_done:   # the plan's deferred static values, computed once
             self.execute(self.program.setup)
             self.count_block(self.setup_traffic)
             self.setup_done = True
-        self.execute(self.program.instrs, self.fault)
+        self.execute(self.program.instrs, self.fault, self.keeping or None)
         self.count_block(self.static_traffic)
         if self.shadows.by_slot:   # (products complete now: did any int64 value wrap?)
             self.shadows.flush_all(s)
         out = {name: s[slot] for name, (slot, _) in self.program.outputs.items()}
+        if self.memo:   # (a kept result reached as an output, passed through: the caller's is a copy)
+            ids = {id(m[0]) for m in self.memo.values()}
+            out = {name: M.dup() if id(M) in ids else M for name, M in out.items()}
         for slot in self.program.inputs.values():
             s[slot] = None
         return out
 
-    def execute(self, instrs, fault=None):
+    def execute(self, instrs, fault=None, keeping=None):
         pt = self.product_times
         clock = time.perf_counter
         for k, instr in enumerate(instrs):
             if fault is not None and k == fault[0]:
                 faults.raise_fault(fault[1], f"fault injected by DSPLA_FAULT before instruction {k} "
                                              f"({type(instr).__name__})")
+            run = EXEC[type(instr)] if keeping is None or id(instr) not in keeping else _kept_step
             product = instr.product
             if product is None:   # (timed by product only)
-                EXEC[type(instr)](self, instr)
+                run(self, instr)
                 continue
             t0 = clock()
-            EXEC[type(instr)](self, instr)
+            run(self, instr)
             pt[product] = pt.get(product, 0.0) + clock() - t0
 
     def timed(self, phase: str, t0: float):
         self.times[phase] += time.perf_counter() - t0
+
+
+def _kept_step(rt: Runtime, i: Local):
+    kept.step(rt, i, EXEC[Local])
 
 
 def _dt(M) -> DType:
