@@ -104,3 +104,46 @@ def test_other_loops_are_interpreted():
     assert (got == _levels(A, 3)).all()
     assert _kinds(f) == ["NoneType"]
     assert fused.recognize is not None
+
+
+def _bfs_with_depth(extra):
+    """BFS whose final depth is an output (``extra``: and its depth plus one, a step after the loop)."""
+    a = dp.sparse("A", ("n", "n"))
+    s = dp.sparse("s", ("n", 1), "bool")
+    lv = dp.cast(s, "int64") * 0
+
+    def level(fr, lv, d):
+        d = d + 1
+        fr = dp.mxm(dp.cast(a.T, "bool"), fr, "any_pair", mask=lv, complement=True, structure=True)
+        return fr, dp.update(lv, d, mask=fr, structure=True), d
+
+    _, lv, d = dp.while_loop(lambda f, lv, d: dp.nvals(f) > 0, level, (s, lv, dp.reduce_all(lv, "max")), "n")
+    return dp.function({"levels": lv, "depth": d + 1 if extra else d}, inputs=[a, s])
+
+
+@pytest.mark.parametrize("extra", [False, True])
+def test_a_depth_read_after_the_loop_is_its_last(extra):
+    A = _graph(500, 0.006, 15, True)
+    f = _bfs_with_depth(extra)
+    for src in (0, 9):
+        out = f(A=A, s=sp.csr_array(([True], ([src], [0])), shape=(500, 1)))
+        want = _levels(A, src)
+        assert (out["levels"].to_numpy(fill=-1)[:, 0] == want).all()
+        # the loop ends after a level finds no node: its depth is one past the deepest level
+        assert out["depth"].to_numpy()[0, 0] == want.max() + 1 + extra
+    assert _kinds(f) == ["Traversal"]
+
+
+def test_no_one_by_one_value_is_made_that_nothing_reads(monkeypatch):
+    """A BFS reads neither its depth nor its test's values after the loop: the fused loop makes
+    no 1 x 1 value for them."""
+    A = _graph(300, 0.02, 16, True)
+    s = sp.csr_array(([True], ([4], [0])), shape=(300, 1))
+    f = bfs_function()
+    for _ in range(2):
+        f(A=A, s=s)
+    made = []
+    real = fused._item.scalar
+    monkeypatch.setattr(fused._item, "scalar", lambda *a, **k: made.append(a) or real(*a, **k))
+    out = f(A=A, s=s)
+    assert made == [] and (out["levels"].to_numpy(fill=-1)[:, 0] == _levels(A, 4)).all()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from suitesparse_graphblas import ffi, lib
 
-from ...instr import Local, Loop, MxM
+from ...instr import Local, Loop, MxM, walk
 from ...ir import Op
 from ...ir.types import DType
 from ...kernels import item as _item
@@ -49,6 +49,7 @@ class Traversal:
     seen: int
     depth: int
     dtype: DType
+    read: frozenset  # the slots read after the loop (its scalars are made only for those)
 
 
 def _local(i, op) -> bool:
@@ -82,7 +83,20 @@ def recognize(rt, loop: Loop) -> Traversal | None:
             tuple(step.node.type.shape) != (1, 1) or type(step.node.attr("scalar")) not in (int, float):
         return None
     # (the body's order is free: the product and the depth before the update that reads both)
-    return Traversal(count, test, prod, step, update, f, seen, depth, dt)
+    return Traversal(count, test, prod, step, update, f, seen, depth, dt, _read_after(rt.program, loop))
+
+
+def _read_after(program, loop: Loop) -> frozenset:
+    """The slots any step outside ``loop`` reads, and the outputs (a loop reads its results and
+    condition too)."""
+    inner = {id(j) for j in (loop, *walk(loop.cond), *walk(loop.body))}
+    read = {slot for slot, _ in program.outputs.values()}
+    for j in (*walk(program.setup), *walk(program.instrs)):
+        if id(j) not in inner:
+            read.update(j.reads())
+            if type(j) is Loop:
+                read.update((*j.results, j.cond_slot))
+    return frozenset(read)
 
 
 def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[int, int, bool]:
@@ -152,14 +166,16 @@ def _level(rt, prod: MxM, a):
 
 def _finish(rt, loop: Loop, t: Traversal, q, seen, depth, nq: int, it: int):
     """The slots as the interpreter leaves them: the carried values, the body's last results,
-    the test's last values."""
-    s = rt.slots
-    D = _item.scalar(depth, t.dtype)
-    s[loop.carry[t.f]], s[loop.carry[t.seen]], s[loop.carry[t.depth]] = q, seen, D
+    the test's last values; a 1 x 1 one only where a step after the loop reads it (making one is
+    a few us), the others left empty."""
+    s, read = rt.slots, t.read
+    carried, step = loop.carry[t.depth], t.step.out
+    D = _item.scalar(depth, t.dtype) if carried in read or (it and step in read) else None
+    s[loop.carry[t.f]], s[loop.carry[t.seen]], s[carried] = q, seen, D
     if it:
-        s[t.product.out], s[t.update.out], s[t.step.out] = q, seen, D
-    s[t.count.out] = _item.scalar(nq, DType.int64)
-    s[t.test.out] = _item.scalar(bool(nq > 0), DType.bool)
+        s[t.product.out], s[t.update.out], s[step] = q, seen, D
+    s[t.count.out] = _item.scalar(nq, DType.int64) if t.count.out in read else None
+    s[t.test.out] = _item.scalar(bool(nq > 0), DType.bool) if t.test.out in read else None
 
 
 __all__ = ["Traversal", "recognize", "run"]
