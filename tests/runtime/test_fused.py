@@ -3,6 +3,7 @@ scipy.sparse.csgraph's unweighted shortest paths, the same levels, iterations an
 interpreter gives with the fusion off, and loops that are not the pattern left to the
 interpreter."""
 import sys
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -147,3 +148,19 @@ def test_no_one_by_one_value_is_made_that_nothing_reads(monkeypatch):
     monkeypatch.setattr(fused._item, "scalar", lambda *a, **k: made.append(a) or real(*a, **k))
     out = f(A=A, s=s)
     assert made == [] and (out["levels"].to_numpy(fill=-1)[:, 0] == _levels(A, 4)).all()
+
+
+def test_the_iteration_count_is_written_into_one_no_one_holds():
+    n = 12   # a path: 12 levels from one end, 7 from the middle
+    A = sp.csr_array((np.ones(2 * n - 2), (np.r_[0:n - 1, 1:n], np.r_[1:n, 0:n - 1])), shape=(n, n))
+    f = bfs_function()
+    s = {src: sp.csr_array(([True], ([src], [0])), shape=(n, 1)) for src in (0, 5)}
+    held = [(src, f(A=A, s=s[src])["iterations"]) for src in (0, 5, 0, 5)]   # every result held
+    assert [int(a.to_numpy()[0, 0]) for _, a in held] == [12, 7, 12, 7]
+    made = [weakref.ref(a._piece) for _, a in held]
+    del held
+    for src, want in ((5, 7), (0, 12), (5, 7)):   # each let go at once
+        out = f(A=A, s=s[src])["iterations"]
+        assert int(out.to_numpy()[0, 0]) == want
+        assert any(out._piece is m() for m in made)   # an earlier one, written into
+        del out

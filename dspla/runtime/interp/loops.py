@@ -45,7 +45,14 @@ def _loop(rt: Runtime, i: Loop):
     rt.count_block(cond_traffic, checks)
     rt.count_block(body_traffic, it)
     rt.count_dynamic(i, checks)
-    s[i.count] = scalar(it, DType.int64)   # (the typed C call: python-graphblas's indexing costs ~40 us)
+    # (the typed C call: python-graphblas's indexing costs ~40 us; written into an earlier run's
+    # count when no one holds it any more: a new Matrix and its collection cost more)
+    s[i.count] = None
+    into = rt.pool.take(id(i))
+    if into is not None and rt.magnitudes is not None:
+        rt.magnitudes.forget(into)   # (written into again)
+    s[i.count] = M = scalar(it, DType.int64, into)
+    rt.pool.keep(id(i), M)
     rt.iterations[i.loop] = rt.iterations.get(i.loop, 0) + it
     if still:
         rt.at_bound[i.loop] = (i.where, i.max_iter)
