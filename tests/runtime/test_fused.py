@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 import dspla as dp
+from dspla.kernels import spmspv
 from dspla.runtime.interp import fused
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
@@ -164,3 +165,26 @@ def test_the_iteration_count_is_written_into_one_no_one_holds():
         assert int(out.to_numpy()[0, 0]) == want
         assert any(out._piece is m() for m in made)   # an earlier one, written into
         del out
+
+
+def test_the_last_level_is_made_a_matrix_only_when_read(monkeypatch):
+    A = _graph(300, 0.02, 18, True)
+    s = sp.csr_array(([True], ([2], [0])), shape=(300, 1))
+    a, src = dp.sparse("A", ("n", "n")), dp.sparse("s", ("n", 1), "bool")
+    lv = dp.cast(src, "int64") * 0
+
+    def level(fr, lv, d):
+        d = d + 1
+        fr = dp.mxm(dp.cast(a.T, "bool"), fr, "any_pair", mask=lv, complement=True, structure=True)
+        return fr, dp.update(lv, d, mask=fr, structure=True), d
+
+    fr, lv, _ = dp.while_loop(lambda f, lv, d: dp.nvals(f) > 0, level, (src, lv, dp.reduce_all(lv, "max")), "n")
+    with_frontier, bfs = dp.function({"levels": lv, "frontier": fr}, inputs=[a, src]), bfs_function()
+    made = []
+    real = spmspv.Handle.matrix
+    monkeypatch.setattr(spmspv.Handle, "matrix", lambda h: made.append(h) or real(h))
+    outs = [f(A=A, s=s) for f in (with_frontier, bfs)]
+    assert all((out["levels"].to_numpy(fill=-1)[:, 0] == _levels(A, 2)).all() for out in outs)
+    assert outs[0]["frontier"].shape == (300, 1) and outs[0]["frontier"].nvals == 0   # (the loop ran dry)
+    assert len(made) == 1   # the output frontier's; the BFS's last level is let go
+    assert _kinds(with_frontier) == _kinds(bfs) == ["Traversal"]

@@ -116,6 +116,7 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
         rt.magnitudes.forget(seen)
     level = _level(rt, t.product, s[a_slot])
     it = checks = 0
+    cyclic = False   # (whether a level was made by compute.frontier, a Matrix in a reference cycle)
     while True:
         _item.check(lib.GrB_Matrix_nvals(cell, q.gb_obj[0]), "nvals")
         nq = cell[0]
@@ -123,6 +124,7 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
         if nq == 0 or it == loop.max_iter:
             break
         q = level(q, nq)
+        cyclic = cyclic or type(q) is not spmspv.Handle
         if depth is not None:
             depth = depth + k
             if checked and not -LIMIT <= depth < LIMIT:
@@ -131,9 +133,12 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
             write(seen, q, depth)
         it += 1
         words.append(static_words)
-    if type(q) is spmspv.Handle:
+    if loop.carry[t.f] not in t.read and not (it and t.product.out in t.read):
+        q = None   # (the last, empty level: nothing reads it after the loop)
+    elif type(q) is spmspv.Handle:
         q = q.matrix()
-    gc.collect(0)   # (as _iterate: a level made by compute.frontier sits in a reference cycle)
+    if cyclic:
+        gc.collect(0)   # (as _iterate: the levels made by compute.frontier)
     _finish(rt, loop, t, q, seen, depth, nq, it)
     rt.timed("compute_s", t0)
     return it, checks, nq > 0
@@ -166,8 +171,8 @@ def _level(rt, prod: MxM, a):
 
 def _finish(rt, loop: Loop, t: Traversal, q, seen, depth, nq: int, it: int):
     """The slots as the interpreter leaves them: the carried values, the body's last results,
-    the test's last values; a 1 x 1 one only where a step after the loop reads it (making one is
-    a few us), the others left empty."""
+    the test's last values; the last level (None, when nothing reads it) and a 1 x 1 one only
+    where a step after the loop reads it (making a Matrix is a few us), the others left empty."""
     s, read = rt.slots, t.read
     carried, step = loop.carry[t.depth], t.step.out
     D = _item.scalar(depth, t.dtype) if carried in read or (it and step in read) else None
