@@ -44,7 +44,7 @@ for _prefix, _names in (("GrB", ("BOOL", "INT8", "INT16", "INT32", "INT64", "UIN
 
 def check(info: int, what: str):
     """Raise for a GraphBLAS C call's error code (GrB_NO_VALUE, a missing entry, is none)."""
-    if info not in (lib.GrB_SUCCESS, _NO_VALUE):
+    if info and info != _NO_VALUE:   # (GrB_SUCCESS is 0, the C API says; a BFS level checks five calls)
         raise RuntimeError(f"GraphBLAS {what} failed with code {info}")
 
 

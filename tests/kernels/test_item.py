@@ -141,3 +141,14 @@ def test_write_on_pattern_is_the_structural_masked_assign(dt, form):
     np.testing.assert_array_equal(r, np.flatnonzero(want_have))
     np.testing.assert_array_equal(x, want[want_have])
     assert C.dtype == dt.gb
+
+
+def test_check_passes_success_and_a_missing_entry_and_raises_on_errors():
+    from suitesparse_graphblas import lib
+
+    from dspla.kernels.item import check
+    check(lib.GrB_SUCCESS, "x")
+    check(lib.GrB_NO_VALUE, "x")
+    for code in (lib.GrB_INVALID_VALUE, lib.GrB_OUT_OF_MEMORY, lib.GrB_DIMENSION_MISMATCH):
+        with pytest.raises(RuntimeError, match=f"GraphBLAS mxm failed with code {code}"):
+            check(code, "mxm")

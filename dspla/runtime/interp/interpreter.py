@@ -122,7 +122,8 @@ class Runtime:
                 self.loop_traffic[id(i)] = (self.block_traffic(i.cond), self.block_traffic(i.body))
             elif not i.dynamic:
                 out[i.product] = out.get(i.product, Traffic()) + i.traffic(self.where)
-        return out
+        # (a product that moves nothing here is not counted: the stats read a missing one as 0)
+        return {product: t for product, t in out.items() if any(t)}
 
     @property
     def loop_traffic(self) -> dict:
@@ -180,7 +181,8 @@ class Runtime:
         return M
 
     def count(self, product, t: Traffic):
-        self.counters[product] = self.counters.get(product, Traffic()) + t
+        if any(t):
+            self.counters[product] = self.counters.get(product, Traffic()) + t
 
     def count_block(self, traffic: dict, times: int = 1):
         for product, t in traffic.items():
