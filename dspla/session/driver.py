@@ -54,7 +54,7 @@ from ..runtime.process import (
 from ..runtime.wire import from_wire, to_wire
 from ..values import Array, Dist, meet
 from .inputs import Inputs, copied, describe, metas
-from .stats import peak_rss_bytes, rank_stats, reset_peak_rss, summary
+from .stats import peak_rss_bytes, rank_stats, reset_peak_rss, run_counts, summary
 
 _BIG = 1 << 18   # entries on this rank above which planning's garbage is collected at once
 
@@ -93,7 +93,9 @@ class DistSession:
     def last_stats(self) -> Stats | None:
         """Rank 0: the last run's stats (None elsewhere, and before the first run)."""
         if self._pending is not None:
-            self._stats, self._pending = Stats(summary(*self._pending, self.opt.plan)), None
+            plan, per_rank, planning_s, times = self._pending
+            per_rank = [r if isinstance(r, dict) else {**rank_stats(r[0]), **r[1]} for r in per_rank]
+            self._stats, self._pending = Stats(summary(plan, per_rank, planning_s, times, self.opt.plan)), None
         return self._stats
 
     @property
@@ -309,10 +311,11 @@ class DistSession:
                 collect_run_garbage(older)   # this run's dead matrices (runtime/process.py)
             self._runs += 1
             times.append(time.perf_counter() - t0)
-        mine = {**rank_stats(rt), "planning_s": planning_s if header["replan"] else 0.0,
+        mine = {"planning_s": planning_s if header["replan"] else 0.0,
                 "first_iteration_s": times[0] if header["replan"] else 0.0,
                 "peak_rss_bytes": max(before, peak := peak_rss_bytes()), "run_peak_rss_bytes": peak}
-        stats = [mine] if P == 1 else comm.gather(mine, 0)
+        # (one process: its counts made figures when read, as the summary is)
+        stats = [(run_counts(rt), mine)] if P == 1 else comm.gather({**rank_stats(run_counts(rt)), **mine}, 0)
         if rank == 0:
             # summarised when read (about 40 us: a one-process call's product can take less)
             self._stats, self._pending = None, (self.plan, stats, planning_s if header["replan"] else 0.0, times)

@@ -80,17 +80,25 @@ def _loop_predicted(plan, k: int) -> dict:
             "words_predicted_outside_products": outside, "loop_words_predicted": "exact" if exact else "at most"}
 
 
-def rank_stats(rt) -> dict:
-    """What this rank's runtime counted in its last run: traffic, times, iterations, routes."""
-    per_product = {k: t._asdict() for k, t in rt.counters.items()}
+def run_counts(rt) -> tuple:
+    """What this rank's runtime counted in its last run, as the objects it counted in: a run
+    counts in new ones (Runtime.reset_counters), so these stay as they are after it."""
+    return (rt.counters, rt.times, rt.product_times, rt.iterations, rt.at_bound, rt.loop_s, rt.loop_words,
+            rt.routes, rt.shm_sends, rt.data_dependent)
+
+
+def rank_stats(counts: tuple) -> dict:
+    """A run's counts (``run_counts``) as figures: traffic, times, iterations, routes."""
+    counters, times, product_s, iterations, at_bound, loop_s, loop_words, routes, shm_sends, dependent = counts
+    per_product = {k: t._asdict() for k, t in counters.items()}
     total = {"words_sent": 0, "words_received": 0, "messages_sent": 0, "messages_received": 0}
     for c in per_product.values():
         for k in total:
             total[k] += c[k]
-    return {**total, **rt.times, "products": per_product, "product_s": dict(rt.product_times),
-            "iterations": dict(rt.iterations), "at_bound": dict(rt.at_bound), "loop_s": dict(rt.loop_s),
-            "loop_words": dict(rt.loop_words), "routes": dict(rt.routes), "shm_sends": rt.shm_sends,
-            "data_dependent": sorted(rt.data_dependent)}
+    return {**total, **times, "products": per_product, "product_s": dict(product_s),
+            "iterations": dict(iterations), "at_bound": dict(at_bound), "loop_s": dict(loop_s),
+            "loop_words": dict(loop_words), "routes": dict(routes), "shm_sends": shm_sends,
+            "data_dependent": sorted(dependent)}
 
 
 def summary(plan, per_rank: list, planning_s: float, times: list, requested_plan: str) -> dict:
