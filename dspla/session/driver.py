@@ -84,6 +84,7 @@ class DistSession:
         self.runtime = None
         self.inputs = Inputs(compiled)   # rank 0: what it keeps of the inputs between calls
         self._held: dict = {}     # every rank: name -> its piece of a host input
+        self._copies: set = set()  # the names whose pieces are the session's own copies (no caller's)
         self._stats: Stats | None = None
         self._pending: tuple | None = None   # rank 0: the last run's figures, until last_stats is read
         self._node: int | None = None   # bytes a rank may share with the others (0: not on one node)
@@ -218,7 +219,7 @@ class DistSession:
             programs = programs[0]
         self.layout = layout
         self.runtime = Runtime(programs, comm, shared_bytes=self._node, overflow=self.opt.overflow)
-        self._held = {}
+        self._held, self._copies = {}, set()
         self._runs = 0
 
     def _plan_spmd(self, sized: tuple, dist: dict, parts: dict | None = None, header: dict | None = None):
@@ -247,7 +248,7 @@ class DistSession:
         if self.runtime is not None:
             self.runtime.close()
         self.runtime = Runtime(program, comm, shared_bytes=self._node, overflow=self.opt.overflow)
-        self._held = {}
+        self._held, self._copies = {}, set()
         self._runs = 0
 
     def _run(self, header, mats, dims, inputs, dist, repeat, local):
@@ -278,14 +279,15 @@ class DistSession:
             # kept for the next calls and freed when replaced (kernels/acyclic.py); one process's pieces
             # are the inputs' conversions (acyclic already, exec/values.py) or the caller's own
             self._held.update({k: acyclic(from_wire(v)) if P > 1 else v for k, v in mine.items()})
+            # (on P ranks every piece was sent, a copy; one process holds the conversion, or the
+            # caller's own matrix)
+            self._copies = (self._copies - set(mine)) | {k for k in mine if P > 1 or copied(inputs.get(k))}
         # the host inputs' pieces not sent again are this rank's own objects as they were (a
         # distributed input's piece is the caller's, who may have written into it: not counted)
         sent = set(mine) if header["send"] else set()
         unchanged = frozenset(k for k in self._held if k not in sent and k not in self.inputs.params) \
             if not header["replan"] else frozenset()
-        # what depends only on these is kept from run to run (runtime/interp/kept.py): on P ranks
-        # every piece was sent, a copy; one process holds the conversion, or the caller's matrix
-        owned = unchanged if P > 1 else frozenset(k for k in unchanged if copied(inputs.get(k)))
+        owned = unchanged & self._copies   # (what depends only on these is kept: runtime/interp/kept.py)
         held = {**self._held, **{k: v._piece for k, v in dist.items()}}
         rt = self.runtime
         times = []

@@ -109,6 +109,7 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
     write = _item.pattern_writer(_KINDS[t.dtype])   # seen<q's structure> = depth
     wrap = t.dtype.np.type
     checked = rt.checked and t.dtype is DType.int64
+    whole = checked and type(k) is int and type(depth) is int   # (a checked int64 sum: exact as it is)
     a_slot, cell = t.product.a, ffi.new("GrB_Index*")
     _item.check(lib.GxB_Matrix_Option_set_INT32(seen.gb_obj[0], lib.GxB_SPARSITY_CONTROL, lib.GxB_BITMAP), "set")
     s[t.product.mask] = seen
@@ -129,7 +130,8 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
             depth = depth + k
             if checked and not -LIMIT <= depth < LIMIT:
                 raise_wrapped(describe(t.step.node, rt.output_names.get(t.step.out)), None)
-            depth = wrap(depth).item()
+            if not whole:
+                depth = wrap(depth).item()   # (as the typed step makes it: wrapped, or a float)
             write(seen, q, depth)
         it += 1
         words.append(static_words)

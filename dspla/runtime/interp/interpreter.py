@@ -115,11 +115,16 @@ class Runtime:
 
     def block_traffic(self, instrs) -> dict:
         """product -> what the block's instructions move whatever the data (each loop's own blocks
-        are summed apart, in loop_traffic, and counted per iteration)."""
+        are summed apart, in loop_traffic with an iteration's words, and counted per iteration)."""
         out: dict = {}
         for i in instrs:
             if type(i) is Loop:
-                self.loop_traffic[id(i)] = (self.block_traffic(i.cond), self.block_traffic(i.body))
+                cond, body = self.block_traffic(i.cond), self.block_traffic(i.body)
+                # an iteration's words whatever the data: its condition check (with rank 0's
+                # broadcast of the answer) and its body
+                words = sum(t.words_sent for t in (*cond.values(), *body.values()))
+                words += i.traffic(self.where, 1).words_sent
+                self.loop_traffic[id(i)] = (cond, body, words)
             elif not i.dynamic:
                 out[i.product] = out.get(i.product, Traffic()) + i.traffic(self.where)
         # (a product that moves nothing here is not counted: the stats read a missing one as 0)

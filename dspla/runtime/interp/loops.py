@@ -31,10 +31,7 @@ def _loop(rt: Runtime, i: Loop):
     for f in rt.frontiers(i):   # (its products' push / pull rule starts again)
         s[f].start()
     t_loop = time.perf_counter()
-    cond_traffic, body_traffic = rt.loop_traffic[id(i)]
-    # an iteration's words: its condition check (with rank 0's broadcast of the answer) and its body
-    static_words = sum(t.words_sent for t in cond_traffic.values()) + sum(t.words_sent for t in body_traffic.values()) \
-        + i.traffic(rt.where, 1).words_sent
+    cond_traffic, body_traffic, static_words = rt.loop_traffic[id(i)]
     words = rt.loop_words.setdefault(i.loop, [])
     fused = rt.traversals.get(id(i), False)
     if fused is False:   # (recognized once per loop: runtime/interp/fused.py)
