@@ -251,6 +251,30 @@ class DistSession:
         self._held, self._copies = {}, set()
         self._runs = 0
 
+    def _receive(self, send, mats, inputs, dist) -> set:
+        """This rank's pieces of the host inputs that changed (rank 0 cuts and sends them; ``send``:
+        their names, or True for every host input of the plan), kept for the next calls; returns
+        their names."""
+        comm, rank, P = self.comm, self.comm.rank, self.comm.size
+        pieces = None
+        if rank == 0:
+            pieces = [{} for _ in range(P)]
+            for name in send if send is not True else [k for k in self.plan.input_layouts if k not in dist]:
+                lay = self.plan.input_layouts[name]
+                for r in range(P):
+                    pieces[r][name] = piece(mats[name], lay, self.plan.dims, r)
+                self.inputs.sent[name] = inputs[name]
+            if P > 1:
+                pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
+        mine = comm.scatter(pieces, 0) if P > 1 else pieces[0]
+        # kept for the next calls and freed when replaced (kernels/acyclic.py); one process's pieces
+        # are the inputs' conversions (acyclic already, exec/values.py) or the caller's own
+        self._held.update({k: acyclic(from_wire(v)) if P > 1 else v for k, v in mine.items()})
+        # (on P ranks every piece was sent, a copy; one process holds the conversion, or the
+        # caller's own matrix)
+        self._copies = (self._copies - set(mine)) | {k for k in mine if P > 1 or copied(inputs.get(k))}
+        return set(mine)
+
     def _run(self, header, mats, dims, inputs, dist, repeat, local):
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
         t_plan, mark = time.perf_counter(), planning_mark() if header["replan"] else None
@@ -262,29 +286,9 @@ class DistSession:
             # so the run's buffers do not stack on planning's peak; a full collection costs tens of
             # ms, worth it only when they are large
             release_freed_memory(since=mark)
-        if header["send"]:   # this rank's pieces of the host inputs that changed
-            pieces = None
-            if rank == 0:
-                pieces = [{} for _ in range(P)]
-                send = header["send"] if header["send"] is not True else \
-                    [k for k in self.plan.input_layouts if k not in dist]
-                for name in send:
-                    lay = self.plan.input_layouts[name]
-                    for r in range(P):
-                        pieces[r][name] = piece(mats[name], lay, self.plan.dims, r)
-                    self.inputs.sent[name] = inputs[name]
-                if P > 1:
-                    pieces = [{k: to_wire(v) for k, v in p.items()} for p in pieces]
-            mine = comm.scatter(pieces, 0) if P > 1 else pieces[0]
-            # kept for the next calls and freed when replaced (kernels/acyclic.py); one process's pieces
-            # are the inputs' conversions (acyclic already, exec/values.py) or the caller's own
-            self._held.update({k: acyclic(from_wire(v)) if P > 1 else v for k, v in mine.items()})
-            # (on P ranks every piece was sent, a copy; one process holds the conversion, or the
-            # caller's own matrix)
-            self._copies = (self._copies - set(mine)) | {k for k in mine if P > 1 or copied(inputs.get(k))}
+        sent = self._receive(header["send"], mats, inputs, dist) if header["send"] else set()
         # the host inputs' pieces not sent again are this rank's own objects as they were (a
         # distributed input's piece is the caller's, who may have written into it: not counted)
-        sent = set(mine) if header["send"] else set()
         unchanged = frozenset(k for k in self._held if k not in sent and k not in self.inputs.params) \
             if not header["replan"] else frozenset()
         owned = unchanged & self._copies   # (what depends only on these is kept: runtime/interp/kept.py)
