@@ -41,6 +41,7 @@ class Graph:
     n: int
     nnz: int
     source: int     # 0-based
+    undirected: bool = False   # each edge both ways: the peers' undirected graph kind
 
 
 def lengths(A: sp.csr_array) -> sp.csr_array:
@@ -88,7 +89,7 @@ def prepare(names: list, tmp: str) -> dict:
     for name in names:
         A = load(name)
         g = Graph(name, os.path.join(tmp, f"{name}.mtx"), os.path.join(tmp, f"{name}.npz"), A.shape[0], A.nnz,
-                  source(A))
+                  source(A), bool((A != A.T).nnz == 0))
         write_mtx(g.mtx, A)
         sp.save_npz(g.npz, A)
         out[name] = g
@@ -96,8 +97,10 @@ def prepare(names: list, tmp: str) -> dict:
 
 
 # ------------------------------------------------------------------------ dspla's side
-def functions() -> dict:
-    """dspla's version of each algorithm: the functions of examples/."""
+def functions(undirected: bool = False) -> dict:
+    """dspla's version of each algorithm: the functions of examples/. ``undirected``: the graph
+    holds each edge both ways, so cc and triangles read it as it is, as LAGraph's undirected
+    graph kind does (its demos symmetrise at reading, untimed)."""
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     from bfs import bfs_function
     from cc import cc_function
@@ -105,7 +108,8 @@ def functions() -> dict:
     from sssp import sssp_function
     from triangles import triangles_function
     fns = {alg: functools.partial(pagerank_function, **kw) for alg, kw in PAGERANK.items()}
-    return {"bfs": bfs_function, **fns, "cc": cc_function, "tc": triangles_function, "sssp": sssp_function}
+    return {"bfs": bfs_function, **fns, "cc": functools.partial(cc_function, undirected),
+            "tc": functools.partial(triangles_function, undirected), "sssp": sssp_function}
 
 
 def inputs(alg: str, A: sp.csr_array, src: int, W: sp.csr_array | None = None) -> dict:

@@ -179,7 +179,6 @@ def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repe
     process with one GraphBLAS thread); medians over all runs, the ratio dspla / LAGraph."""
     import graphblas as gb
     env = {**os.environ, "OMP_NUM_THREADS": "1", "LD_LIBRARY_PATH": _library_path()}
-    fns = pc.functions()
     algs = [a for a in algs if a in progs]
     threads = gb.ss.config["nthreads"]
     gb.ss.config["nthreads"] = 1
@@ -191,6 +190,7 @@ def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repe
             pc.write_sources(sources, g.source, runs)
             theirs_exact = parse_results(pc.run([results_exe, g.mtx, g.source], env)) if results_exe else {}
             state = {}
+            fns = pc.functions(g.undirected)
             for alg in algs:   # dspla: planned and warm, its result kept for the check
                 ins = pc.inputs(alg, A, g.source)
                 f = fns[alg]()
