@@ -9,6 +9,7 @@ stored) and email-Enron (symmetric as stored), every entry 1 except for SSSP, wh
 highest degree (the lowest such id)."""
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import subprocess
@@ -24,7 +25,11 @@ DATASETS = os.path.join(ROOT, "..", "shared", "datasets", "snap")
 # name -> (file beside the clone, symmetrise)
 GRAPHS = {"slashdot": (os.path.join(DATASETS, "soc-Slashdot0902.txt.gz"), True),
           "enron": (os.path.join(DATASETS, "email-Enron.txt"), False)}
-ALGORITHMS = ("bfs", "pagerank", "cc", "tc", "sssp")
+ALGORITHMS = ("bfs", "pagerank", "pagerank64", "cc", "tc", "sssp")
+# dspla's PageRank as LAGr_PageRank computes it (float32, an L1 change below 1e-4, at most 100
+# iterations: the same iterations on both sides), and as examples/pagerank.py does by default
+# (float64, 1e-10): both against the same LAGraph calls.
+PAGERANK = {"pagerank": {"tol": 1e-4, "max_iter": 100, "dtype": "float32"}, "pagerank64": {}}
 TOP = 10   # PageRank: the largest ranks compared
 
 
@@ -36,6 +41,7 @@ class Graph:
     n: int
     nnz: int
     source: int     # 0-based
+    undirected: bool = False   # each edge both ways: the peers' undirected graph kind
 
 
 def lengths(A: sp.csr_array) -> sp.csr_array:
@@ -83,7 +89,7 @@ def prepare(names: list, tmp: str) -> dict:
     for name in names:
         A = load(name)
         g = Graph(name, os.path.join(tmp, f"{name}.mtx"), os.path.join(tmp, f"{name}.npz"), A.shape[0], A.nnz,
-                  source(A))
+                  source(A), bool((A != A.T).nnz == 0))
         write_mtx(g.mtx, A)
         sp.save_npz(g.npz, A)
         out[name] = g
@@ -91,16 +97,19 @@ def prepare(names: list, tmp: str) -> dict:
 
 
 # ------------------------------------------------------------------------ dspla's side
-def functions() -> dict:
-    """dspla's version of each algorithm: the functions of examples/."""
+def functions(undirected: bool = False) -> dict:
+    """dspla's version of each algorithm: the functions of examples/. ``undirected``: the graph
+    holds each edge both ways, so cc and triangles read it as it is, as LAGraph's undirected
+    graph kind does (its demos symmetrise at reading, untimed)."""
     sys.path.insert(0, os.path.join(ROOT, "examples"))
     from bfs import bfs_function
     from cc import cc_function
     from pagerank import pagerank_function
     from sssp import sssp_function
     from triangles import triangles_function
-    return {"bfs": bfs_function, "pagerank": pagerank_function, "cc": cc_function, "tc": triangles_function,
-            "sssp": sssp_function}
+    fns = {alg: functools.partial(pagerank_function, **kw) for alg, kw in PAGERANK.items()}
+    return {"bfs": bfs_function, **fns, "cc": functools.partial(cc_function, undirected),
+            "tc": functools.partial(triangles_function, undirected), "sssp": sssp_function}
 
 
 def inputs(alg: str, A: sp.csr_array, src: int, W: sp.csr_array | None = None) -> dict:
@@ -109,8 +118,8 @@ def inputs(alg: str, A: sp.csr_array, src: int, W: sp.csr_array | None = None) -
         return {"A": A, "s": sp.csr_array(([True], ([src], [0])), shape=(n, 1))}
     if alg == "sssp":
         return {"A": lengths(A) if W is None else W, "s": sp.csr_array(([1.0], ([src], [0])), shape=(n, 1))}
-    if alg == "pagerank":
-        return {"A": A, "r0": np.ones((n, 1))}
+    if alg in PAGERANK:
+        return {"A": A, "r0": np.ones((n, 1), PAGERANK[alg].get("dtype", "float64"))}
     return {"A": A}
 
 
@@ -130,7 +139,7 @@ def summary(alg: str, out: dict) -> dict:
         return {"triangles": int(out["triangles"].to_numpy()[0, 0])}
     r = out["r"].to_numpy()[:, 0]
     top = np.argsort(-r, kind="stable")[:TOP]
-    return {"iterations": int(out["iterations"].to_numpy()[0, 0]), "sum": float(r.sum()),
+    return {"iterations": int(out["iterations"].to_numpy()[0, 0]), "sum": float(r.sum()), "dtype": str(r.dtype),
             "top": [[int(i), float(r[i])] for i in top]}
 
 
@@ -169,19 +178,20 @@ def timed_calls(alg: str, f, ins: dict, runs: int) -> list:
 
 def per_iteration(alg: str, times: list, res: dict) -> list:
     """PageRank is compared per iteration (the two sides stop after different counts)."""
-    return [t / res["iterations"] for t in times] if alg == "pagerank" else times
+    return [t / res["iterations"] for t in times] if alg in PAGERANK else times
 
 
 # ------------------------------------------------------------------------ the checks
 def check(alg: str, ours: dict, theirs: dict) -> tuple:
     """(True / False, what was compared) for the fields both sides have."""
-    if alg == "pagerank" and "top" in theirs:
+    if alg in PAGERANK and "top" in theirs:
         a, b = [i for i, _ in ours["top"][:5]], [i for i, _ in theirs["top"][:5]]
         rel = max(abs(x - y) / max(abs(y), 1e-300) for (_, x), (_, y) in zip(ours["top"], theirs["top"]))
         ok = a == b and rel < 1e-2   # LAGraph stops at an L1 change of 1e-4, in float32
         return ok, f"top 5 {a}{' = ' if a == b else ' vs '}{b}, ranks within {rel:.0e}"
-    if alg == "pagerank":   # a demo's sum of the ranks only
-        ok = abs(theirs["sum"] - 1) < 1e-3 and abs(ours["sum"] - 1) < 1e-9
+    if alg in PAGERANK:   # a demo's sum of the ranks only
+        exact = 1e-9 if ours.get("dtype", "float64") == "float64" else 1e-5
+        ok = abs(theirs["sum"] - 1) < 1e-3 and abs(ours["sum"] - 1) < exact
         return ok, f"sum of ranks {ours['sum']:.6f} / {theirs['sum']:.6f}"
     keys = [k for k in ours if k in theirs]
     if not keys:

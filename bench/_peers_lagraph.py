@@ -42,7 +42,8 @@ import scipy.sparse as sp
 
 from . import _peers_common as pc
 
-DEMOS = {"bfs": "bfs_demo", "pagerank": "gappagerank_demo", "cc": "cc_demo", "tc": "tc_demo", "sssp": "sssp_demo"}
+DEMOS = {"bfs": "bfs_demo", "pagerank": "gappagerank_demo", "pagerank64": "gappagerank_demo", "cc": "cc_demo",
+         "tc": "tc_demo", "sssp": "sssp_demo"}
 BUILD_HINT = "build LAGraph 1.1.4 with -DBUILD_TESTING=ON as docs/benchmarks.md says"
 FLOAT = r"([0-9.eE+-]+)"
 
@@ -118,7 +119,8 @@ def parse_sssp(text: str) -> dict:
             "seconds": [float(t) for _, t in rows][1:]}   # the first call is cold
 
 
-PARSERS = {"bfs": parse_bfs, "pagerank": parse_pagerank, "cc": parse_cc, "tc": parse_tc, "sssp": parse_sssp}
+PARSERS = {"bfs": parse_bfs, "pagerank": parse_pagerank, "pagerank64": parse_pagerank, "cc": parse_cc, "tc": parse_tc,
+           "sssp": parse_sssp}
 
 
 def parse_results(text: str) -> dict:
@@ -144,13 +146,13 @@ def peer_result(alg: str, parsed: dict) -> dict:
         return {"triangles": parsed["triangles"]}
     if alg == "cc" and parsed.get("components_g"):
         return {"components_g": parsed["components_g"]}
-    if alg == "pagerank":
+    if alg in pc.PAGERANK:
         return {"sum": parsed["std"]["sum"], "iterations": parsed["std"]["iterations"]}
     return {}
 
 
 def peer_seconds(alg: str, parsed: dict) -> list:
-    if alg == "pagerank":
+    if alg in pc.PAGERANK:
         std = parsed["std"]
         return [t / std["iterations"] for t in std["seconds"]]
     return parsed["seconds"]
@@ -177,7 +179,6 @@ def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repe
     process with one GraphBLAS thread); medians over all runs, the ratio dspla / LAGraph."""
     import graphblas as gb
     env = {**os.environ, "OMP_NUM_THREADS": "1", "LD_LIBRARY_PATH": _library_path()}
-    fns = pc.functions()
     algs = [a for a in algs if a in progs]
     threads = gb.ss.config["nthreads"]
     gb.ss.config["nthreads"] = 1
@@ -189,6 +190,7 @@ def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repe
             pc.write_sources(sources, g.source, runs)
             theirs_exact = parse_results(pc.run([results_exe, g.mtx, g.source], env)) if results_exe else {}
             state = {}
+            fns = pc.functions(g.undirected)
             for alg in algs:   # dspla: planned and warm, its result kept for the check
                 ins = pc.inputs(alg, A, g.source)
                 f = fns[alg]()
@@ -207,7 +209,8 @@ def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repe
                 times[alg][0].append(pc.per_iteration(alg, pc.timed_calls(alg, f, ins, runs), res))
             pc.rounds(repeats, [(g.name, algs)], step, say)
             for alg in algs:
-                out["rows"].append(_row(g, alg, times[alg], state[alg][2], seen[alg], theirs_exact.get(alg)))
+                exact = theirs_exact.get("pagerank" if alg in pc.PAGERANK else alg)
+                out["rows"].append(_row(g, alg, times[alg], state[alg][2], seen[alg], exact))
     finally:
         gb.ss.config["nthreads"] = threads
     return out
@@ -215,9 +218,9 @@ def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repe
 
 def _row(g: pc.Graph, alg: str, times: tuple, ours: dict, parsed: dict, exact: dict | None) -> dict:
     mine, theirs = times
-    row = {"graph": g.name, "algorithm": alg, "unit": "ms per iteration" if alg == "pagerank" else "ms",
+    row = {"graph": g.name, "algorithm": alg, "unit": "ms per iteration" if alg in pc.PAGERANK else "ms",
            **pc.ratio_row(sum(mine, []), sum(theirs, []), mine, theirs), "peer_read_s": parsed.get("read_s")}
-    if alg == "pagerank":
+    if alg in pc.PAGERANK:
         row.update(dspla_iterations=ours["iterations"], peer_iterations=parsed["std"]["iterations"])
     if alg == "tc":
         row["peer_method"] = parsed.get("method")

@@ -106,7 +106,8 @@ def run_graph_peers(args, found: dict, report: dict) -> bool:
     with tempfile.TemporaryDirectory(prefix="dspla-peers-") as tmp:
         spgemm = args.spgemm_list if (found.get("combblas") or (None,))[0] else []
         graphs = pc.prepare(sorted(set(args.graph_list) | set(spgemm)), tmp)
-        report["graphs"] = {g.name: {"nodes": g.n, "entries": g.nnz, "source": g.source} for g in graphs.values()}
+        report["graphs"] = {g.name: {"nodes": g.n, "entries": g.nnz, "source": g.source, "undirected": g.undirected}
+                            for g in graphs.values()}
         for g in graphs.values():
             print(f"{g.name}: {g.n} nodes, {g.nnz} entries, source {g.source}")
         main_graphs = {k: graphs[k] for k in args.graph_list}

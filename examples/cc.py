@@ -1,6 +1,8 @@
 """Connected components of the undirected graph by label propagation over min_second, as a loop
 of the program: every node takes the least label of itself and its neighbours until nothing
-changes; a node's label is then the least node number of its component."""
+changes; a node's label is then the least node number of its component. ``undirected=True``
+promises that A holds each edge both ways (as LAGraph's undirected graphs): it is then read as
+it is, not symmetrised."""
 from __future__ import annotations
 
 import sys
@@ -11,9 +13,10 @@ from _common import arguments, load, say
 import dspla as dp
 
 
-def cc_function() -> dp.Function:
+def cc_function(undirected: bool = False) -> dp.Function:
     A = dp.sparse("A", ("n", "n"))
-    S = dp.cast(dp.ewise_add(A, A.T, "pair"), "bool")      # an edge either way (pair: the pattern only)
+    S = A if undirected else dp.ewise_add(A, A.T, "pair")   # an edge either way (pair: the pattern only)
+    S = dp.cast(S, "bool")
     labels = dp.apply(dp.reduce_rows(dp.eye("n")), "rowindex")   # node i: label i
 
     def propagate(labels, changed):

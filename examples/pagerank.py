@@ -5,7 +5,10 @@ returning to Python; under mpiexec every rank runs it on its rows).
 
 r / outdeg is an intersection: dangling nodes (their out-degree is missing) drop out of the
 product, and their rank is spread evenly with the teleport term. The damping is folded into the
-degrees once (w = r / (outdeg / d)), so an iteration does not scale the product again.
+degrees once (w = r / (outdeg / d)), and the dangling nodes' weights into a sparse column
+(d / n at each dangling node, computed once), so an iteration reads the dangling ranks alone and
+adds the teleport term with them in one step. ``dtype="float32"`` computes as LAGraph's
+LAGr_PageRank does.
 """
 from __future__ import annotations
 
@@ -17,17 +20,24 @@ from _common import arguments, load, say
 import dspla as dp
 
 
-def pagerank_function(damping: float = 0.85, tol: float = 1e-10, max_iter: int = 200) -> dp.Function:
+def pagerank_function(damping: float = 0.85, tol: float = 1e-10, max_iter: int = 200,
+                      dtype: str = "float64") -> dp.Function:
     A = dp.sparse("A", ("n", "n"))
-    r0 = dp.dense("r0", ("n", 1))
-    outdeg = dp.reduce_rows(A)                       # n x 1, missing for dangling nodes
-    scaled = outdeg / damping                        # computed once, at planning
-    n = dp.reduce_all(dp.apply(r0, "one"))           # 1 x 1: the number of nodes
+    r0 = dp.dense("r0", ("n", 1), dtype)
+    G = A if dtype == "float64" else dp.cast(A, dtype)   # (computed once, at planning)
+    outdeg = dp.reduce_rows(G)                       # n x 1, missing for dangling nodes
+    scaled = outdeg / damping
+    ones = dp.apply(r0, "one")
+    n = dp.reduce_all(ones)                          # 1 x 1: the number of nodes
+    teleport = (1 - damping) / n
+    sinks = dp.mask(ones, outdeg, complement=True, structure=True) * (damping / n)   # d / n where dangling
 
     def step(r, delta):
         w = r / scaled                               # d r / outdeg
-        dangling = damping * dp.reduce_all(r) - dp.reduce_all(w * outdeg)   # d times the dangling rank
-        new = A.T @ w + (dangling + (1 - damping)) / n
+        # teleport + d (the dangling nodes' rank) / n; with no dangling node the sum is missing
+        # and the union keeps the teleport term alone
+        spread = dp.ewise_union(dp.reduce_all(r * sinks), teleport, "plus", 0, 0)
+        new = G.T @ w + spread
         return new, dp.reduce_all(dp.abs(new - r))
 
     r = r0 / dp.reduce_all(r0)

@@ -1,5 +1,8 @@
-"""Single-source shortest paths by Bellman-Ford over min_plus, to a fixed point, as a loop of the
-program: d' = min(d, Aᵀ min.+ d). Unreached nodes have no entry (no distance), not infinity."""
+"""Single-source shortest paths by Bellman-Ford over min_plus, as a loop of the program that
+relaxes only the edges of the nodes whose distance changed in the last round (the frontier):
+their distances pushed along their out-edges (fᵀ min.+ A, GraphBLAS's vxm: its work is the
+frontier's edges), kept where they reach a node first or shorten its path. Unreached nodes have
+no entry (no distance), not infinity."""
 from __future__ import annotations
 
 import sys
@@ -10,21 +13,22 @@ from _common import arguments, load, say
 
 import dspla as dp
 
+INF = float("inf")
+
 
 def sssp_function() -> dp.Function:
     A = dp.sparse("A", ("n", "n"))                  # A[u, v]: the length of u -> v
     s = dp.sparse("s", ("n", 1))
-    AT = A.T
     d = s * 0
-    def relax(d, reached, changed):
-        new = dp.ewise_add(d, dp.mxm(AT, d, "min_plus"), "min")
-        # a change: a node reached for the first time, or a shorter path to one reached before
-        now = dp.nvals(new)               # entries present, as 1 x 1
-        changed = dp.ewise_add(now > reached, dp.reduce_all(new < d, "lor"), "lor")
-        return new, now, changed
 
-    (d, _, _), its = dp.while_loop(lambda d, reached, changed: changed, relax, (d, dp.nvals(d), dp.nvals(d) > 0), "n",
-                                   count=True)
+    def relax(d, frontier):
+        reach = frontier.vxm(A, "min_plus")          # the least frontier distance + length, per node
+        # better: reached for the first time (no d), or shorter than d
+        better = dp.ewise_union(reach, d, "lt", INF, INF)
+        improved = dp.mask(reach, better)
+        return dp.update(d, improved, mask=improved, structure=True), improved
+
+    (d, _), its = dp.while_loop(lambda d, frontier: dp.nvals(frontier) > 0, relax, (d, d), "n", count=True)
     return dp.function({"d": d, "iterations": its}, inputs=[A, s])
 
 

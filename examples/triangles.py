@@ -1,6 +1,8 @@
 """Triangle count of the undirected graph: with L its strictly lower triangle, the entries of
 L plus.pair L inside L's pattern, summed (a masked product: only those entries are computed;
-on P processes L's rows move as their entries, by p2p1d's sparse exchange)."""
+on P processes L's rows move as their entries, by p2p1d's sparse exchange). ``undirected=True``
+promises that A holds each edge both ways (as LAGraph's undirected graphs): it is then read as
+it is, not symmetrised."""
 from __future__ import annotations
 
 import sys
@@ -10,9 +12,10 @@ from _common import arguments, load, say
 import dspla as dp
 
 
-def triangles_function() -> dp.Function:
+def triangles_function(undirected: bool = False) -> dp.Function:
     A = dp.sparse("A", ("n", "n"))
-    L = dp.cast(dp.select(dp.ewise_add(A, A.T, "pair"), "tril", -1), "int64")
+    S = A if undirected else dp.ewise_add(A, A.T, "pair")   # an edge either way
+    L = dp.cast(dp.select(S, "tril", -1), "int64")
     T = dp.mxm(L, L, "plus_pair", mask=L, structure=True)
     # a sum of no entries is missing (GraphBLAS): with no triangle the count is 0, made present here
     count = dp.reduce_all(T)

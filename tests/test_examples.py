@@ -107,6 +107,21 @@ def test_triangles_match_networkx():
     assert triangles(A) == _undirected_triangles(A) > 0
 
 
+def test_undirected_graphs_read_as_they_are():
+    """cc and triangles told that A holds each edge both ways read it without symmetrising, to
+    the oracles' results; given a one-way graph they see its edges one way (the promise matters)."""
+    A = awkward(seed=6)
+    S = sp.csr_array(A + A.T)
+    S.data[:] = 1.0
+    labels, k = components(S, f=cc_function(undirected=True))
+    want_k, want = connected_components(S, directed=False)
+    assert k == want_k > 15
+    _same_partition(labels, want)
+    assert triangles(S, f=triangles_function(undirected=True)) == _undirected_triangles(S) > 0
+    U = sp.csr_array(sp.triu(S, 1))                     # each edge once: above the diagonal only
+    assert triangles(U, f=triangles_function(undirected=True)) == 0 < triangles(U)
+
+
 def test_a_graph_without_triangles_counts_zero():
     # a path: networkx finds no triangle; the sum of no entries is made a present 0 (file and script)
     n = 10

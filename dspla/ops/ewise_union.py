@@ -11,7 +11,6 @@ from ..ir.types import Kind, Type, joined
 from .define import (
     BINARY,
     EXPR,
-    NOTHING,
     SCALAR,
     Expr,
     define,
@@ -27,6 +26,7 @@ from .define import (
 )
 from .define.lazy import kernel, library
 from .ewise import EWISE_MULT
+from .ewise import _facts_add as union_facts
 
 _ss = library("suitesparse_graphblas")
 gb = library("graphblas")
@@ -86,7 +86,7 @@ def _prepare(node, sig):
 
 @EWISE_UNION.fact_rule
 def _facts(n, a):
-    return NOTHING
+    return union_facts(n, a)   # (present wherever either operand is, as eWiseAdd)
 
 
 @EWISE_UNION.lower_rule

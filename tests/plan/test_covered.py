@@ -83,6 +83,27 @@ def test_over_follows_the_ops():
     assert facts.Facts(True, over=frozenset({5})).over == frozenset()   # full: nothing bounds it
 
 
+def test_a_union_is_full_where_an_operand_is():
+    """ewise_union holds an entry wherever either operand does (eWiseAdd's pattern): a union
+    with a full value is full, so a later subtraction needs no negated copy of its right side."""
+    x, y = dp.dense("x", ("n", 1)), dp.sparse("y", ("n", 1))
+    u = dp.ewise_union(y, x, "plus", 0, 0).node
+    assert facts.FACTS[u.op](u, [facts.NOTHING, facts.Facts(True)]).full
+    assert not facts.FACTS[u.op](u, [facts.NOTHING, facts.Facts(False, rows=True)]).full
+    A = dp.sparse("A", ("n", "n"))
+    s = dp.reduce_all(y)                      # missing when y has no entry
+    new = A @ x + dp.ewise_union(s, dp.reduce_all(x), "plus", 0, 0)
+    f = dp.function({"d": new - x}, inputs=[A, x, y])
+    Av = sp.random_array((N, N), density=0.1, format="csr", random_state=3)
+    xv = np.arange(1.0, N + 1.0).reshape(N, 1)
+    for yv, extra in ((sp.csr_array((N, 1)), 0.0), (sp.csr_array(([2.5], ([4], [0])), shape=(N, 1)), 2.5)):
+        got = f(A=Av, x=xv, y=yv)["d"].to_numpy()
+        want = np.where(Av.toarray() != 0, Av.toarray(), 0) @ xv + (extra + xv.sum()) - xv
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    steps = [i.node for i in f.plan(1, {"A": Av, "x": xv, "y": yv}).plan.programs[0].instrs if hasattr(i, "node")]
+    assert not any(n.op is dp.ir.Op.APPLY for n in steps)   # (x - y as x + (-y): y's negation)
+
+
 # ------------------------------------------------------------------ the plan and the results
 def pagerank_step():
     """y = Aᵀ ⊕.⊗ (x / reduce_rows(A)), as PageRank's product."""

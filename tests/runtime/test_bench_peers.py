@@ -29,7 +29,8 @@ def test_arguments():
     assert (a.Ks, a.Ps, a.rounds, a.trials, a.json, a.worker) == ([16, 64], [1, 2], 10, 2, None, None)
     assert a.graph.endswith("soc-Slashdot0902.txt.gz")
     assert (a.peer_list, a.graph_list, a.algorithm_list, a.spgemm_list) == \
-        (["petsc", "lagraph", "combblas"], ["slashdot", "enron"], ["bfs", "pagerank", "cc", "tc", "sssp"], ["enron"])
+        (["petsc", "lagraph", "combblas"], ["slashdot", "enron"], ["bfs", "pagerank", "pagerank64", "cc", "tc", "sssp"],
+         ["enron"])
     assert (a.repeats, a.runs, a.combblas_Ps, a.lagraph, a.combblas) == (3, 8, [1, 2, 4], None, None)
     a = peers.parse(["--K", "4,8", "--P", "2", "--rounds", "1", "--trials", "3", "--spgemm-graphs", "",
                      "--peers", "lagraph", "--algorithms", "bfs,tc", "--combblas-P", "1,4"])
@@ -251,6 +252,24 @@ def test_checks():
     assert pc.check("pagerank", {"top": top}, {"top": [top[1], top[0]] + top[2:]})[0] is False   # order
     assert pc.check("pagerank", {"top": top}, {"top": [[i, r * 1.05] for i, r in top]})[0] is False  # values
     assert pc.check("pagerank", {"sum": 1.0}, {"sum": 1.000002})[0] is True    # a demo's sum only
+    assert pc.check("pagerank", {"sum": 1 + 1e-6, "dtype": "float32"}, {"sum": 1.0})[0] is True
+    assert pc.check("pagerank64", {"sum": 1 + 1e-6, "dtype": "float64"}, {"sum": 1.0})[0] is False
+
+
+def test_pagerank_as_lagraph_computes_it():
+    """The float32 function stops where LAGr_PageRank does and agrees with the float64 one."""
+    import networkx as nx
+    fns = pc.functions()
+    G = nx.gnp_random_graph(300, 0.03, seed=4, directed=True)
+    G.remove_edges_from([(u, v) for u, v in list(G.edges) if u % 29 == 0])   # dangling nodes
+    A = sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=range(300), dtype=float))
+    got = {alg: pc.summary(alg, fns[alg]()(**pc.inputs(alg, A, 0))) for alg in pc.PAGERANK}
+    assert got["pagerank"]["dtype"] == "float32" and got["pagerank64"]["dtype"] == "float64"
+    assert got["pagerank"]["iterations"] < got["pagerank64"]["iterations"] <= 200
+    want = nx.pagerank(G, alpha=0.85, tol=1e-12, max_iter=1000)
+    for alg, rtol in (("pagerank", 1e-3), ("pagerank64", 1e-8)):
+        assert [i for i, _ in got[alg]["top"]] == sorted(want, key=lambda i: -want[i])[:pc.TOP]
+        np.testing.assert_allclose([r for _, r in got[alg]["top"]], [want[i] for i, _ in got[alg]["top"]], rtol=rtol)
     row = lg._row(pc.Graph("g", "", "", 10, 20, 5), "cc", ([[0.002]], [[0.001]]), {"components": 1065},
                   {"seconds": [0.001], "components_g": "1e+03"}, None)
     assert (row["ratio"], row["check"]["ok"], row["check"]["from"]) == (2.0, True, "cc_demo")
@@ -374,8 +393,9 @@ def test_the_lagraph_comparison_against_stand_ins(tiny, capsys):
     assert peers.main(argv + ["--lagraph-results", str(top / "lagraph_results")]) == 0, capsys.readouterr().out
     got = json.loads(out.read_text())
     rows = {r["algorithm"]: r for r in got["lagraph"]["rows"]}
-    assert set(rows) == {"bfs", "pagerank", "cc", "tc", "sssp"}
+    assert set(rows) == {"bfs", "pagerank", "pagerank64", "cc", "tc", "sssp"}
     assert all(r["check"]["ok"] and r["check"]["from"] == "results program" for r in rows.values())
+    assert rows["pagerank"]["dspla_iterations"] < rows["pagerank64"]["dspla_iterations"]   # float32 to 1e-4
     assert rows["bfs"]["peer_ms"] == pytest.approx(1.0) and rows["bfs"]["peer_runs"] == 6     # 2 repeats x 3 trials
     assert rows["sssp"]["peer_ms"] == pytest.approx(3.0) and rows["sssp"]["peer_runs"] == 4   # cold trials dropped
     assert rows["pagerank"]["unit"] == "ms per iteration"
