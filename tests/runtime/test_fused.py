@@ -110,8 +110,13 @@ def test_other_loops_are_interpreted():
 
 def _bfs_with_depth(extra):
     """BFS whose final depth is an output (``extra``: and its depth plus one, a step after the loop)."""
-    a = dp.sparse("A", ("n", "n"))
-    s = dp.sparse("s", ("n", 1), "bool")
+    a, s = dp.sparse("A", ("n", "n")), dp.sparse("s", ("n", 1), "bool")
+    _, lv, d = _bfs_loop(a, s)
+    return dp.function({"levels": lv, "depth": d + 1 if extra else d}, inputs=[a, s])
+
+
+def _bfs_loop(a, s):
+    """(the last frontier, the levels, the depth) of examples/bfs.py's loop, as expressions."""
     lv = dp.cast(s, "int64") * 0
 
     def level(fr, lv, d):
@@ -119,8 +124,7 @@ def _bfs_with_depth(extra):
         fr = dp.mxm(dp.cast(a.T, "bool"), fr, "any_pair", mask=lv, complement=True, structure=True)
         return fr, dp.update(lv, d, mask=fr, structure=True), d
 
-    _, lv, d = dp.while_loop(lambda f, lv, d: dp.nvals(f) > 0, level, (s, lv, dp.reduce_all(lv, "max")), "n")
-    return dp.function({"levels": lv, "depth": d + 1 if extra else d}, inputs=[a, s])
+    return dp.while_loop(lambda f, lv, d: dp.nvals(f) > 0, level, (s, lv, dp.reduce_all(lv, "max")), "n")
 
 
 @pytest.mark.parametrize("extra", [False, True])
@@ -171,14 +175,7 @@ def test_the_last_level_is_made_a_matrix_only_when_read(monkeypatch):
     A = _graph(300, 0.02, 18, True)
     s = sp.csr_array(([True], ([2], [0])), shape=(300, 1))
     a, src = dp.sparse("A", ("n", "n")), dp.sparse("s", ("n", 1), "bool")
-    lv = dp.cast(src, "int64") * 0
-
-    def level(fr, lv, d):
-        d = d + 1
-        fr = dp.mxm(dp.cast(a.T, "bool"), fr, "any_pair", mask=lv, complement=True, structure=True)
-        return fr, dp.update(lv, d, mask=fr, structure=True), d
-
-    fr, lv, _ = dp.while_loop(lambda f, lv, d: dp.nvals(f) > 0, level, (src, lv, dp.reduce_all(lv, "max")), "n")
+    fr, lv, _ = _bfs_loop(a, src)
     with_frontier, bfs = dp.function({"levels": lv, "frontier": fr}, inputs=[a, src]), bfs_function()
     made = []
     real = spmspv.Handle.matrix

@@ -1,6 +1,9 @@
 """Steps that read only the plan's static values and inputs passed again as the same numpy or
 scipy objects are computed once and their results kept (runtime/interp/kept.py): a BFS's levels
 start from its sources and its depth from them. The oracle is scipy's shortest paths."""
+import sys
+from pathlib import Path
+
 import graphblas as gb
 import numpy as np
 import pytest
@@ -15,21 +18,12 @@ from dspla.session import DistSession
 
 from harness import gather
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from bfs import bfs_function  # noqa: E402
+
 
 def _bfs():
-    A = dp.sparse("A", ("n", "n"))
-    s = dp.sparse("s", ("n", 1), "bool")
-    AT = dp.cast(A.T, "bool")
-    levels = dp.cast(s, "int64") * 0
-    depth = dp.reduce_all(levels, "max")
-
-    def level(frontier, levels, depth):
-        depth = depth + 1
-        frontier = dp.mxm(AT, frontier, "any_pair", mask=levels, complement=True, structure=True)
-        return frontier, dp.update(levels, depth, mask=frontier, structure=True), depth
-
-    _, levels, _ = dp.while_loop(lambda f, lv, d: dp.nvals(f) > 0, level, (s, levels, depth), "n")
-    return dp.function({"levels": levels}, inputs=[A, s])
+    return bfs_function()
 
 
 def _graph(n=40, seed=3):
