@@ -18,6 +18,7 @@ from .input import shape_of
 
 gb = library("graphblas")
 gbops = kernel("gbops")
+buffers = kernel("buffers")
 
 
 BUILD = define("build", attrs=("nrows", "ncols", "dup_op"))
@@ -42,22 +43,69 @@ def _type(args, attrs, given, where, span):
 def _evaluate(node, args, env):
     i, j, x = args[:3]   # (the runtime passes the result's sizes after them)
     nr, nc = args[3:5] if len(args) == 5 else (concrete(d, env.dims, "build") for d in node.type.shape)
-    ri, _, vi = i.to_coo()
-    rj, _, vj = j.to_coo()
-    rx, _, vx = x.to_coo()
-    both = np.intersect1d(np.intersect1d(ri, rj), rx)   # positions every vector has
-    rows, cols, vals = (v[np.searchsorted(r, both)] for r, v in ((ri, vi), (rj, vj), (rx, vx)))
-    rows, cols = rows.astype(np.int64), cols.astype(np.int64)
-    if rows.size and (rows.min() < 0 or cols.min() < 0 or rows.max() >= nr or cols.max() >= nc):
-        raise InputError(f"build: an index is outside the {nr}x{nc} result")
+    length = i.nrows
     dup = node.attr("dup_op")
     dt = node.type.dtype
+    full = length and i.nvals == j.nvals == x.nvals == length
+    if full and nc == 1 and dup is not None and dup.name in _SCATTER and dup.func is None:
+        return _scatter_full(i, j, x, nr, _SCATTER[dup.name], dt)
+    if full:   # their values, in order (lent and copied)
+        rows, cols, vals = (_values(v) for v in (i, j, x))
+    else:   # the positions every vector has, by counting (no sort: a vector's rows are unique)
+        (ri, _, vi), (rj, _, vj), (rx, _, vx) = i.to_coo(), j.to_coo(), x.to_coo()
+        seen = np.zeros(length, dtype=np.int8)
+        for r in (ri, rj, rx):
+            seen[r] += 1
+        both = np.flatnonzero(seen == 3)
+        rows, cols, vals = (v[np.searchsorted(r, both)] for r, v in ((ri, vi), (rj, vj), (rx, vx)))
+    rows, cols = rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False)
+    _inside(rows, cols, nr, nc)
+    if nc == 1 and dup is not None and dup.name in _SCATTER and dup.func is None:
+        return _scatter(rows, vals, nr, _SCATTER[dup.name], dt)
     try:
         return gb.Matrix.from_coo(rows, cols, vals, nrows=nr, ncols=nc, dtype=dt.gb,
                                   dup_op=None if dup is None else gbops.binary(dup, dt))
     except (ValueError, gb.exceptions.InvalidValue):
         raise InputError("build: a position is given more than once and no dup_op says how to combine them") \
             from None
+
+
+def _values(M) -> np.ndarray:
+    with buffers.values_of(M) as v:
+        return v[:, 0].copy()
+
+
+# a column built with one of these: numpy's unbuffered ufunc.at on a dense column (GraphBLAS's build
+# sorts the triples: 14 against 0.2 ms for 82K of them, FastSV's hooking)
+_SCATTER = {"min": np.minimum, "max": np.maximum}
+
+
+def _inside(rows: np.ndarray, cols: np.ndarray, nr: int, nc: int):
+    if rows.size and (rows.min() < 0 or cols.min() < 0 or rows.max() >= nr or cols.max() >= nc):
+        raise InputError(f"build: an index is outside the {nr}x{nc} result")
+
+
+def _scatter_full(i, j, x, nr: int, ufunc, dt):
+    """_scatter on full vectors, read where they lie (each lent once: i may be x)."""
+    with buffers.values_of(j) as cols:
+        with buffers.values_of(i) as rows:
+            _inside(rows, cols, nr, 1)
+            if x is i:
+                return _scatter(rows[:, 0], rows[:, 0], nr, ufunc, dt)
+            with buffers.values_of(x) as vals:
+                return _scatter(rows[:, 0], vals[:, 0], nr, ufunc, dt)
+
+
+def _scatter(rows: np.ndarray, vals: np.ndarray, nr: int, ufunc, dt):
+    """The nr x 1 column of ``vals`` at ``rows``, repeats combined by ``ufunc`` (idempotent: each
+    position starts from one of its own values)."""
+    vals = vals.astype(dt.np, copy=False)
+    out = np.zeros(nr, dtype=dt.np)
+    present = np.zeros(nr, dtype=bool)
+    out[rows] = vals
+    present[rows] = True
+    ufunc.at(out, rows, vals)
+    return buffers.from_values_presence(out.reshape(-1, 1), present.reshape(-1, 1), dt)
 
 
 @BUILD.fact_rule

@@ -3,6 +3,7 @@ power, isequal/isclose, build and resize against dense numpy (tests/ops/gbsem.py
 built-in dtypes and at P = 1..4; and vectors and scalars as results."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from gbsem import DTYPES, check, rand, rng_for, run, to_sparse
 
 import dspla as dp
@@ -202,6 +203,27 @@ def test_build_with_and_without_dup_op(dtype, P):
     g = dp.function({"b": dp.build(I, J, X, (N, 4))})
     with pytest.raises(dp.InputError, match="more than once"):
         g(I=np.array([1, 1]), J=np.array([2, 2]), X=np.ones(2, x.dtype))
+
+
+@pytest.mark.parametrize("P", [1, 2, 4])
+def test_build_uses_the_triples_all_three_vectors_hold(P):
+    """A triple is used where the rows, columns and values all have an entry (the others
+    dropped), each vector missing different positions."""
+    rng = rng_for("build-partial", P)
+    e = 40
+    i, j, x = rng.integers(0, N, e), rng.integers(0, 4, e), rng.integers(1, 9, e)
+    has = [rng.random(e) < 0.8 for _ in range(3)]
+    I, J = dp.vector("I", "e", "int64", kind="sparse"), dp.vector("J", "e", "int64", kind="sparse")
+    X = dp.vector("X", "e", "int64", kind="sparse")
+    f = dp.function({"b": dp.build(I, J, X, (N, 4), dup_op="max")})
+    col = [sp.csr_array((v[h], (np.flatnonzero(h), np.zeros(h.sum(), int))), shape=(e, 1)) for v, h in
+           zip((i, j, x), has)]
+    got = run(f, {"I": col[0], "J": col[1], "X": col[2]}, P)
+    wv, wp = np.zeros((N, 4), np.int64), np.zeros((N, 4), bool)
+    for k in np.flatnonzero(has[0] & has[1] & has[2]):   # the oracle: one used triple at a time
+        wv[i[k], j[k]] = max(wv[i[k], j[k]], x[k]) if wp[i[k], j[k]] else x[k]
+        wp[i[k], j[k]] = True
+    check(got["b"], (wv, wp))
 
 
 @pytest.mark.parametrize("P", [1, 2, 3, 4])

@@ -1,0 +1,102 @@
+"""gather: a vector's entries at the positions another vector holds as values, C[i] = x[idx[i]]
+(no attributes). C has idx's length; C[i] is present where idx[i] is and x holds an entry at
+idx[i]. GraphBLAS's extract with its index list held in a vector: FastSV's grandparents f[f].
+Python: ``dp.gather(x, idx)``; files: the same. Distributed: x and idx are gathered whole (an
+exchange explain shows and the stats count), C is computed on every rank and each keeps its part.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DimensionMismatch, DomainMismatch, InputError, NoGradient, Span
+from ..ir.types import Kind, Type
+from .define import EXPR, Expr, Facts, define, make, node_of, span_or_caller, spelling, touched
+from .define.lazy import kernel, library
+
+gb = library("graphblas")
+buffers = kernel("buffers")
+gbops = kernel("gbops")
+
+GATHER = define("gather")
+
+
+@GATHER.type_rule
+def _type(args, attrs, given, where, span):
+    x, idx = args
+    for v in args:
+        if v.type.ncols != 1:
+            raise DimensionMismatch(f"{where}: gather takes two vectors (n x 1), got {v.label} of shape "
+                                    f"{list(v.type.shape)}", span)
+    if idx.type.dtype.is_float or idx.type.dtype.value == "bool":
+        raise DomainMismatch(f"{where}: the positions are integers, {idx.label} is {idx.type.dtype}", span)
+    kind = Kind.dense if x.type.kind is Kind.dense and idx.type.kind is Kind.dense else Kind.sparse
+    return Type(kind, (idx.type.nrows, 1), x.type.dtype, form=idx.type.form)
+
+
+@GATHER.eval_rule()
+def _evaluate(node, args, env):
+    x, idx = args
+    n = x.nrows
+    if x.nvals == n and idx.nvals == idx.nrows:   # both full: their values arrays, lent (no copies)
+        with buffers.values_of(idx) as at:
+            _check(at, n)
+            if x is idx:   # (f[f]: one matrix, lent once)
+                got = at[at[:, 0]]
+            else:
+                with buffers.values_of(x) as xv:
+                    got = xv[at[:, 0]]
+        return buffers.from_values(got.reshape(-1, 1), gbops.dtype_of(x))
+    rows, _, at = idx.to_coo()
+    at = at.astype(np.int64, copy=False)
+    _check(at, n)
+    xr, _, xv = x.to_coo()
+    if xr.size == n:   # (x full: its values in order)
+        keep, vals = slice(None), xv[at]
+    else:
+        where = np.full(n, -1, dtype=np.int64)
+        where[xr] = np.arange(xr.size)
+        k = where[at]
+        keep = k >= 0
+        vals = xv[k[keep]]
+    rows = rows[keep]
+    return gb.Matrix.from_coo(rows, np.zeros(rows.size, dtype=np.int64), vals, nrows=idx.nrows, ncols=1,
+                              dtype=x.dtype)
+
+
+def _check(at: np.ndarray, n: int):
+    if at.size and (at.min() < 0 or at.max() >= n):
+        bad = at[(at < 0) | (at >= n)].reshape(-1)[0]
+        raise InputError(f"gather: position {bad} is outside the vector's {n} entries")
+
+
+@GATHER.fact_rule
+def _facts(n, a):
+    return Facts(a[0].full and a[1].full)   # (a position outside x is an error, not a missing entry)
+
+
+@GATHER.lower_rule
+def _lower(pl, n):
+    pl.via_rep(n)   # (any rank's positions may point at any rank's entries)
+
+
+@GATHER.work_rule
+def _work(n, args, out):
+    return touched(args, out)
+
+
+@GATHER.vjp_rule()
+def _vjp(n, g, needs, b):
+    raise NoGradient("gather has no gradient rule")
+
+
+@spelling(file=(("x", EXPR), ("idx", EXPR)))
+def gather(x: Expr, idx: Expr, *, span: Span | None = None) -> Expr:
+    """The entries of the vector x at the positions idx holds as values: ``C[i] = x[idx[i]]``, of
+    idx's length; missing where idx[i] is or x has no entry there (a position outside x is an
+    error). Both are vectors of the program (n x 1)."""
+    span = span_or_caller(span)
+    for v, what in ((x, "x"), (idx, "idx")):
+        if not isinstance(v, Expr):
+            raise TypeError(f"gather: {what} is a vector of the program (an input or computed), got "
+                            f"{type(v).__name__}: pass data as an input")
+    return Expr(make(GATHER.op, (node_of(x), node_of(idx)), (), span=span))

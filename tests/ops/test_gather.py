@@ -1,0 +1,77 @@
+"""gather (C[i] = x[idx[i]]) and build into a column with min / max (numpy's scatter), against
+numpy with GraphBLAS semantics (a missing entry is not a zero), every dtype, P = 1..4."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from gbsem import DTYPES, check, rand, rng_for, run, to_sparse
+
+import dspla as dp
+from dspla.frontend.parser import parse
+
+N, M = 9, 13
+
+
+@pytest.mark.parametrize("P", [1, 2, 4])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gather_equals_numpy(dtype, P):
+    rng = rng_for("gather", dtype, P)
+    xv, xp = rand(rng, (N, 1), dtype)
+    at = rng.integers(0, N, M)
+    ap = rng.random(M) < 0.8
+    X, I = dp.vector("x", "n", dtype, kind="sparse"), dp.vector("i", "m", "int64", kind="sparse")
+    f = dp.function({"g": dp.gather(X, I)})
+    idx = sp.csr_array((at[ap], (np.flatnonzero(ap), np.zeros(ap.sum(), int))), shape=(M, 1))
+    got = run(f, {"x": to_sparse((xv, xp)), "i": idx}, P)
+    want_p = ap & xp[at, 0]
+    want_v = np.where(want_p, xv[at, 0], 0).astype(xv.dtype)
+    check(got["g"], (want_v.reshape(M, 1), want_p.reshape(M, 1), (M,)))
+
+
+@pytest.mark.parametrize("P", [1, 3])
+def test_gather_of_full_vectors_and_of_itself(P):
+    """f[f] on a full parent vector (FastSV's grandparents), read in place."""
+    f = np.array([0, 0, 1, 2, 2, 4, 6, 6, 7])
+    F = dp.vector("f", "n", "int64")
+    fn = dp.function({"gf": dp.gather(F, F), "g2": dp.gather(F * 10, F)})
+    got = run(fn, {"f": f}, P)
+    check(got["gf"], (f[f].reshape(-1, 1), np.ones((N, 1), bool), (N,)))
+    check(got["g2"], ((10 * f)[f].reshape(-1, 1), np.ones((N, 1), bool), (N,)))
+
+
+def test_gather_errors():
+    X, I = dp.vector("x", "n"), dp.vector("i", "m", "int64")
+    f = dp.function({"g": dp.gather(X, I)})
+    with pytest.raises(dp.InputError, match="position 9 is outside the vector's 9 entries"):
+        f(x=np.ones(N), i=np.array([1, 9]))
+    with pytest.raises(dp.DomainMismatch, match="positions are integers"):
+        dp.gather(X, dp.vector("j", "m"))
+    with pytest.raises(dp.DimensionMismatch, match="two vectors"):
+        dp.gather(dp.dense("A", ("n", 2)), I)
+    prog = parse("input x : vector[n]\ninput i : vector[m] int64\ng = gather(x, i)\noutput g\n")
+    assert dict(prog.outputs)["g"] == dp.gather(X, I).node
+
+
+@pytest.mark.parametrize("P", [1, 2, 4])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float32", "float64"])
+@pytest.mark.parametrize("op", ["min", "max"])
+def test_build_a_column_with_repeats(op, dtype, P):
+    """build(rows, 0, values, n, 1, dup_op=min/max): full and partly present triples."""
+    rng = rng_for("build-col", op, dtype, P)
+    e = 30
+    rows = rng.integers(0, N, e)
+    vals, _ = rand(rng, (e, 1), dtype, full=True)
+    R, Z, V = (dp.vector(k, "e", t, kind="sparse") for k, t in (("R", "int64"), ("Z", "int64"), ("V", dtype)))
+    f = dp.function({"c": dp.build(R, Z, V, N, 1, dup_op=op)})
+    for has in (np.ones(e, bool), rng.random(e) < 0.7):
+        def col(v, h=has):
+            return sp.csr_array((v[h], (np.flatnonzero(h), np.zeros(h.sum(), int))), shape=(e, 1))
+
+        got = run(f, {"R": col(rows), "Z": col(np.zeros(e, np.int64)), "V": col(vals[:, 0])}, P)
+        wv, wp = np.zeros((N, 1), vals.dtype), np.zeros((N, 1), bool)
+        pick = np.minimum if op == "min" else np.maximum
+        for k in np.flatnonzero(has):   # the oracle: one triple at a time
+            wv[rows[k], 0] = pick(wv[rows[k], 0], vals[k, 0]) if wp[rows[k], 0] else vals[k, 0]
+            wp[rows[k], 0] = True
+        check(got["c"], (wv, wp))
