@@ -257,7 +257,7 @@ def locate(top: str | None, option: str, table: dict, what: str, hint: str) -> t
         return None, f"{option} {top} is not a directory"
     progs = find_programs(top, table)
     if not progs:
-        return None, f"no {what} ({', '.join(table.values())}) under {top}: {hint}"
+        return None, f"no {what} ({', '.join(dict.fromkeys(table.values()))}) under {top}: {hint}"
     return progs, ""
 
 

@@ -42,8 +42,9 @@ import scipy.sparse as sp
 
 from . import _peers_common as pc
 
-DEMOS = {"bfs": "bfs_demo", "pagerank": "gappagerank_demo", "pagerank64": "gappagerank_demo", "cc": "cc_demo",
-         "tc": "tc_demo", "sssp": "sssp_demo"}
+# (both PageRank rows time the same demo's calls)
+DEMOS = {"bfs": "bfs_demo", **{alg: "gappagerank_demo" for alg in pc.PAGERANK}, "cc": "cc_demo", "tc": "tc_demo",
+         "sssp": "sssp_demo"}
 BUILD_HINT = "build LAGraph 1.1.4 with -DBUILD_TESTING=ON as docs/benchmarks.md says"
 FLOAT = r"([0-9.eE+-]+)"
 
@@ -53,7 +54,7 @@ def find(top: str | None) -> tuple:
     progs, why_not = pc.locate(top, "--lagraph", DEMOS, "LAGraph demo programs", BUILD_HINT)
     if progs is None:
         return None, why_not
-    missing = [DEMOS[a] for a in DEMOS if a not in progs]
+    missing = list(dict.fromkeys(DEMOS[a] for a in DEMOS if a not in progs))
     return progs, (f"{', '.join(missing)} not found under {top}" if missing else "")
 
 
@@ -119,7 +120,7 @@ def parse_sssp(text: str) -> dict:
             "seconds": [float(t) for _, t in rows][1:]}   # the first call is cold
 
 
-PARSERS = {"bfs": parse_bfs, "pagerank": parse_pagerank, "pagerank64": parse_pagerank, "cc": parse_cc, "tc": parse_tc,
+PARSERS = {"bfs": parse_bfs, **{alg: parse_pagerank for alg in pc.PAGERANK}, "cc": parse_cc, "tc": parse_tc,
            "sssp": parse_sssp}
 
 

@@ -47,8 +47,10 @@ def _evaluate(node, args, env):
     dup = node.attr("dup_op")
     dt = node.type.dtype
     full = length and i.nvals == j.nvals == x.nvals == length
-    if full and nc == 1 and dup is not None and dup.name in _SCATTER and dup.func is None:
-        return _scatter_full(i, j, x, nr, _SCATTER[dup.name], dt)
+    # (a column whose repeats combine by min / max: numpy's scatter, below)
+    ufunc = _SCATTER.get(dup.name) if nc == 1 and dup is not None and dup.func is None else None
+    if full and ufunc is not None:
+        return _scatter_full(i, j, x, nr, ufunc, dt)
     if full:   # their values, in order (lent and copied)
         rows, cols, vals = (_values(v) for v in (i, j, x))
     else:   # the positions every vector has, by counting (no sort: a vector's rows are unique)
@@ -60,8 +62,8 @@ def _evaluate(node, args, env):
         rows, cols, vals = (v[np.searchsorted(r, both)] for r, v in ((ri, vi), (rj, vj), (rx, vx)))
     rows, cols = rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False)
     _inside(rows, cols, nr, nc)
-    if nc == 1 and dup is not None and dup.name in _SCATTER and dup.func is None:
-        return _scatter(rows, vals, nr, _SCATTER[dup.name], dt)
+    if ufunc is not None:
+        return _scatter(rows, vals, nr, ufunc, dt)
     try:
         return gb.Matrix.from_coo(rows, cols, vals, nrows=nr, ncols=nc, dtype=dt.gb,
                                   dup_op=None if dup is None else gbops.binary(dup, dt))

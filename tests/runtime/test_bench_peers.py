@@ -93,6 +93,7 @@ def test_finding_the_programs(tmp_path):
     progs, why = lg.find(str(top))
     assert set(progs) == {"bfs", "tc"} and progs["bfs"].endswith("src/benchmark/bfs_demo")
     assert "gappagerank_demo" in why and "cc_demo" in why and "sssp_demo" in why
+    assert why.count("gappagerank_demo") == 1   # (both PageRank rows read that one demo)
     _program(top / "Applications" / "SpMSpV-IPDPS2017" / "SpMSpVBench")
     progs, why = cb.find(str(top))
     assert set(progs) == {"bfs"} and "fastsv not found" in why and "FastSV.cpp" in why and "MultTiming" in why

@@ -22,10 +22,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from bfs import bfs_function  # noqa: E402
 
 
-def _bfs():
-    return bfs_function()
-
-
 def _graph(n=40, seed=3):
     A = sp.random_array((n, n), density=0.06, random_state=seed, format="csr")
     return ((A + A.T) > 0).astype(np.float64).tocsr()
@@ -54,7 +50,7 @@ def _top_level_steps(monkeypatch):
 
 
 def test_steps_on_an_unchanged_source_are_computed_once(monkeypatch):
-    A, f = _graph(), _bfs()
+    A, f = _graph(), bfs_function()
     counts = _top_level_steps(monkeypatch)
     s = _source(40, 0)
     for src in (0, 0, 0, 0, "new object", 7, 7, 7):
@@ -70,7 +66,7 @@ def test_steps_on_an_unchanged_source_are_computed_once(monkeypatch):
 
 
 def test_a_python_graphblas_source_written_in_place_is_seen():
-    A, f = _graph(), _bfs()
+    A, f = _graph(), bfs_function()
     s = gb.io.from_scipy_sparse(_source(40, 0))   # (bound as it is: the caller's own matrix)
     for _ in range(3):
         np.testing.assert_array_equal(f(A=A, s=s)["levels"].to_numpy(fill=-1)[:, 0], _want(A, 0))
@@ -101,7 +97,7 @@ def test_every_rank_keeps_what_it_may(P):
     objects = {src: _source(40, src) for src in set(sources)}
 
     def body(comm):
-        s = DistSession(_bfs().compiled, comm)
+        s = DistSession(bfs_function().compiled, comm)
         got = []
         for src in sources:
             out = gather(s.run({"A": A, "s": objects[src]} if comm.rank == 0 else None))

@@ -1,6 +1,7 @@
 """A run's peak memory is the process's own high-water mark (VmHWM), read by getrusage when its
 peak is known to be that mark, else from /proc/self/status (session/stats.py): never the peak
 getrusage carries over from the process image that exec'd this one."""
+import ast
 import os
 import subprocess
 import sys
@@ -48,7 +49,7 @@ def _child(argv) -> tuple[list, int, int]:
     r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     rows, reads, maxrss = r.stdout.strip().rsplit(" ", 2)
-    return eval(rows), int(reads), int(maxrss)   # noqa: S307 - our own child's repr of numbers
+    return ast.literal_eval(rows), int(reads), int(maxrss)
 
 
 # getrusage's resident size leaves out pages still in per-CPU counts; the mark it stores and
