@@ -313,7 +313,7 @@ class Compiled:
         if hit is None:
             if len(self._sized) > 16:
                 self._sized.clear()
-            c = for_sizes(self.compilation, mats, dims)
+            c = replace(for_sizes(self.compilation, mats, dims), mats=None)   # (not the graph: it outlives it)
             hit = self._sized[key] = (c, Schedule(c.program))
         c, _ = hit
         return Compilation(c.program, mats, dims, timings=c.timings)

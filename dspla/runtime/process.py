@@ -153,12 +153,44 @@ def settle_garbage():
     objects frozen, collecting after each iteration costs ~0.3 ms and frees them at once.
     A re-plan unfreezes everything first so the previous plan's objects can be freed (a full
     collection); the first plan collects only what was made since start-up."""
-    global _PLAN_FROZEN
+    global _PLAN_FROZEN, _SETTLED
     if _PLAN_FROZEN:
         gc.unfreeze()
     gc.collect()
     gc.freeze()
     _PLAN_FROZEN = True
+    _SETTLED += 1
+
+
+_SETTLED = 0   # settle_garbage's calls so far
+
+
+def settlements() -> int:
+    """How many times a plan's objects were frozen (``settle_garbage``) so far: a plan made
+    before the count last moved is frozen, whichever function's plan settled."""
+    return _SETTLED
+
+
+def drop_plan_garbage(settled: bool) -> None:
+    """Free a plan that a new one replaces, before planning it: its values (the graph's copies
+    and transposes) sit in reference cycles, out of reach of the young collections after each
+    run, so a function called with a new graph every time grew by them at each call (20 MB a
+    call on soc-Slashdot0902's cc, slower from fresh pages) until a full collection. A plan
+    frozen since it was made (``settled``: ``settlements`` moved) is settled again, else one full
+    collection (about 0.5 ms with the start-up frozen), whose freed pages planning and the run
+    then take back."""
+    if settled:
+        settle_garbage()
+    else:
+        gc.collect()
+
+
+def collect_young() -> None:
+    """The youngest generation collected (a loop's iteration temporaries), and the next one when
+    the interpreter would have collected it: a manual collection resets the count that triggers
+    its own, so collecting generation 0 after every iteration would otherwise starve generation
+    1 and let what outlived an iteration pile up for the length of the loop."""
+    gc.collect(1 if gc.get_count()[1] >= gc.get_threshold()[1] else 0)
 
 
 def older_collections() -> int:

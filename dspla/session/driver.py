@@ -45,11 +45,13 @@ from ..runtime.failure import PeerError, fail, is_quiet, on_root
 from ..runtime.interp import Runtime, shm
 from ..runtime.process import (
     collect_run_garbage,
+    drop_plan_garbage,
     older_collections,
     planning_mark,
     ran_a_plan,
     release_freed_memory,
     settle_garbage,
+    settlements,
 )
 from ..runtime.wire import from_wire, to_wire
 from ..values import Array, Dist, meet
@@ -82,6 +84,7 @@ class DistSession:
         self.plan = None          # rank 0: what planning decided (the programs are scattered)
         self.layout = None        # every rank: (dims, output layouts, output shapes) to lay results out
         self.runtime = None
+        self._settled_at = 0      # plans frozen (runtime/process.py settlements) when this one was made
         self.inputs = Inputs(compiled)   # rank 0: what it keeps of the inputs between calls
         self._held: dict = {}     # every rank: name -> its piece of a host input
         self._copies: set = set()  # the names whose pieces are the session's own copies (no caller's)
@@ -277,9 +280,17 @@ class DistSession:
 
     def _run(self, header, mats, dims, inputs, dist, repeat, local):
         comm, rank, P = self.comm, self.comm.rank, self.comm.size
+        # (simulated ranks share one process: rank 0's collections serve all; each rank's set the others' off)
+        heap = rank == 0 or not getattr(comm, "simulated", False)
+        if header["replan"] and self.runtime is not None:   # the plan replaced: its values freed first
+            self.runtime.close()   # (a collective: every rank replans together)
+            self.runtime, self._held = None, {}
+            if heap:
+                drop_plan_garbage(settlements() != self._settled_at)
         t_plan, mark = time.perf_counter(), planning_mark() if header["replan"] else None
         if header["replan"]:
             self._plan(header, mats, dims, inputs, dist)
+            self._settled_at = settlements()
         planning_s = time.perf_counter() - t_plan
         if header["replan"] and max(_entries(mats, dist), _planned(self.runtime)) > _BIG:
             # planning's temporaries (matrices in reference cycles) freed and their pages returned,
@@ -296,8 +307,6 @@ class DistSession:
         rt = self.runtime
         times = []
         before = reset_peak_rss()   # (planning's peak; the run's own is read after it)
-        # (simulated ranks share one process: rank 0's collections serve all; each rank's set the others' off)
-        heap = rank == 0 or not getattr(comm, "simulated", False)
         for n in range(max(1, repeat)):
             if self._runs == 1 and heap:
                 # the plan is in use (run again): its objects leave the collector's view (a full

@@ -19,7 +19,6 @@ interpreter.
 """
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import dataclass
 
@@ -31,6 +30,7 @@ from ...ir.types import DType
 from ...kernels import item as _item
 from ...kernels import spmspv
 from ...kernels.overflow import LIMIT, describe, raise_wrapped
+from ..process import collect_young
 from .compute import frontier
 from .interpreter import _dt
 
@@ -140,7 +140,7 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
     elif type(q) is spmspv.Handle:
         q = q.matrix()
     if cyclic:
-        gc.collect(0)   # (as _iterate: the levels made by compute.frontier)
+        collect_young()   # (as _iterate: the levels made by compute.frontier)
     _finish(rt, loop, t, q, seen, depth, nq, it)
     rt.timed("compute_s", t0)
     return it, checks, nq > 0

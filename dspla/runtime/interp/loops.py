@@ -2,7 +2,6 @@
 moved), and Empty, a typed matrix with no entries."""
 from __future__ import annotations
 
-import gc
 import operator
 import time
 
@@ -15,6 +14,7 @@ from ...ir import Op
 from ...ir.types import DType
 from ...kernels.item import check, scalar
 from ...ops.loop import truth
+from ..process import collect_young
 from .fused import recognize, run
 from .interpreter import Runtime, handler
 
@@ -82,7 +82,7 @@ def _iterate(rt: Runtime, i: Loop, words: list, static_words: int) -> tuple[int,
             s[c] = v
         it += 1
         words.append(static_words + _sent(rt) - before)   # what moved in this iteration
-        gc.collect(0)   # the iteration's temporaries (python-graphblas matrices sit in reference cycles)
+        collect_young()   # the iteration's temporaries (python-graphblas matrices sit in reference cycles)
 
 
 _COMPARE = {"gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le, "eq": operator.eq,
