@@ -145,10 +145,21 @@ def summary(alg: str, out: dict) -> dict:
 
 # Graph-only results (cc, triangles) are kept by a function between calls with the same graph:
 # each timed call then starts from a graph new to it (invalidate: conversion, plan, its
-# evaluation of graph-only values, run). BFS, SSSP and PageRank depend on a data input too: a
-# warm call keeps the graph's conversion and what depends on it alone (Aᵀ, degrees), as
-# LAGraph's graph object caches them, and runs the whole algorithm.
+# evaluation of graph-only values, run; or, against LAGraph, a new GraphBLAS matrix: see
+# ``structural``). BFS, SSSP and PageRank depend on a data input too: a warm call keeps the
+# graph's conversion and what depends on it alone (Aᵀ, degrees), as LAGraph's graph object
+# caches them, and runs the whole algorithm.
 FRESH = ("cc", "tc", "spgemm")
+
+
+def structural(A: sp.csr_array):
+    """A's pattern as a GraphBLAS matrix, every value 1 (stored once: iso), in the dtype dspla's
+    examples declare: the graph LAGraph's cc and tc demos read (``readproblem(..., structural=
+    true)``, bool) and hand to each timed call ready made. dspla's calls of those take a new copy
+    each (made untimed): no conversion from scipy is timed, as none is on their side, but
+    planning and every graph-only value are, the graph being new."""
+    import graphblas as gb
+    return gb.Matrix.from_csr(A.indptr, A.indices, 1.0, dtype=float, nrows=A.shape[0], ncols=A.shape[1])
 
 
 # Each peer program times its calls after busy work of its own (reading the graph, a warm-up
@@ -159,13 +170,16 @@ FRESH = ("cc", "tc", "spgemm")
 WARM_S = 0.25
 
 
-def timed_calls(alg: str, f, ins: dict, runs: int) -> list:
+def timed_calls(alg: str, f, ins: dict, runs: int, fresh=None) -> list:
     """Seconds of ``runs`` calls of ``f`` (already called once: planned), after WARM_S seconds of
-    the same calls."""
+    the same calls. ``fresh``: a graph-only algorithm's inputs made anew before each call,
+    untimed (else, for those, the function forgets its graph: ``invalidate``)."""
     times: list = []
     start = time.perf_counter()
     while len(times) < runs:
-        if alg in FRESH:
+        if alg in FRESH and fresh is not None:
+            ins = fresh()
+        elif alg in FRESH:
             f.invalidate()
         t0 = time.perf_counter()
         out = f(**ins)

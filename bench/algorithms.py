@@ -127,6 +127,7 @@ def gb_components(A: sp.csr_array):
     labels = gb.Vector.from_dense(np.arange(n, dtype=np.int64))
     while True:
         new = labels.ewise_add(S.mxv(labels, semiring.min_second).new(), binary.min).new()
+        new = new[new.to_dense()].new()   # pointer jumping, as examples/cc.py: GraphBLAS's extract
         if new.isequal(labels):
             return labels
         labels = new
