@@ -102,6 +102,17 @@ def test_components_match_csgraph():
     _same_partition(labels, want)
 
 
+def test_components_jump_along_a_long_path():
+    # label propagation alone needs a round per node a label travels (255 here); with pointer
+    # jumping along a path numbered in order, a label's reach doubles each round
+    n = 256
+    for order in (np.arange(n), np.arange(n)[::-1]):
+        A = sp.csr_array((np.ones(n - 1), (order[:-1], order[1:])), shape=(n, n))
+        out = cc_function()(A=A)
+        assert (out["labels"].to_numpy()[:, 0] == 0).all()
+        assert out["iterations"].to_numpy()[0, 0] <= 2 * int(np.log2(n)) + 2
+
+
 def test_triangles_match_networkx():
     A = awkward(seed=5)
     assert triangles(A) == _undirected_triangles(A) > 0
