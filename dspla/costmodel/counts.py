@@ -185,6 +185,17 @@ def _fetch_mxm(i, v, c, t):
     c["memory_bytes"] += t.words_received * (v.itemsize + 16) // max(1, v.P - 1)
 
 
+@count_rule(ir.FetchGather)
+def _fetch_gather(i, v, c, t):
+    # positions out, entries back (values and their presence), in two exchanges; the asked
+    # positions and the answers packed and unpacked once each
+    c["p2p_msgs"] += t.messages_sent + t.messages_received
+    c["p2p_words"] += t.words_received
+    c["pack_words"] += t.words_sent + t.words_received
+    c["calls"] += 1
+    c["memory_bytes"] += (t.words_sent + t.words_received) * (v.itemsize + 9)
+
+
 @count_rule(ir.SampledMxM)
 def _sampled_mxm(i, v, c, t):
     # one dot product of length K per mask entry: with b's own rows (local), with received rows

@@ -21,6 +21,7 @@ from .collectives import (
 from .compute import CastTo, DropRows, Empty, Fill, Free, Local, MxM, Pack, StackedMxM, TakeCols, TakeRows, Unpermute
 from .loops import Loop, walk
 from .messages import (
+    FetchGather,
     FetchMxM,
     PackSparse,
     Recv,
@@ -41,7 +42,7 @@ COLLECTIVES = tuple(c for c in INSTRUCTIONS if c.COLLECTIVE)
 __all__ = [
     "COLLECTIVES", "INSTRUCTIONS", "NO_TRAFFIC", "AllgatherRows", "AllgatherSparse", "Allreduce", "Alltoall",
     "AlltoallSparse", "Bcast",
-    "BcastSparse", "CastTo", "Choice", "DropRows", "Empty", "FetchMxM", "Fill", "Free", "Get", "IBcast",
+    "BcastSparse", "CastTo", "Choice", "DropRows", "Empty", "FetchGather", "FetchMxM", "Fill", "Free", "Get", "IBcast",
     "ISmallAllreduce",
     "Instr", "Local", "Loop", "MxM", "Pack", "PackSparse", "RankProgram", "Recv", "RecvMxM", "Redistribute",
     "SampledMxM", "Send", "SendRecvRows", "SmallAllreduce", "StackMxM", "StackRows", "StackedMxM", "TakeCols",

@@ -187,6 +187,29 @@ class SendRecvRows(Instr):
 
 
 @dataclass(frozen=True, eq=False)
+class FetchGather(Instr):
+    """out = x[idx] (gather) for a vector x distributed by rows (``parts``: each row's owner,
+    ``pos``: its position there) and a vector idx laid out as out is: each rank asks the owners
+    of the positions its idx holds for their entries (one exchange of positions, one of values
+    and their presence), so no rank holds x or idx whole. Its traffic is the positions asked of
+    other ranks and the entries sent back, known when it runs; ``expect`` is planning's bound
+    (every position asked elsewhere, every entry answered)."""
+    out: int
+    x: int
+    idx: int
+    parts: np.ndarray
+    pos: np.ndarray
+    presence: bool = True   # x may miss entries: their presence travels with the values
+    expect: tuple = (0, 0, 0, 0)
+    READS, WRITES = ("x", "idx"), ("out",)
+    COLLECTIVE = True
+    DYNAMIC = True
+
+    def traffic(self, where, payload=None):
+        return Traffic(*(int(v) for v in (self.expect if payload is None else payload)))
+
+
+@dataclass(frozen=True, eq=False)
 class FetchMxM(Instr):
     """out = a ⊕.⊗ b with ``a`` a row-distributed value computed at run time (a loop's carried
     value) and ``b`` a static sparse value distributed by rows (``parts``: each row's owner,

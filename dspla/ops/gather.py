@@ -1,14 +1,17 @@
 """gather: a vector's entries at the positions another vector holds as values, C[i] = x[idx[i]]
 (no attributes). C has idx's length; C[i] is present where idx[i] is and x holds an entry at
 idx[i]. GraphBLAS's extract with its index list held in a vector: FastSV's grandparents f[f].
-Python: ``dp.gather(x, idx)``; files: the same. Distributed: x and idx are gathered whole (an
-exchange explain shows and the stats count), C is computed on every rank and each keeps its part.
+Python: ``dp.gather(x, idx)``; files: the same. Distributed by rows: each rank asks the owners of
+the positions its part of idx holds for their entries (FetchGather: positions out, entries back),
+and no rank holds either vector whole.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import DimensionMismatch, DomainMismatch, InputError, NoGradient, Span
+from ..instr import FetchGather
+from ..instr.layout import canonical
 from ..ir.types import Kind, Type
 from .define import EXPR, Expr, Facts, define, make, node_of, span_or_caller, spelling, touched
 from .define.lazy import kernel, library
@@ -76,7 +79,19 @@ def _facts(n, a):
 
 @GATHER.lower_rule
 def _lower(pl, n):
-    pl.via_rep(n)   # (any rank's positions may point at any rank's entries)
+    """Both vectors distributed by rows: each rank asks the owners of the positions its part of
+    idx holds (FetchGather), C laid out as idx; otherwise gathered and computed everywhere."""
+    x, idx = n.args
+    xl, il = canonical(x.type, pl.dims), canonical(idx.type, pl.dims)
+    if pl.P == 1 or xl.kind != "row" or il.kind != "row":
+        pl.via_rep(n)
+        return
+    part, m = pl.dims[xl.dim], pl.concrete(idx.type.nrows)
+    out = pl.slot()
+    # (at most every position asked elsewhere and every one answered: idx's whole length each way)
+    pl.emit(FetchGather(out, pl.value(x, xl), pl.value(idx, il), part.parts, part.pos,
+                        presence=not pl.facts[id(x)].full, expect=(m, 2 * (pl.P - 1), m, 2 * (pl.P - 1))))
+    pl.set(n, out, il)
 
 
 @GATHER.work_rule

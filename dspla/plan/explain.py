@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from ..costmodel import load
 from ..errors import InputError
 from ..formats.limits import check_memory
-from ..instr import FetchMxM, Where, walk
+from ..instr import FetchGather, FetchMxM, Where, walk
 from ..ir.node import Op
 from ..ir.types import Kind
 from ..kernels import routes
@@ -235,9 +235,13 @@ def as_text(plan, P: int, options: Options) -> str:
         lines += ["    " + ln for ln in describe(plan.partition.get(d, {}))]
     if not plan.products:
         lines.append("  no distributed sparse x dense products (everything is local or computed at planning)")
-    if any(type(i) is FetchMxM for prog in plan.programs or () for i in walk(prog.setup + prog.instrs)):
+    kinds = {type(i) for prog in plan.programs or () for i in walk(prog.setup + prog.instrs)}
+    if FetchMxM in kinds:
         lines.append("  a carried value times a fixed sparse one: the fixed one's rows the value names are fetched "
                      "from their owners, one owner at a time (FetchMxM); it is never gathered whole")
+    if FetchGather in kinds:
+        lines.append("  gather: each rank asks the owners of the positions it holds for their entries (FetchGather); "
+                     "neither vector is gathered whole")
     dynamic = data_dependent(plan)
     for p in plan.products:
         lines.append(f"  product {p.index}: {p.expr}   [{p.a} x {p.b}]"

@@ -162,7 +162,7 @@ def _signature(i) -> tuple:
         return (t.__name__, i.axis, i.width)
     if t is ir.TransposeRows:
         return (t.__name__, i.ncols)
-    if t is ir.FetchMxM:
+    if t in (ir.FetchMxM, ir.FetchGather):
         return (t.__name__, len(i.parts))
     if t is ir.AlltoallSparse:
         return (t.__name__, len(i.bounds), i.ncols)

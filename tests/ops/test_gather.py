@@ -75,3 +75,27 @@ def test_build_a_column_with_repeats(op, dtype, P):
             wv[rows[k], 0] = pick(wv[rows[k], 0], vals[k, 0]) if wp[rows[k], 0] else vals[k, 0]
             wp[rows[k], 0] = True
         check(got["c"], (wv, wp))
+
+
+@pytest.mark.parametrize("P", [2, 4])
+def test_distributed_gather_asks_the_owners(P):
+    """With the vectors distributed by rows (a graph partitions n), each rank asks the owners of
+    its positions for their entries: two words per position another rank owns (asked,
+    answered), counted here from the block partition alone; nothing is gathered whole."""
+    from harness import run_dist
+
+    n = 48
+    rng = np.random.default_rng(P)
+    A = sp.random_array((n, n), density=0.1, random_state=P, format="csr")
+    x, at = rng.random(n), rng.integers(0, n, n)
+    X, I = dp.vector("x", "n"), dp.vector("i", "n", "int64")
+    f = dp.function({"g": dp.gather(X, I), "y": dp.sparse("A", ("n", "n")) @ X})
+    got, stats = run_dist(f, {"A": A, "x": x, "i": at}, P, partition="block", plan="p2p1d")
+    np.testing.assert_array_equal(got["g"].to_numpy()[:, 0], x[at])
+    owner = np.arange(n) * P // n   # (block rows: row i on process i P / n)
+    product = stats["products"][0]["words_sent_total"] if stats["products"] else 0
+    assert stats["words_sent_total"] - product == 2 * int((owner != owner[at]).sum())   # (whole: n more a rank)
+    assert "neither vector is gathered whole" in f.explain(np=P, A=A, x=x, i=at, partition="block", plan="p2p1d")
+    at[n // 2] = n + 3   # a position outside x, on one rank only: every rank stops with its message
+    with pytest.raises(dp.InputError, match=f"position {n + 3} is outside the vector's {n} entries"):
+        run_dist(f, {"A": A, "x": x, "i": at}, P, partition="block", plan="p2p1d")

@@ -280,6 +280,8 @@ def run_simulated(size: int, fn, *args, timeout: float = 60.0):
             errors[r] = errors[r] or e
         except BaseException as e:  # noqa: BLE001 - propagate to the caller
             errors[r] = e
+            if getattr(e, "quiet", False) or getattr(e, "agreed", False):
+                return   # (an agreed failure: every rank stops by itself and one reports, no abort)
             w = comms[r].world
             with w.cv:
                 w.aborted = w.aborted or f"rank {r} failed: {type(e).__name__}: {e}"

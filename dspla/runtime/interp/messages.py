@@ -9,7 +9,10 @@ import graphblas as gb
 import numpy as np
 from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
 
+from ...algebra import REDUCTIONS
+from ...errors import InputError
 from ...instr import (
+    FetchGather,
     FetchMxM,
     Get,
     PackSparse,
@@ -25,6 +28,7 @@ from ...instr import (
 from ...ir.types import DType
 from ...kernels import buffers as local
 from ...kernels import gbops, lend, overflow
+from ..failure import PeerError
 from . import shm
 from .compute import _multiply, _output_mask, frontier
 from .interpreter import Runtime, _dt, handler
@@ -426,6 +430,59 @@ def _pairwise(g, to: int, frm: int, arrays: tuple, dtypes: tuple) -> list:
         g.alltoallv(np.ascontiguousarray(x, dtype=dt), sc, buf, rc)
         out.append(buf)
     return out
+
+
+@handler(FetchGather)
+def _fetch_gather(rt: Runtime, i: FetchGather):
+    g, t0 = rt.comm, time.perf_counter()
+    P, me, n = g.size, g.rank, len(i.parts)
+    x, idx = rt.slots[i.x], rt.slots[i.idx]
+    rows, _, at = idx.to_coo()
+    at = at.astype(np.int64, copy=False)
+    _agree_in_range(g, at, n)   # (every rank raises alike, before any exchange)
+    owner = i.parts[at]
+    order = np.argsort(owner, kind="stable")
+    sc = np.bincount(owner, minlength=P).astype(np.int64)
+    rc = np.empty(P, np.int64)
+    g.alltoallv(sc, np.ones(P, np.int64), rc, np.ones(P, np.int64))
+    asked = np.empty(int(rc.sum()), np.int64)
+    g.alltoallv(np.ascontiguousarray(i.pos[at[order]]), sc, asked, rc)
+    values, present = local.dense_parts(x)
+    values, present = values[:, 0], present[:, 0]
+    got = np.empty(int(sc.sum()), values.dtype)
+    g.alltoallv(np.ascontiguousarray(values[asked]), rc, got, sc)
+    if i.presence:   # (which of the answers are entries: x's presence there)
+        there = np.empty(int(sc.sum()), np.uint8)
+        g.alltoallv(np.ascontiguousarray(present[asked], dtype=np.uint8), rc, there, sc)
+        keep = there.astype(bool)
+        rows_out, got = rows[order][keep], got[keep]
+    else:
+        rows_out = rows[order]
+    C = gb.Matrix.from_coo(rows_out, np.zeros(rows_out.size, np.int64), got, nrows=idx.nrows, ncols=1,
+                           dtype=x.dtype)
+    # positions asked of the others and entries answered to them (their presence is not counted);
+    # a rank receives as many: answers to what it asked, and the others' positions
+    others = np.arange(P) != me
+    words = int(sc[others].sum() + rc[others].sum())
+    msgs = int((sc[others] > 0).sum() + (rc[others] > 0).sum())
+    rt.count_dynamic(i, (words, msgs, words, msgs))
+    rt.slots[i.out] = C
+    rt.timed("compute_s", t0)
+
+
+def _agree_in_range(g, at: np.ndarray, n: int) -> None:
+    """Raise on every rank when any rank's positions leave 0..n-1 (one small allreduce), so
+    that no rank is left waiting in the exchange and one message is printed."""
+    bad = at[(at < 0) | (at >= n)]
+    flag = np.array([bad.size > 0, bad[0] if bad.size else np.iinfo(np.int64).min], dtype=np.int64)
+    agreed = np.empty(2, np.int64)
+    g.allreduce_buf(flag, agreed, REDUCTIONS["max"])
+    if agreed[0]:   # (agreed: rank 0 reports it, the others stop quietly; runtime/failure.py)
+        err = InputError(f"gather: position {agreed[1]} is outside the vector's {n} entries")
+        if g.rank != 0:
+            raise PeerError(f"rank 0 failed: {err}")
+        err.agreed = True
+        raise err
 
 
 @handler(FetchMxM)
