@@ -179,6 +179,18 @@ def test_an_error_on_one_rank_before_or_after_the_first_collective(case, fault, 
     assert t < LIMIT_S
 
 
+def test_a_gather_position_out_of_range_on_one_rank_ends_the_job(case, tmp_path):
+    # the bad position is in the last rows (rank 1's): the ranks agree before any exchange
+    (tmp_path / "g.dspla").write_text("input A : sparse[n, n]\ninput x : vector[n]\ninput i : vector[n] int64\n"
+                                      "g = gather(x, i)\ny = A @ x\noutput g, y\n")
+    np.save(tmp_path / "x.npy", np.arange(60.0))
+    np.save(tmp_path / "i.npy", np.r_[np.arange(59), 99].astype(np.int64))
+    r, t = run([DSPLA, "run", tmp_path / "g.dspla", "-i", f"A={case / 'a.mtx'}", "-i", f"x={tmp_path / 'x.npy'}",
+                "-i", f"i={tmp_path / 'i.npy'}", "--np", 2, "--partition", "block", "--plan", "p2p1d"])
+    one_message(r, "gather: position 99 is outside the vector's 60 entries")
+    assert t < LIMIT_S
+
+
 def _ranks_of(marker: str) -> list[int]:
     out = subprocess.run(["pgrep", "-f", f"dspla.cli.main run {marker}"], capture_output=True, text=True).stdout
     pids = []
