@@ -15,9 +15,10 @@ matrix on a √P x √P grid, so it runs at square P only (1, 4, ...); dspla run
 
 dspla's side runs in its own job under the same mpiexec and MPICH settings (dspla's launcher
 defaults) with DSPLA_THREADS=1: BFS as warm calls, the slowest rank's time (bench/_peers_common.py);
-connected components and A @ A as calls on a graph new to the function, at P = 1 the whole call,
-at P > 1 the run that follows planning (rank 0's; planning, partitioning and distributing the
-graph apart, as CombBLAS's reading and distribution are). Each job's runs are averaged (CombBLAS
+connected components and A @ A as calls on a graph new to the function, at P = 1 the whole call
+on a GraphBLAS matrix made untimed (planning included; the conversion from scipy apart, as
+CombBLAS's reading is), at P > 1 the run that follows planning (rank 0's; planning, partitioning
+and distributing the graph apart, as CombBLAS's reading and distribution are). Each job's runs are averaged (CombBLAS
 prints averages), and the medians are over the interleaved jobs."""
 from __future__ import annotations
 
@@ -120,7 +121,10 @@ def worker(npz: str, out: str, algs: list, src: int, runs: int) -> None:
         got = f(**ins)
         summary = {"nnz": int(got["C"].nvals)} if alg == "spgemm" else pc.summary(alg, got)
         del got
-        if P == 1:
+        if P == 1 and alg in pc.FRESH:   # (a GraphBLAS matrix new to f each call, as in the LAGraph comparison)
+            G = pc.structural(A)
+            seconds = pc.timed_calls(alg, f, {"A": G}, runs, lambda: {"A": G.dup()})
+        elif P == 1:
             seconds = pc.timed_calls(alg, f, ins, runs)
         else:
             seconds, planning = [], []
