@@ -289,7 +289,11 @@ class DistSession:
                 drop_plan_garbage(settlements() != self._settled_at)
         t_plan, mark = time.perf_counter(), planning_mark() if header["replan"] else None
         if header["replan"]:
-            self._plan(header, mats, dims, inputs, dist)
+            try:
+                self._plan(header, mats, dims, inputs, dist)
+            except BaseException:
+                self.plan = self.inputs.plan_key = None   # (the next call plans again, whatever its inputs)
+                raise
             self._settled_at = settlements()
         planning_s = time.perf_counter() - t_plan
         if header["replan"] and max(_entries(mats, dist), _planned(self.runtime)) > _BIG:

@@ -214,3 +214,23 @@ def test_a_long_loop_collects_the_next_generation_when_due():
     before = gc.get_stats()[1]["collections"]
     assert f(A=path, x=x0)["v"].nvals == n
     assert gc.get_stats()[1]["collections"] - before >= 2
+
+
+def test_a_call_after_a_failed_plan_plans_again(monkeypatch):
+    # the replaced plan is dropped before the new one is made: a failure in between must not
+    # leave the next call with no plan, or with the old graph's
+    from dspla import compiler
+    A = dp.sparse("A", ("n", "n"))
+    f = dp.function(outputs={"C": A @ dp.dense("X", ("n", "k"))})
+    x = np.ones((80, 3))
+    A1, A2 = _graph(80, 1), _graph(80, 2)
+    f(A=A1, X=x)
+    real = compiler.distribute
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("planning failed")
+    monkeypatch.setattr(compiler, "distribute", broken)
+    with pytest.raises(RuntimeError, match="planning failed"):
+        f(A=A2, X=x)
+    monkeypatch.setattr(compiler, "distribute", real)
+    np.testing.assert_allclose(f(A=A2, X=x)["C"].to_numpy(fill=0.0), A2 @ x)
