@@ -234,3 +234,30 @@ def test_apply_index_in_files_takes_its_operator_by_name():
     np.testing.assert_array_equal(out["T"].to_numpy(fill=-1), np.where(present, (j - i <= 0).astype(int), -1))
     with pytest.raises(DsplaError, match="unknown index-unary operator 'bogus'"):
         parse("input A : sparse[n, n]\nQ = apply_index(A, bogus)\noutput Q\n")
+
+
+def test_inf_literals_in_files():
+    """``inf`` and ``-inf`` are float64's infinities (a union's fill for a missing entry);
+    names that begin with them stay names; ``1e999`` stays an error."""
+    prog = parse("input x : sparse[n, 1]\ninput y : sparse[n, 1]\ninfo = y\n"
+                 "lo = ewise_union(x, info, min, inf, inf)\nhi = ewise_union(x, y, max, -inf, -inf)\n"
+                 "better = mask(x, ewise_union(x, y, lt, inf, inf))\noutput lo, hi, better\n")
+    x = sp.csr_array(np.array([[1.0], [0.0], [5.0], [0.0]]))
+    y = sp.csr_array(np.array([[2.0], [3.0], [0.0], [0.0]]))
+    got = dp.Function(prog)(x=x, y=y)
+    xv, xp = _dense(x)
+    yv, yp = _dense(y)
+    both = xp | yp
+    lo = np.where(xp, xv, np.inf).ravel(), np.where(yp, yv, np.inf).ravel()
+    np.testing.assert_array_equal(got["lo"].to_numpy(fill=np.nan).ravel(),
+                                  np.where(both.ravel(), np.minimum(*lo), np.nan))
+    hi = np.where(xp, xv, -np.inf).ravel(), np.where(yp, yv, -np.inf).ravel()
+    np.testing.assert_array_equal(got["hi"].to_numpy(fill=np.nan).ravel(),
+                                  np.where(both.ravel(), np.maximum(*hi), np.nan))
+    # x's entries where y has none or a larger one: rows 0 (1 < 2) and 2 (no y)
+    np.testing.assert_array_equal(got["better"].to_numpy(fill=np.nan).ravel(), [1.0, np.nan, 5.0, np.nan])
+    with pytest.raises(DsplaError, match="beyond the range of float64"):
+        parse("input x : sparse[n, 1]\ny = x * 1e999\noutput y\n")
+    for prog in ("input x : sparse[n, 1]\ninf = x\noutput inf\n", "input inf : sparse[n, 1]\noutput inf\n"):
+        with pytest.raises(DsplaError, match="inf is float64's infinity"):
+            parse(prog)

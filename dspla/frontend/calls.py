@@ -95,6 +95,8 @@ class Calls:
                 raise DsplaError(f"integer literal {_short(text)} does not fit in 64 bits", span)
             return sign * int(text)
         value = float(text)
+        if text == "inf":   # (the one infinity, written as a name is: a distance no path has)
+            return sign * value
         if math.isinf(value):
             raise DsplaError(f"number {_short(text)} is beyond the range of float64 (about 1.8e308)", span)
         if value == 0.0 and any(ch in "123456789" for ch in text.lower().split("e")[0]):

@@ -121,6 +121,7 @@ class _Builder(Calls):
         return rest[:-1], value
 
     def declared(self, name, kind, dims, dtype, role, form, span, default=None):
+        self._defines(name)
         if str(name) in self.env:
             raise DsplaError(f"{name!s} is already defined", self.span(name))
         e = SPELLINGS["declare"].fn(str(name), str(kind), tuple(dims), dtype, role=role, form=form, default=default,
@@ -141,8 +142,14 @@ class _Builder(Calls):
         self.semirings[str(name)] = algebra.Semiring(str(name), algebra.MONOIDS[str(mon)], algebra.BINARY[str(op)],
                                                      builtin=False)
 
+    def _defines(self, name) -> None:
+        """A name given a value here: not ``inf``, which in an expression is float64's infinity."""
+        if str(name) == "inf":
+            raise DsplaError("inf is float64's infinity (a literal); choose another name", self.span(name))
+
     def st_assign(self, t):
         name, expr = t.children
+        self._defines(name)
         if not self.loops and str(name) in self.env and any(d.attr("name") == str(name) for d in self.decls):
             raise DsplaError(f"cannot assign to {name!s}: it is an input (a loop may carry it on, as its "
                              "starting value)", self.span(name))
@@ -196,6 +203,7 @@ class _Builder(Calls):
                              f"({names[0]!s} = ...)", span)
         seen = set()
         for tok in names:
+            self._defines(tok)
             if str(tok) in seen:
                 raise DsplaError(f"{tok!s} is assigned twice", self.span(tok))
             seen.add(str(tok))
