@@ -15,7 +15,8 @@ matrix on a √P x √P grid, so it runs at square P only (1, 4, ...); dspla run
 
 dspla's side runs in its own job under the same mpiexec and MPICH settings (dspla's launcher
 defaults) with DSPLA_THREADS=1: BFS as warm calls, the slowest rank's time (bench/_peers_common.py);
-connected components and A @ A as calls on a graph new to the function, at P = 1 the whole call
+connected components (a graph found symmetric read as undirected: CombBLAS's FastSV symmetrises
+at reading) and A @ A as calls on a graph new to the function, at P = 1 the whole call
 on a GraphBLAS matrix made untimed (planning included; the conversion from scipy apart, as
 CombBLAS's reading is), at P > 1 the run that follows planning (rank 0's; planning, partitioning
 and distributing the graph apart, as CombBLAS's reading and distribution are). Each job's runs are averaged (CombBLAS
@@ -104,15 +105,16 @@ def _spgemm_function():
     return dp.function({"C": a @ a}, inputs=[a])
 
 
-def worker(npz: str, out: str, algs: list, src: int, runs: int) -> None:
+def worker(npz: str, out: str, algs: list, src: int, runs: int, undirected: bool = False) -> None:
     """Under mpiexec (or alone): dspla's side of each algorithm; rank 0 writes seconds per run
-    (the slowest rank's) and the results."""
+    (the slowest rank's) and the results. ``undirected``: cc reads the graph as it is (each edge
+    both ways), as CombBLAS's FastSV symmetrises at reading, untimed."""
     import dspla as dp
     from dspla.runtime.launch import one_process
     comm = dp.world() or one_process()
     rank, P = comm.rank, comm.size
     A = sp.csr_array(sp.load_npz(npz)) if rank == 0 else None
-    fns = {**pc.functions(), "spgemm": _spgemm_function}
+    fns = {**pc.functions(undirected), "spgemm": _spgemm_function}
     res: dict = {"P": P}
     for alg in algs:
         f = fns[alg]()
@@ -150,7 +152,8 @@ def worker(npz: str, out: str, algs: list, src: int, runs: int) -> None:
 
 def dspla_job(P: int, g: pc.Graph, algs: list, runs: int) -> dict:
     from .common import mpi_worker
-    return mpi_worker("bench._peers_combblas", P, lambda out: [g.npz, out, ",".join(algs), g.source, runs],
+    return mpi_worker("bench._peers_combblas", P, lambda out: [g.npz, out, ",".join(algs), g.source, runs]
+                      + (["--undirected"] if g.undirected else []),
                       env=pc.child_env({"OMP_NUM_THREADS": "1"}))
 
 
@@ -248,8 +251,9 @@ def main(argv=None) -> int:
     ap.add_argument("algs")
     ap.add_argument("source", type=int)
     ap.add_argument("runs", type=int)
+    ap.add_argument("--undirected", action="store_true")
     a = ap.parse_args(argv)
-    worker(a.npz, a.out, a.algs.split(","), a.source, a.runs)
+    worker(a.npz, a.out, a.algs.split(","), a.source, a.runs, a.undirected)
     return 0
 
 
