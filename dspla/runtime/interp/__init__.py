@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ... import kernels as _kernels  # noqa: F401  (python-graphblas initialised before messages imports gb.ss)
 from ...instr import INSTRUCTIONS
-from . import collectives, compute, loops, messages, onesided  # noqa: F401  (their handlers fill EXEC)
+from . import collectives, compute, fetch, loops, messages, onesided  # noqa: F401  (their handlers fill EXEC)
 from .interpreter import EXEC, Runtime, handler
 
 assert set(EXEC) == set(INSTRUCTIONS), f"instructions without a handler: {set(INSTRUCTIONS) - set(EXEC)}"

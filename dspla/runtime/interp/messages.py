@@ -9,11 +9,7 @@ import graphblas as gb
 import numpy as np
 from graphblas.ss import concat  # (imported here: python-graphblas loads gb.ss lazily, racing under threads)
 
-from ...algebra import REDUCTIONS
-from ...errors import InputError
 from ...instr import (
-    FetchGather,
-    FetchMxM,
     Get,
     PackSparse,
     Recv,
@@ -28,7 +24,6 @@ from ...instr import (
 from ...ir.types import DType
 from ...kernels import buffers as local
 from ...kernels import gbops, lend, overflow
-from ..failure import PeerError
 from . import shm
 from .compute import _multiply, _output_mask, frontier
 from .interpreter import Runtime, _dt, handler
@@ -415,104 +410,3 @@ def _sendrecv(rt: Runtime, i: SendRecvRows):
     t0 = time.perf_counter()
     rt.slots[i.out] = local.unpack_rows(recvbuf, i.nrows, i.k, dt, i.presence)
     rt.timed("pack_s", t0)
-
-
-def _pairwise(g, to: int, frm: int, arrays: tuple, dtypes: tuple) -> list:
-    """Send ``arrays`` (equal lengths) to rank ``to`` and receive as many arrays from ``frm``: one
-    Alltoallv of counts, one per array, every other rank's count zero."""
-    P = g.size
-    sc, rc = np.zeros(P, np.int64), np.zeros(P, np.int64)
-    sc[to] = len(arrays[0])
-    g.alltoallv(sc, np.ones(P, np.int64), rc, np.ones(P, np.int64))
-    out = []
-    for x, dt in zip(arrays, dtypes):
-        buf = np.empty(int(rc[frm]), dtype=dt)
-        g.alltoallv(np.ascontiguousarray(x, dtype=dt), sc, buf, rc)
-        out.append(buf)
-    return out
-
-
-@handler(FetchGather)
-def _fetch_gather(rt: Runtime, i: FetchGather):
-    g, t0 = rt.comm, time.perf_counter()
-    P, me, n = g.size, g.rank, len(i.parts)
-    x, idx = rt.slots[i.x], rt.slots[i.idx]
-    rows, _, at = idx.to_coo()
-    at = at.astype(np.int64, copy=False)
-    _agree_in_range(g, at, n)   # (every rank raises alike, before any exchange)
-    owner = i.parts[at]
-    order = np.argsort(owner, kind="stable")
-    sc = np.bincount(owner, minlength=P).astype(np.int64)
-    rc = np.empty(P, np.int64)
-    g.alltoallv(sc, np.ones(P, np.int64), rc, np.ones(P, np.int64))
-    asked = np.empty(int(rc.sum()), np.int64)
-    g.alltoallv(np.ascontiguousarray(i.pos[at[order]]), sc, asked, rc)
-    values, present = local.dense_parts(x)
-    values, present = values[:, 0], present[:, 0]
-    got = np.empty(int(sc.sum()), values.dtype)
-    g.alltoallv(np.ascontiguousarray(values[asked]), rc, got, sc)
-    if i.presence:   # (which of the answers are entries: x's presence there)
-        there = np.empty(int(sc.sum()), np.uint8)
-        g.alltoallv(np.ascontiguousarray(present[asked], dtype=np.uint8), rc, there, sc)
-        keep = there.astype(bool)
-        rows_out, got = rows[order][keep], got[keep]
-    else:
-        rows_out = rows[order]
-    C = gb.Matrix.from_coo(rows_out, np.zeros(rows_out.size, np.int64), got, nrows=idx.nrows, ncols=1,
-                           dtype=x.dtype)
-    # positions asked of the others and entries answered to them (their presence is not counted);
-    # a rank receives as many: answers to what it asked, and the others' positions
-    others = np.arange(P) != me
-    words = int(sc[others].sum() + rc[others].sum())
-    msgs = int((sc[others] > 0).sum() + (rc[others] > 0).sum())
-    rt.count_dynamic(i, (words, msgs, words, msgs))
-    rt.slots[i.out] = C
-    rt.timed("compute_s", t0)
-
-
-def _agree_in_range(g, at: np.ndarray, n: int) -> None:
-    """Raise on every rank when any rank's positions leave 0..n-1 (one small allreduce), so
-    that no rank is left waiting in the exchange and one message is printed."""
-    bad = at[(at < 0) | (at >= n)]
-    flag = np.array([bad.size > 0, bad[0] if bad.size else np.iinfo(np.int64).min], dtype=np.int64)
-    agreed = np.empty(2, np.int64)
-    g.allreduce_buf(flag, agreed, REDUCTIONS["max"])
-    if agreed[0]:   # (agreed: rank 0 reports it, the others stop quietly; runtime/failure.py)
-        err = InputError(f"gather: position {agreed[1]} is outside the vector's {n} entries")
-        if g.rank != 0:
-            raise PeerError(f"rank 0 failed: {err}")
-        err.agreed = True
-        raise err
-
-
-@handler(FetchMxM)
-def _fetch_mxm(rt: Runtime, i: FetchMxM):
-    g, t0 = rt.comm, time.perf_counter()
-    P, me = g.size, g.rank
-    a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
-    mask, acc = _output_mask(rt, i), gbops.binary(i.semiring.monoid.op, compute)
-    used = a.reduce_columnwise(gb.agg.count).new().to_coo()[0].astype(np.int64)   # the rows of b a names
-    owner = i.parts[used]
-    C = gbops.sparse_output(a.nrows, b.ncols, compute)
-    mine = used[owner == me]
-    if mine.size:
-        C(mask=mask) << a[:, mine].new().mxm(b[i.pos[mine], :].new(), op)
-    sent = got = msgs_sent = msgs_got = 0
-    for k in range(1, P):   # round k: ask rank me + k for its rows, answer rank me - k
-        to, frm = (me + k) % P, (me - k) % P
-        want = used[owner == to]
-        (asked,) = _pairwise(g, to, frm, (want,), (np.int64,))
-        r, c, v = b[i.pos[asked], :].new().to_coo() if asked.size else (np.zeros(0, np.int64),) * 2 + (
-            np.zeros(0, compute.np),)
-        rr, cc, vv = _pairwise(g, frm, to, (r, c, v), (np.int64, np.int64, compute.np))
-        sent, msgs_sent = sent + v.size, msgs_sent + (v.size > 0)
-        got, msgs_got = got + vv.size, msgs_got + (vv.size > 0)
-        del r, c, v
-        if want.size and vv.size:
-            rows = gb.Matrix.from_coo(rr, cc, vv, nrows=want.size, ncols=b.ncols, dtype=compute.gb)
-            del rr, cc, vv
-            C(mask=mask, accum=acc) << a[:, want].new().mxm(rows, op)
-            del rows
-    rt.count_dynamic(i, (sent, msgs_sent, got, msgs_got))
-    rt.slots[i.out] = gbops.cast(C, out)
-    rt.timed("compute_s", t0)
