@@ -99,3 +99,27 @@ def test_distributed_gather_asks_the_owners(P):
     at[n // 2] = n + 3   # a position outside x, on one rank only: every rank stops with its message
     with pytest.raises(dp.InputError, match=f"position {n + 3} is outside the vector's {n} entries"):
         run_dist(f, {"A": A, "x": x, "i": at}, P, partition="block", plan="p2p1d")
+
+
+@pytest.mark.parametrize("P", [2, 3])
+def test_distributed_gather_across_two_partitioned_dims(P):
+    """x over n (a graph partitions it), idx over m (another graph partitions that), x with
+    missing entries: C has idx's rows and layout, present where idx and x[idx] are."""
+    from harness import run_dist
+
+    n, m = 30, 44
+    rng = np.random.default_rng(10 + P)
+    xv, xp = rng.random(n), rng.random(n) < 0.7
+    at, ap = rng.integers(0, n, m), rng.random(m) < 0.8
+    x = sp.csr_array((xv[xp], (np.flatnonzero(xp), np.zeros(xp.sum(), int))), shape=(n, 1))
+    idx = sp.csr_array((at[ap], (np.flatnonzero(ap), np.zeros(ap.sum(), int))), shape=(m, 1))
+    A = sp.random_array((n, n), density=0.15, random_state=P, format="csr")
+    B = sp.random_array((m, m), density=0.15, random_state=P + 1, format="csr")
+    X, I = dp.vector("x", "n", kind="sparse"), dp.vector("i", "m", "int64", kind="sparse")
+    f = dp.function({"g": dp.gather(X, I), "y": dp.sparse("A", ("n", "n")) @ X,
+                     "z": dp.sparse("B", ("m", "m")) @ dp.cast(I, "float64")})
+    got, _ = run_dist(f, {"A": A, "B": B, "x": x, "i": idx}, P, partition="random", plan="p2p1d")
+    want_p = ap & xp[at]
+    assert np.array_equal(got["g"].present()[:, 0], want_p)
+    np.testing.assert_array_equal(got["g"].to_numpy(fill=0.0)[:, 0][want_p], xv[at][want_p])
+    assert "FetchGather" in f.explain(np=P, A=A, B=B, x=x, i=idx, partition="random", plan="p2p1d")
