@@ -113,6 +113,34 @@ def test_components_jump_along_a_long_path():
         assert out["iterations"].to_numpy()[0, 0] <= 2 * int(np.log2(n)) + 2
 
 
+@pytest.mark.parametrize("P", [1, 2, 4])
+def test_fastsv_components_match_csgraph(P):
+    """FastSV (stochastic and aggressive hooking, shortcutting) gives lp's labels, the least node
+    of each component, on every P; one way or both, with isolated nodes."""
+    A = awkward(seed=4)
+    _, want = connected_components(A, directed=True, connection="weak")
+    f = cc_function(method="fastsv")
+    got = f(A=A)["labels"] if P == 1 else run_dist(f, {"A": A}, P)[0]["labels"]
+    labels = got.to_numpy()[:, 0]
+    _same_partition(labels, want)
+    least = np.array([np.flatnonzero(want == want[i]).min() for i in range(A.shape[0])])
+    np.testing.assert_array_equal(labels, least)
+
+
+def test_fastsv_takes_logarithmic_rounds_on_a_long_path():
+    # a path in random order: pointer jumping alone needs about a round per node a label
+    # travels there; FastSV's hooking merges whole trees
+    n = 1024
+    order = np.random.default_rng(3).permutation(n)
+    A = sp.csr_array((np.ones(n - 1), (order[:-1], order[1:])), shape=(n, n))
+    out = cc_function(method="fastsv")(A=A)
+    assert (out["labels"].to_numpy()[:, 0] == 0).all()
+    rounds = out["iterations"].to_numpy()[0, 0]
+    assert rounds <= 2 * int(np.log2(n)) + 2 < cc_function()(A=A)["iterations"].to_numpy()[0, 0]
+    with pytest.raises(ValueError, match="one of lp, fastsv"):
+        cc_function(method="sv")
+
+
 def test_triangles_match_networkx():
     A = awkward(seed=5)
     assert triangles(A) == _undirected_triangles(A) > 0
