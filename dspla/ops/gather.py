@@ -18,6 +18,7 @@ from .define.lazy import kernel, library
 
 gb = library("graphblas")
 buffers = kernel("buffers")
+lend = kernel("lend")
 gbops = kernel("gbops")
 
 GATHER = define("gather")
@@ -36,19 +37,21 @@ def _type(args, attrs, given, where, span):
     return Type(kind, (idx.type.nrows, 1), x.type.dtype, form=idx.type.form)
 
 
-@GATHER.eval_rule()
-def _evaluate(node, args, env):
+@GATHER.eval_rule(into=True)
+def _evaluate(node, args, env, into=None):
     x, idx = args
     n = x.nrows
     if x.nvals == n and idx.nvals == idx.nrows:   # both full: their values arrays, lent (no copies)
         with buffers.values_of(idx) as at:
             _check(at, n)
-            if x is idx:   # (f[f]: one matrix, lent once)
-                got = at[at[:, 0]]
-            else:
-                with buffers.values_of(x) as xv:
-                    got = xv[at[:, 0]]
-        return buffers.from_values(got.reshape(-1, 1), gbops.dtype_of(x))
+            if _writable(into, x, idx):   # (into the last result, its array where it lies)
+                with lend.full(into) as out:
+                    if out is not None:
+                        _take(x, idx, at, out)
+                        return into
+            got = np.empty((idx.nrows, 1), dtype=x.dtype.np_type)
+            _take(x, idx, at, got)
+        return buffers.from_values(got, gbops.dtype_of(x))
     rows, _, at = idx.to_coo()
     at = at.astype(np.int64, copy=False)
     _check(at, n)
@@ -64,6 +67,23 @@ def _evaluate(node, args, env):
     rows = rows[keep]
     return gb.Matrix.from_coo(rows, np.zeros(rows.size, dtype=np.int64), vals, nrows=idx.nrows, ncols=1,
                               dtype=x.dtype)
+
+
+def _writable(into, x, idx) -> bool:
+    """Whether the pool's free matrix ``into`` can take C's values: a column of x's dtype and
+    idx's length, neither operand (a fresh 656 KB array for soc-Slashdot0902 took 0.25 ms of
+    page faults; writing the last one again, none)."""
+    return into is not None and into is not x and into is not idx and into._ncols == 1 and \
+        into._nrows == idx.nrows and into.dtype == x.dtype
+
+
+def _take(x, idx, at: np.ndarray, out: np.ndarray):
+    """out[:, 0] = x's values at the positions ``at`` (idx's values, lent) holds."""
+    if x is idx:   # (f[f]: one matrix, lent once)
+        np.take(at[:, 0], at[:, 0], out=out[:, 0], mode="clip")   # (checked: no buffering)
+        return
+    with buffers.values_of(x) as xv:
+        np.take(xv[:, 0], at[:, 0], out=out[:, 0], mode="clip")
 
 
 def _check(at: np.ndarray, n: int):

@@ -123,3 +123,20 @@ def test_distributed_gather_across_two_partitioned_dims(P):
     assert np.array_equal(got["g"].present()[:, 0], want_p)
     np.testing.assert_array_equal(got["g"].to_numpy(fill=0.0)[:, 0][want_p], xv[at][want_p])
     assert "FetchGather" in f.explain(np=P, A=A, B=B, x=x, i=idx, partition="random", plan="p2p1d")
+
+
+def test_gather_writes_into_its_last_result_only_when_nothing_holds_it():
+    """A full gather's values go into the matrix its step made last time when that one is free;
+    a result the caller still holds is never written into, and a loop's carried value reads right."""
+    n = 50
+    rng = np.random.default_rng(1)
+    F = dp.vector("f", "n", "int64")
+    X = dp.vector("x", "n")
+    f = dp.function({"g": dp.gather(X, F)})
+    xs = [rng.random(n) for _ in range(4)]
+    at = rng.integers(0, n, n)
+    held = [f(x=x, f=at)["g"] for x in xs]   # every result kept by the caller
+    for x, g in zip(xs, held):
+        np.testing.assert_array_equal(g.to_numpy().ravel(), x[at])
+    for x in xs:   # results let go at once: the step writes into its last one
+        np.testing.assert_array_equal(f(x=x, f=at)["g"].to_numpy().ravel(), x[at])
