@@ -123,11 +123,8 @@ def worker(npz: str, out: str, algs: list, src: int, runs: int, undirected: bool
         got = f(**ins)
         summary = {"nnz": int(got["C"].nvals)} if alg == "spgemm" else pc.summary(alg, got)
         del got
-        if P == 1 and alg in pc.FRESH:   # (a GraphBLAS matrix new to f each call, as in the LAGraph comparison)
-            G = pc.structural(A)
-            seconds = pc.timed_calls(alg, f, {"A": G}, runs, lambda: {"A": G.dup()})
-        elif P == 1:
-            seconds = pc.timed_calls(alg, f, ins, runs)
+        if P == 1:   # (a graph-only call: on a GraphBLAS graph new to f, as in the LAGraph comparison)
+            seconds = pc.timed_calls(alg, f, {"A": pc.structural(A)} if alg in pc.FRESH else ins, runs)
         else:
             seconds, planning = [], []
             for _ in range(runs):

@@ -170,15 +170,16 @@ def structural(A: sp.csr_array):
 WARM_S = 0.25
 
 
-def timed_calls(alg: str, f, ins: dict, runs: int, fresh=None) -> list:
+def timed_calls(alg: str, f, ins: dict, runs: int) -> list:
     """Seconds of ``runs`` calls of ``f`` (already called once: planned), after WARM_S seconds of
-    the same calls. ``fresh``: a graph-only algorithm's inputs made anew before each call,
-    untimed (else, for those, the function forgets its graph: ``invalidate``)."""
+    the same calls. A graph-only algorithm's call takes a graph new to ``f``: a copy of a GraphBLAS
+    graph (``structural``), made untimed, or else ``f`` forgets its graph (``invalidate``)."""
     times: list = []
     start = time.perf_counter()
+    new_graph = alg in FRESH and not sp.issparse(ins["A"])
     while len(times) < runs:
-        if alg in FRESH and fresh is not None:
-            ins = fresh()
+        if new_graph:
+            ins = {**ins, "A": ins["A"].dup()}
         elif alg in FRESH:
             f.invalidate()
         t0 = time.perf_counter()

@@ -213,8 +213,7 @@ def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repe
                 out["versions"] = out["versions"] or versions(text)
                 f, ins, res = state[alg]
                 times[alg][1].append(peer_seconds(alg, parsed))
-                anew = (lambda: {"A": G.dup()}) if alg in pc.FRESH else None   # (a graph new to f, untimed)
-                times[alg][0].append(pc.per_iteration(alg, pc.timed_calls(alg, f, ins, runs, anew), res))
+                times[alg][0].append(pc.per_iteration(alg, pc.timed_calls(alg, f, ins, runs), res))
             pc.rounds(repeats, [(g.name, algs)], step, say)
             for alg in algs:
                 exact = theirs_exact.get("pagerank" if alg in pc.PAGERANK else alg)

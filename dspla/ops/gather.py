@@ -86,10 +86,21 @@ def _take(x, idx, at: np.ndarray, out: np.ndarray):
         np.take(xv[:, 0], at[:, 0], out=out[:, 0], mode="clip")
 
 
-def _check(at: np.ndarray, n: int):
+def outside(at: np.ndarray, n: int) -> int | None:
+    """The first of the positions ``at`` outside 0..n-1, or None."""
     if at.size and (at.min() < 0 or at.max() >= n):
-        bad = at[(at < 0) | (at >= n)].reshape(-1)[0]
-        raise InputError(f"gather: position {bad} is outside the vector's {n} entries")
+        return int(at[(at < 0) | (at >= n)].reshape(-1)[0])
+    return None
+
+
+def outside_error(bad: int, n: int) -> InputError:
+    return InputError(f"gather: position {bad} is outside the vector's {n} entries")
+
+
+def _check(at: np.ndarray, n: int):
+    bad = outside(at, n)
+    if bad is not None:
+        raise outside_error(bad, n)
 
 
 @GATHER.fact_rule

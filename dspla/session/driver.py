@@ -212,9 +212,6 @@ class DistSession:
         # (a plan that cannot be made, e.g. one asked for that cannot run a product: every rank
         # learns it from rank 0 and stops with its message, instead of waiting for programs)
         programs, layout = on_root(comm, plan_on_root) or (None, None)
-        if self.runtime is not None:
-            self.runtime.close()   # its windows (a collective: every rank replans together)
-        self.runtime = None
         if P > 1:
             programs = comm.scatter(programs, 0)
             layout = comm.bcast(layout, 0)
@@ -248,8 +245,6 @@ class DistSession:
                   for name, n in plan.program.outputs}
         self.plan = plan   # (every rank: the same metadata; rank 0's is the one reported)
         self.layout = (plan.dims, plan.output_layouts, shapes)
-        if self.runtime is not None:
-            self.runtime.close()
         self.runtime = Runtime(program, comm, shared_bytes=self._node, overflow=self.opt.overflow)
         self._held, self._copies = {}, set()
         self._runs = 0
@@ -283,7 +278,7 @@ class DistSession:
         # (simulated ranks share one process: rank 0's collections serve all; each rank's set the others' off)
         heap = rank == 0 or not getattr(comm, "simulated", False)
         if header["replan"] and self.runtime is not None:   # the plan replaced: its values freed first
-            self.runtime.close()   # (a collective: every rank replans together)
+            self.runtime.close()   # its windows (a collective: every rank replans together)
             self.runtime, self._held = None, {}
             if heap:
                 drop_plan_garbage(settlements() != self._settled_at)

@@ -10,10 +10,10 @@ import graphblas as gb
 import numpy as np
 
 from ...algebra import REDUCTIONS
-from ...errors import InputError
 from ...instr import FetchGather, FetchMxM
 from ...kernels import buffers as local
 from ...kernels import gbops
+from ...ops.gather import outside, outside_error
 from ..failure import PeerError
 from .compute import _multiply, _output_mask
 from .interpreter import Runtime, handler
@@ -75,12 +75,12 @@ def _fetch_gather(rt: Runtime, i: FetchGather):
 def _agree_in_range(g, at: np.ndarray, n: int) -> None:
     """Raise on every rank when any rank's positions leave 0..n-1 (one small allreduce), so
     that no rank is left waiting in the exchange and one message is printed."""
-    bad = at[(at < 0) | (at >= n)]
-    flag = np.array([bad.size > 0, bad[0] if bad.size else np.iinfo(np.int64).min], dtype=np.int64)
+    bad = outside(at, n)
+    flag = np.array([bad is not None, np.iinfo(np.int64).min if bad is None else bad], dtype=np.int64)
     agreed = np.empty(2, np.int64)
     g.allreduce_buf(flag, agreed, REDUCTIONS["max"])
     if agreed[0]:   # (agreed: rank 0 reports it, the others stop quietly; runtime/failure.py)
-        err = InputError(f"gather: position {agreed[1]} is outside the vector's {n} entries")
+        err = outside_error(int(agreed[1]), n)
         if g.rank != 0:
             raise PeerError(f"rank 0 failed: {err}")
         err.agreed = True
