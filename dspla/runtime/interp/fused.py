@@ -11,11 +11,11 @@ The loop (examples/bfs.py's, for any semiring a frontier's product takes, kernel
 goes through the interpreter as five instructions a level, about 300 Python calls and 100 us of
 dispatch, pools, 1 x 1 matrices and checks: on email-Enron, as much as its nine products. Here a
 level is its product (compute.frontier, the same kernel and push / pull rule), the count of the
-new frontier, the depth as a Python number and one typed write of it (LAGraph's BFS's steps; the
-write as kernels/item.pattern_writer makes it). The slots end as the interpreter would leave
-them, the stats count the same iterations, routes and (no) words. Anything else, or a part of it
-on P > 1 ranks (the frontier's count is then the loop test's sum over ranks), runs through the
-interpreter.
+new frontier, the depth as a Python number and a write of it (LAGraph's BFS's steps; a pulled
+level is stamped and the values written when the loop ends, kernels/levels.py). The slots end
+as the interpreter would leave them, the stats count the same iterations, routes and (no) words.
+Anything else, or a part of it on P > 1 ranks (the frontier's count is then the loop test's sum
+over ranks), runs through the interpreter.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from ...ir import Op
 from ...ir.types import DType
 from ...kernels import item as _item
 from ...kernels import spmspv
+from ...kernels.levels import LevelWriter
 from ...kernels.overflow import LIMIT, describe, raise_wrapped
 from ..process import collect_young
 from .compute import frontier
@@ -50,6 +51,7 @@ class Traversal:
     depth: int
     dtype: DType
     read: frozenset  # the slots read after the loop (its scalars are made only for those)
+    write: LevelWriter   # seen<q's structure> = depth
 
 
 def _local(i, op) -> bool:
@@ -83,7 +85,8 @@ def recognize(rt, loop: Loop) -> Traversal | None:
             tuple(step.node.type.shape) != (1, 1) or type(step.node.attr("scalar")) not in (int, float):
         return None
     # (the body's order is free: the product and the depth before the update that reads both)
-    return Traversal(count, test, prod, step, update, f, seen, depth, dt, _read_after(rt.program, loop))
+    return Traversal(count, test, prod, step, update, f, seen, depth, dt, _read_after(rt.program, loop),
+                     LevelWriter(_KINDS[dt]))
 
 
 def _read_after(program, loop: Loop) -> frozenset:
@@ -106,7 +109,7 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
     q, seen, d = s[loop.carry[t.f]], s[loop.carry[t.seen]], s[loop.carry[t.depth]]
     k = t.step.node.attr("scalar")
     depth = _item.item(d)
-    write = _item.pattern_writer(_KINDS[t.dtype])   # seen<q's structure> = depth
+    write = t.write   # seen<q's structure> = depth
     wrap = t.dtype.np.type
     checked = rt.checked and t.dtype is DType.int64
     whole = checked and type(k) is int and type(depth) is int   # (a checked int64 sum: exact as it is)
@@ -118,23 +121,27 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
     level = _level(rt, t.product, s[a_slot])
     it = checks = 0
     cyclic = False   # (whether a level was made by compute.frontier, a Matrix in a reference cycle)
-    while True:
-        _item.check(lib.GrB_Matrix_nvals(cell, q.gb_obj[0]), "nvals")
-        nq = cell[0]
-        checks += 1
-        if nq == 0 or it == loop.max_iter:
-            break
-        q = level(q, nq)
-        cyclic = cyclic or type(q) is not spmspv.Handle
-        if depth is not None:
-            depth = depth + k
-            if checked and not -LIMIT <= depth < LIMIT:
-                raise_wrapped(describe(t.step.node, rt.output_names.get(t.step.out)), None)
-            if not whole:
-                depth = wrap(depth).item()   # (as the typed step makes it: wrapped, or a float)
-            write(seen, q, depth)
-        it += 1
-        words.append(static_words)
+    write.start(seen)
+    try:
+        while True:
+            _item.check(lib.GrB_Matrix_nvals(cell, q.gb_obj[0]), "nvals")
+            nq = cell[0]
+            checks += 1
+            if nq == 0 or it == loop.max_iter:
+                break
+            q = level(q, nq)
+            cyclic = cyclic or type(q) is not spmspv.Handle
+            if depth is not None:
+                depth = depth + k
+                if checked and not -LIMIT <= depth < LIMIT:
+                    raise_wrapped(describe(t.step.node, rt.output_names.get(t.step.out)), None)
+                if not whole:
+                    depth = wrap(depth).item()   # (as the typed step makes it: wrapped, or a float)
+                write(seen, q, depth)
+            it += 1
+            words.append(static_words)
+    finally:
+        write.finish(seen)   # (the stamped levels' values: kernels/levels.py)
     if loop.carry[t.f] not in t.read and not (it and t.product.out in t.read):
         q = None   # (the last, empty level: nothing reads it after the loop)
     elif type(q) is spmspv.Handle:

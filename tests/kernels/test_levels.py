@@ -1,0 +1,100 @@
+"""A traversal's level writes (kernels/levels.py) against numpy: C<struct(q)> = value level by
+level, for pulled (bitmap) and pushed (sparse) frontiers, int64 and float64 values bit for bit,
+more than 255 pulled levels (the stamps settled on the way), and a run cut short by an error."""
+import graphblas as gb
+import numpy as np
+import pytest
+
+from dspla.kernels.levels import LevelWriter
+
+
+def _matrix(dtype, n, rows, values, sparsity):
+    M = gb.Matrix(dtype, n, 1)
+    M.build(np.asarray(rows, np.int64), np.zeros(len(rows), np.int64), values)
+    M.ss.config["sparsity_control"] = sparsity
+    M.wait()
+    return M
+
+
+def _frontiers(n, seen, rng, count):
+    """Disjoint frontiers outside ``seen`` (as a BFS makes them), each bitmap or sparse."""
+    free = np.setdiff1d(np.arange(n), seen)
+    rng.shuffle(free)
+    sizes = rng.integers(0, max(2, len(free) // count), count)
+    out, at = [], 0
+    for k in sizes:
+        out.append((free[at:at + k], "bitmap" if rng.random() < 0.7 else "sparse"))
+        at += k
+    return out
+
+
+def _run(dtype, n, start, values, rng, levels, fail_at=None):
+    """(C as the writer leaves it, the expected dense values and presence)."""
+    C = _matrix(dtype, n, start, np.array(values[:len(start)], dtype), "bitmap")
+    want = np.zeros(n, dtype)
+    have = np.zeros(n, bool)
+    want[start], have[start] = values[:len(start)], True
+    w = LevelWriter("INT64" if dtype == np.int64 else "FP64")
+    w.start(C)
+    try:
+        for k, (rows, sparsity) in enumerate(_frontiers(n, start, rng, levels)):
+            if k == fail_at:
+                raise KeyboardInterrupt
+            v = values[len(start) + k]
+            q = _matrix(bool, n, rows, np.ones(len(rows), bool), sparsity)
+            w(C, q, v)
+            want[rows], have[rows] = v, True
+            assert q.nvals == len(rows)   # (q handed back as it was)
+    finally:
+        w.finish(C)
+    return C, want, have
+
+
+def _dense(C, dtype):
+    idx, _, vals = C.to_coo()
+    out, have = np.zeros(C.nrows, dtype), np.zeros(C.nrows, bool)
+    out[idx], have[idx] = vals, True
+    return out, have
+
+
+@pytest.mark.parametrize("levels", [5, 600])
+def test_int64_levels_equal_numpy(levels):
+    rng = np.random.default_rng(levels)
+    n = 20000   # (600 levels, about 420 of them pulled: the stamps settled on the way)
+    values = list(range(7, 7 + 3 * (levels + 2), 3))
+    C, want, have = _run(np.int64, n, [3, 11], values, rng, levels)
+    got, got_have = _dense(C, np.int64)
+    assert (got_have == have).all() and (got[have] == want[have]).all()
+    assert C.nvals == have.sum()
+
+
+def test_float64_values_bit_for_bit():
+    rng = np.random.default_rng(5)
+    n = 3000
+    values = [0.5, -0.0, 0.1 + 0.2, -np.inf, np.nan, 1e-310, -3.25] + list(np.linspace(-1, 1, 30))
+    C, want, have = _run(np.float64, n, [0], values, rng, 30)
+    got, got_have = _dense(C, np.float64)
+    assert (got_have == have).all()
+    assert (got[have].view(np.int64) == want[have].view(np.int64)).all()
+
+
+def test_a_run_cut_short_still_writes_its_levels():
+    rng = np.random.default_rng(9)
+    with pytest.raises(KeyboardInterrupt):
+        _run(np.int64, 2000, [1], list(range(40)), rng, 20, fail_at=6)
+    # the writer settles what it stamped before the error: run again, the same writer's arrays reused
+    C, want, have = _run(np.int64, 2000, [1], list(range(40)), np.random.default_rng(9), 20)
+    got, got_have = _dense(C, np.int64)
+    assert (got_have == have).all() and (got[have] == want[have]).all()
+
+
+def test_an_iso_target_is_written_by_graphblas_first():
+    C = _matrix(np.int64, 50, [0, 1], np.array([4, 4]), "bitmap")   # (one value for all: iso)
+    w = LevelWriter("INT64")
+    w.start(C)
+    w(C, _matrix(bool, 50, [5, 6, 7], np.ones(3, bool), "bitmap"), 9)
+    w(C, _matrix(bool, 50, [8], np.ones(1, bool), "bitmap"), 10)
+    w.finish(C)
+    got, have = _dense(C, np.int64)
+    assert list(np.flatnonzero(have)) == [0, 1, 5, 6, 7, 8]
+    assert list(got[have]) == [4, 4, 9, 9, 9, 10]
