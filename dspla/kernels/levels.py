@@ -25,6 +25,7 @@ from suitesparse_graphblas import ffi, lib
 from .item import check, pattern_writer
 
 _WORDS = {"INT64": np.int64, "FP64": np.float64}
+_SPARSITY, _BITMAP = lib.GxB_SPARSITY_STATUS, lib.GxB_BITMAP
 
 
 class _Arrays:
@@ -46,8 +47,8 @@ class _Arrays:
                                           self.iso[0], nvals, ffi.NULL), "pack")
 
 
-def _status(M, what) -> int:
-    cell = ffi.new("int32_t*")
+def _status(M, what, cell=None) -> int:
+    cell = cell if cell is not None else ffi.new("int32_t*")
     check(lib.GxB_Matrix_Option_get_INT32(M.gb_obj[0], what, cell), "get")
     return cell[0]
 
@@ -65,7 +66,8 @@ class LevelWriter:
         self.c, self.f = _Arrays(), _Arrays()
         self.stamp = np.zeros(0, np.uint8)
         self.values = np.zeros(256, np.int64)   # level number -> its value's bits (0: none)
-        self.levels, self.fast = 0, False
+        self.typed = self.values.view(self.word) if self.word is not None else None
+        self.levels, self.fast, self.cell = 0, False, ffi.new("int32_t*")
 
     def start(self, C):
         n = C._nrows
@@ -73,9 +75,11 @@ class LevelWriter:
             self.stamp = np.zeros(n, np.uint8)
         self.levels = 0
         self.fast = self.word is not None and _bitmap_col(C)
+        if self.fast:
+            self.kernels = _compiled()
 
     def __call__(self, C, q, value):
-        if not self.fast or _status(q, lib.GxB_SPARSITY_STATUS) != lib.GxB_BITMAP or q._nrows != C._nrows:
+        if not self.fast or _status(q, _SPARSITY, self.cell) != _BITMAP or q._nrows != C._nrows:
             return self.slow(C, q, value)
         if self.levels == 255:
             self.finish(C)
@@ -87,8 +91,8 @@ class LevelWriter:
         f.unpack(q)
         try:
             self.levels += 1
-            self.values[self.levels] = np.array(value, self.word).view(np.int64)
-            _compiled()[0](self.stamp, np.frombuffer(ffi.buffer(c.b[0], n), np.uint8),
+            self.typed[self.levels] = value
+            self.kernels[0](self.stamp, np.frombuffer(ffi.buffer(c.b[0], n), np.uint8),
                            np.frombuffer(ffi.buffer(f.b[0], n), np.uint8), np.uint8(self.levels))
         finally:
             nq = f.nvals[0]
@@ -102,7 +106,7 @@ class LevelWriter:
         c, n = self.c, C._nrows
         c.unpack(C)
         try:
-            _compiled()[1](np.frombuffer(ffi.buffer(c.x[0], 8 * n), np.int64), self.stamp, self.values)
+            self.kernels[1](np.frombuffer(ffi.buffer(c.x[0], 8 * n), np.int64), self.stamp, self.values)
         finally:
             c.pack(C, c.nvals[0])
         self.levels = 0
