@@ -12,11 +12,13 @@ from suitesparse_graphblas import ffi, lib
 from ...instr import Empty, Local, Loop
 from ...ir import Op
 from ...ir.types import DType
-from ...kernels.item import check, scalar
+from ...kernels.item import check, writer
 from ...ops.loop import truth
 from ..process import collect_young
 from .fused import recognize, run
 from .interpreter import Runtime, handler
+
+_COUNT = writer(DType.int64)   # (the typed call bound once: item.scalar looks its type up, ~5 us)
 
 
 def _sent(rt: Runtime) -> int:
@@ -48,7 +50,7 @@ def _loop(rt: Runtime, i: Loop):
     into = rt.pool.take(id(i))
     if into is not None and rt.magnitudes is not None:
         rt.magnitudes.forget(into)   # (written into again)
-    s[i.count] = M = scalar(it, DType.int64, into)
+    s[i.count] = M = _COUNT(it, into)
     rt.pool.keep(id(i), M)
     rt.iterations[i.loop] = rt.iterations.get(i.loop, 0) + it
     if still:
