@@ -8,7 +8,8 @@ level sets C's presence bytes (``Cb |= qb``) and stamps its nodes with the level
 byte array (``stamp |= qb * level``): one branch-free pass over bytes, a few us there. The values
 are written once, when the loop ends (or every 255 levels), by ``finish``: each stamped slot
 takes its level's value from a table, bit for bit (values seen as 64-bit words), in one pass
-compiled by numba (60 us there; numpy's passes over 64-bit words took 310). Until then the
+compiled by numba (60 us there; numpy's passes over 64-bit words took 310; numba's first use in
+a process costs about 0.15 s, its compilation once per installation 0.2 s more). Until then the
 stamped slots of C hold no values, which nothing reads: the loop reads C only as the structure
 of its mask. A level whose frontier is a sparse list (pushed) goes through ``pattern_writer``'s
 C call, whose work is its entries. The arrays are taken from the matrices and handed back (GxB
