@@ -78,6 +78,7 @@ class LevelWriter:
         self.fast = self.word is not None and _bitmap_col(C)
         if self.fast:
             self.kernels = _compiled()
+            self.fast = self.kernels is not None
 
     def __call__(self, C, q, value):
         if not self.fast or _status(q, _SPARSITY, self.cell) != _BITMAP or q._nrows != C._nrows:
@@ -133,7 +134,11 @@ def _settle(cx, stamp, table):
 
 @functools.cache
 def _compiled():
+    """The kernels compiled, or None when numba's compiler is switched off (NUMBA_DISABLE_JIT):
+    they would then run as Python loops over every node."""
     import numba  # (loaded by then: python-graphblas imports it with its first matrix)
+    if numba.config.DISABLE_JIT:
+        return None
     jit = numba.njit(cache=True, nogil=True, boundscheck=False)
     return jit(_stamp), jit(_settle)
 

@@ -28,8 +28,9 @@ def _frontiers(n, seen, rng, count):
     return out
 
 
-def _run(dtype, n, start, values, rng, levels, fail_at=None):
-    """(C as the writer leaves it, the expected dense values and presence)."""
+def _run(dtype, n, start, values, rng, levels, fail_at=None, took=None):
+    """(C as the writer leaves it, the expected dense values and presence); ``took``: a list given
+    whether each level was stamped (True) or written by GraphBLAS."""
     C = _matrix(dtype, n, start, np.array(values[:len(start)], dtype), "bitmap")
     want = np.zeros(n, dtype)
     have = np.zeros(n, bool)
@@ -42,7 +43,10 @@ def _run(dtype, n, start, values, rng, levels, fail_at=None):
                 raise KeyboardInterrupt
             v = values[len(start) + k]
             q = _matrix(bool, n, rows, np.ones(len(rows), bool), sparsity)
+            before = w.levels
             w(C, q, v)
+            if took is not None:
+                took.append(w.levels > before or (before == 255 and w.levels == 1))
             want[rows], have[rows] = v, True
             assert q.nvals == len(rows)   # (q handed back as it was)
     finally:
@@ -98,3 +102,22 @@ def test_an_iso_target_is_written_by_graphblas_first():
     got, have = _dense(C, np.int64)
     assert list(np.flatnonzero(have)) == [0, 1, 5, 6, 7, 8]
     assert list(got[have]) == [4, 4, 9, 9, 9, 10]
+
+
+def test_without_numbas_compiler_graphblas_writes_every_level(monkeypatch):
+    import numba
+
+    from dspla.kernels import levels
+    monkeypatch.setattr(numba.config, "DISABLE_JIT", True)
+    monkeypatch.setattr(levels, "_compiled", levels._compiled.__wrapped__)   # (not the cached kernels)
+    took: list = []
+    C, want, have = _run(np.int64, 3000, [2], list(range(50)), np.random.default_rng(3), 30, took=took)
+    got, got_have = _dense(C, np.int64)
+    assert (got_have == have).all() and (got[have] == want[have]).all()
+    assert not any(took)
+
+
+def test_pulled_levels_are_stamped_and_pushed_ones_are_not():
+    took: list = []
+    _run(np.int64, 3000, [2], list(range(50)), np.random.default_rng(3), 30, took=took)
+    assert any(took) and not all(took)
