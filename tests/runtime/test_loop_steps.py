@@ -193,3 +193,46 @@ def test_a_count_condition_is_one_count_and_a_comparison(op, k, P):
     assert sorted(v.tolist()) == left
     if P == 1:
         assert [t for t in f.session().runtime.count_tests.values() if t is not None]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("op,side", [("gt", "right"), ("ge", "right"), ("lt", "left"), ("ne", "right")])
+def test_a_scalar_condition_is_compared_as_its_step_compares(dtype, op, side, monkeypatch):
+    """``x cmp k`` on a loop's 1 x 1 value, in one process read and compared without the
+    interpreter (loops.count_test), against a numpy loop in the step's compute type: x halves
+    (exactly: it meets k, which in float32 is float32(0.1), not 0.1; int64 steps down by 7) until
+    the test fails."""
+    k = 0.1 if dtype != "int64" else 3
+    X = dp.dense("x", (1, 1), dtype)
+    two = 2.0
+
+    def body(x):
+        return (x / two if dtype != "int64" else x - 7,)
+    test = (lambda x: dp.apply(x, op, right=k)) if side == "right" else (lambda x: dp.apply(x, op, left=k))
+    (out,), its = dp.while_loop(test, body, (X,), 200, count=True)
+    f = dp.function({"out": out, "its": its}, inputs=[X])
+    t = np.dtype(dtype).type
+    kk = t(k) if dtype == "float32" else k   # (the step's compute type: float32 x against k cast to float32)
+    cmp = {"gt": np.greater, "ge": np.greater_equal, "lt": np.less, "ne": np.not_equal}[op]
+    start = t(k) * t(128) if dtype != "int64" else 1000   # (x meets k exactly after 7 halvings)
+    x, want = t(start), 0
+    while (cmp(x, kk) if side == "right" else cmp(kk, x)) and want < 200:
+        x = t(x / t(2)) if dtype != "int64" else t(x - 7)
+        want += 1
+    got = f(x=np.full((1, 1), start, dtype=dtype))
+    assert int(got["its"].to_numpy()[0, 0]) == want
+    assert got["out"].to_numpy()[0, 0] == x
+    assert [t for t in f.session().runtime.count_tests.values() if t is not None]
+    monkeypatch.setattr("dspla.runtime.interp.loops.count_test", lambda rt, i: None)
+    g = dp.function({"out": out, "its": its}, inputs=[X])   # the interpreter's answer: the same
+    again = g(x=np.full((1, 1), start, dtype=dtype))
+    assert int(again["its"].to_numpy()[0, 0]) == want
+
+
+def test_a_missing_scalar_condition_is_false():
+    X = dp.sparse("x", (1, 1))
+    (out,), its = dp.while_loop(lambda x: dp.apply(x, "gt", right=0.5), lambda x: (x * 0.5,), (X,), 20, count=True)
+    f = dp.function({"out": out, "its": its}, inputs=[X])
+    got = f(x=sp.csr_array((1, 1)))
+    assert int(got["its"].to_numpy()[0, 0]) == 0
+    assert [t for t in f.session().runtime.count_tests.values() if t is not None]

@@ -12,7 +12,10 @@ from suitesparse_graphblas import ffi, lib
 from ...instr import Empty, Local, Loop
 from ...ir import Op
 from ...ir.types import DType
-from ...kernels.item import check, writer
+from ...kernels.gbops import dtype_of
+from ...kernels.item import check, reader, writer
+from ...kernels.scalars import scalar_function, scalar_value
+from ...ops.define.shape import scalar_dtype
 from ...ops.loop import truth
 from ..process import collect_young
 from .fused import recognize, run
@@ -69,9 +72,11 @@ def _iterate(rt: Runtime, i: Loop, words: list, static_words: int) -> tuple[int,
     it = checks = 0
     while True:
         before = _sent(rt)
-        if test is not None:
-            go = test(s)
-        else:
+        try:
+            go = test(s) if test is not None else None
+        except _Interpret:
+            go = None
+        if go is None:
             rt.execute(i.cond)
             go = _agreed(rt, i, truth(s[i.cond_slot]))
         checks += 1
@@ -92,17 +97,27 @@ _COMPARE = {"gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": opera
 
 
 def count_test(rt: Runtime, i: Loop):
-    """A condition ``nvals(x) cmp k`` (a frontier's or a candidate set's test: two interpreted
-    steps, tens of us at each check) as slots -> bool: one C count and a Python comparison
-    (exact: a count is far below 2^53). One process only (on P ranks the count is a sum over
-    them); None for any other condition, which runs through the interpreter."""
-    if rt.comm.size != 1 or len(i.cond) != 2:
+    """A condition as slots -> bool, without the interpreter (its steps cost tens of us at each
+    check), one process only (on P ranks the value is reduced over them); None for any other
+    condition, which runs through the interpreter:
+
+    - ``nvals(x) cmp k`` (a frontier's or a candidate set's test): one C count and a Python
+      comparison (exact: a count is far below 2^53);
+    - ``x cmp k`` on a 1 x 1 value (a convergence test, ``delta > tol``): its entry read by the
+      typed C call and compared as the step compares it (kernels/scalars.py: in the step's
+      compute type), its truth as ``truth``'s (a missing entry is false), the dtypes resolved
+      at the first check."""
+    if rt.comm.size != 1 or not i.cond or i.cond[-1].out != i.cond_slot:
         return None
-    count, test = i.cond
-    if not (type(count) is Local and type(test) is Local and count.node.op is Op.NVALS and
-            test.node.op is Op.APPLY_BIND and test.args == (count.out,) and test.out == i.cond_slot and
-            test.node.attr("side") == "right" and type(test.node.attr("scalar")) in (int, float) and
-            test.node.attr("op").name in _COMPARE):
+    test = i.cond[-1]
+    if not (type(test) is Local and test.node.op is Op.APPLY_BIND and type(test.node.attr("scalar")) in (int, float)
+            and test.node.attr("op").name in _COMPARE):
+        return None
+    if len(i.cond) == 1:
+        return _scalar_test(test)
+    count = i.cond[0]
+    if not (len(i.cond) == 2 and type(count) is Local and count.node.op is Op.NVALS and test.args == (count.out,)
+            and test.node.attr("side") == "right"):
         return None
     cmp, k, x = _COMPARE[test.node.attr("op").name], test.node.attr("scalar"), count.args[0]
     cell = ffi.new("GrB_Index*")
@@ -111,6 +126,39 @@ def count_test(rt: Runtime, i: Loop):
         check(lib.GrB_Matrix_nvals(cell, slots[x].gb_obj[0]), "nvals")
         return bool(cmp(cell[0], k))
     return go
+
+
+def _scalar_test(test: Local):
+    """``x op k`` on the 1 x 1 value in slot x (count_test), or None for an operator the scalar
+    table lacks."""
+    op, k, left, (x,) = test.node.attr("op"), test.node.attr("scalar"), test.node.attr("side") == "left", test.args
+    resolved: dict = {}   # x's dtype -> (its reader, op's function, compute and out types)
+
+    def parts(dt: DType):
+        s = scalar_dtype(k, dt)
+        compute, out = op.dtypes(*((s, dt) if left else (dt, s)))
+        f = scalar_function(op, compute)
+        return None if f is None else (reader(dt), f, compute.np.type, out.np.type)
+
+    def go(slots) -> bool:
+        M = slots[x]
+        if type(M) is not gb.Matrix or M._nrows != 1 or M._ncols != 1:
+            raise _Interpret
+        dt = dtype_of(M)
+        got = resolved.get(dt, False)
+        if got is False:
+            got = resolved[dt] = parts(dt)
+        if got is None:
+            raise _Interpret
+        read, f, t, out = got
+        v = read(M)
+        r = scalar_value(f, t, *((k, v) if left else (v, k)), False)
+        return r is not None and bool(out(r))
+    return go
+
+
+class _Interpret(Exception):
+    """The fast test does not apply to this value: the interpreter checks the condition."""
 
 
 def _agreed(rt: Runtime, i: Loop, go: bool) -> bool:
