@@ -8,13 +8,16 @@ level sets C's presence bytes (``Cb |= qb``) and stamps its nodes with the level
 byte array (``stamp |= qb * level``): one branch-free pass over bytes, a few us there. The values
 are written once, when the loop ends (or every 255 levels), by ``finish``: each stamped slot
 takes its level's value from a table, bit for bit (values seen as 64-bit words), in one pass
-compiled by numba (60 us there; numpy's passes over 64-bit words took 310; numba's first use in
-a process costs about 0.15 s, its compilation once per installation 0.2 s more). Until then the
+compiled by numba (60 us there; numpy's passes over 64-bit words took 310). Until then the
 stamped slots of C hold no values, which nothing reads: the loop reads C only as the structure
 of its mask. A level whose frontier is a sparse list (pushed) goes through ``pattern_writer``'s
 C call, whose work is its entries. The arrays are taken from the matrices and handed back (GxB
 unpack / pack: pointers moved, nothing copied); q never meets C (the frontier is computed under
 C's complement), so C's count grows by q's.
+
+numba's first use in a process costs about 0.15 s (its compilation, once per installation, 0.2 s
+more): a graph of fewer than ``MIN_NODES`` nodes, whose levels GraphBLAS writes in tens of us at
+most, is written by GraphBLAS.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from .item import check, pattern_writer
 
 _WORDS = {"INT64": np.int64, "FP64": np.float64}
 _SPARSITY, _BITMAP = lib.GxB_SPARSITY_STATUS, lib.GxB_BITMAP
+MIN_NODES = 1 << 14
 
 
 class _Arrays:
@@ -75,7 +79,7 @@ class LevelWriter:
         if len(self.stamp) != n:
             self.stamp = np.zeros(n, np.uint8)
         self.levels = 0
-        self.fast = self.word is not None and _bitmap_col(C)
+        self.fast = self.word is not None and n >= MIN_NODES and _bitmap_col(C)
         if self.fast:
             self.kernels = _compiled()
             self.fast = self.kernels is not None

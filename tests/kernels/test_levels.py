@@ -5,7 +5,13 @@ import graphblas as gb
 import numpy as np
 import pytest
 
+from dspla.kernels import levels
 from dspla.kernels.levels import LevelWriter
+
+
+@pytest.fixture(autouse=True)
+def _small_graphs_stamped(monkeypatch):
+    monkeypatch.setattr(levels, "MIN_NODES", 0)   # (these graphs are small: stamped all the same)
 
 
 def _matrix(dtype, n, rows, values, sparsity):
@@ -107,7 +113,6 @@ def test_an_iso_target_is_written_by_graphblas_first():
 def test_without_numbas_compiler_graphblas_writes_every_level(monkeypatch):
     import numba
 
-    from dspla.kernels import levels
     monkeypatch.setattr(numba.config, "DISABLE_JIT", True)
     monkeypatch.setattr(levels, "_compiled", levels._compiled.__wrapped__)   # (not the cached kernels)
     took: list = []
@@ -121,3 +126,12 @@ def test_pulled_levels_are_stamped_and_pushed_ones_are_not():
     took: list = []
     _run(np.int64, 3000, [2], list(range(50)), np.random.default_rng(3), 30, took=took)
     assert any(took) and not all(took)
+
+
+def test_a_small_graph_is_written_by_graphblas(monkeypatch):
+    monkeypatch.setattr(levels, "MIN_NODES", 3001)
+    took: list = []
+    C, want, have = _run(np.int64, 3000, [2], list(range(50)), np.random.default_rng(3), 30, took=took)
+    got, got_have = _dense(C, np.int64)
+    assert (got_have == have).all() and (got[have] == want[have]).all()
+    assert not any(took)

@@ -185,3 +185,24 @@ def test_the_last_level_is_made_a_matrix_only_when_read(monkeypatch):
     assert outs[0]["frontier"].shape == (300, 1) and outs[0]["frontier"].nvals == 0   # (the loop ran dry)
     assert len(made) == 1   # the output frontier's; the BFS's last level is let go
     assert _kinds(with_frontier) == _kinds(bfs) == ["Traversal"]
+
+
+@pytest.mark.parametrize("min_nodes", [0, 10**9])
+def test_pulled_levels_stamped_or_written_equal_csgraph(min_nodes, monkeypatch):
+    """The levels of pulled levels stamped and written when the loop ends (kernels/levels.py), or
+    each written by GraphBLAS (a graph under MIN_NODES): csgraph's levels either way."""
+    from dspla.kernels import levels
+    monkeypatch.setattr(levels, "MIN_NODES", min_nodes)
+    stamped = []
+    finish = levels.LevelWriter.finish
+
+    def spy(self, C):
+        stamped.append(self.levels)
+        return finish(self, C)
+    monkeypatch.setattr(levels.LevelWriter, "finish", spy)
+    A = _graph(4000, 0.004, 21, True)
+    f = bfs_function()
+    for src in (0, 1234):
+        assert (bfs_levels(A, src, f) == _levels(A, src)).all()
+    assert f.last_stats["routes"].get("spmspv-pull", 0) > 0
+    assert (max(stamped) > 0) == (min_nodes == 0)

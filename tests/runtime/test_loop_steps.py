@@ -202,7 +202,7 @@ def test_a_scalar_condition_is_compared_as_its_step_compares(dtype, op, side, mo
     interpreter (loops.count_test), against a numpy loop in the step's compute type: x halves
     (exactly: it meets k, which in float32 is float32(0.1), not 0.1; int64 steps down by 7) until
     the test fails."""
-    k = 0.1 if dtype != "int64" else 3
+    k = 0.1 if dtype != "int64" else 20   # (1000 - 7 * 140: met exactly, as 0.1 is by halving)
     X = dp.dense("x", (1, 1), dtype)
     two = 2.0
 
