@@ -210,13 +210,23 @@ def _start_long_job(d, tmp_path, P=2):
     cmd = [DSPLA, "run", str(prog), "-i", f"A={d / 'a.mtx'}", "-i", f"X={d / 'x.npy'}", "--np", str(P),
            "--partition", "random", "--repeat", "100000000", "--out", str(tmp_path / "out.npz")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + JOB_S
-    while len(_ranks_of(str(prog))) < P and time.monotonic() < deadline:
-        time.sleep(0.3)
-    assert len(_ranks_of(str(prog))) == P, "ranks did not start"
-    while not all(_mpi_started(pid) for pid in _ranks_of(str(prog))) and time.monotonic() < deadline:
-        time.sleep(0.3)   # imports take seconds on a loaded machine; MPI starts after them
-    time.sleep(2)   # into the repeat loop
+    try:
+        deadline = time.monotonic() + JOB_S
+        while len(_ranks_of(str(prog))) < P and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert len(_ranks_of(str(prog))) == P, "ranks did not start"
+        while not all(_mpi_started(pid) for pid in _ranks_of(str(prog))) and time.monotonic() < deadline:
+            time.sleep(0.3)   # imports take seconds on a loaded machine; MPI starts after them
+        time.sleep(2)   # into the repeat loop
+    except BaseException:   # (never leave a job of 10^8 repeats behind: its ranks start late on a loaded machine)
+        proc.terminate()   # (the launcher stops its ranks, the one that have started and the others)
+        try:
+            proc.communicate(timeout=JOB_S)
+        finally:
+            for pid in _ranks_of(str(prog)):
+                os.kill(pid, signal.SIGKILL)
+            proc.kill()
+        raise
     return proc, str(prog)
 
 
