@@ -143,8 +143,12 @@ def _compiled():
     import numba  # (loaded by then: python-graphblas imports it with its first matrix)
     if numba.config.DISABLE_JIT:
         return None
-    jit = numba.njit(cache=True, nogil=True, boundscheck=False)
-    return jit(_stamp), jit(_settle)
+    try:
+        jit = numba.njit(cache=True, nogil=True, boundscheck=False)
+        return jit(_stamp), jit(_settle)
+    except RuntimeError:   # (no writable place for numba's cache: a read-only install, no home)
+        jit = numba.njit(cache=False, nogil=True, boundscheck=False)
+        return jit(_stamp), jit(_settle)
 
 
 def _bitmap_col(M) -> bool:

@@ -135,3 +135,22 @@ def test_a_small_graph_is_written_by_graphblas(monkeypatch):
     got, got_have = _dense(C, np.int64)
     assert (got_have == have).all() and (got[have] == want[have]).all()
     assert not any(took)
+
+
+def test_without_a_place_for_numbas_cache_the_kernels_compile_uncached(monkeypatch):
+    import numba
+
+    made, real = [], numba.njit
+
+    def njit(**options):
+        if options.get("cache"):   # (numba's words when no cache locator is writable)
+            raise RuntimeError("cannot cache function '_stamp': no locator available for file 'levels.py'")
+        made.append(options)
+        return real(**options)
+    monkeypatch.setattr(numba, "njit", njit)
+    monkeypatch.setattr(levels, "_compiled", levels._compiled.__wrapped__)
+    took: list = []
+    C, want, have = _run(np.int64, 3000, [2], list(range(50)), np.random.default_rng(3), 30, took=took)
+    got, got_have = _dense(C, np.int64)
+    assert (got_have == have).all() and (got[have] == want[have]).all()
+    assert any(took) and made and not made[0]["cache"]
