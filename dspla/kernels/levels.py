@@ -63,15 +63,12 @@ class LevelWriter:
     docstring), made once per loop (its arrays kept: fresh ones fault their pages in at every
     call); ``start(C)`` before a run of the loop, ``finish(C)`` after it, even when it fails."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str):   # (INT64 or FP64: the depths a traversal counts)
         self.slow = pattern_writer(name)
-        self.word = _WORDS.get(name)
-        if self.slow is None:
-            raise ValueError(f"no typed write for {name}")
         self.c, self.f = _Arrays(), _Arrays()
         self.stamp = np.zeros(0, np.uint8)
         self.values = np.zeros(256, np.int64)   # level number -> its value's bits (0: none)
-        self.typed = self.values.view(self.word) if self.word is not None else None
+        self.typed = self.values.view(_WORDS[name])
         self.levels, self.fast, self.cell = 0, False, ffi.new("int32_t*")
 
     def start(self, C):
@@ -79,13 +76,13 @@ class LevelWriter:
         if len(self.stamp) != n:
             self.stamp = np.zeros(n, np.uint8)
         self.levels = 0
-        self.fast = self.word is not None and n >= MIN_NODES and _bitmap_col(C)
+        self.fast = n >= MIN_NODES and _bitmap_col(C)
         if self.fast:
             self.kernels = _compiled()
             self.fast = self.kernels is not None
 
     def __call__(self, C, q, value):
-        if not self.fast or _status(q, _SPARSITY, self.cell) != _BITMAP or q._nrows != C._nrows:
+        if not self.fast or _status(q, _SPARSITY, self.cell) != _BITMAP:
             return self.slow(C, q, value)
         if self.levels == 255:
             self.finish(C)

@@ -12,6 +12,7 @@ from .. import algebra
 from .._types import BinaryOpLike, Scalar, UnaryOpLike
 from ..errors import NoGradient, Span
 from ..ir.node import Node, Op
+from ..ir.types import DType
 from .define import (
     EXPR,
     OPERATOR,
@@ -78,8 +79,7 @@ def _evaluate(node, args, env, into=None):
 def _evaluate_bind(node, args, env, into=None):
     (x,) = args
     op, bound, side = node.attr("op"), node.attr("scalar"), node.attr("side")
-    s = scalar_dtype(bound, gbops.dtype_of(x))
-    compute, out = op.dtypes(*((s, gbops.dtype_of(x)) if side == "left" else (gbops.dtype_of(x), s)))
+    compute, out = bound_dtypes(node, gbops.dtype_of(x))
     if x.shape == (1, 1):   # (missing stays missing: an apply keeps the pattern)
         v = _item.item(x)
         res = _scalars.scalar_binary(op, compute, out, *((bound, v) if side == "left" else (v, bound)), False, into)
@@ -91,6 +91,27 @@ def _evaluate_bind(node, args, env, into=None):
     return gbops.cast(gbops.new(x.apply(gbops.binary(op, compute), **kw), compute, into), out)
 
 
+def bound_dtypes(node, x: DType) -> tuple:
+    """(compute, out) dtypes of apply_bind ``node`` on an operand of dtype x (its scalar typed by x)."""
+    op, bound, side = node.attr("op"), node.attr("scalar"), node.attr("side")
+    s = scalar_dtype(bound, x)
+    return op.dtypes(*((s, x) if side == "left" else (x, s)))
+
+
+def on_scalar(node, x: DType):
+    """(value, out): ``value(v)`` is apply_bind ``node`` on a 1 x 1 operand of dtype x holding v
+    (None: missing, and so is the result), as its step computes it (kernels/scalars.py), before
+    the result is made ``out``; None when the scalar table lacks the operator."""
+    compute, out = bound_dtypes(node, x)
+    f = _scalars.scalar_function(node.attr("op"), compute)
+    if f is None:
+        return None
+    t, k = compute.np.type, node.attr("scalar")
+    if node.attr("side") == "left":
+        return (lambda v: _scalars.scalar_value(f, t, k, v, False)), out
+    return (lambda v: _scalars.scalar_value(f, t, v, k, False)), out
+
+
 # -------------------------------------------------------------------- the prepared C calls
 @APPLY_BIND.prepare_rule
 def _prepare_bind(node, sig):
@@ -99,14 +120,12 @@ def _prepare_bind(node, sig):
     if x is None:
         return None
     op, bound, side = node.attr("op"), node.attr("scalar"), node.attr("side")
-    s = scalar_dtype(bound, x)
-    compute, out = op.dtypes(*((s, x) if side == "left" else (x, s)))
+    compute, out = bound_dtypes(node, x)
     if (nr, nc) == (1, 1):
-        read = _item.reader(x)
-        order = (lambda v, b: (b, v)) if side == "left" else (lambda v, b: (v, b))
-        one = _prepared.scalar_step(op, compute, out, False, order)
+        one = on_scalar(node, x)
         if one is not None:
-            return lambda args, into: one(read(args[0]), bound, into)
+            read, write, value = _item.reader(x), _item.writer(out), one[0]
+            return lambda args, into: write(value(read(args[0])), into)
     # an operand of another dtype is cast by SuiteSparse on the way in, as gbops.cast would,
     # and the result on the way out into C's dtype
     gop = _prepared.binary_call(op, compute)

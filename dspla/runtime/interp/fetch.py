@@ -49,13 +49,16 @@ def _fetch_gather(rt: Runtime, i: FetchGather):
     g.alltoallv(sc, np.ones(P, np.int64), rc, np.ones(P, np.int64))
     asked = np.empty(int(rc.sum()), np.int64)
     g.alltoallv(np.ascontiguousarray(i.pos[at[order]]), sc, asked, rc)
-    values, present = local.dense_parts(x)
-    values, present = values[:, 0], present[:, 0]
-    got = np.empty(int(sc.sum()), values.dtype)
-    g.alltoallv(np.ascontiguousarray(values[asked]), rc, got, sc)
+    # x's rows asked for, read where they lie (buffers.pack_rows: values, then their presence
+    # bytes when x may miss entries), not x's whole piece copied at every call
+    dt = gbops.dtype_of(x)
+    answers = local.pack_rows(x, asked, dt, i.presence)
+    values = answers[:asked.size * dt.np.itemsize].view(dt.np) if i.presence else answers[:, 0]
+    got = np.empty(int(sc.sum()), dt.np)
+    g.alltoallv(np.ascontiguousarray(values), rc, got, sc)
     if i.presence:   # (which of the answers are entries: x's presence there)
-        there = np.empty(int(sc.sum()), np.uint8)
-        g.alltoallv(np.ascontiguousarray(present[asked], dtype=np.uint8), rc, there, sc)
+        there = np.empty(int(sc.sum()), np.int8)
+        g.alltoallv(np.ascontiguousarray(answers[asked.size * dt.np.itemsize:].view(np.int8)), rc, there, sc)
         keep = there.astype(bool)
         rows_out, got = rows[order][keep], got[keep]
     else:

@@ -14,8 +14,7 @@ from ...ir import Op
 from ...ir.types import DType
 from ...kernels.gbops import dtype_of
 from ...kernels.item import check, reader, writer
-from ...kernels.scalars import scalar_function, scalar_value
-from ...ops.define.shape import scalar_dtype
+from ...ops.apply import on_scalar
 from ...ops.loop import truth
 from ..process import collect_young
 from .fused import recognize, run
@@ -72,11 +71,8 @@ def _iterate(rt: Runtime, i: Loop, words: list, static_words: int) -> tuple[int,
     it = checks = 0
     while True:
         before = _sent(rt)
-        try:
-            go = test(s) if test is not None else None
-        except _Interpret:
-            go = None
-        if go is None:
+        go = test(s) if test is not None else None
+        if go is None:   # (no test of its own, or not for this value)
             rt.execute(i.cond)
             go = _agreed(rt, i, truth(s[i.cond_slot]))
         checks += 1
@@ -104,9 +100,8 @@ def count_test(rt: Runtime, i: Loop):
     - ``nvals(x) cmp k`` (a frontier's or a candidate set's test): one C count and a Python
       comparison (exact: a count is far below 2^53);
     - ``x cmp k`` on a 1 x 1 value (a convergence test, ``delta > tol``): its entry read by the
-      typed C call and compared as the step compares it (kernels/scalars.py: in the step's
-      compute type), its truth as ``truth``'s (a missing entry is false), the dtypes resolved
-      at the first check."""
+      typed C call and compared as the step compares it (ops/apply.on_scalar), its truth as
+      ``truth``'s (a missing entry is false)."""
     if rt.comm.size != 1 or not i.cond or i.cond[-1].out != i.cond_slot:
         return None
     test = i.cond[-1]
@@ -129,36 +124,27 @@ def count_test(rt: Runtime, i: Loop):
 
 
 def _scalar_test(test: Local):
-    """``x op k`` on the 1 x 1 value in slot x (count_test), or None for an operator the scalar
-    table lacks."""
-    op, k, left, (x,) = test.node.attr("op"), test.node.attr("scalar"), test.node.attr("side") == "left", test.args
-    resolved: dict = {}   # x's dtype -> (its reader, op's function, compute and out types)
+    """``x cmp k`` on the 1 x 1 value in slot x (count_test): its value by apply_bind's own
+    (ops/apply.on_scalar), the dtypes resolved at the first check; None (the interpreter checks
+    it) for another value or an operator the scalar table lacks."""
+    node, (x,) = test.node, test.args
+    resolved: dict = {}   # x's dtype -> (its reader, on_scalar's value and out type), or None
 
-    def parts(dt: DType):
-        s = scalar_dtype(k, dt)
-        compute, out = op.dtypes(*((s, dt) if left else (dt, s)))
-        f = scalar_function(op, compute)
-        return None if f is None else (reader(dt), f, compute.np.type, out.np.type)
-
-    def go(slots) -> bool:
+    def go(slots) -> bool | None:
         M = slots[x]
         if type(M) is not gb.Matrix or M._nrows != 1 or M._ncols != 1:
-            raise _Interpret
+            return None
         dt = dtype_of(M)
         got = resolved.get(dt, False)
         if got is False:
-            got = resolved[dt] = parts(dt)
+            one = on_scalar(node, dt)
+            got = resolved[dt] = None if one is None else (reader(dt), one[0], one[1].np.type)
         if got is None:
-            raise _Interpret
-        read, f, t, out = got
-        v = read(M)
-        r = scalar_value(f, t, *((k, v) if left else (v, k)), False)
-        return r is not None and bool(out(r))
+            return None
+        read, value, out = got
+        r = value(read(M))
+        return r is not None and bool(out(r))   # (truth's: a missing entry is false)
     return go
-
-
-class _Interpret(Exception):
-    """The fast test does not apply to this value: the interpreter checks the condition."""
 
 
 def _agreed(rt: Runtime, i: Loop, go: bool) -> bool:
