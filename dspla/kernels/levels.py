@@ -8,12 +8,12 @@ level sets C's presence bytes (``Cb |= qb``) and stamps its nodes with the level
 byte array (``stamp |= qb * level``): one branch-free pass over bytes, a few us there. The values
 are written once, when the loop ends (or every 255 levels), by ``finish``: each stamped slot
 takes its level's value from a table, bit for bit (values seen as 64-bit words), in one pass
-compiled by numba (60 us there; numpy's passes over 64-bit words took 310). Until then the
-stamped slots of C hold no values, which nothing reads: the loop reads C only as the structure
-of its mask. A level whose frontier is a sparse list (pushed) goes through ``pattern_writer``'s
-C call, whose work is its entries. The arrays are taken from the matrices and handed back (GxB
-unpack / pack: pointers moved, nothing copied); q never meets C (the frontier is computed under
-C's complement), so C's count grows by q's.
+compiled by numba (60 us there; numpy's passes over 64-bit words took 310; both kernels are in
+kernels/traverse.py). Until then the stamped slots of C hold no values, which nothing reads: the
+loop reads C only as the structure of its mask. A level whose frontier is a sparse list (pushed)
+goes through ``pattern_writer``'s C call, whose work is its entries. The arrays are taken from
+the matrices and handed back (GxB unpack / pack: pointers moved, nothing copied); q never meets
+C (the frontier is computed under C's complement), so C's count grows by q's.
 
 numba's first use in a process costs about 0.15 s (its compilation, once per installation, 0.2 s
 more): a graph of fewer than ``MIN_NODES`` nodes, whose levels GraphBLAS writes in tens of us at
@@ -21,11 +21,10 @@ most, is written by GraphBLAS.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from suitesparse_graphblas import ffi, lib
 
+from . import traverse
 from .item import check, pattern_writer
 
 _WORDS = {"INT64": np.int64, "FP64": np.float64}
@@ -70,6 +69,8 @@ class LevelWriter:
         self.values = np.zeros(256, np.int64)   # level number -> its value's bits (0: none)
         self.typed = self.values.view(_WORDS[name])
         self.levels, self.fast, self.cell = 0, False, ffi.new("int32_t*")
+        # (for kernels/traverse.py's compiled loop, which writes as this does: its type, SECOND, cells)
+        self.kind, self.second, self.cells = name, getattr(lib, f"GrB_SECOND_{name}"), np.zeros(16, np.int64)
 
     def start(self, C):
         n = C._nrows
@@ -78,8 +79,10 @@ class LevelWriter:
         self.levels = 0
         self.fast = n >= MIN_NODES and _bitmap_col(C)
         if self.fast:
-            self.kernels = _compiled()
-            self.fast = self.kernels is not None
+            kernels = traverse.compiled()   # (None: numba's compiler switched off)
+            self.fast = kernels is not None
+            if self.fast:
+                self.kernels = kernels.stamp, kernels.settle
 
     def __call__(self, C, q, value):
         if not self.fast or _status(q, _SPARSITY, self.cell) != _BITMAP:
@@ -113,39 +116,6 @@ class LevelWriter:
         finally:
             c.pack(C, c.nvals[0])
         self.levels = 0
-
-
-def _stamp(stamp, cb, qb, level):
-    """A pulled level's nodes (qb) marked present in C (cb) and stamped with its number."""
-    for i in range(qb.shape[0]):
-        b = qb[i]
-        stamp[i] |= b * level
-        cb[i] |= b
-
-
-def _settle(cx, stamp, table):
-    """cx's stamped slots set to their level's value, the stamps cleared (a select, not a branch:
-    the stamped slots fall at random)."""
-    for i in range(stamp.shape[0]):
-        s = stamp[i]
-        v = table[s]
-        cx[i] = v if s != 0 else cx[i]
-        stamp[i] = 0
-
-
-@functools.cache
-def _compiled():
-    """The kernels compiled, or None when numba's compiler is switched off (NUMBA_DISABLE_JIT):
-    they would then run as Python loops over every node."""
-    import numba  # (loaded by then: python-graphblas imports it with its first matrix)
-    if numba.config.DISABLE_JIT:
-        return None
-    try:
-        jit = numba.njit(cache=True, nogil=True, boundscheck=False)
-        return jit(_stamp), jit(_settle)
-    except RuntimeError:   # (no writable place for numba's cache: a read-only install, no home)
-        jit = numba.njit(cache=False, nogil=True, boundscheck=False)
-        return jit(_stamp), jit(_settle)
 
 
 def _bitmap_col(M) -> bool:

@@ -14,7 +14,8 @@ computed either way, with the same entries:
 The rule is Beamer's as LAGraph applies it. In one process it weighs edges: while pushing and
 growing, pull once the frontier's edges (the sum of its nodes' entries in p, one C call) exceed
 the edges not yet explored / ``ALPHA_EDGES``; once pulled, pull again only when the frontier grows
-past n / ``BETA1``; back to push when it shrinks to n / ``BETA2``; never pull once fewer than n
+past n / ``BETA1``; back to push when it shrinks to n / ``BETA2`` (LAGraph's constants; the rule is
+kernels/traverse.py's ``rule``, compiled there too); never pull once fewer than n
 edges are left (on soc-Slashdot0902 this pulls its second level, a hub's 126K edges, 1.9 against
 2.7 ms pushed). Across ranks the rule reads counts every rank has alike (the frontier's size over
 all ranks, which the loop's test computes): while the frontier grows, pull once it holds more
@@ -28,14 +29,14 @@ import numpy as np
 from suitesparse_graphblas import ffi, lib
 
 from .item import check, new_matrix
+from .traverse import rule, wants_edges
 
 ALPHA = 16     # growing: pull once the frontier holds more than n / ALPHA nodes
 BETA = 256     # shrinking: push once it holds at most n / BETA
-ALPHA_EDGES, BETA1, BETA2 = 8, 8, 512   # one process: LAGraph's constants
 _ORDERLESS = frozenset({"any", "min", "max", "lor", "land"})
 _SPARSE = lib.GxB_SPARSE | lib.GxB_HYPERSPARSE
 _INT64 = gb.dtypes.INT64
-_PLUS_FIRST = gb.semiring.plus_first[_INT64]
+PLUS_FIRST = gb.semiring.plus_first[_INT64]
 
 
 def exact_either_way(sr, compute) -> bool:
@@ -83,34 +84,30 @@ def pulls(fr: Frontier, nq: int) -> bool:
 
 def pulls_by_edges(fr: Frontier, q, nq: int) -> bool:
     """Pull (True) or push the frontier q of nq nodes, in one process (the module's rule)."""
-    growing, shrinking = nq > fr.last, nq < fr.last
+    edges = frontier_edges(fr, q) if wants_edges(fr.pushing, fr.any_pull, fr.unexplored, fr.n) else 0
+    fr.pushing, fr.any_pull, fr.unexplored = rule(fr.pushing, fr.any_pull, fr.last, fr.unexplored, fr.n, nq, edges)
     fr.last = nq
-    if fr.pushing:
-        if fr.unexplored < fr.n:
-            return False   # little of the graph is left: push to the end
-        if fr.any_pull:
-            fr.pushing = not (growing and nq * BETA1 > fr.n)
-        else:
-            edges = frontier_edges(fr, q)
-            fr.unexplored -= edges
-            fr.pushing = not (growing and edges * ALPHA_EDGES > fr.unexplored)
-    elif shrinking and nq * BETA2 <= fr.n:
-        fr.pushing = True
-    fr.any_pull = fr.any_pull or not fr.pushing
     return not fr.pushing
+
+
+def degrees(fr: Frontier):
+    """(p's row counts as a full n x 1 column, a 1 x 1 for their sum), made once: a full column,
+    as q is held, so their dot product reads q's entries only."""
+    if fr._deg is None:
+        counts = fr.p.apply(gb.unary.one[_INT64]).reduce_rowwise(gb.monoid.plus).new().to_dense(fill_value=0)
+        fr._deg = gb.Matrix.from_dense(counts.reshape(-1, 1).astype(np.int64))
+        fr._e = new_matrix(_INT64, 1, 1)
+    return fr._deg, fr._e
 
 
 def frontier_edges(fr: Frontier, q) -> int:
     """The entries of p's rows that q selects (the edges a push would touch): p's row counts
-    (made once) times q, one C call."""
-    if fr._deg is None:   # (a full column, as q is held: their dot product reads q's entries only)
-        counts = fr.p.apply(gb.unary.one[_INT64]).reduce_rowwise(gb.monoid.plus).new().to_dense(fill_value=0)
-        fr._deg = gb.Matrix.from_dense(counts.reshape(-1, 1).astype(np.int64))
-        fr._e = new_matrix(_INT64, 1, 1)
-    check(lib.GrB_mxm(fr._e.gb_obj[0], ffi.NULL, ffi.NULL, _PLUS_FIRST.gb_obj, fr._deg.gb_obj[0], q.gb_obj[0],
+    times q, one C call."""
+    deg, e = degrees(fr)
+    check(lib.GrB_mxm(e.gb_obj[0], ffi.NULL, ffi.NULL, PLUS_FIRST.gb_obj, deg.gb_obj[0], q.gb_obj[0],
                       lib.GrB_DESC_T0), "mxm")
     # (into fr's own cell: item() makes one and looks the type up, a few us at every pushed level)
-    info = lib.GrB_Matrix_extractElement_UINT64(fr._n, fr._e.gb_obj[0], 0, 0)
+    info = lib.GrB_Matrix_extractElement_UINT64(fr._n, e.gb_obj[0], 0, 0)
     check(info, "extractElement")
     return 0 if info == lib.GrB_NO_VALUE else fr._n[0]
 
@@ -137,7 +134,7 @@ class Handle:
             lib.GrB_Matrix_free(self.gb_obj)
 
 
-_DESC = {(pull, structure, replace): getattr(lib, f"GrB_DESC_{'R' if replace else ''}{'S' if structure else ''}C"
+DESC = {(pull, structure, replace): getattr(lib, f"GrB_DESC_{'R' if replace else ''}{'S' if structure else ''}C"
                                                 f"{'' if pull else 'T0'}")
          for pull in (True, False) for structure in (True, False) for replace in (True, False)}
 
@@ -161,5 +158,5 @@ def product(fr: Frontier, a, q, semiring, gdt, mask, structure: bool, pull: bool
             check(lib.GxB_Matrix_Option_set_INT32(C.gb_obj[0], lib.GxB_SPARSITY_CONTROL, sparsity), "set")
     A = a if pull else fr.p
     check(lib.GrB_mxm(C.gb_obj[0], mask.gb_obj[0], ffi.NULL, semiring.gb_obj, A.gb_obj[0], q.gb_obj[0],
-                      _DESC[pull, structure, into is not None]), "mxm")
+                      DESC[pull, structure, into is not None]), "mxm")
     return C

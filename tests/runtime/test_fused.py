@@ -189,10 +189,12 @@ def test_the_last_level_is_made_a_matrix_only_when_read(monkeypatch):
 
 @pytest.mark.parametrize("min_nodes", [0, 10**9])
 def test_pulled_levels_stamped_or_written_equal_csgraph(min_nodes, monkeypatch):
-    """The levels of pulled levels stamped and written when the loop ends (kernels/levels.py), or
-    each written by GraphBLAS (a graph under MIN_NODES): csgraph's levels either way."""
+    """The Python loop's levels (the compiled one is tests/runtime/test_traverse.py's): pulled
+    levels stamped and written when the loop ends (kernels/levels.py), or each written by
+    GraphBLAS (a graph under MIN_NODES): csgraph's levels either way."""
     from dspla.kernels import levels
     monkeypatch.setattr(levels, "MIN_NODES", min_nodes)
+    monkeypatch.setattr(fused, "_compiled", lambda *a: None)
     stamped = []
     finish = levels.LevelWriter.finish
 

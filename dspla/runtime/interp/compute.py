@@ -304,17 +304,24 @@ class Batched:
         return gbops.cast(C, self.out)
 
 
-def frontier(rt: Runtime, i, a, b):
-    """a ⊕.⊗ b under i's complemented mask, pushed or pulled (kernels/spmspv.py) by b's size over
-    all ranks (i.count's, or b's own in one process); the choice counted in the stats' routes."""
-    fr, m = rt.slots[i.push], rt.slots[i.mask]
+def typed_frontier(fr, i, a, b) -> tuple:
+    """fr.typed for the operands a and b of i's product, resolved once per run's operand dtypes:
+    (their python-graphblas dtypes, the typed semiring, the compute type's, the operands' casts,
+    the compute and output dtypes)."""
     sig = (a.dtype, b.dtype)
-    if fr.typed is None or fr.typed[0] != sig:   # dtypes and the typed semiring, once per run's operands
+    if fr.typed is None or fr.typed[0] != sig:
         da, db = _dt(a), _dt(b)
         compute, out = i.semiring.dtypes(da, db)
         ca, cb = i.semiring.operand_dtypes(da, db, compute)
         fr.typed = (sig, gbops.semiring(i.semiring, compute), gb.dtypes.lookup_dtype(compute.gb), ca, cb, compute, out)
-    _, op, gdt, ca, cb, compute, out = fr.typed
+    return fr.typed
+
+
+def frontier(rt: Runtime, i, a, b):
+    """a ⊕.⊗ b under i's complemented mask, pushed or pulled (kernels/spmspv.py) by b's size over
+    all ranks (i.count's, or b's own in one process); the choice counted in the stats' routes."""
+    fr, m = rt.slots[i.push], rt.slots[i.mask]
+    _, op, gdt, ca, cb, compute, out = typed_frontier(fr, i, a, b)
     a, b = gbops.cast(a, ca), gbops.cast(b, cb)
     pull = spmspv.pulls_by_edges(fr, b, fr.entries(b)) if i.count is None else \
         spmspv.pulls(fr, item.item(rt.slots[i.count]))

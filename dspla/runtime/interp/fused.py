@@ -22,17 +22,19 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import graphblas as gb
+import numpy as np
 from suitesparse_graphblas import ffi, lib
 
 from ...instr import Local, Loop, MxM, walk
 from ...ir import Op
 from ...ir.types import DType
 from ...kernels import item as _item
-from ...kernels import spmspv
+from ...kernels import spmspv, traverse
 from ...kernels.levels import LevelWriter
 from ...kernels.overflow import LIMIT, describe, raise_wrapped
 from ..process import collect_young
-from .compute import frontier
+from .compute import frontier, typed_frontier
 from .interpreter import _dt
 
 _KINDS = {DType.int64: "INT64", DType.float64: "FP64"}
@@ -52,6 +54,7 @@ class Traversal:
     dtype: DType
     read: frozenset  # the slots read after the loop (its scalars are made only for those)
     write: LevelWriter   # seen<q's structure> = depth
+    runner: dict         # the compiled loop's static arguments, made at its first run (kernels/traverse.py)
 
 
 def _local(i, op) -> bool:
@@ -86,7 +89,7 @@ def recognize(rt, loop: Loop) -> Traversal | None:
         return None
     # (the body's order is free: the product and the depth before the update that reads both)
     return Traversal(count, test, prod, step, update, f, seen, depth, dt, _read_after(rt.program, loop),
-                     LevelWriter(_KINDS[dt]))
+                     LevelWriter(_KINDS[dt]), {})
 
 
 def _read_after(program, loop: Loop) -> frozenset:
@@ -103,45 +106,30 @@ def _read_after(program, loop: Loop) -> frozenset:
 
 
 def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[int, int, bool]:
-    """The loop run (``_iterate``'s contract: iterations, condition checks, stopped at its bound)."""
+    """The loop run (``_iterate``'s contract: iterations, condition checks, stopped at its bound):
+    compiled (kernels/traverse.py) where it can be, else level by level here."""
     t0 = time.perf_counter()
     s = rt.slots
     q, seen, d = s[loop.carry[t.f]], s[loop.carry[t.seen]], s[loop.carry[t.depth]]
     k = t.step.node.attr("scalar")
     depth = _item.item(d)
     write = t.write   # seen<q's structure> = depth
-    wrap = t.dtype.np.type
     checked = rt.checked and t.dtype is DType.int64
     whole = checked and type(k) is int and type(depth) is int   # (a checked int64 sum: exact as it is)
-    a_slot, cell = t.product.a, ffi.new("GrB_Index*")
     _item.check(lib.GxB_Matrix_Option_set_INT32(seen.gb_obj[0], lib.GxB_SPARSITY_CONTROL, lib.GxB_BITMAP), "set")
     s[t.product.mask] = seen
     if rt.magnitudes is not None:   # (written into below)
         rt.magnitudes.forget(seen)
-    level = _level(rt, t.product, s[a_slot])
-    it = checks = 0
-    cyclic = False   # (whether a level was made by compute.frontier, a Matrix in a reference cycle)
     write.start(seen)
     try:
-        while True:
-            _item.check(lib.GrB_Matrix_nvals(cell, q.gb_obj[0]), "nvals")
-            nq = cell[0]
-            checks += 1
-            if nq == 0 or it == loop.max_iter:
-                break
-            q = level(q, nq)
-            cyclic = cyclic or type(q) is not spmspv.Handle
-            if depth is not None:
-                depth = depth + k
-                if checked and not -LIMIT <= depth < LIMIT:
-                    raise_wrapped(describe(t.step.node, rt.output_names.get(t.step.out)), None)
-                if not whole:
-                    depth = wrap(depth).item()   # (as the typed step makes it: wrapped, or a float)
-                write(seen, q, depth)
-            it += 1
-            words.append(static_words)
+        done = _compiled(rt, loop, t, s[t.product.a], q, seen, depth, k, whole) if write.fast else None
+        if done is None:
+            done = _levels(rt, loop, t, q, seen, depth, k, checked, whole, words, static_words)
+        else:
+            words.extend([static_words] * done[3])
     finally:
         write.finish(seen)   # (the stamped levels' values: kernels/levels.py)
+    q, depth, nq, it, cyclic = done
     if loop.carry[t.f] not in t.read and not (it and t.product.out in t.read):
         q = None   # (the last, empty level: nothing reads it after the loop)
     elif type(q) is spmspv.Handle:
@@ -150,7 +138,90 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
         collect_young()   # (as _iterate: the levels made by compute.frontier)
     _finish(rt, loop, t, q, seen, depth, nq, it)
     rt.timed("compute_s", t0)
-    return it, checks, nq > 0
+    return it, it + 1, nq > 0   # (a count is checked before each level and once more)
+
+
+def _levels(rt, loop: Loop, t: Traversal, q, seen, depth, k, checked: bool, whole: bool, words: list,
+            static_words: int):
+    """The levels one by one -> (the last level, depth, its count, levels, whether a level was made
+    by compute.frontier: a Matrix in a reference cycle)."""
+    level, write, wrap = _level(rt, t.product, rt.slots[t.product.a]), t.write, t.dtype.np.type
+    cell, it, cyclic = ffi.new("GrB_Index*"), 0, False
+    while True:
+        _item.check(lib.GrB_Matrix_nvals(cell, q.gb_obj[0]), "nvals")
+        nq = cell[0]
+        if nq == 0 or it == loop.max_iter:
+            return q, depth, nq, it, cyclic
+        q = level(q, nq)
+        cyclic = cyclic or type(q) is not spmspv.Handle
+        if depth is not None:
+            depth = depth + k
+            if checked and not -LIMIT <= depth < LIMIT:
+                raise_wrapped(describe(t.step.node, rt.output_names.get(t.step.out)), None)
+            if not whole:
+                depth = wrap(depth).item()   # (as the typed step makes it: wrapped, or a float)
+            write(seen, q, depth)
+        it += 1
+        words.append(static_words)
+
+
+def _compiled(rt, loop: Loop, t: Traversal, a, q, seen, depth, k, whole: bool):
+    """The loop run as one compiled loop of the same C calls (kernels/traverse.py) -> (the last
+    level, depth, its count, levels, False), or None where it does not apply: the depth missing or an
+    int64 one not checked (the Python loop's wrapping), or an operand needing a cast."""
+    prod, fr = t.product, rt.slots[t.product.push]
+    if depth is None or (t.dtype is DType.int64 and not whole) or type(q) is not gb.Matrix:
+        return None
+    typed = typed_frontier(fr, prod, a, q)
+    if typed[5] is not typed[6] or _dt(a) is not typed[3] or _dt(q) is not typed[4]:
+        return None
+    runner = t.runner.get(id(typed))
+    if runner is None or runner.a is not a or runner.fr is not fr:
+        t.runner.clear()
+        runner = t.runner[id(typed)] = _Runner(fr, a, typed[1], typed[2], t.write, prod.mask_kind == "structure")
+    code, where, it, depth, q, nq, pulls = runner.run(q, seen, depth, k, whole, loop.max_iter)
+    for route, times in (("spmspv-pull", pulls), ("spmspv-push", it - pulls)):
+        if times:
+            rt.routes[route] += times
+    if code == traverse.OVERFLOW:
+        raise_wrapped(describe(t.step.node, rt.output_names.get(t.step.out)), None)
+    _item.check(code, traverse.NAMES[where])
+    return q, depth, nq, it, False
+
+
+def _address(x) -> int:
+    return int(ffi.cast("uintptr_t", x))
+
+
+class _Runner:
+    """The compiled loop's arguments that stay (the operands', semiring's and descriptors'
+    addresses, the writer's arrays), made at a product's first run; ``run`` per call."""
+
+    def __init__(self, fr: spmspv.Frontier, a, semiring, gdt, write: LevelWriter, structure: bool):
+        self.fr, self.a, self.gdt, self.write = fr, a, gdt, write   # (held: their addresses are used)
+        deg, e = spmspv.degrees(fr)
+        self.objs = np.array([0, 0, 0] + [_address(M.gb_obj[0]) for M in (a, fr.p, deg, e)] +
+                             [_address(op) for op in (semiring.gb_obj, spmspv.PLUS_FIRST.gb_obj, write.second)],
+                             np.uint64)
+        self.desc = np.array([_address(spmspv.DESC[pull, structure, replace]) for pull in (False, True)
+                              for replace in (False, True)] + [_address(lib.GrB_DESC_T0)], np.uint64)
+        self.state = np.zeros(7, np.int64)
+        self.calls, self.cast = traverse.calls(write.kind), np.int64 if write.kind == "INT64" else np.float64
+        self.loop = traverse.compiled().loop   # (there: the levels are stamped)
+
+    def run(self, q, seen, depth, k, checked: bool, max_iter: int):
+        """-> (code, its call, levels, depth, the last level (a Handle; q when none), its count,
+        the pulled levels); the rule's state and the writer's as the loop leaves them."""
+        fr, w, objs, state = self.fr, self.write, self.objs, self.state
+        C = spmspv.Handle(self.gdt, q._nrows, q._ncols)
+        objs[:3] = _address(q.gb_obj[0]), _address(C.gb_obj[0]), _address(seen.gb_obj[0])
+        state[:5] = fr.last, fr.pushing, fr.any_pull, fr.unexplored, w.levels
+        code, where, it, depth = self.loop(self.calls, objs, self.desc, w.cells, state, w.stamp, w.values,
+                                                    w.typed, q._nrows, max_iter, self.cast(depth), self.cast(k),
+                                                    checked)
+        fr.last, fr.pushing, fr.any_pull, fr.unexplored, w.levels = \
+            int(state[0]), bool(state[1]), bool(state[2]), int(state[3]), int(state[4])
+        return code, where, it, self.cast(depth).item(), (C if it else q), int(state[6]), int(state[5])
 
 
 def _level(rt, prod: MxM, a):

@@ -1,0 +1,263 @@
+"""A traversal's compiled code, all in this file: numba's cache of a compiled function is
+invalidated by changes to its own file only, and the loop below has the others compiled into it.
+
+- ``rule`` and ``wants_edges``: the one-process push / pull rule (kernels/spmspv.py describes
+  it), on plain values; spmspv's Python path calls them as they are, the loop compiled.
+- ``stamp_kernel`` and ``settle_kernel``: kernels/levels.py's stamps of a pulled level and their
+  values written when the loop ends.
+- ``loop``: runtime/interp/fused.py's traversal as one compiled loop, numba calling SuiteSparse at
+  the functions' addresses. Each level is what the Python loop does, in the same order and with
+  the same arguments: the frontier's count, the rule (with the frontier's edges where it reads
+  them), the product (``spmspv.product``'s storage settings, mask and descriptors) and the depth
+  written (stamped on a pulled level, the typed apply on a pushed one); the stamps settled at the
+  end, as ``LevelWriter.finish`` settles them.
+
+Between those C calls the Python loop spent 5-7 us a level and its setup more: on email-Enron a
+breadth-first search's call took 0.895 -> 0.844 ms (nine levels). It is used where the levels are
+stamped (graphs of ``levels.MIN_NODES`` nodes or more, where numba is in use anyway). Compiled once
+per installation and cached (about 0.6 s): the functions' addresses are arguments, so the cached
+code holds none. A failing call ends the loop at once and is reported by name, as the Python
+loop's check reports it; so does a checked int64 depth that would wrap.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+from suitesparse_graphblas import ffi, lib
+
+ALPHA_EDGES, BETA1, BETA2 = 8, 8, 512   # the rule's constants: LAGraph's
+_U, _I32 = ctypes.c_uint64, ctypes.c_int32
+# the calls in the loop's table, by position (a failure names its call)
+NAMES = ("Matrix_nvals", "mxm", "Matrix_Option_set", "Matrix_Option_get", "extractElement", "unpack_BitmapC",
+         "pack_BitmapC", "apply")
+OVERFLOW = -1   # the loop's code for a checked depth that would leave int64
+_MAX, _MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+_NO_VALUE = lib.GrB_NO_VALUE
+_CONTROL, _STATUS = lib.GxB_SPARSITY_CONTROL, lib.GxB_SPARSITY_STATUS
+_BITMAP, _SPARSE = lib.GxB_BITMAP, lib.GxB_SPARSE | lib.GxB_HYPERSPARSE
+
+
+def _c(name: str, *args):
+    address = int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+    return ctypes.CFUNCTYPE(ctypes.c_int, *args)(address)
+
+
+@functools.cache
+def calls(kind: str) -> tuple:
+    """The loop's C functions for depths of python-graphblas dtype ``kind`` (INT64 or FP64)."""
+    value = ctypes.c_int64 if kind == "INT64" else ctypes.c_double
+    return (_c("GrB_Matrix_nvals", _U, _U), _c("GrB_mxm", _U, _U, _U, _U, _U, _U, _U),
+            _c("GxB_Matrix_Option_set_INT32", _U, _I32, _I32), _c("GxB_Matrix_Option_get_INT32", _U, _I32, _U),
+            _c("GrB_Matrix_extractElement_UINT64", _U, _U, _U, _U),
+            _c("GxB_Matrix_unpack_BitmapC", _U, _U, _U, _U, _U, _U, _U, _U),
+            _c("GxB_Matrix_pack_BitmapC", _U, _U, _U, _U, _U, ctypes.c_bool, _U, _U),
+            _c(f"GrB_Matrix_apply_BinaryOp2nd_{kind}", _U, _U, _U, _U, _U, value, _U))
+
+
+# bound by ``compiled``: numba's twins of the functions below, two pointer casts and numba.carray
+rule_c: Any = None
+wants_edges_c: Any = None
+stamp_c: Any = None
+settle_c: Any = None
+write_c: Any = None
+settle_into_c: Any = None
+bytes_c: Any = None
+words_c: Any = None
+carray: Any = None
+
+
+def _jit(fn):
+    """numba.njit, cached where numba finds a writable place."""
+    import numba
+    try:
+        return numba.njit(cache=True, nogil=True, boundscheck=False)(fn)
+    except RuntimeError:   # (no writable place for numba's cache: a read-only install, no home)
+        return numba.njit(cache=False, nogil=True, boundscheck=False)(fn)
+
+
+def _pointer(dtype):
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def at(typingctx, address):   # (an address as a typed pointer, for numba.carray)
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+        return types.CPointer(dtype)(types.uint64), codegen
+    return at
+
+
+@functools.cache
+def compiled() -> SimpleNamespace | None:
+    """The kernels compiled (``stamp``, ``settle``, ``loop``), or None when numba's compiler is
+    switched off (NUMBA_DISABLE_JIT): they would run as Python loops over every node. numba is
+    loaded here only (a run that traverses nothing large never loads it). The compiled functions
+    call each other by the names ending in ``_c``: numba looks a callee up in the module's globals
+    when it compiles its caller, so they are bound there first."""
+    import numba
+    from numba import types
+    if numba.config.DISABLE_JIT:
+        return None
+    names = globals()
+    names["bytes_c"], names["words_c"], names["carray"] = _pointer(types.uint8), _pointer(types.int64), numba.carray
+    for name in ("rule", "wants_edges", "_stamp", "_settle", "_write", "_settle_into"):
+        names[name.lstrip("_") + "_c"] = _jit(names[name])
+    return SimpleNamespace(stamp=names["stamp_c"], settle=names["settle_c"], loop=_jit(_loop))
+
+
+def rule(pushing: bool, any_pull: bool, last: int, unexplored: int, n: int, nq: int, edges: int):
+    """(pushing, any pulled, edges not yet explored) after a frontier of nq nodes, the last of
+    ``last`` (kernels/spmspv.py's rule); ``edges``, the frontier's, is read only where
+    ``wants_edges``."""
+    growing, shrinking = nq > last, nq < last
+    if pushing:
+        if unexplored < n:
+            pass   # little of the graph is left: push to the end
+        elif any_pull:
+            pushing = not (growing and nq * BETA1 > n)
+        else:
+            unexplored -= edges
+            pushing = not (growing and edges * ALPHA_EDGES > unexplored)
+    elif shrinking and nq * BETA2 <= n:
+        pushing = True
+    return pushing, any_pull or not pushing, unexplored
+
+
+def wants_edges(pushing: bool, any_pull: bool, unexplored: int, n: int) -> bool:
+    """Whether ``rule`` reads the frontier's edges at this level (a C call: made only then)."""
+    return pushing and unexplored >= n and not any_pull
+
+
+def _stamp(stamp, cb, qb, level):
+    """A pulled level's nodes (qb) marked present in C (cb) and stamped with its number."""
+    for i in range(qb.shape[0]):
+        b = qb[i]
+        stamp[i] |= b * level
+        cb[i] |= b
+
+
+def _settle(cx, stamp, table):
+    """cx's stamped slots set to their level's value, the stamps cleared (a select, not a branch:
+    the stamped slots fall at random)."""
+    for i in range(stamp.shape[0]):
+        s = stamp[i]
+        v = table[s]
+        cx[i] = v if s != 0 else cx[i]
+        stamp[i] = 0
+
+
+
+# cells (int64): 0 a count, 1 the frontier's edges, 2 a storage status, 3-8 seen's unpacked arrays
+# (b, x, their sizes, iso, nvals), 9-14 q's; objs: the matrices' and operators' addresses
+_Q, _C, _SEEN, _A, _P, _DEG, _E, _SR, _PF, _SECOND = range(10)
+
+
+def _loop(calls, objs, desc, cells, state, stamp, values, typed, n, max_iter, depth, k, checked):
+    """-> (code, the failing call's position (NAMES), levels, depth); ``state`` in and out: the rule's
+    (last, pushing, any pulled, unexplored), the stamped levels, the pulled ones, the last count."""
+    nvals, mxm, setopt, getopt, extract, unpack, pack, apply2 = calls
+    cp = np.uint64(cells.ctypes.data)
+    q, seen = objs[_Q], objs[_SEEN]
+    last, pushing, any_pull, unexplored = state[0], state[1] != 0, state[2] != 0, state[3]
+    stamped, pulls, it, code, where = state[4], 0, 0, 0, 0
+    while True:
+        code = nvals(cp, q)
+        if code != 0:
+            break
+        nq = cells[0]
+        if nq == 0 or it == max_iter:
+            break
+        edges = 0
+        if wants_edges_c(pushing, any_pull, unexplored, n):
+            code, where = mxm(objs[_E], 0, 0, objs[_PF], objs[_DEG], q, desc[4]), 1
+            if code == 0:
+                code, where = extract(cp + 8, objs[_E], 0, 0), 4
+                edges = cells[1] if code == 0 else 0
+                code = 0 if code == _NO_VALUE else code
+            if code != 0:
+                break
+        pushing, any_pull, unexplored = rule_c(pushing, any_pull, last, unexplored, n, nq, edges)
+        last, pull = nq, not pushing
+        pulls += pull
+        sparsity = _BITMAP if pull else _SPARSE
+        code, where = setopt(q, _CONTROL, sparsity), 2
+        if code == 0 and it == 0:   # (the first level into a new matrix, the next ones into q)
+            code = setopt(objs[_C], _CONTROL, sparsity)
+        if code == 0:
+            target = objs[_C] if it == 0 else q
+            code, where = mxm(target, seen, 0, objs[_SR], objs[_A] if pull else objs[_P], q,
+                              desc[2 * pull + (it != 0)]), 1
+            q = target
+        if code != 0:
+            break
+        # (tested before the sum: LLVM may take a signed sum that wrapped for one that did not)
+        if checked and ((k > 0 and depth > _MAX - k) or (k < 0 and depth < _MIN - k)):
+            code = OVERFLOW
+            break
+        depth = depth + k
+        code, where, stamped = write_c(calls, objs, cells, cp, q, stamp, values, typed, n, stamped, depth)
+        if code != 0:
+            break
+        it += 1
+    nq = cells[0]
+    if stamped:   # (the stamped levels' values, as LevelWriter.finish writes them; also after a failure)
+        settled = settle_into_c(unpack, pack, seen, cells, cp, stamp, values, n)
+        if settled == 0:
+            stamped = 0
+        elif code == 0:
+            code, where = settled, 5
+    state[0], state[1], state[2], state[3], state[4], state[5], state[6] = \
+        last, pushing, any_pull, unexplored, stamped, pulls, nq
+    return code, where, it, depth
+
+
+def _write(calls, objs, cells, cp, q, stamp, values, typed, n, stamped, depth):
+    """seen<q's structure> = depth: levels.LevelWriter's call -> (code, call, stamped levels)."""
+    nvals, mxm, setopt, getopt, extract, unpack, pack, apply2 = calls
+    seen = objs[_SEEN]
+    cells[2] = 0
+    code = getopt(q, _STATUS, cp + 16)
+    if code != 0:
+        return code, 3, stamped
+    if (cells[2] & 0xFFFFFFFF) == _BITMAP:
+        if stamped == 255:   # (a level number fits a byte: the stamps settled, counting again)
+            code = settle_into_c(unpack, pack, seen, cells, cp, stamp, values, n)
+            if code != 0:
+                return code, 5, stamped
+            stamped = 0
+        code = unpack(seen, cp + 24, cp + 32, cp + 40, cp + 48, cp + 56, cp + 64, 0)
+        if code != 0:
+            return code, 5, stamped
+        if cells[7] & 0xFF:   # (one value for all: put back, GraphBLAS expands it)
+            code = pack(seen, cp + 24, cp + 32, cells[5], cells[6], True, cells[8], 0)
+            if code != 0:
+                return code, 6, stamped
+        else:
+            code = unpack(q, cp + 72, cp + 80, cp + 88, cp + 96, cp + 104, cp + 112, 0)
+            if code != 0:
+                pack(seen, cp + 24, cp + 32, cells[5], cells[6], False, cells[8], 0)   # (as it was)
+                return code, 5, stamped
+            stamped += 1
+            typed[stamped] = depth
+            stamp_c(stamp, carray(bytes_c(np.uint64(cells[3])), n), carray(bytes_c(np.uint64(cells[9])), n),
+                    np.uint8(stamped))
+            code = pack(q, cp + 72, cp + 80, cells[11], cells[12], (cells[13] & 0xFF) != 0, cells[14], 0)
+            code2 = pack(seen, cp + 24, cp + 32, cells[5], cells[6], False, cells[8] + cells[14], 0)
+            return (code if code != 0 else code2), 6, stamped
+    code = apply2(seen, 0, objs[_SECOND], objs[_SECOND], q, depth, 0)
+    return code, 7, stamped
+
+
+def _settle_into(unpack, pack, seen, cells, cp, stamp, values, n):
+    code = unpack(seen, cp + 24, cp + 32, cp + 40, cp + 48, cp + 56, cp + 64, 0)
+    if code != 0:
+        return code
+    settle_c(carray(words_c(np.uint64(cells[4])), n), stamp, values)
+    return pack(seen, cp + 24, cp + 32, cells[5], cells[6], (cells[7] & 0xFF) != 0, cells[8], 0)
+
+
+__all__ = ["NAMES", "OVERFLOW", "calls", "compiled", "rule", "wants_edges"]
