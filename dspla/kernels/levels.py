@@ -112,7 +112,7 @@ class LevelWriter:
         c, n = self.c, C._nrows
         c.unpack(C)
         try:
-            self.kernels[1](np.frombuffer(ffi.buffer(c.x[0], 8 * n), np.int64), self.stamp, self.values)
+            self.kernels[1](np.frombuffer(ffi.buffer(c.x[0], 8 * n), np.int64), self.stamp, self.values, self.levels)
         finally:
             c.pack(C, c.nvals[0])
         self.levels = 0

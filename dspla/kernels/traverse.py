@@ -3,8 +3,8 @@ invalidated by changes to its own file only, and the loop below has the others c
 
 - ``rule`` and ``wants_edges``: the one-process push / pull rule (kernels/spmspv.py describes
   it), on plain values; spmspv's Python path calls them as they are, the loop compiled.
-- ``stamp_kernel`` and ``settle_kernel``: kernels/levels.py's stamps of a pulled level and their
-  values written when the loop ends.
+- ``_stamp`` and ``_settle``: kernels/levels.py's stamps of a pulled level and their values
+  written when the loop ends.
 - ``loop``: runtime/interp/fused.py's traversal as one compiled loop, numba calling SuiteSparse at
   the functions' addresses. Each level is what the Python loop does, in the same order and with
   the same arguments: the frontier's count, the rule (with the frontier's edges where it reads
@@ -140,15 +140,28 @@ def _stamp(stamp, cb, qb, level):
         cb[i] |= b
 
 
-def _settle(cx, stamp, table):
-    """cx's stamped slots set to their level's value, the stamps cleared (a select, not a branch:
-    the stamped slots fall at random)."""
+def _settle(cx, stamp, table, levels):
+    """cx's stamped slots set to their level's value (``table[1..levels]``, as 64-bit words), the
+    stamps cleared. A select, not a branch (the stamped slots fall at random); where the values
+    are evenly spaced words (a depth counted up by a whole step), each is computed from its stamp
+    instead of read from the table: the pass then vectorizes (on email-Enron 47 -> 30 us)."""
+    step = table[2] - table[1] if levels >= 2 else 0
+    even = True
+    for j in range(2, levels + 1):
+        even = even and table[j] == table[1] + (j - 1) * step
+    if even:
+        base = table[1] - step
+        for i in range(stamp.shape[0]):
+            s = np.int64(stamp[i])
+            keep = np.int64(s == 0) - 1   # (all ones where stamped)
+            cx[i] = (cx[i] & ~keep) | ((base + s * step) & keep)
+            stamp[i] = 0
+        return
     for i in range(stamp.shape[0]):
         s = stamp[i]
         v = table[s]
         cx[i] = v if s != 0 else cx[i]
         stamp[i] = 0
-
 
 
 # cells (int64): 0 a count, 1 the frontier's edges, 2 a storage status, 3-8 seen's unpacked arrays
@@ -205,7 +218,7 @@ def _loop(calls, objs, desc, cells, state, stamp, values, typed, n, max_iter, de
         it += 1
     nq = cells[0]
     if stamped:   # (the stamped levels' values, as LevelWriter.finish writes them; also after a failure)
-        settled = settle_into_c(unpack, pack, seen, cells, cp, stamp, values, n)
+        settled = settle_into_c(unpack, pack, seen, cells, cp, stamp, values, stamped, n)
         if settled == 0:
             stamped = 0
         elif code == 0:
@@ -225,7 +238,7 @@ def _write(calls, objs, cells, cp, q, stamp, values, typed, n, stamped, depth):
         return code, 3, stamped
     if (cells[2] & 0xFFFFFFFF) == _BITMAP:
         if stamped == 255:   # (a level number fits a byte: the stamps settled, counting again)
-            code = settle_into_c(unpack, pack, seen, cells, cp, stamp, values, n)
+            code = settle_into_c(unpack, pack, seen, cells, cp, stamp, values, stamped, n)
             if code != 0:
                 return code, 5, stamped
             stamped = 0
@@ -252,11 +265,11 @@ def _write(calls, objs, cells, cp, q, stamp, values, typed, n, stamped, depth):
     return code, 7, stamped
 
 
-def _settle_into(unpack, pack, seen, cells, cp, stamp, values, n):
+def _settle_into(unpack, pack, seen, cells, cp, stamp, values, levels, n):
     code = unpack(seen, cp + 24, cp + 32, cp + 40, cp + 48, cp + 56, cp + 64, 0)
     if code != 0:
         return code
-    settle_c(carray(words_c(np.uint64(cells[4])), n), stamp, values)
+    settle_c(carray(words_c(np.uint64(cells[4])), n), stamp, values, levels)
     return pack(seen, cp + 24, cp + 32, cells[5], cells[6], (cells[7] & 0xFF) != 0, cells[8], 0)
 
 

@@ -157,3 +157,17 @@ def test_without_a_place_for_numbas_cache_the_kernels_compile_uncached(monkeypat
     got, got_have = _dense(C, np.int64)
     assert (got_have == have).all() and (got[have] == want[have]).all()
     assert any(took) and len(made) == 2 and not any(m["cache"] for m in made)
+
+
+@pytest.mark.parametrize("table", [np.r_[0, 7 + 3 * np.arange(200)], np.r_[0, 5, 6, 9, 10, 11, 40],
+                                   np.r_[0, np.array([0.5, 1.0, 1.5, 2.0]).view(np.int64)], np.r_[0, -4, 2**62]])
+def test_settle_writes_each_stamp_its_tables_value(table):
+    """Evenly spaced values (computed from the stamp) or any others (read from the table): both
+    numpy's take, every unstamped slot kept, the stamps cleared."""
+    levels = len(table) - 1   # (a table padded to 256 entries, as LevelWriter holds it)
+    rng = np.random.default_rng(levels)
+    stamp = rng.integers(0, levels + 1, 5000).astype(np.uint8)
+    cx = rng.integers(-2**62, 2**62, 5000)
+    want = np.where(stamp != 0, table.astype(np.int64)[stamp], cx)
+    traverse.compiled().settle(cx, stamp, table.astype(np.int64), levels)
+    assert (cx == want).all() and not stamp.any()
