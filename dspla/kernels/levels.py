@@ -77,7 +77,7 @@ class LevelWriter:
         if len(self.stamp) != n:
             self.stamp = np.zeros(n, np.uint8)
         self.levels = 0
-        self.fast = n >= MIN_NODES and _bitmap_col(C)
+        self.fast = n >= MIN_NODES and _bitmap_col(C, self.cell)
         if self.fast:
             kernels = traverse.compiled()   # (None: numba's compiler switched off)
             self.fast = kernels is not None
@@ -118,8 +118,9 @@ class LevelWriter:
         self.levels = 0
 
 
-def _bitmap_col(M) -> bool:
-    return _status(M, lib.GxB_SPARSITY_STATUS) == lib.GxB_BITMAP and _status(M, lib.GxB_FORMAT) == lib.GxB_BY_COL
+def _bitmap_col(M, cell) -> bool:
+    return _status(M, lib.GxB_SPARSITY_STATUS, cell) == lib.GxB_BITMAP and _status(M, lib.GxB_FORMAT, cell) == \
+        lib.GxB_BY_COL
 
 
 __all__ = ["LevelWriter"]

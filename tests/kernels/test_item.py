@@ -12,7 +12,7 @@ import pytest
 from dspla.algebra import BINARY
 from dspla.ir.types import DType
 from dspla.kernels import gbops
-from dspla.kernels.item import empty, item, scalar, set_item
+from dspla.kernels.item import copy, empty, item, scalar, set_item
 from dspla.kernels.scalars import SCALAR_OPS as _SCALAR_OPS
 from dspla.kernels.scalars import scalar_binary as _scalar_binary
 
@@ -152,3 +152,18 @@ def test_check_passes_success_and_a_missing_entry_and_raises_on_errors():
     for code in (lib.GrB_INVALID_VALUE, lib.GrB_OUT_OF_MEMORY, lib.GrB_DIMENSION_MISMATCH):
         with pytest.raises(RuntimeError, match=f"GraphBLAS mxm failed with code {code}"):
             check(code, "mxm")
+
+
+@pytest.mark.parametrize("form", ["sparse", "bitmap", "full"])
+def test_copy_is_a_new_matrix_with_the_same_entries(form):
+    rng = np.random.default_rng(7)
+    dense = rng.integers(-5, 5, (40, 3)).astype(np.int64)
+    keep = rng.random((40, 3)) < (1.0 if form == "full" else 0.3)
+    M = gb.Matrix.from_coo(*np.nonzero(keep), dense[keep], nrows=40, ncols=3)
+    M.ss.config["sparsity_control"] = form
+    C = copy(M)
+    assert C is not M and C.dtype == M.dtype and C.shape == M.shape
+    r, c, v = C.to_coo()
+    assert (dense[r, c] == v).all() and len(v) == keep.sum()
+    C[0, 0] = 99   # (written: the original keeps its value)
+    assert M.get(0, 0) == (dense[0, 0] if keep[0, 0] else None)

@@ -20,6 +20,7 @@ over ranks), runs through the interpreter.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import graphblas as gb
@@ -54,6 +55,8 @@ class Traversal:
     dtype: DType
     read: frozenset  # the slots read after the loop (its scalars are made only for those)
     write: LevelWriter   # seen<q's structure> = depth
+    k: int | float       # the depth's step
+    depth_of: Callable   # a 1 x 1 of dtype -> its value (the typed C call, bound once)
     runner: dict         # the compiled loop's static arguments, made at its first run (kernels/traverse.py)
 
 
@@ -89,7 +92,7 @@ def recognize(rt, loop: Loop) -> Traversal | None:
         return None
     # (the body's order is free: the product and the depth before the update that reads both)
     return Traversal(count, test, prod, step, update, f, seen, depth, dt, _read_after(rt.program, loop),
-                     LevelWriter(_KINDS[dt]), {})
+                     LevelWriter(_KINDS[dt]), step.node.attr("scalar"), _item.reader(dt), {})
 
 
 def _read_after(program, loop: Loop) -> frozenset:
@@ -111,8 +114,7 @@ def run(rt, loop: Loop, t: Traversal, words: list, static_words: int) -> tuple[i
     t0 = time.perf_counter()
     s = rt.slots
     q, seen, d = s[loop.carry[t.f]], s[loop.carry[t.seen]], s[loop.carry[t.depth]]
-    k = t.step.node.attr("scalar")
-    depth = _item.item(d)
+    k, depth = t.k, t.depth_of(d)
     write = t.write   # seen<q's structure> = depth
     checked = rt.checked and t.dtype is DType.int64
     whole = checked and type(k) is int and type(depth) is int   # (a checked int64 sum: exact as it is)
@@ -167,25 +169,26 @@ def _levels(rt, loop: Loop, t: Traversal, q, seen, depth, k, checked: bool, whol
 
 def _compiled(rt, loop: Loop, t: Traversal, a, q, seen, depth, k, whole: bool):
     """The loop run as one compiled loop of the same C calls (kernels/traverse.py) -> (the last
-    level, depth, its count, levels, False), or None where it does not apply: the depth missing or an
-    int64 one not checked (the Python loop's wrapping), or an operand needing a cast."""
-    prod, fr = t.product, rt.slots[t.product.push]
+    level, depth, its count, levels, False), or None where it does not apply: the depth missing or
+    an int64 one not checked (the Python loop's wrapping), or an operand needing a cast."""
     if depth is None or (t.dtype is DType.int64 and not whole) or type(q) is not gb.Matrix:
         return None
-    typed = typed_frontier(fr, prod, a, q)
-    if typed[5] is not typed[6] or _dt(a) is not typed[3] or _dt(q) is not typed[4]:
-        return None
-    runner = t.runner.get(id(typed))
-    if runner is None or runner.a is not a or runner.fr is not fr:
+    fr, runner = rt.slots[t.product.push], t.runner.get("run")
+    if runner is None or runner.a is not a or runner.fr is not fr or runner.sig != (a.dtype, q.dtype):
         t.runner.clear()
-        runner = t.runner[id(typed)] = _Runner(fr, a, typed[1], typed[2], t.write, prod.mask_kind == "structure")
+        typed = typed_frontier(fr, t.product, a, q)
+        if typed[5] is not typed[6] or _dt(a) is not typed[3] or _dt(q) is not typed[4]:
+            return None
+        runner = t.runner["run"] = _Runner(fr, a, typed, t.write, t.product.mask_kind == "structure")
     code, where, it, depth, q, nq, pulls = runner.run(q, seen, depth, k, whole, loop.max_iter)
-    for route, times in (("spmspv-pull", pulls), ("spmspv-push", it - pulls)):
-        if times:
-            rt.routes[route] += times
+    if pulls:
+        rt.routes["spmspv-pull"] += pulls
+    if it > pulls:
+        rt.routes["spmspv-push"] += it - pulls
     if code == traverse.OVERFLOW:
         raise_wrapped(describe(t.step.node, rt.output_names.get(t.step.out)), None)
-    _item.check(code, traverse.NAMES[where])
+    if code:
+        _item.check(code, traverse.NAMES[where])
     return q, depth, nq, it, False
 
 
@@ -197,8 +200,9 @@ class _Runner:
     """The compiled loop's arguments that stay (the operands', semiring's and descriptors'
     addresses, the writer's arrays), made at a product's first run; ``run`` per call."""
 
-    def __init__(self, fr: spmspv.Frontier, a, semiring, gdt, write: LevelWriter, structure: bool):
-        self.fr, self.a, self.gdt, self.write = fr, a, gdt, write   # (held: their addresses are used)
+    def __init__(self, fr: spmspv.Frontier, a, typed: tuple, write: LevelWriter, structure: bool):
+        # (fr and a held: their addresses are used)
+        self.fr, self.a, self.sig, self.gdt, self.write, semiring = fr, a, typed[0], typed[2], write, typed[1]
         deg, e = spmspv.degrees(fr)
         self.objs = np.array([0, 0, 0] + [_address(M.gb_obj[0]) for M in (a, fr.p, deg, e)] +
                              [_address(op) for op in (semiring.gb_obj, spmspv.PLUS_FIRST.gb_obj, write.second)],
@@ -219,9 +223,9 @@ class _Runner:
         code, where, it, depth = self.loop(self.calls, objs, self.desc, w.cells, state, w.stamp, w.values,
                                                     w.typed, q._nrows, max_iter, self.cast(depth), self.cast(k),
                                                     checked)
-        fr.last, fr.pushing, fr.any_pull, fr.unexplored, w.levels = \
-            int(state[0]), bool(state[1]), bool(state[2]), int(state[3]), int(state[4])
-        return code, where, it, self.cast(depth).item(), (C if it else q), int(state[6]), int(state[5])
+        fr.last, pushing, any_pull, fr.unexplored, w.levels, pulls, nq = state.tolist()
+        fr.pushing, fr.any_pull = bool(pushing), bool(any_pull)
+        return code, where, it, depth, (C if it else q), nq, pulls   # (numba's: Python numbers)
 
 
 def _level(rt, prod: MxM, a):

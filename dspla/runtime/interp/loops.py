@@ -13,7 +13,7 @@ from ...instr import Empty, Local, Loop
 from ...ir import Op
 from ...ir.types import DType
 from ...kernels.gbops import dtype_of
-from ...kernels.item import check, reader, writer
+from ...kernels.item import check, copy, reader, writer
 from ...ops.apply import on_scalar
 from ...ops.loop import truth
 from ..process import collect_young
@@ -31,7 +31,7 @@ def _sent(rt: Runtime) -> int:
 def _loop(rt: Runtime, i: Loop):
     s = rt.slots
     for j, (c, v) in enumerate(zip(i.carry, i.init)):
-        s[c] = s[v].dup() if j in i.owned else s[v]
+        s[c] = copy(s[v]) if j in i.owned else s[v]
     for f in rt.frontiers(i):   # (its products' push / pull rule starts again)
         s[f].start()
     t_loop = time.perf_counter()
