@@ -21,7 +21,6 @@ loop's check reports it; so does a checked int64 depth that would wrap.
 """
 from __future__ import annotations
 
-import ctypes
 import functools
 from types import SimpleNamespace
 from typing import Any
@@ -30,7 +29,6 @@ import numpy as np
 from suitesparse_graphblas import ffi, lib
 
 ALPHA_EDGES, BETA1, BETA2 = 8, 8, 512   # the rule's constants: LAGraph's
-_U, _I32 = ctypes.c_uint64, ctypes.c_int32
 # the calls in the loop's table, by position (a failure names its call)
 NAMES = ("Matrix_nvals", "mxm", "Matrix_Option_set", "Matrix_Option_get", "extractElement", "unpack_BitmapC",
          "pack_BitmapC", "apply")
@@ -41,33 +39,33 @@ _CONTROL, _STATUS = lib.GxB_SPARSITY_CONTROL, lib.GxB_SPARSITY_STATUS
 _BITMAP, _SPARSE = lib.GxB_BITMAP, lib.GxB_SPARSE | lib.GxB_HYPERSPARSE
 
 
-def _c(name: str, *args):
-    address = int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
-    return ctypes.CFUNCTYPE(ctypes.c_int, *args)(address)
-
-
 @functools.cache
-def calls(kind: str) -> tuple:
-    """The loop's C functions for depths of python-graphblas dtype ``kind`` (INT64 or FP64)."""
-    value = ctypes.c_int64 if kind == "INT64" else ctypes.c_double
-    return (_c("GrB_Matrix_nvals", _U, _U), _c("GrB_mxm", _U, _U, _U, _U, _U, _U, _U),
-            _c("GxB_Matrix_Option_set_INT32", _U, _I32, _I32), _c("GxB_Matrix_Option_get_INT32", _U, _I32, _U),
-            _c("GrB_Matrix_extractElement_UINT64", _U, _U, _U, _U),
-            _c("GxB_Matrix_unpack_BitmapC", _U, _U, _U, _U, _U, _U, _U, _U),
-            _c("GxB_Matrix_pack_BitmapC", _U, _U, _U, _U, _U, ctypes.c_bool, _U, _U),
-            _c(f"GrB_Matrix_apply_BinaryOp2nd_{kind}", _U, _U, _U, _U, _U, value, _U))
+def calls(kind: str) -> np.ndarray:
+    """The addresses of the loop's C functions (in NAMES' order) for depths of python-graphblas
+    dtype ``kind`` (INT64 or FP64: the apply's scalar)."""
+    names = ("GrB_Matrix_nvals", "GrB_mxm", "GxB_Matrix_Option_set_INT32", "GxB_Matrix_Option_get_INT32",
+             "GrB_Matrix_extractElement_UINT64", "GxB_Matrix_unpack_BitmapC", "GxB_Matrix_pack_BitmapC",
+             f"GrB_Matrix_apply_BinaryOp2nd_{kind}")
+    return np.array([int(ffi.cast("uintptr_t", ffi.addressof(lib, name))) for name in names], np.uint64)
 
 
-# bound by ``compiled``: numba's twins of the functions below, two pointer casts and numba.carray
+_NVALS, _MXM, _SET, _GET, _EXTRACT, _UNPACK, _PACK, _APPLY = range(8)
+
+
+# bound by ``compiled``: numba's twins of the functions below, two pointer casts, a C call at an
+# address and numba.carray
 rule_c: Any = None
 wants_edges_c: Any = None
 stamp_c: Any = None
 settle_c: Any = None
 write_c: Any = None
 settle_into_c: Any = None
+unpack_c: Any = None
+pack_c: Any = None
 bytes_c: Any = None
 words_c: Any = None
 carray: Any = None
+ccall: Any = None
 
 
 def _jit(fn):
@@ -91,6 +89,22 @@ def _pointer(dtype):
     return at
 
 
+def _caller():
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def call(typingctx, address, args):   # (the C function at an address, on a tuple of its arguments)
+        def codegen(context, builder, signature, llargs):
+            tys = signature.args[1]
+            values = [builder.extract_value(llargs[1], i) for i in range(len(tys))]
+            fn = ir.FunctionType(ir.IntType(32), [context.get_value_type(t) for t in tys])
+            return builder.call(builder.inttoptr(llargs[0], fn.as_pointer()), values)
+        return types.int32(address, args), codegen
+    return call
+
+
 @functools.cache
 def compiled() -> SimpleNamespace | None:
     """The kernels compiled (``stamp``, ``settle``, ``loop``), or None when numba's compiler is
@@ -104,7 +118,8 @@ def compiled() -> SimpleNamespace | None:
         return None
     names = globals()
     names["bytes_c"], names["words_c"], names["carray"] = _pointer(types.uint8), _pointer(types.int64), numba.carray
-    for name in ("rule", "wants_edges", "_stamp", "_settle", "_write", "_settle_into"):
+    names["ccall"] = _caller()
+    for name in ("rule", "wants_edges", "_stamp", "_settle", "_write", "_settle_into", "_unpack", "_pack"):
         names[name.lstrip("_") + "_c"] = _jit(names[name])
     return SimpleNamespace(stamp=names["stamp_c"], settle=names["settle_c"], loop=_jit(_loop))
 
@@ -167,18 +182,18 @@ def _settle(cx, stamp, table, levels):
 # cells (int64): 0 a count, 1 the frontier's edges, 2 a storage status, 3-8 seen's unpacked arrays
 # (b, x, their sizes, iso, nvals), 9-14 q's; objs: the matrices' and operators' addresses
 _Q, _C, _SEEN, _A, _P, _DEG, _E, _SR, _PF, _SECOND = range(10)
+_NIL = np.uint64(0)
 
 
 def _loop(calls, objs, desc, cells, state, stamp, values, typed, n, max_iter, depth, k, checked):
     """-> (code, the failing call's position (NAMES), levels, depth); ``state`` in and out: the rule's
     (last, pushing, any pulled, unexplored), the stamped levels, the pulled ones, the last count."""
-    nvals, mxm, setopt, getopt, extract, unpack, pack, apply2 = calls
     cp = np.uint64(cells.ctypes.data)
     q, seen = objs[_Q], objs[_SEEN]
     last, pushing, any_pull, unexplored = state[0], state[1] != 0, state[2] != 0, state[3]
     stamped, pulls, it, code, where = state[4], 0, 0, 0, 0
     while True:
-        code = nvals(cp, q)
+        code = ccall(calls[_NVALS], (cp, q))
         if code != 0:
             break
         nq = cells[0]
@@ -186,9 +201,9 @@ def _loop(calls, objs, desc, cells, state, stamp, values, typed, n, max_iter, de
             break
         edges = 0
         if wants_edges_c(pushing, any_pull, unexplored, n):
-            code, where = mxm(objs[_E], 0, 0, objs[_PF], objs[_DEG], q, desc[4]), 1
+            code, where = ccall(calls[_MXM], (objs[_E], _NIL, _NIL, objs[_PF], objs[_DEG], q, desc[4])), 1
             if code == 0:
-                code, where = extract(cp + 8, objs[_E], 0, 0), 4
+                code, where = ccall(calls[_EXTRACT], (cp + 8, objs[_E], _NIL, _NIL)), 4
                 edges = cells[1] if code == 0 else 0
                 code = 0 if code == _NO_VALUE else code
             if code != 0:
@@ -196,14 +211,14 @@ def _loop(calls, objs, desc, cells, state, stamp, values, typed, n, max_iter, de
         pushing, any_pull, unexplored = rule_c(pushing, any_pull, last, unexplored, n, nq, edges)
         last, pull = nq, not pushing
         pulls += pull
-        sparsity = _BITMAP if pull else _SPARSE
-        code, where = setopt(q, _CONTROL, sparsity), 2
+        sparsity = np.int32(_BITMAP if pull else _SPARSE)
+        code, where = ccall(calls[_SET], (q, np.int32(_CONTROL), sparsity)), 2
         if code == 0 and it == 0:   # (the first level into a new matrix, the next ones into q)
-            code = setopt(objs[_C], _CONTROL, sparsity)
+            code = ccall(calls[_SET], (objs[_C], np.int32(_CONTROL), sparsity))
         if code == 0:
             target = objs[_C] if it == 0 else q
-            code, where = mxm(target, seen, 0, objs[_SR], objs[_A] if pull else objs[_P], q,
-                              desc[2 * pull + (it != 0)]), 1
+            code, where = ccall(calls[_MXM], (target, seen, _NIL, objs[_SR], objs[_A] if pull else objs[_P], q,
+                                              desc[2 * pull + (it != 0)])), 1
             q = target
         if code != 0:
             break
@@ -218,7 +233,7 @@ def _loop(calls, objs, desc, cells, state, stamp, values, typed, n, max_iter, de
         it += 1
     nq = cells[0]
     if stamped:   # (the stamped levels' values, as LevelWriter.finish writes them; also after a failure)
-        settled = settle_into_c(unpack, pack, seen, cells, cp, stamp, values, stamped, n)
+        settled = settle_into_c(calls, seen, cells, cp, stamp, values, stamped, n)
         if settled == 0:
             stamped = 0
         elif code == 0:
@@ -230,47 +245,57 @@ def _loop(calls, objs, desc, cells, state, stamp, values, typed, n, max_iter, de
 
 def _write(calls, objs, cells, cp, q, stamp, values, typed, n, stamped, depth):
     """seen<q's structure> = depth: levels.LevelWriter's call -> (code, call, stamped levels)."""
-    nvals, mxm, setopt, getopt, extract, unpack, pack, apply2 = calls
     seen = objs[_SEEN]
     cells[2] = 0
-    code = getopt(q, _STATUS, cp + 16)
+    code = ccall(calls[_GET], (q, np.int32(_STATUS), cp + 16))
     if code != 0:
         return code, 3, stamped
     if (cells[2] & 0xFFFFFFFF) == _BITMAP:
         if stamped == 255:   # (a level number fits a byte: the stamps settled, counting again)
-            code = settle_into_c(unpack, pack, seen, cells, cp, stamp, values, stamped, n)
+            code = settle_into_c(calls, seen, cells, cp, stamp, values, stamped, n)
             if code != 0:
                 return code, 5, stamped
             stamped = 0
-        code = unpack(seen, cp + 24, cp + 32, cp + 40, cp + 48, cp + 56, cp + 64, 0)
+        code = unpack_c(calls, seen, cp + 24)
         if code != 0:
             return code, 5, stamped
         if cells[7] & 0xFF:   # (one value for all: put back, GraphBLAS expands it)
-            code = pack(seen, cp + 24, cp + 32, cells[5], cells[6], True, cells[8], 0)
+            code = pack_c(calls, seen, cells, cp + 24, 3, cells[8])
             if code != 0:
                 return code, 6, stamped
         else:
-            code = unpack(q, cp + 72, cp + 80, cp + 88, cp + 96, cp + 104, cp + 112, 0)
+            code = unpack_c(calls, q, cp + 72)
             if code != 0:
-                pack(seen, cp + 24, cp + 32, cells[5], cells[6], False, cells[8], 0)   # (as it was)
+                pack_c(calls, seen, cells, cp + 24, 3, cells[8])   # (as it was)
                 return code, 5, stamped
             stamped += 1
             typed[stamped] = depth
             stamp_c(stamp, carray(bytes_c(np.uint64(cells[3])), n), carray(bytes_c(np.uint64(cells[9])), n),
                     np.uint8(stamped))
-            code = pack(q, cp + 72, cp + 80, cells[11], cells[12], (cells[13] & 0xFF) != 0, cells[14], 0)
-            code2 = pack(seen, cp + 24, cp + 32, cells[5], cells[6], False, cells[8] + cells[14], 0)
+            code = pack_c(calls, q, cells, cp + 72, 9, cells[14])
+            code2 = pack_c(calls, seen, cells, cp + 24, 3, cells[8] + cells[14])
             return (code if code != 0 else code2), 6, stamped
-    code = apply2(seen, 0, objs[_SECOND], objs[_SECOND], q, depth, 0)
+    code = ccall(calls[_APPLY], (seen, _NIL, objs[_SECOND], objs[_SECOND], q, depth, _NIL))
     return code, 7, stamped
 
 
-def _settle_into(unpack, pack, seen, cells, cp, stamp, values, levels, n):
-    code = unpack(seen, cp + 24, cp + 32, cp + 40, cp + 48, cp + 56, cp + 64, 0)
+def _settle_into(calls, seen, cells, cp, stamp, values, levels, n):
+    code = unpack_c(calls, seen, cp + 24)
     if code != 0:
         return code
     settle_c(carray(words_c(np.uint64(cells[4])), n), stamp, values, levels)
-    return pack(seen, cp + 24, cp + 32, cells[5], cells[6], (cells[7] & 0xFF) != 0, cells[8], 0)
+    return pack_c(calls, seen, cells, cp + 24, 3, cells[8])
+
+
+def _unpack(calls, M, at):
+    """M's bitmap arrays into the six cells from address ``at`` (b, x, their sizes, iso, nvals)."""
+    return ccall(calls[_UNPACK], (M, at, at + 8, at + 16, at + 24, at + 32, at + 40, _NIL))
+
+
+def _pack(calls, M, cells, at, first, nvals):
+    """M given back its arrays from the cells at address ``at`` (cells[first:]), holding nvals."""
+    return ccall(calls[_PACK], (M, at, at + 8, np.uint64(cells[first + 2]), np.uint64(cells[first + 3]),
+                                np.uint8((cells[first + 4] & 0xFF) != 0), np.uint64(nvals), _NIL))
 
 
 __all__ = ["NAMES", "OVERFLOW", "calls", "compiled", "rule", "wants_edges"]

@@ -4,6 +4,7 @@ iterations and routes as the Python loop and the interpreter, float depths and a
 more pulled levels than a stamp counts, a depth that would wrap and a failing C call reported
 as the Python loop reports them. Graphs here are small: the compiled loop is forced on them
 (it runs where the levels are stamped, graphs of levels.MIN_NODES nodes or more)."""
+import ctypes
 import sys
 from pathlib import Path
 
@@ -155,13 +156,16 @@ def test_a_failing_call_ends_the_loop_and_is_named(runs, monkeypatch):
     failed call, and the next call, with every call working, is right."""
     A = _graph(2000, 0.004, 32, True)
     real = traverse.calls("INT64")
-    count = [0]
+    signature = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_uint64] * 7)   # (GrB_mxm's: seven pointers)
+    mxm, count = signature(int(real[1])), [0]
 
-    def mxm(*args):
+    def failing(*args):
         count[0] += 1
-        return -102 if count[0] == 4 else real[1](*args)
-    failing = (real[0], type(real[1])(mxm), *real[2:])
-    monkeypatch.setattr(traverse, "calls", lambda kind: failing)
+        return -102 if count[0] == 4 else mxm(*args)
+    callback = signature(failing)
+    table = real.copy()
+    table[1] = ctypes.cast(callback, ctypes.c_void_p).value
+    monkeypatch.setattr(traverse, "calls", lambda kind: table)
     f = bfs_function()
     with pytest.raises(RuntimeError, match="GraphBLAS mxm failed with code -102"):
         f(A=A, s=_source(2000, 3))
