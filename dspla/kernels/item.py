@@ -111,7 +111,7 @@ def writer(dtype: DType):
     if typed is None:
         return lambda v, into: scalar(v, dtype, into)
     put, gdt, conv = typed.set, gb.dtypes.lookup_dtype(dtype.gb), dtype.np.type
-    plain = {"FP64": float, "BOOL": bool}.get(dtype.gb)   # (a Python value already of the C type: as it is)
+    plain = {"FP64": float, "BOOL": bool, "INT64": int}.get(dtype.gb)   # (a Python value of the C type: as it is)
 
     def write(v, into):
         M = into if into is not None and into.dtype is gdt and into._nrows == 1 and into._ncols == 1 \

@@ -180,18 +180,19 @@ def _settle(cx, stamp, table, levels):
 
 
 # cells (int64): 0 a count, 1 the frontier's edges, 2 a storage status, 3-8 seen's unpacked arrays
-# (b, x, their sizes, iso, nvals), 9-14 q's; objs: the matrices' and operators' addresses
-_Q, _C, _SEEN, _A, _P, _DEG, _E, _SR, _PF, _SECOND = range(10)
+# (b, x, their sizes, iso, nvals), 9-14 q's; objs: the static matrices' and operators' addresses
+_A, _P, _DEG, _E, _SR, _PF, _SECOND = range(7)
 _NIL = np.uint64(0)
 
 
-def _loop(calls, objs, desc, cells, state, stamp, values, typed, n, max_iter, depth, k, checked):
-    """-> (code, the failing call's position (NAMES), levels, depth); ``state`` in and out: the rule's
-    (last, pushing, any pulled, unexplored), the stamped levels, the pulled ones, the last count."""
+def _loop(calls, objs, desc, cells, stamp, values, typed, n, max_iter, q, first, seen, depth, k, checked,
+          last, pushing, any_pull, unexplored, stamped):
+    """From frontier q (the first level into ``first``, the next ones into q), with the rule's state
+    (last, pushing, any pulled, unexplored) and the writer's stamped levels -> (code, the failing
+    call's position (NAMES), levels, depth, the rule's state, stamped levels, pulled levels, the
+    last count). Scalars in and out: numpy's would cost more than they carry."""
     cp = np.uint64(cells.ctypes.data)
-    q, seen = objs[_Q], objs[_SEEN]
-    last, pushing, any_pull, unexplored = state[0], state[1] != 0, state[2] != 0, state[3]
-    stamped, pulls, it, code, where = state[4], 0, 0, 0, 0
+    pulls, it, code, where = 0, 0, 0, 0
     while True:
         code = ccall(calls[_NVALS], (cp, q))
         if code != 0:
@@ -214,9 +215,9 @@ def _loop(calls, objs, desc, cells, state, stamp, values, typed, n, max_iter, de
         sparsity = np.int32(_BITMAP if pull else _SPARSE)
         code, where = ccall(calls[_SET], (q, np.int32(_CONTROL), sparsity)), 2
         if code == 0 and it == 0:   # (the first level into a new matrix, the next ones into q)
-            code = ccall(calls[_SET], (objs[_C], np.int32(_CONTROL), sparsity))
+            code = ccall(calls[_SET], (first, np.int32(_CONTROL), sparsity))
         if code == 0:
-            target = objs[_C] if it == 0 else q
+            target = first if it == 0 else q
             code, where = ccall(calls[_MXM], (target, seen, _NIL, objs[_SR], objs[_A] if pull else objs[_P], q,
                                               desc[2 * pull + (it != 0)])), 1
             q = target
@@ -227,7 +228,7 @@ def _loop(calls, objs, desc, cells, state, stamp, values, typed, n, max_iter, de
             code = OVERFLOW
             break
         depth = depth + k
-        code, where, stamped = write_c(calls, objs, cells, cp, q, stamp, values, typed, n, stamped, depth)
+        code, where, stamped = write_c(calls, objs, cells, cp, q, seen, stamp, values, typed, n, stamped, depth)
         if code != 0:
             break
         it += 1
@@ -238,14 +239,11 @@ def _loop(calls, objs, desc, cells, state, stamp, values, typed, n, max_iter, de
             stamped = 0
         elif code == 0:
             code, where = settled, 5
-    state[0], state[1], state[2], state[3], state[4], state[5], state[6] = \
-        last, pushing, any_pull, unexplored, stamped, pulls, nq
-    return code, where, it, depth
+    return code, where, it, depth, last, pushing, any_pull, unexplored, stamped, pulls, nq
 
 
-def _write(calls, objs, cells, cp, q, stamp, values, typed, n, stamped, depth):
+def _write(calls, objs, cells, cp, q, seen, stamp, values, typed, n, stamped, depth):
     """seen<q's structure> = depth: levels.LevelWriter's call -> (code, call, stamped levels)."""
-    seen = objs[_SEEN]
     cells[2] = 0
     code = ccall(calls[_GET], (q, np.int32(_STATUS), cp + 16))
     if code != 0:

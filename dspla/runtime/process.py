@@ -78,17 +78,31 @@ def planning_mark() -> int | None:
     return resident_bytes() if _RAN else None
 
 
-_PROC: dict = {}   # (pid, path) -> an open descriptor: open() costs ~20 us, a read of a kept one a few
+_PROC: dict = {}   # path -> an open descriptor: open() costs ~20 us, a read of a kept one a few
 
 
 def proc_fd(path: str, flags: int) -> int:
-    """A descriptor of this process's ``path`` kept open (opened again in a forked child: the
+    """A descriptor of this process's ``path`` kept open (a forked child opens its own: the
     parent's would name the parent)."""
-    key = (os.getpid(), path)
-    fd = _PROC.get(key)
+    fd = _PROC.get(path)
     if fd is None:
-        fd = _PROC[key] = os.open(path, flags | os.O_CLOEXEC)
+        fd = _PROC[path] = os.open(path, flags | os.O_CLOEXEC)
     return fd
+
+
+def _forget_in_child():
+    """In a forked child: the parent's descriptors closed and forgotten (asking the pid at every
+    read instead was a system call, two a run)."""
+    for fd in _PROC.values():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _PROC.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def resident_bytes() -> int | None:

@@ -78,3 +78,23 @@ def test_a_large_inherited_peak_is_never_reported():
     _check(rows)
     assert max(r[2] for r in rows) < maxrss - (256 << 10), (rows, maxrss)   # 640 MB inherited, not reported
     assert reads == len(rows), reads   # (getrusage's peak is the inherited one: the status file is read)
+
+
+def test_a_forked_child_reads_its_own_memory_not_its_parents():
+    """The /proc descriptors kept open are the parent's: a forked child opens its own. The parent
+    grows by 200 MB after the fork; the child, which did not, must not see it."""
+    from dspla.runtime.process import resident_bytes
+    assert resident_bytes() is not None   # (the parent's descriptor kept open)
+    go_r, go_w = os.pipe()
+    back_r, back_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.read(go_r, 1)   # (the parent has grown)
+        os.write(back_w, str(resident_bytes()).encode())
+        os._exit(0)
+    grown = bytearray(200 << 20)
+    grown[::4096] = b"\x01" * len(grown[::4096])   # (every page resident)
+    os.write(go_w, b"1")
+    child = int(os.read(back_r, 64))
+    os.waitpid(pid, 0)
+    assert resident_bytes() > (200 << 20) and child < resident_bytes() - (150 << 20)

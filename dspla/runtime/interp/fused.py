@@ -204,28 +204,24 @@ class _Runner:
         # (fr and a held: their addresses are used)
         self.fr, self.a, self.sig, self.gdt, self.write, semiring = fr, a, typed[0], typed[2], write, typed[1]
         deg, e = spmspv.degrees(fr)
-        self.objs = np.array([0, 0, 0] + [_address(M.gb_obj[0]) for M in (a, fr.p, deg, e)] +
+        self.objs = np.array([_address(M.gb_obj[0]) for M in (a, fr.p, deg, e)] +
                              [_address(op) for op in (semiring.gb_obj, spmspv.PLUS_FIRST.gb_obj, write.second)],
                              np.uint64)
         self.desc = np.array([_address(spmspv.DESC[pull, structure, replace]) for pull in (False, True)
                               for replace in (False, True)] + [_address(lib.GrB_DESC_T0)], np.uint64)
-        self.state = np.zeros(7, np.int64)
-        self.calls, self.cast = traverse.calls(write.kind), np.int64 if write.kind == "INT64" else np.float64
+        self.calls, self.cast = traverse.calls(write.kind), int if write.kind == "INT64" else float
         self.loop = traverse.compiled().loop   # (there: the levels are stamped)
 
     def run(self, q, seen, depth, k, checked: bool, max_iter: int):
         """-> (code, its call, levels, depth, the last level (a Handle; q when none), its count,
         the pulled levels); the rule's state and the writer's as the loop leaves them."""
-        fr, w, objs, state = self.fr, self.write, self.objs, self.state
+        fr, w, cast = self.fr, self.write, self.cast
         C = spmspv.Handle(self.gdt, q._nrows, q._ncols)
-        objs[:3] = _address(q.gb_obj[0]), _address(C.gb_obj[0]), _address(seen.gb_obj[0])
-        state[:5] = fr.last, fr.pushing, fr.any_pull, fr.unexplored, w.levels
-        code, where, it, depth = self.loop(self.calls, objs, self.desc, w.cells, state, w.stamp, w.values,
-                                                    w.typed, q._nrows, max_iter, self.cast(depth), self.cast(k),
-                                                    checked)
-        fr.last, pushing, any_pull, fr.unexplored, w.levels, pulls, nq = state.tolist()
-        fr.pushing, fr.any_pull = bool(pushing), bool(any_pull)
-        return code, where, it, depth, (C if it else q), nq, pulls   # (numba's: Python numbers)
+        code, where, it, depth, fr.last, fr.pushing, fr.any_pull, fr.unexplored, w.levels, pulls, nq = self.loop(
+            self.calls, self.objs, self.desc, w.cells, w.stamp, w.values, w.typed, q._nrows, max_iter,
+            _address(q.gb_obj[0]), _address(C.gb_obj[0]), _address(seen.gb_obj[0]), cast(depth), cast(k), checked,
+            fr.last, fr.pushing, fr.any_pull, fr.unexplored, w.levels)
+        return code, where, it, depth, (C if it else q), nq, pulls
 
 
 def _level(rt, prod: MxM, a):
