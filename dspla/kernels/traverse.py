@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 from types import SimpleNamespace
-from typing import Any
 
 import numpy as np
 from suitesparse_graphblas import ffi, lib
@@ -54,18 +53,8 @@ _NVALS, _MXM, _SET, _GET, _EXTRACT, _UNPACK, _PACK, _APPLY = range(8)
 
 # bound by ``compiled``: numba's twins of the functions below, two pointer casts, a C call at an
 # address and numba.carray
-rule_c: Any = None
-wants_edges_c: Any = None
-stamp_c: Any = None
-settle_c: Any = None
-write_c: Any = None
-settle_into_c: Any = None
-unpack_c: Any = None
-pack_c: Any = None
-bytes_c: Any = None
-words_c: Any = None
-carray: Any = None
-ccall: Any = None
+rule_c = wants_edges_c = stamp_c = settle_c = write_c = settle_into_c = unpack_c = pack_c = None
+bytes_c = words_c = carray = ccall = None
 
 
 def _jit(fn):

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.sparse import csgraph
 
 import dspla as dp
 from dspla.kernels import levels, traverse
 from dspla.kernels.overflow import IntegerOverflow
 from dspla.runtime.interp import fused
+from tests.runtime.test_fused import _graph, _levels  # (its random graphs and csgraph's levels)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from bfs import bfs_function, bfs_levels  # noqa: E402
@@ -34,18 +34,6 @@ def runs(monkeypatch):
         return out
     monkeypatch.setattr(fused._Runner, "run", spy)
     return seen
-
-
-def _graph(n, density, seed, symmetric):
-    A = sp.random_array((n, n), density=density, format="csr", random_state=seed)
-    A = sp.csr_array(A + A.T if symmetric else A)
-    A.data[:] = 1.0
-    return A
-
-
-def _levels(A, src):
-    d = csgraph.shortest_path(A, unweighted=True, indices=src, directed=True)
-    return np.where(np.isinf(d), -1, d).astype(int)
 
 
 def _source(n, src):
