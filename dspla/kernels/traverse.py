@@ -5,19 +5,20 @@ invalidated by changes to its own file only, and the loop below has the others c
   it), on plain values; spmspv's Python path calls them as they are, the loop compiled.
 - ``_stamp`` and ``_settle``: kernels/levels.py's stamps of a pulled level and their values
   written when the loop ends.
-- ``loop``: runtime/interp/fused.py's traversal as one compiled loop, numba calling SuiteSparse at
-  the functions' addresses. Each level is what the Python loop does, in the same order and with
-  the same arguments: the frontier's count, the rule (with the frontier's edges where it reads
-  them), the product (``spmspv.product``'s storage settings, mask and descriptors) and the depth
-  written (stamped on a pulled level, the typed apply on a pushed one); the stamps settled at the
-  end, as ``LevelWriter.finish`` settles them.
+- ``_loop`` (``compiled().loop``): runtime/interp/fused.py's traversal as one compiled loop,
+  numba calling SuiteSparse at the functions' addresses. Each level is what the Python loop does,
+  in the same order and with the same arguments: the frontier's count, the rule (with the
+  frontier's edges where it reads them), the product (``spmspv.product``'s storage settings, mask
+  and descriptors) and the depth written (stamped on a pulled level, the typed apply on a pushed
+  one); the stamps settled at the end, as ``LevelWriter.finish`` settles them.
 
-Between those C calls the Python loop spent 5-7 us a level and its setup more: on email-Enron a
-breadth-first search's call took 0.895 -> 0.844 ms (nine levels). It is used where the levels are
-stamped (graphs of ``levels.MIN_NODES`` nodes or more, where numba is in use anyway). Compiled once
-per installation and cached (about 0.6 s): the functions' addresses are arguments, so the cached
-code holds none. A failing call ends the loop at once and is reported by name, as the Python
-loop's check reports it; so does a checked int64 depth that would wrap.
+Between those C calls the Python loop spent 5-7 us a level, and more around them: a breadth-first
+search's call, with the trims around it, took 17 % less on email-Enron (nine levels) and 14 % less
+on soc-Slashdot0902. It is used where the levels are stamped (graphs of ``levels.MIN_NODES`` nodes
+or more, where numba is in use anyway). Compiled once per installation and cached (about 1.3 s;
+loading it is part of numba's first use in a process): the functions' addresses are arguments, so
+the cached code holds none. A failing call ends the loop at once and is reported by name, as the
+Python loop's check reports it; so does a checked int64 depth that would wrap.
 """
 from __future__ import annotations
 
