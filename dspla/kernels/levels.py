@@ -11,9 +11,10 @@ takes its level's value from a table, bit for bit (values seen as 64-bit words),
 compiled by numba (60 us there; numpy's passes over 64-bit words took 310; both kernels are in
 kernels/traverse.py). Until then the stamped slots of C hold no values, which nothing reads: the
 loop reads C only as the structure of its mask. A level whose frontier is a sparse list (pushed)
-goes through ``pattern_writer``'s C call, whose work is its entries. The arrays are taken from
-the matrices and handed back (GxB unpack / pack: pointers moved, nothing copied); q never meets
-C (the frontier is computed under C's complement), so C's count grows by q's.
+goes through the typed apply (``pattern_writer``'s C call), whose work is its entries. The
+arrays are taken from the matrices and handed back (GxB unpack / pack: pointers moved, nothing
+copied); q never meets C (the frontier is computed under C's complement), so C's count grows by
+q's.
 
 numba's first use in a process costs about 0.15 s (its compilation, once per installation, 0.2 s
 more): a graph of fewer than ``MIN_NODES`` nodes, whose levels GraphBLAS writes in tens of us at
@@ -26,33 +27,13 @@ from suitesparse_graphblas import ffi, lib
 
 from . import traverse
 from .item import check, pattern_writer
+from .traverse import address
 
 _WORDS = {"INT64": np.int64, "FP64": np.float64}
-_SPARSITY, _BITMAP = lib.GxB_SPARSITY_STATUS, lib.GxB_BITMAP
 MIN_NODES = 1 << 14
 
 
-class _Arrays:
-    """A bitmap n x 1 matrix's arrays, unpacked (its presence bytes, values, sizes, count)."""
-
-    __slots__ = ("b", "x", "b_size", "x_size", "iso", "nvals")
-
-    def __init__(self):
-        self.b, self.x = ffi.new("int8_t**"), ffi.new("void**")
-        self.b_size, self.x_size = ffi.new("GrB_Index*"), ffi.new("GrB_Index*")
-        self.iso, self.nvals = ffi.new("bool*"), ffi.new("GrB_Index*")
-
-    def unpack(self, M):
-        check(lib.GxB_Matrix_unpack_BitmapC(M.gb_obj[0], self.b, self.x, self.b_size, self.x_size, self.iso,
-                                            self.nvals, ffi.NULL), "unpack")
-
-    def pack(self, M, nvals: int):
-        check(lib.GxB_Matrix_pack_BitmapC(M.gb_obj[0], self.b, self.x, self.b_size[0], self.x_size[0],
-                                          self.iso[0], nvals, ffi.NULL), "pack")
-
-
-def _status(M, what, cell=None) -> int:
-    cell = cell if cell is not None else ffi.new("int32_t*")
+def _status(M, what, cell) -> int:
     check(lib.GxB_Matrix_Option_get_INT32(M.gb_obj[0], what, cell), "get")
     return cell[0]
 
@@ -60,17 +41,18 @@ def _status(M, what, cell=None) -> int:
 class LevelWriter:
     """``writer(C, q, value)`` for n x 1 matrices C of python-graphblas dtype ``name`` (module
     docstring), made once per loop (its arrays kept: fresh ones fault their pages in at every
-    call); ``start(C)`` before a run of the loop, ``finish(C)`` after it, even when it fails."""
+    call); ``start(C)`` before a run of the loop, ``finish(C)`` after it, even when it fails. The
+    stamps are kernels/traverse.py's compiled ``write`` and ``settle_into``, which its compiled
+    loop calls too, on this writer's arrays."""
 
     def __init__(self, name: str):   # (INT64 or FP64: the depths a traversal counts)
         self.slow = pattern_writer(name)
-        self.c, self.f = _Arrays(), _Arrays()
         self.stamp = np.zeros(0, np.uint8)
         self.values = np.zeros(256, np.int64)   # level number -> its value's bits (0: none)
         self.typed = self.values.view(_WORDS[name])
         self.levels, self.fast, self.cell = 0, False, ffi.new("int32_t*")
-        # (for kernels/traverse.py's compiled loop, which writes as this does: its type, SECOND, cells)
-        self.kind, self.second, self.cells = name, getattr(lib, f"GrB_SECOND_{name}"), np.zeros(16, np.int64)
+        self.kind, self.cells, self.value = name, np.zeros(16, np.int64), int if name == "INT64" else float
+        self.second = address(getattr(lib, f"GrB_SECOND_{name}"))   # (the apply of a level not stamped)
 
     def start(self, C):
         n = C._nrows
@@ -79,43 +61,26 @@ class LevelWriter:
         self.levels = 0
         self.fast = n >= MIN_NODES and _bitmap_col(C, self.cell)
         if self.fast:
-            kernels = traverse.compiled()   # (None: numba's compiler switched off)
-            self.fast = kernels is not None
-            if self.fast:
-                self.kernels = kernels.stamp, kernels.settle
+            self.kernels = traverse.compiled()   # (None: numba's compiler switched off)
+            self.fast = self.kernels is not None
+            self.calls = traverse.calls(self.kind)
 
     def __call__(self, C, q, value):
-        if not self.fast or _status(q, _SPARSITY, self.cell) != _BITMAP:
+        if not self.fast:
             return self.slow(C, q, value)
-        if self.levels == 255:
-            self.finish(C)
-        c, f, n = self.c, self.f, C._nrows
-        c.unpack(C)
-        if c.iso[0]:   # (one value for all: GraphBLAS expands it)
-            c.pack(C, c.nvals[0])
-            return self.slow(C, q, value)
-        f.unpack(q)
-        try:
-            self.levels += 1
-            self.typed[self.levels] = value
-            self.kernels[0](self.stamp, np.frombuffer(ffi.buffer(c.b[0], n), np.uint8),
-                           np.frombuffer(ffi.buffer(f.b[0], n), np.uint8), np.uint8(self.levels))
-        finally:
-            nq = f.nvals[0]
-            f.pack(q, nq)
-            c.pack(C, c.nvals[0] + nq)
+        code, where, self.levels = self.kernels.write(
+            self.calls, self.cells, address(q.gb_obj[0]), address(C.gb_obj[0]), self.second, self.stamp, self.values,
+            self.typed, C._nrows, self.levels, self.value(value))
+        check(code, traverse.NAMES[where])
 
     def finish(self, C):
-        """The stamped levels' values written into C (``_settle``), the stamps cleared."""
+        """The stamped levels' values written into C, the stamps cleared."""
         if not self.levels:
             return
-        c, n = self.c, C._nrows
-        c.unpack(C)
-        try:
-            self.kernels[1](np.frombuffer(ffi.buffer(c.x[0], 8 * n), np.int64), self.stamp, self.values, self.levels)
-        finally:
-            c.pack(C, c.nvals[0])
+        code, where = self.kernels.settle_into(self.calls, address(C.gb_obj[0]), self.cells, self.stamp,
+                                               self.values, self.levels, C._nrows)
         self.levels = 0
+        check(code, traverse.NAMES[where])
 
 
 def _bitmap_col(M, cell) -> bool:

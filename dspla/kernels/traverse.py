@@ -3,8 +3,8 @@ invalidated by changes to its own file only, and the loop below has the others c
 
 - ``rule`` and ``wants_edges``: the one-process push / pull rule (kernels/spmspv.py describes
   it), on plain values; spmspv's Python path calls them as they are, the loop compiled.
-- ``_stamp`` and ``_settle``: kernels/levels.py's stamps of a pulled level and their values
-  written when the loop ends.
+- ``_write`` and ``_settle_into``: kernels/levels.py's level writer, which stamps a pulled level
+  (``_stamp``) and writes the stamped levels' values when the loop ends (``_settle``).
 - ``_loop`` (``compiled().loop``): runtime/interp/fused.py's traversal as one compiled loop,
   numba calling SuiteSparse at the functions' addresses. Each level is what the Python loop does,
   in the same order and with the same arguments: the frontier's count, the rule (with the
@@ -46,7 +46,12 @@ def calls(kind: str) -> np.ndarray:
     names = ("GrB_Matrix_nvals", "GrB_mxm", "GxB_Matrix_Option_set_INT32", "GxB_Matrix_Option_get_INT32",
              "GrB_Matrix_extractElement_UINT64", "GxB_Matrix_unpack_BitmapC", "GxB_Matrix_pack_BitmapC",
              f"GrB_Matrix_apply_BinaryOp2nd_{kind}")
-    return np.array([int(ffi.cast("uintptr_t", ffi.addressof(lib, name))) for name in names], np.uint64)
+    return np.array([address(ffi.addressof(lib, name)) for name in names], np.uint64)
+
+
+def address(x) -> int:
+    """A C pointer's address (a cffi pointer: a matrix's ``gb_obj[0]``, an operator's ``gb_obj``)."""
+    return int(ffi.cast("uintptr_t", x))
 
 
 _NVALS, _MXM, _SET, _GET, _EXTRACT, _UNPACK, _PACK, _APPLY = range(8)
@@ -97,7 +102,8 @@ def _caller():
 
 @functools.cache
 def compiled() -> SimpleNamespace | None:
-    """The kernels compiled (``stamp``, ``settle``, ``loop``), or None when numba's compiler is
+    """The kernels compiled (``write`` and ``settle_into``: kernels/levels.py's level writer; the
+    ``settle`` pass; ``loop``), or None when numba's compiler is
     switched off (NUMBA_DISABLE_JIT): they would run as Python loops over every node. numba is
     loaded here only (a run that traverses nothing large never loads it). The compiled functions
     call each other by the names ending in ``_c``: numba looks a callee up in the module's globals
@@ -111,7 +117,8 @@ def compiled() -> SimpleNamespace | None:
     names["ccall"] = _caller()
     for name in ("rule", "wants_edges", "_stamp", "_settle", "_write", "_settle_into", "_unpack", "_pack"):
         names[name.lstrip("_") + "_c"] = _jit(names[name])
-    return SimpleNamespace(stamp=names["stamp_c"], settle=names["settle_c"], loop=_jit(_loop))
+    return SimpleNamespace(write=names["write_c"], settle_into=names["settle_into_c"], settle=names["settle_c"],
+                           loop=_jit(_loop))
 
 
 def rule(pushing: bool, any_pull: bool, last: int, unexplored: int, n: int, nq: int, edges: int):
@@ -169,9 +176,11 @@ def _settle(cx, stamp, table, levels):
         stamp[i] = 0
 
 
-# cells (int64): 0 a count, 1 the frontier's edges, 2 a storage status, 3-8 seen's unpacked arrays
-# (b, x, their sizes, iso, nvals), 9-14 q's; objs: the static matrices' and operators' addresses
+# cells (int64): 0 a count, 1 the frontier's edges, 2 a storage status, from _SEEN and from _FRONT a
+# matrix's unpacked arrays (b, x, their sizes, iso, nvals); objs: the static matrices' and operators'
+# addresses
 _A, _P, _DEG, _E, _SR, _PF, _SECOND = range(7)
+_SEEN, _FRONT = 3, 9
 _NIL = np.uint64(0)
 
 
@@ -192,9 +201,9 @@ def _loop(calls, objs, desc, cells, stamp, values, typed, n, max_iter, q, first,
             break
         edges = 0
         if wants_edges_c(pushing, any_pull, unexplored, n):
-            code, where = ccall(calls[_MXM], (objs[_E], _NIL, _NIL, objs[_PF], objs[_DEG], q, desc[4])), 1
+            code, where = ccall(calls[_MXM], (objs[_E], _NIL, _NIL, objs[_PF], objs[_DEG], q, desc[4])), _MXM
             if code == 0:
-                code, where = ccall(calls[_EXTRACT], (cp + 8, objs[_E], _NIL, _NIL)), 4
+                code, where = ccall(calls[_EXTRACT], (cp + 8, objs[_E], _NIL, _NIL)), _EXTRACT
                 edges = cells[1] if code == 0 else 0
                 code = 0 if code == _NO_VALUE else code
             if code != 0:
@@ -203,13 +212,13 @@ def _loop(calls, objs, desc, cells, stamp, values, typed, n, max_iter, q, first,
         last, pull = nq, not pushing
         pulls += pull
         sparsity = np.int32(_BITMAP if pull else _SPARSE)
-        code, where = ccall(calls[_SET], (q, np.int32(_CONTROL), sparsity)), 2
+        code, where = ccall(calls[_SET], (q, np.int32(_CONTROL), sparsity)), _SET
         if code == 0 and it == 0:   # (the first level into a new matrix, the next ones into q)
             code = ccall(calls[_SET], (first, np.int32(_CONTROL), sparsity))
         if code == 0:
             target = first if it == 0 else q
             code, where = ccall(calls[_MXM], (target, seen, _NIL, objs[_SR], objs[_A] if pull else objs[_P], q,
-                                              desc[2 * pull + (it != 0)])), 1
+                                              desc[2 * pull + (it != 0)])), _MXM
             q = target
         if code != 0:
             break
@@ -218,72 +227,76 @@ def _loop(calls, objs, desc, cells, stamp, values, typed, n, max_iter, q, first,
             code = OVERFLOW
             break
         depth = depth + k
-        code, where, stamped = write_c(calls, objs, cells, cp, q, seen, stamp, values, typed, n, stamped, depth)
+        code, where, stamped = write_c(calls, cells, q, seen, objs[_SECOND], stamp, values, typed, n, stamped, depth)
         if code != 0:
             break
         it += 1
     nq = cells[0]
     if stamped:   # (the stamped levels' values, as LevelWriter.finish writes them; also after a failure)
-        settled = settle_into_c(calls, seen, cells, cp, stamp, values, stamped, n)
+        settled, at = settle_into_c(calls, seen, cells, stamp, values, stamped, n)
         if settled == 0:
             stamped = 0
         elif code == 0:
-            code, where = settled, 5
+            code, where = settled, at
     return code, where, it, depth, last, pushing, any_pull, unexplored, stamped, pulls, nq
 
 
-def _write(calls, objs, cells, cp, q, seen, stamp, values, typed, n, stamped, depth):
-    """seen<q's structure> = depth: levels.LevelWriter's call -> (code, call, stamped levels)."""
+def _write(calls, cells, q, seen, second, stamp, values, typed, n, stamped, depth):
+    """seen<q's structure> = depth (q and seen addresses, SECOND's at ``second``): a bitmap q is
+    stamped, any other written by the typed apply -> (code, its call's position, stamped levels)."""
     cells[2] = 0
-    code = ccall(calls[_GET], (q, np.int32(_STATUS), cp + 16))
+    code = ccall(calls[_GET], (q, np.int32(_STATUS), np.uint64(cells.ctypes.data) + 16))
     if code != 0:
-        return code, 3, stamped
+        return code, _GET, stamped
     if (cells[2] & 0xFFFFFFFF) == _BITMAP:
         if stamped == 255:   # (a level number fits a byte: the stamps settled, counting again)
-            code = settle_into_c(calls, seen, cells, cp, stamp, values, stamped, n)
+            code, at = settle_into_c(calls, seen, cells, stamp, values, stamped, n)
             if code != 0:
-                return code, 5, stamped
+                return code, at, stamped
             stamped = 0
-        code = unpack_c(calls, seen, cp + 24)
+        code = unpack_c(calls, seen, cells, _SEEN)
         if code != 0:
-            return code, 5, stamped
-        if cells[7] & 0xFF:   # (one value for all: put back, GraphBLAS expands it)
-            code = pack_c(calls, seen, cells, cp + 24, 3, cells[8])
+            return code, _UNPACK, stamped
+        if cells[_SEEN + 4] & 0xFF:   # (one value for all: put back, GraphBLAS expands it)
+            code = pack_c(calls, seen, cells, _SEEN, cells[_SEEN + 5])
             if code != 0:
-                return code, 6, stamped
+                return code, _PACK, stamped
         else:
-            code = unpack_c(calls, q, cp + 72)
+            code = unpack_c(calls, q, cells, _FRONT)
             if code != 0:
-                pack_c(calls, seen, cells, cp + 24, 3, cells[8])   # (as it was)
-                return code, 5, stamped
+                pack_c(calls, seen, cells, _SEEN, cells[_SEEN + 5])   # (as it was)
+                return code, _UNPACK, stamped
             stamped += 1
             typed[stamped] = depth
-            stamp_c(stamp, carray(bytes_c(np.uint64(cells[3])), n), carray(bytes_c(np.uint64(cells[9])), n),
+            stamp_c(stamp, carray(bytes_c(np.uint64(cells[_SEEN])), n), carray(bytes_c(np.uint64(cells[_FRONT])), n),
                     np.uint8(stamped))
-            code = pack_c(calls, q, cells, cp + 72, 9, cells[14])
-            code2 = pack_c(calls, seen, cells, cp + 24, 3, cells[8] + cells[14])
-            return (code if code != 0 else code2), 6, stamped
-    code = ccall(calls[_APPLY], (seen, _NIL, objs[_SECOND], objs[_SECOND], q, depth, _NIL))
-    return code, 7, stamped
+            added = cells[_FRONT + 5]
+            code = pack_c(calls, q, cells, _FRONT, added)
+            code2 = pack_c(calls, seen, cells, _SEEN, cells[_SEEN + 5] + added)
+            return (code if code != 0 else code2), _PACK, stamped
+    return ccall(calls[_APPLY], (seen, _NIL, second, second, q, depth, _NIL)), _APPLY, stamped
 
 
-def _settle_into(calls, seen, cells, cp, stamp, values, levels, n):
-    code = unpack_c(calls, seen, cp + 24)
+def _settle_into(calls, seen, cells, stamp, values, levels, n):
+    """The stamped levels' values written into seen (``_settle``) -> (code, its call's position)."""
+    code = unpack_c(calls, seen, cells, _SEEN)
     if code != 0:
-        return code
-    settle_c(carray(words_c(np.uint64(cells[4])), n), stamp, values, levels)
-    return pack_c(calls, seen, cells, cp + 24, 3, cells[8])
+        return code, _UNPACK
+    settle_c(carray(words_c(np.uint64(cells[_SEEN + 1])), n), stamp, values, levels)
+    return pack_c(calls, seen, cells, _SEEN, cells[_SEEN + 5]), _PACK
 
 
-def _unpack(calls, M, at):
-    """M's bitmap arrays into the six cells from address ``at`` (b, x, their sizes, iso, nvals)."""
+def _unpack(calls, M, cells, first):
+    """M's bitmap arrays into cells[first:first + 6] (b, x, their sizes, iso, nvals)."""
+    at = np.uint64(cells.ctypes.data) + np.uint64(8 * first)
     return ccall(calls[_UNPACK], (M, at, at + 8, at + 16, at + 24, at + 32, at + 40, _NIL))
 
 
-def _pack(calls, M, cells, at, first, nvals):
-    """M given back its arrays from the cells at address ``at`` (cells[first:]), holding nvals."""
+def _pack(calls, M, cells, first, nvals):
+    """M given back its arrays from cells[first:], holding nvals."""
+    at = np.uint64(cells.ctypes.data) + np.uint64(8 * first)
     return ccall(calls[_PACK], (M, at, at + 8, np.uint64(cells[first + 2]), np.uint64(cells[first + 3]),
                                 np.uint8((cells[first + 4] & 0xFF) != 0), np.uint64(nvals), _NIL))
 
 
-__all__ = ["NAMES", "OVERFLOW", "calls", "compiled", "rule", "wants_edges"]
+__all__ = ["NAMES", "OVERFLOW", "address", "calls", "compiled", "rule", "wants_edges"]

@@ -1,8 +1,6 @@
 """A traversal's level writes (kernels/levels.py) against numpy: C<struct(q)> = value level by
 level, for pulled (bitmap) and pushed (sparse) frontiers, int64 and float64 values bit for bit,
 more than 255 pulled levels (the stamps settled on the way), and a run cut short by an error."""
-from types import SimpleNamespace
-
 import graphblas as gb
 import numpy as np
 import pytest
@@ -140,6 +138,8 @@ def test_a_small_graph_is_written_by_graphblas(monkeypatch):
 
 
 def test_without_a_place_for_numbas_cache_the_kernels_compile_uncached(monkeypatch):
+    """traverse._jit, which compiles every kernel: uncached where numba has no place for its cache,
+    and the kernels so made stamp and settle as numpy does."""
     import numba
 
     made, real = [], numba.njit
@@ -151,12 +151,20 @@ def test_without_a_place_for_numbas_cache_the_kernels_compile_uncached(monkeypat
         return real(**options)
     monkeypatch.setattr(numba, "njit", njit)
     stamp, settle = traverse._jit(traverse._stamp), traverse._jit(traverse._settle)
-    monkeypatch.setattr(traverse, "compiled", lambda: SimpleNamespace(stamp=stamp, settle=settle))
-    took: list = []
-    C, want, have = _run(np.int64, 3000, [2], list(range(50)), np.random.default_rng(3), 30, took=took)
-    got, got_have = _dense(C, np.int64)
-    assert (got_have == have).all() and (got[have] == want[have]).all()
-    assert any(took) and len(made) == 2 and not any(m["cache"] for m in made)
+    rng = np.random.default_rng(4)
+    marks, cb = np.zeros(500, np.uint8), np.zeros(500, np.uint8)
+    part = rng.integers(0, 5, 500)   # (disjoint frontiers, as a BFS makes them; 0, 4: never reached)
+    pulled = [(part == level).astype(np.uint8) for level in (1, 2, 3)]
+    for level, qb in enumerate(pulled, 1):
+        stamp(marks, cb, qb, np.uint8(level))
+    table = np.array([0, 40, 41, 43], np.int64)   # (uneven: read from the table)
+    cx = np.full(500, -1, np.int64)
+    settle(cx, marks, table, 3)
+    want = np.full(500, -1, np.int64)
+    for level in (1, 2, 3):
+        want[part == level] = table[level]
+    assert (cx == want).all() and (cb == np.maximum.reduce(pulled)).all() and not marks.any()
+    assert len(made) == 2 and not any(m["cache"] for m in made)
 
 
 @pytest.mark.parametrize("table", [np.r_[0, 7 + 3 * np.arange(200)], np.r_[0, 5, 6, 9, 10, 11, 40],

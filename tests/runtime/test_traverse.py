@@ -162,14 +162,29 @@ def test_a_failing_call_ends_the_loop_and_is_named(runs, monkeypatch):
     assert (bfs_levels(A, 3, f) == _levels(A, 3)).all()
 
 
-def test_the_rule_compiled_and_in_python_agree():
-    """spmspv's Python path calls traverse.rule itself; its compiled twin gives the same."""
-    rng = np.random.default_rng(5)
-    cases = [(bool(p), bool(a), int(last), int(u), 1000, int(nq), int(e))
-             for p, a, last, u, nq, e in zip(rng.integers(0, 2, 400), rng.integers(0, 2, 400),
-                                            rng.integers(0, 300, 400), rng.integers(0, 5000, 400),
-                                            rng.integers(0, 300, 400), rng.integers(0, 3000, 400))]
-    assert traverse.compiled() is not None
-    assert [traverse.rule_c(*c) for c in cases] == [traverse.rule(*c) for c in cases]
-    assert [traverse.wants_edges_c(*c[:2], c[3], c[4]) for c in cases] == \
-        [traverse.wants_edges(*c[:2], c[3], c[4]) for c in cases]
+# (pushing, any pulled, last, unexplored, nq, edges) on n = 100 nodes -> (pushing, any pulled, unexplored),
+# worked by hand from LAGraph's rule (alpha 8, beta1 8, beta2 512)
+RULE_CASES = [
+    ((True, False, 0, 1000, 5, 200), (False, True, 800)),   # growing: 200 x 8 > 800 left: pull
+    ((True, False, 0, 1000, 5, 50), (True, False, 950)),    # 50 x 8 <= 950: push
+    ((True, False, 9, 1000, 5, 900), (True, False, 100)),   # shrinking: push, the edges counted off
+    ((True, True, 5, 500, 20, 0), (False, True, 500)),      # pulled before: 20 x 8 > 100 nodes: pull
+    ((True, True, 5, 500, 10, 0), (True, True, 500)),       # 10 x 8 <= 100: push
+    ((True, False, 0, 50, 5, 999), (True, False, 50)),      # fewer edges left than n: push to the end
+    ((False, True, 50, 500, 0, 0), (True, True, 500)),      # pulling, shrunk to 0 x 512 <= 100: push
+    ((False, True, 50, 500, 1, 0), (False, True, 500)),     # 1 x 512 > 100: pull on
+    ((False, True, 5, 500, 10, 0), (False, True, 500)),     # growing: pull on
+]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_the_rule_as_worked_by_hand(compiled):
+    """traverse.rule (spmspv's Python path) and its compiled twin (the loop's) on hand-worked cases;
+    the edges are asked for only while pushing, before any pull, with n edges or more left."""
+    kernels = traverse.compiled()
+    rule = traverse.rule_c if compiled and kernels is not None else traverse.rule
+    wants = traverse.wants_edges_c if compiled and kernels is not None else traverse.wants_edges
+    for (pushing, any_pull, last, unexplored, nq, edges), want in RULE_CASES:
+        assert rule(pushing, any_pull, last, unexplored, 100, nq, edges) == want
+    assert [wants(p, a, u, 100) for p, a, u in [(True, False, 1000), (True, True, 1000), (True, False, 50),
+                                                 (False, False, 1000)]] == [True, False, False, False]

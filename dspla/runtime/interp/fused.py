@@ -34,6 +34,7 @@ from ...kernels import item as _item
 from ...kernels import spmspv, traverse
 from ...kernels.levels import LevelWriter
 from ...kernels.overflow import LIMIT, describe, raise_wrapped
+from ...kernels.traverse import address
 from ..process import collect_young
 from .compute import frontier, typed_frontier
 from .interpreter import _dt
@@ -192,10 +193,6 @@ def _compiled(rt, loop: Loop, t: Traversal, a, q, seen, depth, k, whole: bool):
     return q, depth, nq, it, False
 
 
-def _address(x) -> int:
-    return int(ffi.cast("uintptr_t", x))
-
-
 class _Runner:
     """The compiled loop's arguments that stay (the operands', semiring's and descriptors'
     addresses, the writer's arrays), made at a product's first run; ``run`` per call."""
@@ -204,22 +201,20 @@ class _Runner:
         # (fr and a held: their addresses are used)
         self.fr, self.a, self.sig, self.gdt, self.write, semiring = fr, a, typed[0], typed[2], write, typed[1]
         deg, e = spmspv.degrees(fr)
-        self.objs = np.array([_address(M.gb_obj[0]) for M in (a, fr.p, deg, e)] +
-                             [_address(op) for op in (semiring.gb_obj, spmspv.PLUS_FIRST.gb_obj, write.second)],
-                             np.uint64)
-        self.desc = np.array([_address(spmspv.DESC[pull, structure, replace]) for pull in (False, True)
-                              for replace in (False, True)] + [_address(lib.GrB_DESC_T0)], np.uint64)
-        self.calls, self.cast = traverse.calls(write.kind), int if write.kind == "INT64" else float
-        self.loop = traverse.compiled().loop   # (there: the levels are stamped)
+        self.objs = np.array([address(M.gb_obj[0]) for M in (a, fr.p, deg, e)] +
+                             [address(semiring.gb_obj), address(spmspv.PLUS_FIRST.gb_obj), write.second], np.uint64)
+        self.desc = np.array([address(spmspv.DESC[pull, structure, replace]) for pull in (False, True)
+                              for replace in (False, True)] + [address(lib.GrB_DESC_T0)], np.uint64)
+        self.calls, self.loop = write.calls, write.kernels.loop   # (made at write.start: the levels are stamped)
 
     def run(self, q, seen, depth, k, checked: bool, max_iter: int):
         """-> (code, its call, levels, depth, the last level (a Handle; q when none), its count,
         the pulled levels); the rule's state and the writer's as the loop leaves them."""
-        fr, w, cast = self.fr, self.write, self.cast
+        fr, w, cast = self.fr, self.write, self.write.value
         C = spmspv.Handle(self.gdt, q._nrows, q._ncols)
         code, where, it, depth, fr.last, fr.pushing, fr.any_pull, fr.unexplored, w.levels, pulls, nq = self.loop(
             self.calls, self.objs, self.desc, w.cells, w.stamp, w.values, w.typed, q._nrows, max_iter,
-            _address(q.gb_obj[0]), _address(C.gb_obj[0]), _address(seen.gb_obj[0]), cast(depth), cast(k), checked,
+            address(q.gb_obj[0]), address(C.gb_obj[0]), address(seen.gb_obj[0]), cast(depth), cast(k), checked,
             fr.last, fr.pushing, fr.any_pull, fr.unexplored, w.levels)
         return code, where, it, depth, (C if it else q), nq, pulls
 
