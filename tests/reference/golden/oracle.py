@@ -211,10 +211,13 @@ def _identity(m: str, d: np.dtype):
         return np.zeros((), d)[()]
     if m in ("times", "land"):
         return np.ones((), d)[()]
+    # min / max on floats ignore a NaN (fmin / fmax): a start of NaN is then neutral too, and keeps
+    # a reduction whose every term is NaN at NaN (an infinite start would turn it into +-inf: the
+    # present terms alone are reduced, there is no identity term)
     if m == "min":
-        return np.inf if d.kind == "f" else (np.iinfo(np.int64).max if d == I64 else True)
+        return np.nan if d.kind == "f" else (np.iinfo(np.int64).max if d == I64 else True)
     if m == "max":
-        return -np.inf if d.kind == "f" else (np.iinfo(np.int64).min if d == I64 else False)
+        return np.nan if d.kind == "f" else (np.iinfo(np.int64).min if d == I64 else False)
     raise KeyError(m)
 
 
@@ -419,10 +422,18 @@ def nvals(X: Mat) -> Mat:
     return mat(np.array([[int(X.present.sum())]], dtype=np.int64))
 
 
+def mask_value_holds(values: np.ndarray) -> np.ndarray:
+    """Where a value mask holds: the value is nonzero, tested as SuiteSparse tests it, on its
+    bits (the C API says cast to bool; the two differ at -0.0 only, which holds here)."""
+    if values.dtype.kind == "f":
+        return values.view(f"u{values.dtype.itemsize}") != 0
+    return cast(values, BOOL)
+
+
 def mask(X: Mat, M: Mat, complement=False, structure=False) -> Mat:
     """Keep X where M holds: M present and (structure or M's value is nonzero)."""
     assert X.shape == M.shape
-    holds = M.present if structure else (M.present & (cast(M.values, BOOL)))
+    holds = M.present if structure else (M.present & mask_value_holds(M.values))
     if complement:
         holds = ~holds
     return Mat(X.values.copy(), X.present & holds)

@@ -70,6 +70,21 @@ def test_min_plus_over_missing_is_missing_not_zero():
         assert out["C"].to_numpy(fill=-1.0).tolist() == [[-1.0]]
 
 
+def test_min_and_max_over_nan_terms_only_are_nan():
+    # A = [0! 2], b = [nan; .]: row 0 has one term, 0 + nan = nan (min / max ignore a NaN against a
+    # number, so with no other term it stays: never the identity's +-inf); row 1 = [. 1] has
+    # none: missing. Rows of [nan .; nan 3]: min / max nan and 3
+    A, b = S((2, 2), {(0, 0): 0.0, (0, 1): 2.0, (1, 1): 1.0}), S((2, 1), {(0, 0): np.nan})
+    X = S((2, 2), {(0, 0): np.nan, (1, 0): np.nan, (1, 1): 3.0})
+    for sr in ("min_plus", "max_plus"):
+        out = dp.function({"C": dp.mxm(dp.sparse("A", ("n", "n")), dp.sparse("b", ("n", 1)), sr)})(A=A, b=b)
+        got = entries(out["C"])
+        assert set(got) == {(0, 0)} and math.isnan(got[(0, 0)]), (sr, got)
+    for m in ("min", "max"):
+        got = entries(dp.function({"r": dp.reduce_rows(dp.sparse("X", ("n", "n")), m)})(X=X)["r"])
+        assert math.isnan(got[(0, 0)]) and got[(1, 0)] == 3.0, (m, got)
+
+
 def test_plus_second_counts_pattern_not_values():
     # A = [[5, ., 0!], [., ., .], [., 7, .]],  X = [[1, 2], [3, 4], [5, 6]]
     A = S((3, 3), {(0, 0): 5.0, (0, 2): 0.0, (2, 1): 7.0})
@@ -149,6 +164,19 @@ def test_value_mask_and_structure_mask():
     assert_entries(out["s"], {(0, 0): 1.0, (0, 1): 2.0})
     assert_entries(out["cv"], {(0, 0): 1.0, (0, 2): 3.0})
     assert_entries(out["cs"], {(0, 2): 3.0})
+
+
+def test_a_value_mask_tests_the_bits_so_negative_zero_holds():
+    # M = [-0.0 0!; 2 .] as a value mask of X = [1 2; 3 4]: -0.0 and 2 hold (nonzero bits), 0! does
+    # not, the missing entry does not; complemented: 0! and the missing one
+    X = S((2, 2), {(0, 0): 1.0, (0, 1): 2.0, (1, 0): 3.0, (1, 1): 4.0})
+    M = S((2, 2), {(0, 0): -0.0, (0, 1): 0.0, (1, 0): 2.0})
+    x, m = dp.sparse("X", ("n", "n")), dp.sparse("M", ("n", "n"))
+    out = dp.function({"in": dp.mask(x, m), "out": dp.mask(x, m, complement=True),
+                       "mxm": dp.mxm(x, x, "plus_times", mask=m)})(X=X, M=M)
+    assert_entries(out["in"], {(0, 0): 1.0, (1, 0): 3.0})
+    assert_entries(out["out"], {(0, 1): 2.0, (1, 1): 4.0})
+    assert_entries(out["mxm"], {(0, 0): 7.0, (1, 0): 15.0})   # 1*1 + 2*3, 3*1 + 4*3
 
 
 def test_lor_land_explicit_zero_gives_present_false():
