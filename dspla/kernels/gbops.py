@@ -96,6 +96,17 @@ def empty(nrows: int, ncols: int, dtype: DType):
     return gb.Matrix(dtype.gb, nrows, ncols)
 
 
+def reduced(x, op, axis: str):
+    """x's rows (``axis`` 'rows': a vector of x.nrows) or columns reduced by a monoid or an
+    aggregator. A reduction over no entries is missing, which SuiteSparse 9.4 gets wrong for an
+    iso-valued matrix with no columns (rows): it gives every row (column) an entry; such a
+    matrix has no entries, so its reduction is an empty vector here."""
+    expr = x.reduce_rowwise(op) if axis == "rows" else x.reduce_columnwise(op)
+    if (x.ncols if axis == "rows" else x.nrows) == 0:
+        return gb.Vector(expr.dtype, expr.size)
+    return expr.new()
+
+
 def identity(n: int, dtype: DType):
     ones = gb.Vector(dtype.gb, n)
     ones << 1   # iso and full: O(1)

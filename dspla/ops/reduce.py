@@ -41,9 +41,9 @@ def _evaluate(node, args, env, into=None):
     x = gbops.cast(x, dt)
     mon = gbops.monoid(m, dt)
     if axis == "rows":
-        return gbops.column(x.reduce_rowwise(mon).new(), x.shape[0])
+        return gbops.column(gbops.reduced(x, mon, "rows"), x.shape[0])
     if axis == "cols":
-        return gbops.row(x.reduce_columnwise(mon).new(), x.shape[1])
+        return gbops.row(gbops.reduced(x, mon, "cols"), x.shape[1])
     s = x.reduce_scalar(mon).new()
     return _item.scalar(None if s.is_empty else s.value, dt, into)   # (an empty reduction leaves it missing)
 
@@ -86,6 +86,8 @@ def _by_rows(mon, gdt, nrows: int):
 
     def step(args, into):
         C = _item.new_matrix(gdt, nrows, 1)
+        if args[0].ncols == 0:   # (no entries: an empty column, gbops.reduced says why)
+            return C
         _item.check(lib.GrB_Matrix_reduce_Monoid(ffi.cast("GrB_Vector", C.gb_obj[0]), _prepared.NULL, _prepared.NULL,
                                                  mon.gb_obj, args[0].gb_obj[0], _prepared.NULL), "reduce")
         return C

@@ -5,7 +5,8 @@ tests/reference/golden (written from the GraphBLAS contract, not from dspla).
 A program declares a few inputs over the dims n and m (sparse and dense, float64 and int64, of
 awkward sizes: 0, 1, 2, 3 and a few more), then applies random ops to values it has already made
 (products over semirings, element-wise unions and intersections, apply, select, reduce, transpose,
-masks, softmax, nvals, cast, full), and outputs some of them. Values are small and exact (floats
+masks, softmax, nvals, cast, full; extract, kronecker, update with accumulator, mask and replace,
+ewise_union, apply_index, a scalar assign), and outputs some of them. Values are small and exact (floats
 are multiples of 1/4, ints in [-4, 4]) so integer results never overflow and float results agree
 to rounding. An op the oracle says does not apply to its operands' dtypes, or that dspla refuses
 to build, is not used."""
@@ -28,6 +29,7 @@ UNARY = ("relu", "abs", "neg", "exp", "sigmoid", "tanh", "sign", "square", "one"
 SELECT = (("tril", 0), ("triu", 1), ("diag", 0), ("offdiag", 0), ("nonzero", 0), (">", 0), ("<=", 0.5),
           ("!=", 1))
 MONOIDS = ("plus", "min", "max", "times", "lor")
+GRAPHBLAS = ("extract", "extract", "kron", "update", "union", "index", "assign")
 
 
 class Program:
@@ -80,9 +82,11 @@ def _bcasts(a, b) -> bool:
 def _step(rng, pool, k: int):
     """One random op on values of ``pool``: (text, Expr, oracle Mat) or None."""
     what = str(rng.choice(["mxm", "mxm", "masked", "ewise_add", "ewise_mult", "apply", "bind", "select", "reduce",
-                           "transpose", "mask", "softmax", "nvals", "cast", "full", "arith", "loop"]))
+                           "transpose", "mask", "softmax", "nvals", "cast", "full", "arith", "loop", *GRAPHBLAS]))
     one = pool[int(rng.integers(len(pool)))]
     name, x, X = one
+    if what in GRAPHBLAS:
+        return _graphblas_step(rng, pool, what, one)
     if what == "mxm":
         pick = _binary_pick(rng, pool, lambda a, b: a.shape[1] == b.shape[0])
         if pick is None:
@@ -182,6 +186,68 @@ def _step(rng, pool, k: int):
     value = float(rng.integers(-4, 5)) / 4 if X.dtype.kind == "f" else int(rng.integers(-3, 4))
     return f"full({name}, {value})", lambda: dp.full(x, value), \
         lambda: oracle.Mat(np.full(X.shape, value, X.dtype), np.ones(X.shape, bool))
+
+
+def _indices(rng, size: int, repeats: bool) -> list[int]:
+    """A short index list into a dim of ``size`` (in any order; repeated only where allowed)."""
+    if size == 0:
+        return []
+    if repeats:
+        return [int(i) for i in rng.integers(0, size, size=int(rng.integers(1, 4)))]
+    return [int(i) for i in rng.permutation(size)[:int(rng.integers(1, min(size, 3) + 1))]]
+
+
+def _known(e) -> bool:
+    return all(isinstance(d, int) for d in e.shape)
+
+
+def _graphblas_step(rng, pool, what: str, one):
+    """extract, kronecker (of values whose sizes are known: extracts), update, ewise_union,
+    apply_index and a scalar assign."""
+    name, x, X = one
+    numeric = [(n, e, M) for n, e, M in pool if M.dtype.kind in "if"]
+    if what == "extract":
+        rows = None if rng.random() < 0.25 else _indices(rng, X.shape[0], True)
+        cols = None if rows is not None and rng.random() < 0.3 else _indices(rng, X.shape[1], True)
+        return (f"extract({name}, {rows}, {cols})", lambda: dp.extract(x, rows, cols),
+                lambda: oracle.extract(X, rows, cols))
+    if what == "index":
+        op, thunk = str(rng.choice(["rowindex", "colindex", "diagindex"])), int(rng.integers(-2, 3))
+        return (f"apply_index({name}, {op}, {thunk})", lambda: dp.apply_index(x, op, thunk),
+                lambda: oracle.apply_index(X, op, thunk))
+    if what == "kron":
+        pick = _binary_pick(rng, [p for p in numeric if _known(p[1])], lambda a, b: True)
+        if pick is None:
+            return None
+        (na, a, A), (nb, b, B) = pick
+        op = str(rng.choice(["times", "plus", "min", "first", "second"]))
+        return f"kronecker({na}, {nb}, {op})", lambda: dp.kronecker(a, b, op), lambda: oracle.kronecker(A, B, op)
+    pick = _binary_pick(rng, numeric, lambda a, b: a.shape == b.shape and a.dtype == b.dtype)
+    if what == "union" and pick is not None:
+        (na, a, A), (nb, b, B) = pick
+        op = str(rng.choice(["plus", "minus", "times", "min", "max", "first", "second"]))
+        left, right = int(rng.integers(-1, 3)), int(rng.integers(-1, 3))
+        return (f"ewise_union({na}, {nb}, {op}, {left}, {right})", lambda: dp.ewise_union(a, b, op, left, right),
+                lambda: oracle.ewise_union(A, B, op, left, right))
+    if what == "update" and pick is not None:
+        (nc, c, C), (nt, t, T) = pick
+        accum = [None, "plus", "min", "max", "first", "second"][int(rng.integers(6))]
+        masks = [(n, e, M) for n, e, M in pool if e.shape == c.shape] if rng.random() < 0.7 else []
+        nm, m, M = masks[int(rng.integers(len(masks)))] if masks else (None, None, None)
+        comp, struct, repl = (bool(rng.random() < p) for p in (0.3, 0.5, 0.4))
+        kw = {"accum": accum, "mask": m, "complement": comp and m is not None, "structure": struct,
+              "replace": repl}
+        return (f"update({nc}, {nt}, accum={accum}, mask={nm}, complement={kw['complement']}, structure={struct}, "
+                f"replace={repl})", lambda: dp.update(c, t, **kw),
+                lambda: oracle.update(C, T, accum, M, kw["complement"], struct, repl))
+    if what == "assign" and X.dtype.kind in "if" and X.shape[0] and X.shape[1]:
+        rows, cols = _indices(rng, X.shape[0], False), _indices(rng, X.shape[1], False)
+        value = float(rng.integers(-4, 5)) / 4 if X.dtype.kind == "f" else int(rng.integers(-3, 4))
+        accum = [None, "plus", "max"][int(rng.integers(3))]
+        return (f"assign({name}, {value}, {rows}, {cols}, accum={accum})",
+                lambda: dp.assign(x, value, rows, cols, accum=accum),
+                lambda: oracle.assign_scalar(X, value, rows, cols, accum))
+    return None
 
 
 def generate(seed: int, steps: tuple[int, int] = (1, 7)) -> Program:

@@ -81,3 +81,20 @@ def test_fewer_rows_than_processes_in_the_block_plans(n, P, plan):
     a, x = sp.csr_array(np.arange(1.0, n * n + 1).reshape(n, n)), np.arange(1.0, n + 1).reshape(n, 1)
     want = np.minimum(a.toarray(), x.T).max(axis=1)   # max over k of min(A[i, k], v[k])
     assert np.array_equal(both(f, {"A": a, "v": x}, P, plan=plan, partition="block")["t"].to_numpy().ravel(), want)
+
+
+@pytest.mark.parametrize("P", [1, 2, 3])
+@pytest.mark.parametrize("axis", ["rows", "cols"])
+def test_a_reduction_over_no_entries_of_an_iso_value_is_missing(P, axis):
+    # B ⊙pair B is iso-valued (every entry 1). A rank of no rows reduces a 0 x 3 piece of it by
+    # columns (P = 2, 3 with one row), and a 1 x 0 B reduces by rows over no columns: nothing to
+    # reduce, so nothing present (SuiteSparse 9.4 gave such an iso matrix's reduction an entry
+    # in every row or column). By hand: B = [. 1 .] reduces by columns to [. 1 .]; by rows, no entry.
+    shape = (1, 3) if axis == "cols" else (1, 0)
+    B = sp.csr_array(([True], ([0], [1])), shape=shape) if axis == "cols" else sp.csr_array(shape, dtype=bool)
+    b = dp.sparse("B", ("n", shape[1]), dtype="bool")
+    f = dp.function({m: dp.reduce(dp.ewise_mult(b, b, "pair"), m, axis) for m in ("min", "lor")}, inputs=[b])
+    for m, r in both(f, {"B": B}, P, plan="p2p1d").items():
+        want = {(0, 1): True} if axis == "cols" else {}
+        got = r.to_coo()
+        assert {(int(i), int(j)): bool(v) for i, j, v in zip(*got)} == want, (m, got)

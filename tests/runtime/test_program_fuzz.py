@@ -92,7 +92,8 @@ def test_the_programs_cover_the_ops_and_shapes():
     texts = [generate(s) for s in range(PROGRAMS)]
     steps = " ".join(line for p in texts for line in p.text)
     for what in ("mxm(", "mask=", "ewise_add(", "ewise_mult(", "apply(", "select(", "reduce(", ".T", "mask(",
-                 "softmax(", "nvals(", "cast(", "full(", " + ", "loop "):
+                 "softmax(", "nvals(", "cast(", "full(", " + ", "loop ", "extract(", "kronecker(", "update(",
+                 "ewise_union(", "apply_index(", "assign("):
         assert what in steps, what
     sizes = [s for p in texts for s in (p.text[0],)]
     assert any("'n': 0" in s for s in sizes) and any("'n': 1" in s for s in sizes)

@@ -96,7 +96,7 @@ def _fetch_mxm(rt: Runtime, i: FetchMxM):
     P, me = g.size, g.rank
     a, b, op, compute, out = _multiply(rt.slots[i.a], rt.slots[i.b], i.semiring)
     mask, acc = _output_mask(rt, i), gbops.binary(i.semiring.monoid.op, compute)
-    used = a.reduce_columnwise(gb.agg.count).new().to_coo()[0].astype(np.int64)   # the rows of b a names
+    used = gbops.reduced(a, gb.agg.count, "cols").to_coo()[0].astype(np.int64)   # the rows of b a names
     owner = i.parts[used]
     C = gbops.sparse_output(a.nrows, b.ncols, compute)
     mine = used[owner == me]

@@ -465,6 +465,67 @@ def select(X: Mat, op: str, thunk=0) -> Mat:
     return Mat(X.values.copy(), X.present & keep)
 
 
+def extract(X: Mat, rows, cols) -> Mat:
+    """C(i, j) = X(I(i), J(j)) (I, J: index lists, repeats allowed; None: every index)."""
+    I = np.arange(X.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+    J = np.arange(X.shape[1]) if cols is None else np.asarray(cols, dtype=np.int64)
+    return Mat(X.values[np.ix_(I, J)], X.present[np.ix_(I, J)])
+
+
+def kronecker(A: Mat, B: Mat, op: str) -> Mat:
+    """C(i mb + k, j nb + l) = op(A(i, j), B(k, l)) where both are present."""
+    compute, out = binop_types(op, A.dtype, B.dtype)
+    (ma, na), (mb, nb) = A.shape, B.shape
+    with np.errstate(all="ignore"):
+        vals = cast(binop(op, cast(A.values, compute)[:, None, :, None], cast(B.values, compute)[None, :, None, :],
+                          compute), out)
+    present = A.present[:, None, :, None] & B.present[None, :, None, :]
+    return Mat(vals.reshape(ma * mb, na * nb), present.reshape(ma * mb, na * nb))
+
+
+def ewise_union(A: Mat, B: Mat, op: str, left, right) -> Mat:
+    """GxB_eWiseUnion: op(a, b) where both are present; op(a, right) where A alone; op(left, b)
+    where B alone; missing where neither."""
+    assert A.shape == B.shape
+    compute, out = binop_types(op, A.dtype, B.dtype)
+    a = np.where(A.present, cast(A.values, compute), cast(np.asarray(left), compute))
+    b = np.where(B.present, cast(B.values, compute), cast(np.asarray(right), compute))
+    with np.errstate(all="ignore"):
+        vals = cast(binop(op, a, b, compute), out)
+    return Mat(vals, A.present | B.present)
+
+
+def apply_index(X: Mat, op: str, thunk: int) -> Mat:
+    """rowindex i + thunk, colindex j + thunk, diagindex j - i + thunk (int64) on X's entries."""
+    i, j = np.indices(X.shape)
+    vals = {"rowindex": i, "colindex": j, "diagindex": j - i}[op] + thunk
+    return Mat(vals.astype(np.int64), X.present.copy())
+
+
+def update(C: Mat, T: Mat, accum: str | None, M: Mat | None, complement=False, structure=False,
+           replace=False) -> Mat:
+    """C<M, replace> accum= T: Z = T, or C accum T over their union; where the mask holds C
+    becomes Z (an entry Z lacks is deleted), elsewhere C stays (deleted with replace). Z is
+    typecast to C's dtype."""
+    Z = T if accum is None else ewise(C, T, accum, union=True)
+    zv = cast(Z.values, C.dtype)
+    if M is None:
+        holds = np.ones(C.shape, bool)
+    else:
+        holds = M.present if structure else M.present & mask_value_holds(M.values)
+        holds = ~holds if complement else holds
+    return Mat(np.where(holds, zv, C.values), np.where(holds, Z.present, C.present & (not replace)))
+
+
+def assign_scalar(C: Mat, value, rows, cols, accum: str | None) -> Mat:
+    """C(I, J) accum= s (I, J without repeats): every entry of the region becomes s, or
+    accum(c, s) where C has one; outside the region C stays."""
+    region = np.zeros(C.shape, bool)
+    region[np.ix_(np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))] = True
+    S = Mat(np.full(C.shape, value, C.dtype), region)
+    return update(C, S, accum, Mat(region.copy(), region.copy()), structure=True)
+
+
 def cast_mat(X: Mat, dtype) -> Mat:
     return Mat(cast(X.values, np.dtype(dtype)), X.present.copy())
 
