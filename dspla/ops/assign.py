@@ -19,6 +19,7 @@ from .apply import APPLY_BIND
 from .define import (
     NOTHING,
     Expr,
+    bool_mask,
     check_mask,
     define,
     is_scalar,
@@ -169,11 +170,11 @@ def assign(c: Expr, value: Expr | Scalar, rows: IndexLike = None, cols: IndexLik
     acc = None if accum is None else named(algebra.get_binary, accum, span)
     attrs = (("rows", I), ("cols", J), ("accum", acc), *mattrs, ("replace", bool(replace)))
     if is_scalar(value):
-        return Expr(make(ASSIGN.op, (node, *extra), (("value", value), *attrs), span=span))
+        return Expr(bool_mask(make(ASSIGN.op, (node, *extra), (("value", value), *attrs), span=span)))
     a = node_of(value, "the value assigned")
     if one_row and not one_col and a.type.form == "vector":   # a row of C from a vector
         a = node_of(Expr(a).T)
     if a.type.form == "vector" and node.type.form == "matrix" and not (one_row or one_col):
         raise DimensionMismatch(f"assign: a vector goes into one row or column of a matrix (an int index), got "
                                 f"{a.label} for a region of {len(I) if I else node.type.nrows} rows", span)
-    return Expr(make(ASSIGN.op, (node, a, *extra), (("value", None), *attrs), span=span))
+    return Expr(bool_mask(make(ASSIGN.op, (node, a, *extra), (("value", None), *attrs), span=span)))

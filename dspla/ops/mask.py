@@ -8,6 +8,7 @@ from .define import (
     EXPR,
     NOTHING,
     Expr,
+    bool_mask,
     define,
     dims_differ,
     make,
@@ -90,5 +91,6 @@ def _vjp(n, g, needs, b):
 def mask(x: Expr, m: Expr, *, complement: bool = False, structure: bool = False, span: Span | None = None) -> Expr:
     """Keep entries of x where the mask m holds: its value is true (or, with structure=True,
     it is present); complement=True keeps the others."""
-    return Expr(make(MASK.op, (node_of(x), node_of(m)), (("complement", bool(complement)),
-                                                         ("structure", bool(structure))), span=span_or_caller(span)))
+    return Expr(bool_mask(make(MASK.op, (node_of(x), node_of(m)), (("complement", bool(complement)),
+                                                                   ("structure", bool(structure))),
+                               span=span_or_caller(span))))

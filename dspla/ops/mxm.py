@@ -20,6 +20,7 @@ from .define import (
     SEMIRING,
     Expr,
     Facts,
+    bool_mask,
     check_mask,
     define,
     dims_differ,
@@ -434,7 +435,8 @@ def mxm(a: Expr, b: Expr, semiring: SemiringLike = "plus_times", *, mask: Expr |
     (as a fresh GraphBLAS output; to merge into an existing value use ``update``)."""
     sr = named(algebra.get_semiring, semiring, span) if not isinstance(semiring, Span) else semiring
     extra, mattrs = mask_args(mask, complement, structure)
-    return Expr(make(MXM.op, (node_of(a), node_of(b), *extra), (("semiring", sr), *mattrs), span=span_or_caller(span)))
+    return Expr(bool_mask(make(MXM.op, (node_of(a), node_of(b), *extra), (("semiring", sr), *mattrs),
+                               span=span_or_caller(span))))
 
 
 @spelling(file=(("a", EXPR), ("v", EXPR), ("semiring", SEMIRING), *MASKED))

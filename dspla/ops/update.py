@@ -14,6 +14,7 @@ from .define import (
     NOTHING,
     Expr,
     Facts,
+    bool_mask,
     check_mask,
     define,
     dims_differ,
@@ -188,6 +189,6 @@ def update(c: Expr, t: Expr, *, accum: BinaryOpLike | None = None, mask: Expr | 
     structure=True)``."""
     extra, mattrs = mask_args(mask, complement, structure)
     acc = None if accum is None else named(algebra.get_binary, accum, span)
-    return Expr(make(UPDATE.op, (node_of(c), node_of(t), *extra), (("accum", acc), *mattrs,
-                                                                  ("replace", bool(replace))),
-                     span=span_or_caller(span)))
+    return Expr(bool_mask(make(UPDATE.op, (node_of(c), node_of(t), *extra), (("accum", acc), *mattrs,
+                                                                            ("replace", bool(replace))),
+                               span=span_or_caller(span))))

@@ -45,8 +45,7 @@ def to_sparse(x):
 def masked(new, old, mask, complement=False, structure=False, replace=False):
     """C<M, replace> = new: where the mask holds, new; elsewhere old (nothing with replace)."""
     mv, mp = mask
-    # (a value is tested on its bits, as SuiteSparse does: -0.0 holds, where a cast to bool is false)
-    m = mp if structure else mp & (mv.view(f"u{mv.dtype.itemsize}") != 0 if mv.dtype.kind == "f" else mv != 0)
+    m = mp if structure else mp & (mv != 0)   # (cast to bool: -0.0 does not hold, NaN does)
     if complement:
         m = ~m
     keep_v = np.where(m, new[0], old[0])

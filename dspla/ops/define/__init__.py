@@ -2,7 +2,19 @@
 planning proves (facts.py), type-rule helpers (shape.py), the Python front end's handle ``Expr``
 and the builders' helpers (expr.py), how an op is spelled in both front ends (spelling.py), and
 where the user wrote it (span.py)."""
-from .expr import Expr, arith, compare, is_scalar, mask_args, named, node_of, scalar, span_or_caller, vector_check
+from .expr import (
+    Expr,
+    arith,
+    bool_mask,
+    compare,
+    is_scalar,
+    mask_args,
+    named,
+    node_of,
+    scalar,
+    span_or_caller,
+    vector_check,
+)
 from .facts import NOTHING, Facts, elementwise_over, meet, prove_sub
 from .methods import CALLS, Methods
 from .registry import (
@@ -61,8 +73,9 @@ __all__ = [
     "Facts", "Family", "INDEX_UNARY", "MASKED", "MASK_KINDS", "MONOID", "Methods", "NOTHING",
     "OPERATOR", "REQUIRED", "RULES", "SCALAR", "THUNK",
     "SELECT", "SEMIRING", "SPELLINGS", "Spelling", "UNARY", "Where", "arith", "broadcast_shape", "builder",
-    "caller_span", "check", "check_mask", "compare", "composite", "define", "definition", "dims_differ",
-    "elementwise_over", "is_scalar", "make", "mask_args", "meet", "named", "node_of", "prove_sub", "scalar",
+    "bool_mask", "caller_span", "check", "check_mask", "compare", "composite", "define", "definition", "dims_differ",
+    "elementwise_over", "is_scalar", "make", "mask_args", "meet", "named", "node_of", "prove_sub",
+    "scalar",
     "same_dims", "same_type", "scalar_dtype", "span_or_caller", "spelling", "table", "touched", "unify", "unify_shapes",
     "vector_check",
 ]

@@ -10,7 +10,7 @@ from typing import cast as _cast
 
 from ..._types import Scalar
 from ...errors import DimensionMismatch, DsplaError, Span
-from ...ir.node import Node
+from ...ir.node import Node, Op
 from ...ir.types import Dim, DType, Kind, Type
 from .methods import CALLS, Methods
 from .span import caller_span
@@ -215,6 +215,18 @@ def mask_args(mask: Expr | None, complement: bool,
         return (), (("mask", None), ("complement", False))
     return (node_of(mask, "mask"),), (("mask", "structure" if structure else "value"),
                                       ("complement", bool(complement)))
+
+
+def bool_mask(n: Node) -> Node:
+    """A masked op's node (its mask the last argument) once its type is checked against the mask
+    as written. A mask of floats read by value is read as the C API reads it, cast to bool (x !=
+    0: -0.0 is false): SuiteSparse tests the value's bits instead (-0.0 true), and whether a sum of
+    products that cancels comes out 0.0 or -0.0 depends on its kernel, so on the plan."""
+    by_value = n.attr("mask") == "value" if n.op is not Op.MASK else not n.attr("structure")
+    m = n.args[-1]
+    if not by_value or m.type.dtype.np.kind != "f":
+        return n
+    return n.replace(args=(*n.args[:-1], node_of(builder("cast")(Expr(m), "bool", span=n.span))))
 
 
 def vector_check(v: Expr, which: str, span: Span | None) -> None:

@@ -207,6 +207,11 @@ def monoid_type(m: str, d: np.dtype) -> np.dtype:
 
 
 def _identity(m: str, d: np.dtype):
+    """The start of a reduction: an element that leaves every term as it is, bit for bit (the
+    present terms alone are reduced). On floats that is -0.0 for plus (0.0 + -0.0 is 0.0, and a
+    sum of one -0.0 is -0.0, which a value mask tells from 0.0) and NaN for min and max (below)."""
+    if m == "plus" and d.kind == "f":
+        return np.array(-0.0, d)[()]
     if m in ("plus", "lor", "lxor"):
         return np.zeros((), d)[()]
     if m in ("times", "land"):
@@ -423,10 +428,8 @@ def nvals(X: Mat) -> Mat:
 
 
 def mask_value_holds(values: np.ndarray) -> np.ndarray:
-    """Where a value mask holds: the value is nonzero, tested as SuiteSparse tests it, on its
-    bits (the C API says cast to bool; the two differ at -0.0 only, which holds here)."""
-    if values.dtype.kind == "f":
-        return values.view(f"u{values.dtype.itemsize}") != 0
+    """Where a value mask holds: the value cast to bool, as the C API says (x != 0: -0.0 does
+    not hold, NaN does)."""
     return cast(values, BOOL)
 
 
