@@ -19,7 +19,7 @@ from tests.runtime.programs import generate
 
 from harness import run_dist
 
-PROGRAMS = 300
+PROGRAMS = 500
 PLANS = ["auto", *plan_names()]
 
 
