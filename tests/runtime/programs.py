@@ -2,8 +2,8 @@
 embedded DSL, each program paired with its expected results from the dense-numpy oracle of
 tests/reference/golden (written from the GraphBLAS contract, not from dspla).
 
-A program declares a few inputs over the dims n and m (sparse and dense, float64 and int64, of
-awkward sizes: 0, 1, 2, 3 and a few more), then applies random ops to values it has already made
+A program declares a few inputs over the dims n and m (sparse and dense; float64, float32, int64 and
+bool; of awkward sizes: 0, 1, 2, 3 and a few more), then applies random ops to values it has already made
 (products over semirings, element-wise unions and intersections, apply, select, reduce, transpose,
 masks, softmax, nvals, cast, full; extract, kronecker, update with accumulator, mask and replace,
 ewise_union, apply_index, a scalar assign), and outputs some of them. Values are small and exact (floats
@@ -63,7 +63,7 @@ def _inputs(rng, sizes: dict):
     chosen = [s for s in specs if rng.random() < 0.55] or [specs[int(rng.integers(len(specs)))]]
     for name, shape, kind in chosen:
         u = rng.random()
-        dtype = "int64" if u < 0.3 else "bool" if u < 0.38 else "float64"
+        dtype = "int64" if u < 0.3 else "bool" if u < 0.38 else "float32" if u < 0.48 else "float64"
         e, X, value = _declare(rng, name, shape, sizes, kind, dtype)
         pool.append((name, e, X))
         given[name] = value
