@@ -12,9 +12,11 @@ never builds what it would throw away.
 
 GraphBLAS semantics: a cotangent exists on present entries only. Rules keep one invariant
 instead of masking everywhere: a cotangent may hold extra entries only at positions where the
-forward value is *missing*, and every rule maps such entries to positions missing in its
-arguments (a missing entry takes part in no term of any op), so they never reach a present
-entry. The transform masks the final gradient to the parameter's pattern.
+forward value is *missing* (a union's cotangent spans both operands), and every rule maps such
+entries to positions missing in its arguments (a missing entry takes part in no term of any op),
+so they never reach a present entry; an op that drops present entries of an argument (mask,
+select, a masked product) restricts G to what it kept first. The transform masks the final
+gradient to the parameter's pattern.
 
 min/max (products over min_plus, max_plus, min_times, max_times, ..., reductions, unions and
 intersections with min/max) route the cotangent to the winning term. Ties go to the lowest

@@ -84,7 +84,9 @@ def _work(n, args, out):
 
 @MASK.vjp_rule(linked=lambda n: (True, False))
 def _vjp(n, g, needs, b):
-    return (g, None)
+    """X's entries the mask lets through get G; the others none: G may hold entries where the
+    value is missing (a union's cotangent spans both operands), and there X may be present."""
+    return (b.mask(g, n.args[1], structure=n.attr("structure"), complement=n.attr("complement")), None)
 
 
 @spelling(file=(("x", EXPR), ("m", EXPR), ("complement", BOOL), ("structure", BOOL)))

@@ -349,6 +349,8 @@ def _linked(n):
 def _vjp(n, g, needs, b):
     sr = n.attr("semiring")
     d = sr.mult.grad
+    if n.attr("mask") is not None:   # (outside the mask the product has terms and no value; G may be there)
+        g = b.mask(g, n.args[2], structure=n.attr("mask") == "structure", complement=n.attr("complement"))
     if sr.monoid.linear and d is not None and d.product is not None:
         return _sum_product(n, g, needs, b, d.product) + (None,) * (len(n.args) - 2)
     if sr.monoid.selects is not None and d is not None and d.term is not None:

@@ -155,8 +155,9 @@ def _work(n, args, out):
 
 @SELECT_OP.vjp_rule()
 def _vjp(n, g, needs, b):
-    """Pass-through on the kept entries (g lives on them); none for a thunk given as a value."""
-    return (g,) + (None,) * (len(n.args) - 1)
+    """G on the kept entries, none on those dropped (G may hold entries where the value is
+    missing, and X is present at a dropped one); none for a thunk given as a value."""
+    return (b.mask(g, n, structure=True),) + (None,) * (len(n.args) - 1)
 
 
 @spelling(file=(("x", EXPR), ("op", SELECT), ("thunk", THUNK)))

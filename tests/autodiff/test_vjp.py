@@ -21,6 +21,13 @@ V, DB2 = P("sparse", (n, 1), density=0.8), P("dense", (2, 3))
 
 
 CASES = {
+    # an op that drops present entries, its cotangent from a union (which spans both operands)
+    "mask then a union": (lambda D, C: dp.mask(D, C, structure=True, complement=True) + D,
+                          {"D": P("dense", (n, m)), "C": I("sparse", (n, m))}),
+    "value mask then a union": (lambda D, C: dp.mask(D, C) + D, {"D": P("dense", (n, m)), "C": I("sparse", (n, m))}),
+    "select then a union": (lambda D: dp.select(D, ">", 0) + D, {"D": P("dense", (n, m))}),
+    "masked product then a union": (lambda A, B, M, D: dp.mxm(A, B, mask=M, structure=True, complement=True) + D,
+                                    {"A": DA, "B": DB, "M": I("sparse", (n, m)), "D": P("dense", (n, m))}),
     # products over plus
     "plus_times sparse A (SDDMM)": (lambda A, B: A @ B, {"A": SA, "B": DB}),
     "plus_times sparse B (SDDMM)": (lambda A, B: A @ B, {"A": DA, "B": SB}),
