@@ -7,6 +7,8 @@ import numpy as np
 import scipy.sparse as sp
 
 import dspla as dp
+from dspla.ir import Op
+from dspla.ops.define import node_of
 
 
 def spec(role, kind, shape, values="signed", density=0.5):
@@ -59,6 +61,18 @@ def declare(specs: dict) -> dict:
     return ex
 
 
+def inputs_read(x) -> set:
+    """The names of the inputs a value is computed from."""
+    seen, stack, names = set(), [node_of(x)], set()
+    while stack:
+        n = stack.pop()
+        if id(n) not in seen:
+            seen.add(id(n))
+            names.update([n.attr("name")] if n.op is Op.INPUT else [])
+            stack.extend(n.args)
+    return names
+
+
 def check(build, specs: dict, seed: int = 0, eps: float = 1e-6, rtol: float = 1e-6, atol: float = 1e-8):
     """Compare dp.grad of loss = Σ out * R (R a fixed random weight of out's shape) with central
     differences, for every parameter in ``specs``; also that each gradient is present exactly
@@ -67,11 +81,12 @@ def check(build, specs: dict, seed: int = 0, eps: float = 1e-6, rtol: float = 1e
     out = build(**ex)
     R = dp.dense("R_", out.shape)
     loss = dp.reduce_all(out * R)
-    params = [k for k, s in specs.items() if s["role"] == "param"]
+    read = inputs_read(loss)   # (a generated program may leave some declared value unread)
+    params = [k for k, s in specs.items() if s["role"] == "param" and k in read]
     grads = dp.grad(loss, [ex[k] for k in params])
     f = dp.function({"loss": loss, **{"d" + k: g for k, g in zip(params, grads)}})
     floss = dp.function({"loss": loss})
-    data = make_data(specs, seed)
+    data = {k: v for k, v in make_data(specs, seed).items() if k in read}
     data["R_"] = np.random.default_rng(seed + 1).uniform(0.5, 1.5, out.shape)
     got = f(**data)
     assert got["loss"].nvals == 1, "the case's loss has no value"
