@@ -6,7 +6,8 @@ A program declares a few inputs over the dims n and m (sparse and dense; float64
 bool; of awkward sizes: 0, 1, 2, 3 and a few more), then applies random ops to values it has already made
 (products over semirings, element-wise unions and intersections, apply, select, reduce, transpose,
 masks, softmax, nvals, cast, full; extract, kronecker, update with accumulator, mask and replace,
-ewise_union, apply_index, a scalar assign), and outputs some of them. Values are small and exact (floats
+ewise_union, apply_index, a scalar assign; a traversal's levels, masked by what it has seen), and
+outputs some of them. Values are small and exact (floats
 are multiples of 1/4, ints in [-4, 4]) so integer results never overflow and float results agree
 to rounding. An op the oracle says does not apply to its operands' dtypes, or that dspla refuses
 to build, is not used."""
@@ -29,7 +30,7 @@ UNARY = ("relu", "abs", "neg", "exp", "sigmoid", "tanh", "sign", "square", "one"
 SELECT = (("tril", 0), ("triu", 1), ("diag", 0), ("offdiag", 0), ("nonzero", 0), (">", 0), ("<=", 0.5),
           ("!=", 1))
 MONOIDS = ("plus", "min", "max", "times", "lor")
-GRAPHBLAS = ("extract", "extract", "kron", "update", "union", "index", "assign")
+GRAPHBLAS = ("extract", "extract", "kron", "update", "union", "index", "assign", "frontier")
 
 
 class Program:
@@ -240,6 +241,32 @@ def _graphblas_step(rng, pool, what: str, one):
         return (f"update({nc}, {nt}, accum={accum}, mask={nm}, complement={kw['complement']}, structure={struct}, "
                 f"replace={repl})", lambda: dp.update(c, t, **kw),
                 lambda: oracle.update(C, T, accum, M, kw["complement"], struct, repl))
+    if what == "frontier":   # k levels of a traversal: f = A ⊕.⊗ f outside v's pattern, then v<f> = f
+        pick = _binary_pick(rng, pool, lambda a, b: a.shape[0] == a.shape[1] == b.shape[0])
+        if pick is None:
+            return None
+        (na, a, A), (nf, f, F) = pick
+        seen = [(n, e, M) for n, e, M in pool if e.shape == f.shape]
+        nv, v, V = seen[int(rng.integers(len(seen)))]
+        s = str(rng.choice(["min_plus", "plus_times", "max_second", "lor_land", "min_first", "plus_pair"]))
+        monoid, mult = s.split("_", 1)
+        k = int(rng.integers(0, 4))
+
+        def step(q, seen):
+            q = dp.mxm(a, q, s, mask=seen, complement=True, structure=True)
+            return q, dp.update(seen, q, mask=q, structure=True)
+
+        def want():
+            Q, S = F, V
+            for _ in range(k):
+                Q = oracle.mask(oracle.mxm(A, Q, monoid, mult), S, True, True)
+                if Q.dtype != F.dtype:
+                    raise OracleDomainError("the loop changes the carried dtype")
+                S = oracle.update(S, Q, None, Q, structure=True)
+            return S
+        return (f"loop {k} times: {nf} = mxm({na}, {nf}, {s}, mask={nv}, complement, structure); "
+                f"{nv} = update({nv}, {nf}, mask={nf}, structure)",
+                lambda: dp.while_loop(lambda q, seen: dp.nvals(q) >= 0, step, (f, v), k)[1], want)
     if what == "assign" and X.dtype.kind in "if" and X.shape[0] and X.shape[1]:
         rows, cols = _indices(rng, X.shape[0], False), _indices(rng, X.shape[1], False)
         value = float(rng.integers(-4, 5)) / 4 if X.dtype.kind == "f" else int(rng.integers(-3, 4))
