@@ -133,6 +133,8 @@ def pack_rows(M, rows: np.ndarray, dtype: DType, with_presence: bool, out: np.nd
             return np.take(v, rows, axis=0, mode="clip").astype(dtype.np, copy=False)
     size = packed_nbytes(n, k, dtype, True)
     buf = out if out is not None and out.size == size and out.dtype == np.uint8 else np.empty(size, dtype=np.uint8)
+    if not (n and k):   # (nothing to copy; numpy's take into an empty out, rows of no columns, raises)
+        return buf
     nb = n * k * dtype.np.itemsize
     bv, bp = buf[:nb].view(dtype.np).reshape(n, k), buf[nb:].view(np.int8).reshape(n, k)
     with bitmap_of(M) as held:

@@ -98,3 +98,16 @@ def test_a_reduction_over_no_entries_of_an_iso_value_is_missing(P, axis):
         want = {(0, 1): True} if axis == "cols" else {}
         got = r.to_coo()
         assert {(int(i), int(j)): bool(v) for i, j, v in zip(*got)} == want, (m, got)
+
+
+@pytest.mark.parametrize("P", [2, 3])
+def test_a_product_of_no_columns_moves_between_ranks(P):
+    # A ⊕.⊗ X with X of n x 0 (f = 0) is n x 0, and a second product moves rows of it: a pack of
+    # rows with no columns (it raised in numpy's take). By hand: nothing present, shape (3, 0)
+    A = dp.sparse("A", ("n", "n"))
+    X = dp.dense("X", ("n", "f"), dtype="int64")
+    t0 = dp.mxm(A, X, "plus_times")
+    f = dp.function({"t": dp.mxm(A, t0, "max_times")}, inputs=[A, X])
+    a = sp.csr_array(([-1.0, 0.0], ([2, 0], [0, 1])), shape=(3, 3))
+    out = both(f, {"A": a, "X": np.zeros((3, 0), np.int64)}, P, plan="p2p1d")
+    assert out["t"].shape == (3, 0) and out["t"].nvals == 0
