@@ -73,9 +73,8 @@ __all__ = [
     "Facts", "Family", "INDEX_UNARY", "MASKED", "MASK_KINDS", "MONOID", "Methods", "NOTHING",
     "OPERATOR", "REQUIRED", "RULES", "SCALAR", "THUNK",
     "SELECT", "SEMIRING", "SPELLINGS", "Spelling", "UNARY", "Where", "arith", "broadcast_shape", "builder",
-    "bool_mask", "caller_span", "check", "check_mask", "compare", "composite", "define", "definition", "dims_differ",
-    "elementwise_over", "is_scalar", "make", "mask_args", "meet", "named", "node_of", "prove_sub",
-    "scalar",
-    "same_dims", "same_type", "scalar_dtype", "span_or_caller", "spelling", "table", "touched", "unify", "unify_shapes",
-    "vector_check",
+    "bool_mask", "caller_span", "check", "check_mask", "compare", "composite", "define", "definition",
+    "dims_differ", "elementwise_over", "is_scalar", "make", "mask_args", "meet", "named", "node_of", "prove_sub",
+    "scalar", "same_dims", "same_type", "scalar_dtype", "span_or_caller", "spelling", "table", "touched", "unify",
+    "unify_shapes", "vector_check",
 ]
