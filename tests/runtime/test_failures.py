@@ -201,7 +201,16 @@ def _ranks_of(marker: str) -> list[int]:
             continue
         if "python" in os.path.basename(argv0):   # not mpiexec, whose argv matches too
             pids.append(int(p))
-    return pids
+    # not a rank's own child for the moment between its fork and exec (a library's subprocess
+    # call), whose command line is still the rank's
+    return [p for p in pids if _parent(p) not in pids]
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _start_long_job(d, tmp_path, P=2):
