@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import dspla as dp
-from dspla.ir import Op
+from dspla.ir import Program
 from dspla.ops.define import node_of
 
 
@@ -63,31 +63,29 @@ def declare(specs: dict) -> dict:
 
 def inputs_read(x) -> set:
     """The names of the inputs a value is computed from."""
-    seen, stack, names = set(), [node_of(x)], set()
-    while stack:
-        n = stack.pop()
-        if id(n) not in seen:
-            seen.add(id(n))
-            names.update([n.attr("name")] if n.op is Op.INPUT else [])
-            stack.extend(n.args)
-    return names
+    return {n.attr("name") for n in Program((("x", node_of(x)),)).inputs}
 
 
-def check(build, specs: dict, seed: int = 0, eps: float = 1e-6, rtol: float = 1e-6, atol: float = 1e-8):
-    """Compare dp.grad of loss = Σ out * R (R a fixed random weight of out's shape) with central
-    differences, for every parameter in ``specs``; also that each gradient is present exactly
-    where its parameter is."""
+def gradients(build, specs: dict, seed: int = 0) -> tuple:
+    """(a function of loss = Σ out * R (R a fixed random weight of out's shape) and of dp.grad for
+    each parameter it reads, named d<param>; one of the loss alone; the data it takes; those
+    parameters)."""
     ex = declare(specs)
     out = build(**ex)
-    R = dp.dense("R_", out.shape)
-    loss = dp.reduce_all(out * R)
+    loss = dp.reduce_all(out * dp.dense("R_", out.shape))
     read = inputs_read(loss)   # (a generated program may leave some declared value unread)
     params = [k for k, s in specs.items() if s["role"] == "param" and k in read]
     grads = dp.grad(loss, [ex[k] for k in params])
-    f = dp.function({"loss": loss, **{"d" + k: g for k, g in zip(params, grads)}})
-    floss = dp.function({"loss": loss})
     data = {k: v for k, v in make_data(specs, seed).items() if k in read}
     data["R_"] = np.random.default_rng(seed + 1).uniform(0.5, 1.5, out.shape)
+    return (dp.function({"loss": loss, **{"d" + k: g for k, g in zip(params, grads)}}), dp.function({"loss": loss}),
+            data, params)
+
+
+def check(build, specs: dict, seed: int = 0, eps: float = 1e-6, rtol: float = 1e-6, atol: float = 1e-8):
+    """Compare dp.grad of loss = Σ out * R (``gradients``) with central differences, for every
+    parameter in ``specs``; also that each gradient is present exactly where its parameter is."""
+    f, floss, data, params = gradients(build, specs, seed)
     got = f(**data)
     assert got["loss"].nvals == 1, "the case's loss has no value"
 

@@ -17,7 +17,7 @@ import dspla as dp
 from dspla.errors import PlanError
 from dspla.plan.plans import plan_names
 
-from .fd import I, P, check, declare, inputs_read, make_data
+from .fd import I, P, check, declare, gradients, inputs_read
 from harness import run_dist
 
 SEEDS = 200
@@ -94,20 +94,23 @@ def builder(steps: list, text: list):
     return build
 
 
-@pytest.mark.parametrize("seed", range(SEEDS))
-def test_a_random_composition_against_finite_differences(seed):
-    # (a drawn program whose result reads no parameter, or has no entry to sum, is drawn again)
+def _draws(seed: int):
+    """(draw, specs, steps) of the programs drawn for ``seed`` whose result reads a parameter
+    (ten draws: one whose result has no entry to sum is drawn again by the caller)."""
     for draw in range(seed * 10, seed * 10 + 10):
         specs, steps = program(draw)
+        if any(specs[k]["role"] == "param" for k in inputs_read(builder(steps, [])(**declare(specs)))):
+            yield draw, specs, steps
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_a_random_composition_against_finite_differences(seed):
+    for draw, specs, steps in _draws(seed):
         text: list = []
-        build = builder(steps, text)
-        if not any(specs[k]["role"] == "param" for k in inputs_read(build(**declare(specs)))):
-            continue
-        text.clear()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                check(build, specs, seed=draw, rtol=1e-5, atol=1e-7)
+                check(builder(steps, text), specs, seed=draw, rtol=1e-5, atol=1e-7)
                 return
             except AssertionError as e:
                 if "has no value" in str(e):
@@ -123,18 +126,8 @@ DIST_SEEDS = 100
 def test_a_random_compositions_gradients_are_the_same_on_every_p(seed):
     """The loss and gradients on P = 2, 3, 4 simulated ranks (a plan by the seed) equal one
     process's: the backward program is planned and distributed as any other."""
-    for draw in range(seed * 10, seed * 10 + 10):
-        specs, steps = program(draw)
-        ex = declare(specs)
-        out = builder(steps, [])(**ex)
-        read = inputs_read(out)
-        params = [k for k in specs if specs[k]["role"] == "param" and k in read]
-        if params:
-            break
-    loss = dp.reduce_all(out * dp.dense("R_", out.shape))
-    f = dp.function({"loss": loss, **{"d" + k: g for k, g in zip(params, dp.grad(loss, [ex[k] for k in params]))}})
-    data = {k: v for k, v in make_data(specs, draw).items() if k in read}
-    data["R_"] = np.random.default_rng(draw + 1).uniform(0.5, 1.5, out.shape)
+    draw, specs, steps = next(_draws(seed))
+    f, _, data, _ = gradients(builder(steps, []), specs, draw)
     one = f(**data)
     plans = ["auto", *plan_names()]
     P, plan = 2 + seed % 3, plans[seed % len(plans)]
