@@ -156,14 +156,19 @@ class _Builder(Calls):
         value = self.expr(expr)
         self.env[str(name)] = Expr(value.node.replace(name=str(name)))
 
-    def st_index_assign(self, t):
+    def st_index_assign(self, t, accum: str | None = None):
         """``C[I, J] = A``: GraphBLAS's assign into C's region (A an expression or a number)."""
         name, *idx, value = t.children
         c = self._updated(name)
         rows, cols = (self.index(i) for i in idx) if len(idx) == 2 else (self.index(idx[0]), None)
         v = self.fold(value) if _constant(value) else self.expr(value)
-        e = SPELLINGS["assign"].fn(c, v, rows, cols, span=self.span(t.meta))
+        e = SPELLINGS["assign"].fn(c, v, rows, cols, accum=accum, span=self.span(t.meta))
         self.env[str(name)] = Expr(e.node.replace(name=str(name)))
+
+    def st_index_accum_assign(self, t):
+        """``C[I, J] += A``: the assign with plus as its accumulator (C's entries outside the
+        region, and inside it where A has none, stay)."""
+        self.st_index_assign(t, accum="plus")
 
     def st_accum_assign(self, t):
         """``C += T``: C accum= T under plus (an entry of either stays; both: their sum)."""
@@ -387,7 +392,7 @@ def _assignments(stmts):
     todo = list(reversed(stmts))
     while todo:
         st = todo.pop()
-        if st.data in ("assign", "index_assign", "accum_assign"):
+        if st.data in ("assign", "index_assign", "index_accum_assign", "accum_assign"):
             yield st
         elif st.data == "while_stmt":
             todo.extend(reversed(st.children[2:]))

@@ -63,6 +63,42 @@ def test_a_program_of_graphblas_statements(P):
     assert bool(got["ok"][0][0, 0]) is bool(np.array_equal(ap, ap.T) and np.array_equal(av[ap], av.T[ap]))
 
 
+ACCUMULATE = """\
+input A : sparse[n, n] int64
+input B : sparse[2, 3] int64
+E = A
+E[[4, 1], [0, 2, 5]] += B
+F = A
+F[2, :] += 3
+while nvals(F) >= 0 max 2 {
+  F[[0, 6], [6]] += 1
+}
+output E, F
+"""
+
+
+@pytest.mark.parametrize("P", [1, 2])
+def test_an_assign_into_a_region_with_plus(P):
+    """``C[I, J] += T``: inside the region, an entry of both is their sum, of one alone that
+    one; outside it C stays (GrB_assign with GrB_PLUS as accum)."""
+    rng = rng_for("accumulate", P)
+    n = 7
+    a, b = rand(rng, (n, n), "int64"), rand(rng, (2, 3), "int64")
+    got = run(dp.Function(parse(ACCUMULATE, "acc.dspla")), {"A": to_sparse(a), "B": to_sparse(b)}, P)
+    (av, ap), (bv, bp) = a, b
+    ev, ep = np.where(ap, av, 0), ap.copy()
+    rows, cols = np.ix_([4, 1], [0, 2, 5])
+    ev[rows, cols] += np.where(bp, bv, 0)
+    ep[rows, cols] |= bp
+    check(got["E"], (ev, ep))
+    fv, fp = np.where(ap, av, 0), ap.copy()
+    fv[2, :] += 3
+    fp[2, :] = True
+    fv[[0, 6], 6] += 2
+    fp[[0, 6], 6] = True
+    check(got["F"], (fv, fp))
+
+
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8", "uint16", "uint32", "uint64", "fp32", "fp64"])
 def test_every_dtype_can_be_declared(dtype):
     p = parse(f"input A : sparse[n, n] {dtype}\ninput s : scalar {dtype}\nB = A[0:2, 0:2]\noutput B, s\n")
