@@ -1,15 +1,18 @@
 """Eager values (JAX's model: the same functions run at once on values and trace inside
 ``dp.function``): every ``dp`` function and every method of ``Array`` runs at once on concrete
 values (dspla's, numpy's, scipy's, python-graphblas's) and returns an ``Array``; on expressions
-it builds IR as before (dispatch.py). ``dp.array`` wraps data as a value (convert.py);
-``dp.function`` of a Python function compiles it per signature of its values (trace.py)."""
+it builds IR as before (dispatch.py). ``dp.while_loop`` of values runs its loop at once
+(loops.py). ``dp.array`` wraps data as a value (convert.py); ``dp.function`` of a Python
+function compiles it per signature of its values (trace.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, overload
 
 from ..ops import Expr
+from ..ops.define import CALLS
 from .dispatch import CACHE_SIZE, communicator, eager, evaluate, is_value, register, running_on
+from .loops import at_once
 
 if TYPE_CHECKING:   # (loaded with the first call: ``import dspla`` reads this package)
     from ..function import Function
@@ -49,5 +52,6 @@ __all__ = ["CACHE_SIZE", "array", "communicator", "eager", "evaluate", "function
 
 
 SPELLED = register()
+SPELLED["while_loop"] = CALLS["while_loop"] = at_once(SPELLED["while_loop"])   # (a loop of values: eager/loops.py)
 """name -> the eager function of every op's spelling (``dp.NAME``); registering also puts them
 where the methods find them."""
