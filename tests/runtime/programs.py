@@ -48,16 +48,19 @@ class Program:
         return f"program {self.seed}:\n  " + "\n  ".join(self.text)
 
 
-def _declare(rng, name: str, shape: tuple, sizes: dict, kind: str, dtype: str):
+def _declare(rng, name: str, shape: tuple, sizes: dict, kind: str, dtype: str, eager: bool):
     concrete = tuple(sizes[d] if isinstance(d, str) else d for d in shape)
     density = "full" if kind == "dense" else str(rng.choice(["sparse", "half", "empty", "sparse"]))
     X = random_mat(rng, concrete, dtype, density)
+    value = to_input(X, kind)
+    if eager:   # (the value itself: every step then runs at once)
+        return dp.array(value, name), X, value
     e = dp.sparse(name, shape, dtype=dtype) if kind == "sparse" else dp.dense(name, shape, dtype=dtype)
-    return e, X, to_input(X, kind)
+    return e, X, value
 
 
-def _inputs(rng, sizes: dict):
-    """Declared inputs: (pool of (name, Expr, Mat), inputs passed)."""
+def _inputs(rng, sizes: dict, eager: bool = False):
+    """Declared inputs: (pool of (name, Expr or eager value, Mat), inputs passed)."""
     pool, given = [], {}
     specs = [("A", ("n", "n"), "sparse"), ("B", ("n", "m"), "sparse"), ("X", ("n", "f"), "dense"),
              ("Y", ("m", "f"), "dense"), ("v", ("n", 1), "dense"), ("S", ("m", "m"), "sparse")]
@@ -65,7 +68,7 @@ def _inputs(rng, sizes: dict):
     for name, shape, kind in chosen:
         u = rng.random()
         dtype = "int64" if u < 0.3 else "bool" if u < 0.38 else "float32" if u < 0.48 else "float64"
-        e, X, value = _declare(rng, name, shape, sizes, kind, dtype)
+        e, X, value = _declare(rng, name, shape, sizes, kind, dtype, eager)
         pool.append((name, e, X))
         given[name] = value
     return pool, given
@@ -277,11 +280,14 @@ def _graphblas_step(rng, pool, what: str, one):
     return None
 
 
-def generate(seed: int, steps: tuple[int, int] = (1, 7)) -> Program:
+def generate(seed: int, steps: tuple[int, int] = (1, 7), eager: bool = False) -> Program:
+    """The seed's program; ``eager``: its inputs are values (``dp.array``), so each step runs at
+    once and the outputs are values (the picks then see sizes where a program sees dims)."""
     rng = np.random.default_rng(seed)
     sizes = {"n": int(rng.choice(SIZES)), "m": int(rng.choice(SIZES)), "f": int(rng.choice((0, 1, 2, 3, 4)))}
-    pool, given = _inputs(rng, sizes)
-    text = [f"sizes {sizes}"] + [f"input {n}: {e.type} ({X.present.sum()} present)" for n, e, X in pool]
+    pool, given = _inputs(rng, sizes, eager)
+    text = [f"sizes {sizes}"] + [f"input {n}: {f'{e.shape} {e.dtype}' if eager else e.type} "
+                                 f"({X.present.sum()} present)" for n, e, X in pool]
     made = []
     for k in range(int(rng.integers(*steps))):
         step = _step(rng, pool, k)
