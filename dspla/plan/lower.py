@@ -414,19 +414,34 @@ class Lowering:
 
     def _input(self, n: Node):
         """An input's slot. A value already distributed (a previous call's result) stays where
-        it is when its layout is this plan's; else an explicit, counted redistribution moves it."""
+        it is when its layout is this plan's; else an explicit, counted redistribution moves it:
+        rows to rows (or columns to columns) of another partition by Redistribute, any other
+        change through the whole value (a replicated one is whole already; each rank takes its
+        part of it)."""
         name, lay = n.attr("name"), canonical(n.type, self.dims)
         s = self.slot()
         self.inputs[name] = s
         given = self.given.get(name)
-        if given is None or given.kind == "rep" or lay == REP or given.kind == lay.kind and \
+        if given is None or given.kind == "rep" and lay == REP or given.kind == lay.kind != "rep" and \
                 given.part.key == self.dims[lay.dim].key:
             return self.set(n, s)
-        src, dst = given.part, self.dims[lay.dim]
-        out = self.slot()
-        self.emit(lambda r: Redistribute(out, s, lay.kind, src.owned[r], _send_lists(src, dst, r), dst.pos,
-                                         int(dst.counts[r]), self.concrete(n.type.ncols if lay.kind == "row"
-                                                                           else n.type.nrows)))
+        if given.kind == lay.kind:
+            src, dst = given.part, self.dims[lay.dim]
+            out = self.slot()
+            self.emit(lambda r: Redistribute(out, s, lay.kind, src.owned[r], _send_lists(src, dst, r), dst.pos,
+                                             int(dst.counts[r]), self.concrete(n.type.ncols if lay.kind == "row"
+                                                                               else n.type.nrows)))
+            return self.set(n, out)
+        whole = s
+        if given.kind != "rep":   # (its pieces stacked in the order of their owners)
+            whole, part = self.slot(), given.part
+            self.emit(AllgatherSparse(whole, s, part.offsets, part.order, "rows" if given.kind == "row" else "cols",
+                                      tuple(self.concrete(x) for x in n.type.shape)))
+        if lay == REP:
+            return self.set(n, whole)
+        out, d = self.slot(), self.dims[lay.dim]
+        take = TakeRows if lay.kind == "row" else TakeCols
+        self.emit(lambda r: take(out, whole, d.owned[r]))
         self.set(n, out)
 
     def describe(self) -> str:

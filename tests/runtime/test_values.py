@@ -92,6 +92,35 @@ def test_another_function_keeps_the_layout_and_a_forced_one_moves_it_explicitly(
     assert st_moved["words_sent_total"] > product
 
 
+@pytest.mark.parametrize("P", [2, 3])
+def test_a_value_in_another_layout_than_the_plan_takes_is_moved_not_misread(P):
+    """A replicated result (an extract's) where a plan takes rows, and a row-distributed result
+    where a plan takes the whole value (its input declared of fixed sizes): each rank's piece
+    was read as the value (a wrong sum of 3 of 6 rows, or 'Output array is the wrong shape')."""
+    a, x0 = _graph(2)
+    idx = [5, 0, 5, *range(N - 3)]   # (rows repeated: an extract's result is replicated)
+    A, x = dp.sparse("A", ("n", "n")), dp.dense("x", ("n", 2))
+    f = dp.function({"y": A @ x, "r": dp.extract(x, idx, None)})
+    g = dp.function({"s": dp.reduce(dp.dense("y", (N, 2)), "plus", "rows")})
+    B, R = dp.sparse("B", ("m", "m")), dp.dense("r", ("m", 2))
+    h = dp.function({"u": dp.mxm(B, R, "min_plus"), "d": B @ R - R})
+
+    def body(comm):
+        out = f.run({"A": a, "x": x0} if comm.rank == 0 else None, comm=comm, plan="p2p1d")
+        y, r = out["y"], out["r"]
+        s = g.run({"y": y}, comm=comm)["s"].to_numpy()
+        got = h.run({"B": a if comm.rank == 0 else None, "r": r}, comm=comm, plan="p2p1d")
+        return (y.dist.kind, r.dist.kind), s, got["u"].to_numpy(fill=np.inf), got["d"].to_numpy()
+
+    A_, r0 = a.toarray(), x0[idx]
+    minplus = np.where(A_[:, :, None] != 0, A_[:, :, None] + r0[None, :, :], np.inf).min(axis=1)
+    for kinds, s, u, d in run_simulated(P, body):
+        assert kinds == ("row", "rep")
+        np.testing.assert_allclose(s, (a @ x0).sum(axis=1, keepdims=True), rtol=1e-13)
+        np.testing.assert_allclose(u, minplus, rtol=1e-13)
+        np.testing.assert_allclose(d, a @ r0 - r0, rtol=1e-13)
+
+
 def test_a_sparse_operand_moves_only_its_present_entries():
     rng = np.random.default_rng(5)
     a = sp.random_array((60, 60), density=0.15, random_state=rng, format="csr")
