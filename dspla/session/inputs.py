@@ -149,15 +149,20 @@ class Inputs:
         return {"gather": [], "spmd": (metas(mats), dict(dims))}
 
     def still_laid_out(self, plan, laid_out: dict) -> bool:
-        """Whether the plan takes the distributed inputs as they now are: as they were when it was
-        made, or (host inputs then, distributed now, or the other way) already in its layouts."""
-        def fits(name, desc) -> bool:
+        """Whether the plan takes the distributed inputs as they now are. Its program reads an
+        input as it was laid out when planned (plan/lower.py ``_input``): in the plan's layout (or a
+        host input, sent in it) nothing moves it, so any value in that layout fits; from another
+        layout an instruction moves it (taken from a replicated value, gathered, redistributed
+        from those owners), so only a value laid out exactly so fits."""
+        def in_plan_layout(name, desc) -> bool:
             if desc is None:
                 return True    # a host input: sent in the plan's layout
             lay = plan.input_layouts.get(name)
-            if lay is None or lay.kind == "rep" or desc[0] == "rep":
-                return lay is None or lay.kind == desc[0] or desc[0] == "rep"
+            if lay is None:
+                return True    # (an input the program does not read)
+            if lay.kind == "rep" or desc[0] == "rep":
+                return lay.kind == desc[0]
             return desc[0] == lay.kind and desc[1] == plan.dims[lay.dim].key
         names = set(laid_out) | set(self.given)
-        return all(laid_out.get(k) == self.given.get(k) or fits(k, laid_out.get(k)) and fits(k, self.given.get(k))
-                   for k in names)
+        return all(laid_out.get(k) == self.given.get(k) or in_plan_layout(k, laid_out.get(k))
+                   and in_plan_layout(k, self.given.get(k)) for k in names)

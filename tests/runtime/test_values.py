@@ -110,15 +110,19 @@ def test_a_value_in_another_layout_than_the_plan_takes_is_moved_not_misread(P):
         y, r = out["y"], out["r"]
         s = g.run({"y": y}, comm=comm)["s"].to_numpy()
         got = h.run({"B": a if comm.rank == 0 else None, "r": r}, comm=comm, plan="p2p1d")
-        return (y.dist.kind, r.dist.kind), s, got["u"].to_numpy(fill=np.inf), got["d"].to_numpy()
+        # then a value in the plan's own rows: the plan made for a replicated r does not fit it
+        again = h.run({"B": a if comm.rank == 0 else None, "r": got["d"]}, comm=comm, plan="p2p1d")
+        return ((y.dist.kind, r.dist.kind, got["d"].dist.kind), s, got["u"].to_numpy(fill=np.inf),
+                got["d"].to_numpy(), again["d"].to_numpy())
 
     A_, r0 = a.toarray(), x0[idx]
     minplus = np.where(A_[:, :, None] != 0, A_[:, :, None] + r0[None, :, :], np.inf).min(axis=1)
-    for kinds, s, u, d in run_simulated(P, body):
-        assert kinds == ("row", "rep")
+    for kinds, s, u, d, d2 in run_simulated(P, body):
+        assert kinds == ("row", "rep", "row")
         np.testing.assert_allclose(s, (a @ x0).sum(axis=1, keepdims=True), rtol=1e-13)
         np.testing.assert_allclose(u, minplus, rtol=1e-13)
         np.testing.assert_allclose(d, a @ r0 - r0, rtol=1e-13)
+        np.testing.assert_allclose(d2, a @ d - d, rtol=1e-12)
 
 
 def test_a_sparse_operand_moves_only_its_present_entries():
