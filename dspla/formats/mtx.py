@@ -4,8 +4,10 @@ Supported: ``%%MatrixMarket matrix coordinate|array real|double|integer|pattern|
 general|symmetric|skew-symmetric|hermitian`` (keywords case-insensitive), 1-based indices.
 
 - coordinate -> ``scipy.sparse.csr_array`` (float64; int64 for ``integer``; complex128 for
-  ``complex``; ``pattern`` entries are 1.0). Duplicate (i, j) entries are summed, as scipy and
-  SuiteSparse do. Explicitly stored zeros stay stored (in GraphBLAS terms they are present).
+  ``complex``; bool for ``pattern``, every entry true, as GraphBLAS reads one: an input declared
+  bool takes it, one declared a number gets 1 by the declared dtype's conversion). Duplicate
+  (i, j) entries are summed, as scipy and SuiteSparse do. Explicitly stored zeros stay stored
+  (in GraphBLAS terms they are present).
 - array -> a dense C-ordered ``numpy`` 2-D array (the file lists values column by column).
 - symmetric/hermitian/skew-symmetric: the file holds one triangle (either one is accepted);
   each off-diagonal entry is mirrored (negated for skew, conjugated for hermitian), the diagonal
@@ -131,7 +133,7 @@ def _dtype(h: _Header):
 
 def _values(h: _Header, rec):
     if h.field == "pattern":
-        return np.ones(len(rec))
+        return np.ones(len(rec), bool)
     if h.field == "complex":
         return rec["v"] + 1j * rec["im"]
     return rec["v"].copy()
@@ -198,6 +200,9 @@ def _read_header(path, f) -> _Header:
                                   f"valid: {', '.join(valid)}", line=1)
     if fmt == "array" and field == "pattern":
         raise DataFormatError(path, "the 'pattern' field is only valid for coordinate format", line=1)
+    if field == "pattern" and sym in ("skew-symmetric", "hermitian"):   # (no value to negate or conjugate)
+        raise DataFormatError(path, f"the 'pattern' field cannot be {sym} (MatrixMarket: general or symmetric)",
+                              line=1)
     line = ""
     for no, line, cut in lines:  # noqa: B007 - the line number is used after the loop
         if line.strip() and not line.lstrip().startswith("%"):

@@ -56,9 +56,27 @@ def test_explicit_zero_is_stored(tmp_path):
 def test_pattern_symmetric_mirrors_without_doubling_diagonal(tmp_path):
     p = write(tmp_path, "%%MatrixMarket matrix coordinate pattern symmetric\n"
                         "3 3 4\n1 1\n2 1\n3 2\n3 3\n")
-    np.testing.assert_array_equal(load_mtx(p).toarray(), [[1.0, 1, 0],
-                                                          [1, 0, 1],
-                                                          [0, 1, 1]])
+    A = load_mtx(p)
+    assert A.dtype == bool and A.nnz == 6   # (a pattern's entries are true, as GraphBLAS reads one)
+    np.testing.assert_array_equal(A.toarray(), [[True, True, False],
+                                                [True, False, True],
+                                                [False, True, True]])
+
+
+@pytest.mark.parametrize("dtype, want", [("bool", True), ("int64", 1), ("float64", 1.0)])
+def test_a_pattern_file_feeds_an_input_of_any_dtype(tmp_path, dtype, want):
+    """A pattern graph (most of the SuiteSparse collection's) read for an input declared bool:
+    it was read as 1.0s, which a bool input refuses ('does not convert safely')."""
+    import subprocess
+    import sys
+    p = write(tmp_path, "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n3 1\n")
+    (tmp_path / "p.dspla").write_text(f"input A : sparse[n, n] {dtype}\nB = ewise_mult(A, A, first)\noutput B\n")
+    r = subprocess.run([sys.executable, "-m", "dspla.cli.main", "run", str(tmp_path / "p.dspla"), "-i", f"A={p}",
+                        "-o", str(tmp_path / "out.npz")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = np.load(tmp_path / "out.npz")
+    assert out["B.values"].dtype == np.dtype(dtype) and out["B.values"].tolist() == [want] * 2
+    assert sorted(zip(out["B.rows"].tolist(), out["B.cols"].tolist())) == [(0, 1), (2, 0)]
 
 
 def test_integer_skew_symmetric(tmp_path):
@@ -128,6 +146,7 @@ BANNER = "%%MatrixMarket matrix coordinate real general\n"
     ("%%MatrixMarket matrix sparse real general\n1 1 0\n", 1, "unsupported format 'sparse'"),
     ("%%MatrixMarket matrix coordinate float general\n1 1 0\n", 1, "unsupported field 'float'"),
     ("%%MatrixMarket matrix array pattern general\n1 1\n", 1, "only valid for coordinate"),
+    ("%%MatrixMarket matrix coordinate pattern skew-symmetric\n2 2 1\n2 1\n", 1, "cannot be skew-symmetric"),
     (BANNER + "% c\n3 3\n1 1 1\n", 3, "size line must be"),
     (BANNER + "3 x 1\n1 1 1\n", 2, "'x' is not an integer"),
     (BANNER + "%\n", 3, "ends before the size line"),
