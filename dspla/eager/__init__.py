@@ -52,6 +52,6 @@ __all__ = ["CACHE_SIZE", "array", "communicator", "eager", "evaluate", "function
 
 
 SPELLED = register()
-SPELLED["while_loop"] = CALLS["while_loop"] = at_once(SPELLED["while_loop"])   # (a loop of values: eager/loops.py)
 """name -> the eager function of every op's spelling (``dp.NAME``); registering also puts them
 where the methods find them."""
+SPELLED["while_loop"] = CALLS["while_loop"] = at_once(SPELLED["while_loop"])   # (a loop of values: loops.py)

@@ -47,6 +47,8 @@ def at_once(builder: Callable[..., Any]) -> Callable[..., Any]:
         result = dict(zip(names, values)) if named else tuple(values)
         return (result, array(np.array([[it]], np.int64))) if count else result
 
+    # (dp.NAME's __wrapped__ is the op's builder, as for every other spelling)
+    while_loop.__wrapped__ = getattr(builder, "__wrapped__", builder)  # type: ignore[attr-defined]
     return while_loop
 
 
