@@ -61,6 +61,22 @@ output S, B, M, Q, R, L, I
     assert outs["S"].name == "S"
 
 
+@pytest.mark.parametrize("name", ["input_x", "params", "inputs", "truex", "falsely", "sparse_A", "densest",
+                                  "vectors", "float64s", "int8x", "boolean", "paramW"])
+def test_a_name_may_begin_with_a_keyword(name):
+    """A keyword ends where a name would go on: `input_x = A` read as `input` then `_x` ('expected
+    ':'), and `y = truex` as `true` then `x`."""
+    p = parse(f"input {name} : sparse[n, n]\n{name}2 = {name}\noutput {name}2\n", "k.dspla")
+    assert [k for k, _ in p.outputs] == [f"{name}2"] and p.inputs[0].attr("name") == name
+    p = parse(f"input A : sparse[n, n]\n{name} = A\noutput {name}\n", "k.dspla")
+    assert [k for k, _ in p.outputs] == [name]
+
+
+def test_a_keyword_run_into_a_name_is_not_read_as_both():
+    with pytest.raises(DsplaSyntaxError, match="k.dspla:1:8"):
+        parse("inputA : sparse[n, n]\noutput A\n", "k.dspla")
+
+
 def test_line_continuation_comments_and_blank_lines():
     p = parse("\n\n# c\ninput A : sparse[n, n]   # trailing\n\nB = A @ \\\n    A\noutput B\n\n")
     assert dict(p.outputs)["B"].op.value == "mxm"
