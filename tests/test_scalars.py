@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 import dspla as dp
 from dspla.cli.main import main
+from dspla.errors import DsplaError
 from dspla.frontend.parser import parse
 
 from harness import run_dist
@@ -87,3 +88,16 @@ def test_comparisons_are_element_wise():
     assert out["ne"].to_numpy()[:, 0].tolist() == [True, False]
     with pytest.raises(TypeError, match="no truth value"):
         bool(a == b)
+
+
+def test_a_value_is_not_iterable_and_says_so_at_once():
+    """Python iterates an object with __getitem__ by indexing 0, 1, ... until an IndexError: an
+    expression over a dim of unknown size never raised one, so list(A) (or a shape given as an
+    expression, as dp.build(I, J, X, A) does) built extracts until memory ran out."""
+    A, v = dp.sparse("A", ("n", "n")), dp.dense("v", ("n", 1), "int64")
+    for it in (lambda: list(A), lambda: [x for x in A.T], lambda: tuple(v), lambda: list(dp.array(np.ones((3, 2))))):
+        with pytest.raises(TypeError, match="not iterable"):
+            it()
+    with pytest.raises(DsplaError, match="build: a shape is a dim or a pair of dims"):
+        dp.build(v, v, v, A)
+

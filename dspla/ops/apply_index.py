@@ -5,10 +5,12 @@ Python: ``dp.apply_index(A, "diagindex", thunk)``; files: the same. Distributed:
 with its global row (column) ids."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .._types import Scalar
-from ..errors import NoGradient, Span, UnknownNameError
+from ..errors import DsplaError, NoGradient, Span, UnknownNameError
 from ..ir.types import DType
 from .define import EXPR, INDEX_UNARY, NOTHING, SCALAR, Expr, define, make, node_of, span_or_caller, spelling, touched
 from .define.lazy import library
@@ -70,6 +72,10 @@ def apply_index(x: Expr, op: str, thunk: Scalar = 0, *, span: Span | None = None
     positions plus the thunk) or a positional predicate (bool: tril, triu, diag, offdiag,
     rowle, rowgt, colle, colgt)."""
     name = getattr(op, "name", op)
-    if name not in INDEX_OPS and name not in PREDICATES:
+    if not isinstance(name, str) or name not in INDEX_OPS and name not in PREDICATES:
         raise UnknownNameError("index-unary operator", str(name), [*INDEX_OPS, *PREDICATES], span_or_caller(span))
+    whole = isinstance(thunk, numbers.Integral) or isinstance(thunk, numbers.Real) and float(thunk).is_integer()
+    if isinstance(thunk, bool) or not whole:   # (a fraction would be cut silently)
+        raise DsplaError(f"apply_index: the thunk is an integer (an offset of positions), got {thunk!r}",
+                         span_or_caller(span))
     return Expr(make(APPLY_INDEX.op, (node_of(x),), (("op", name), ("thunk", int(thunk))), span=span_or_caller(span)))

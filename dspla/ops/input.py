@@ -54,6 +54,9 @@ def _vjp(n, g, needs, b):
 def shape_of(shape: ShapeLike, where: str) -> tuple[Dim, Dim]:
     if isinstance(shape, (int, str)):
         shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise DimensionMismatch(f"{where}: a shape is a dim or a pair of dims (ints or symbol names), got "
+                                f"{type(shape).__name__}")
     shape = tuple(shape)
     if len(shape) == 1:
         shape = (shape[0], 1)

@@ -141,6 +141,17 @@ def test_index_unary_values_and_a_python_predicate(P):
     check(got["le"], (np.where(p & (x <= 3), x, 0), p & (x <= 3)))
 
 
+@pytest.mark.parametrize("op, thunk, message", [
+    ([1], 0, "unknown index-unary operator '\\[1\\]'"), ({"a": 1}, 0, "unknown index-unary operator"),
+    ("rowindex", "x", "the thunk is an integer"),
+    ("rowindex", 1.5, r"the thunk is an integer \(an offset of positions\), got 1.5"),
+    ("rowindex", True, "the thunk is an integer")])
+def test_apply_index_refuses_what_is_not_an_operator_or_an_integer(op, thunk, message):
+    """A list or dict as the operator raised 'unhashable type'; a fraction was cut to an int."""
+    with pytest.raises(dp.DsplaError, match=message):
+        dp.apply_index(dp.sparse("A", ("n", 5)), op, thunk)
+
+
 def _matmul(a, b, sr):
     (av, ap), (bv, bp) = a, b
     pairs = ap[:, :, None] & bp[None, :, :]

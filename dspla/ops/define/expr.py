@@ -128,6 +128,11 @@ class Expr(Methods):
         rows, cols = key if isinstance(key, tuple) and len(key) == 2 else (key, None)
         return _cast(Expr, builder("extract")(self, rows, cols, span=caller_span()))
 
+    def __iter__(self) -> NoReturn:
+        # (without it Python iterates by __getitem__(0), (1), ... until an IndexError, which an
+        # extract from a dim of unknown size never raises: list(A) built extracts forever)
+        raise TypeError("a dspla expression is not iterable: index it (A[i], A[I, J]) or read its .shape")
+
     __hash__ = object.__hash__   # expressions stay usable as dict keys (by identity)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from ...errors import UnknownNameError
 from .spelling import SPELLINGS
@@ -126,6 +126,11 @@ class Methods:
     def __getitem__(self, key: Any) -> Any:
         """``A[I, J]`` (``v[I]``): I and J are slices, index lists or arrays, or single indices."""
         return call("extract", self, *key) if isinstance(key, tuple) else call("extract", self, key)
+
+    def __iter__(self) -> NoReturn:
+        # (Python would iterate by __getitem__(0), (1), ...: one extract per row until one fails)
+        raise TypeError("a dspla value is not iterable: index it (A[i], A[I, J]) or convert it (to_numpy(), "
+                        "to_coo())")
 
     def isequal(self, other: Any, **kw: Any) -> Any:
         return call("isequal", self, other, **kw)
