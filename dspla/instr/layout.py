@@ -64,3 +64,12 @@ def canonical(type_, dims: dict) -> Layout:
     if isinstance(c, str) and c in dims:
         return Layout("col", c)
     return REP
+
+
+def laid_out_as(kind: str, key, lay: Layout, dims: dict) -> bool:
+    """Whether a value spread as ``kind`` ("row", "col", "rep") over owners ``key`` (a DimPart's)
+    is already in layout ``lay`` of a plan with these dims: a plan reads it as it is."""
+    if lay == REP or kind == "rep":
+        return lay == REP and kind == "rep"
+    return kind == lay.kind and key == dims[lay.dim].key
+

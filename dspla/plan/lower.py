@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ..instr import AllgatherRows, AllgatherSparse, Allreduce, Local, Redistribute, TakeCols, TakeRows, Unpermute
-from ..instr.layout import REP, Layout, canonical
+from ..instr.layout import REP, Layout, canonical, laid_out_as
 from ..ir import Node, Op, Program
 from ..ir.types import Kind
 from ..kernels import gbops
@@ -422,8 +422,7 @@ class Lowering:
         s = self.slot()
         self.inputs[name] = s
         given = self.given.get(name)
-        if given is None or given.kind == "rep" and lay == REP or given.kind == lay.kind != "rep" and \
-                given.part.key == self.dims[lay.dim].key:
+        if given is None or laid_out_as(given.kind, given.part and given.part.key, lay, self.dims):
             return self.set(n, s)
         if given.kind == lay.kind:
             src, dst = given.part, self.dims[lay.dim]

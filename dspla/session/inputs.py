@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..formats.limits import check_value_sizes
+from ..instr.layout import laid_out_as
 from ..kernels.gbops import dtype_of
 from ..plan import spmd
 from ..plan.options import Options
@@ -155,14 +156,9 @@ class Inputs:
         layout an instruction moves it (taken from a replicated value, gathered, redistributed
         from those owners), so only a value laid out exactly so fits."""
         def in_plan_layout(name, desc) -> bool:
-            if desc is None:
-                return True    # a host input: sent in the plan's layout
             lay = plan.input_layouts.get(name)
-            if lay is None:
-                return True    # (an input the program does not read)
-            if lay.kind == "rep" or desc[0] == "rep":
-                return lay.kind == desc[0]
-            return desc[0] == lay.kind and desc[1] == plan.dims[lay.dim].key
+            # (a host input is sent in the plan's layout; an input the program does not read fits)
+            return desc is None or lay is None or laid_out_as(desc[0], desc[1], lay, plan.dims)
         names = set(laid_out) | set(self.given)
         return all(laid_out.get(k) == self.given.get(k) or in_plan_layout(k, laid_out.get(k))
                    and in_plan_layout(k, self.given.get(k)) for k in names)
