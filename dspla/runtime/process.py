@@ -207,36 +207,39 @@ def collect_young() -> None:
     gc.collect(1 if gc.get_count()[1] >= gc.get_threshold()[1] else 0)
 
 
-def older_collections() -> int:
-    """How many times the interpreter has collected generation 1 or 2 (read before a run, for
-    ``collect_run_garbage``)."""
+def older_collections() -> tuple[int, int]:
+    """How many times the interpreter has collected generation 0, and generation 1 or 2 (read
+    before a run, for ``collect_run_garbage``)."""
     stats = gc.get_stats()
-    return stats[1]["collections"] + stats[2]["collections"]
+    return stats[0]["collections"], stats[1]["collections"] + stats[2]["collections"]
 
 
 FULL_EVERY = 64      # runs between full collections at the latest (see collect_run_garbage)
 _since_full = 0
 
 
-def collect_run_garbage(before: int):
+def collect_run_garbage(before: tuple[int, int]):
     """Free what a run left in reference cycles (its dead matrices, settle_garbage above).
 
-    A run's objects are made in the young generations and stay there unless the interpreter
-    collected an older generation during the run, which moves the objects alive then (the run's
-    temporaries among them) into the oldest. So the young generations are collected after a run,
-    and everything only when ``older_collections()`` moved from ``before`` or every FULL_EVERY
-    runs: a full collection scans every object the program holds, the user's made since the plan
-    included, and cost 14 ms per call with 100,000 of them and 175 ms with a million, against
-    86 us for the whole call without. What outlives a run (results, the inputs' conversions) is
-    acyclic (kernels/acyclic.py) and freed by its reference count when let go; the periodic full
-    collection bounds whatever else in a cycle outlives a run and dies later."""
+    A run's objects are made in the youngest generation and stay there unless the interpreter
+    collected during the run, which moves the objects alive then (the run's temporaries among
+    them) one generation up, or into the oldest when it collected generation 1. So after a run
+    the youngest generation is collected, the next one too when generation 0 was collected
+    during the run, and everything only when an older collection ran (``older_collections()``
+    moved from ``before``) or every FULL_EVERY runs: a full collection scans every object the
+    program holds, the user's made since the plan included, and cost 14 ms per call with
+    100,000 of them and 175 ms with a million, against 86 us for the whole call without. What
+    outlives a run (results, the inputs' conversions) is acyclic (kernels/acyclic.py) and freed
+    by its reference count when let go; the periodic full collection bounds whatever else in a
+    cycle outlives a run and dies later."""
     global _since_full
     _since_full += 1
-    if older_collections() != before or _since_full >= FULL_EVERY:
+    young, older = older_collections()
+    if older != before[1] or _since_full >= FULL_EVERY:
         gc.collect()
         _since_full = 0
     else:
-        gc.collect(1)
+        gc.collect(1 if young != before[0] else 0)
 
 
 def configure_threads(P: int):

@@ -59,9 +59,14 @@ def reset_peak_rss() -> int:
         except OSError:
             return _SEEN
         # the mark restarts at the resident size and only grows until the next reset: once that
-        # size is at least the smallest getrusage reading, so is the mark, and getrusage reads it
-        now = resident_bytes()
-        _EXACT = now is not None and now >= _FLOOR * 1024
+        # size is at least the smallest getrusage reading, so is the mark, and getrusage reads it.
+        # getrusage now reads the larger of the inherited peak and that size: above the smallest
+        # reading, the size is (a system call, where /proc/self/statm's read costs a few more us)
+        if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > _FLOOR:
+            _EXACT = True
+        else:
+            now = resident_bytes()
+            _EXACT = now is not None and now >= _FLOOR * 1024
     return _SEEN
 
 

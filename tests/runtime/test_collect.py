@@ -44,6 +44,36 @@ def test_a_cycle_moved_to_the_oldest_generation_during_the_run_is_freed():
     assert dead() is None
 
 
+def test_a_cycle_moved_to_the_next_generation_during_the_run_is_freed():
+    before = older_collections()
+    a = _Node()
+    a.me = a
+    dead = weakref.ref(a)
+    gc.collect(0)   # the interpreter's young collection mid-run: a is alive, so it moves to generation 1
+    del a
+    assert dead() is not None
+    collect_run_garbage(before)
+    assert dead() is None
+
+
+def test_a_run_no_collection_interrupted_collects_the_youngest_generation_only():
+    # (the common call: generation 1 holds what the caller's objects were promoted to since the
+    # last run, which a collection of it would scan again for nothing)
+    gens = []
+
+    def seen(phase, info):
+        if phase == "start":
+            gens.append(info["generation"])
+    before = older_collections()
+    dead = _cycle()
+    gc.callbacks.append(seen)
+    try:
+        collect_run_garbage(before)
+    finally:
+        gc.callbacks.remove(seen)
+    assert dead() is None and gens in ([0], [2])   # (2: the periodic full collection fell due)
+
+
 def _case(n=60, k=4):
     A = sp.random_array((n, n), density=0.1, random_state=0, format="csr")
     X = np.random.default_rng(0).random((n, k))
