@@ -25,7 +25,10 @@ DATASETS = os.path.join(ROOT, "..", "shared", "datasets", "snap")
 # name -> (file beside the clone, symmetrise)
 GRAPHS = {"slashdot": (os.path.join(DATASETS, "soc-Slashdot0902.txt.gz"), True),
           "enron": (os.path.join(DATASETS, "email-Enron.txt"), False)}
-ALGORITHMS = ("bfs", "pagerank", "pagerank64", "cc", "tc", "sssp")
+ALGORITHMS = ("bfs", "bfs-level", "bfs-parent", "pagerank", "pagerank64", "cc", "tc", "sssp")
+# (the BFS rows timed through LAGraph's results program: its call for levels, as dspla's computes,
+# and for parents, the demo's call, both to the microsecond: bench/_peers_lagraph.py)
+BFS = ("bfs", "bfs-level", "bfs-parent")
 # dspla's PageRank as LAGr_PageRank computes it (float32, an L1 change below 1e-4, at most 100
 # iterations: the same iterations on both sides), and as examples/pagerank.py does by default
 # (float64, 1e-10): both against the same LAGraph calls.
@@ -108,13 +111,13 @@ def functions(undirected: bool = False) -> dict:
     from sssp import sssp_function
     from triangles import triangles_function
     fns = {alg: functools.partial(pagerank_function, **kw) for alg, kw in PAGERANK.items()}
-    return {"bfs": bfs_function, **fns, "cc": functools.partial(cc_function, undirected),
+    return {**{alg: bfs_function for alg in BFS}, **fns, "cc": functools.partial(cc_function, undirected),
             "tc": functools.partial(triangles_function, undirected), "sssp": sssp_function}
 
 
 def inputs(alg: str, A: sp.csr_array, src: int, W: sp.csr_array | None = None) -> dict:
     n = A.shape[0]
-    if alg == "bfs":
+    if alg in BFS:
         return {"A": A, "s": sp.csr_array(([True], ([src], [0])), shape=(n, 1))}
     if alg == "sssp":
         return {"A": lengths(A) if W is None else W, "s": sp.csr_array(([1.0], ([src], [0])), shape=(n, 1))}
@@ -125,7 +128,7 @@ def inputs(alg: str, A: sp.csr_array, src: int, W: sp.csr_array | None = None) -
 
 def summary(alg: str, out: dict) -> dict:
     """What a result is checked on (from dspla's whole outputs)."""
-    if alg == "bfs":
+    if alg in BFS:
         lv = out["levels"].to_numpy(fill=-1)[:, 0]
         got = lv[lv >= 0]
         return {"reached": int(got.size), "maxlevel": int(got.max()), "levelsum": int(got.sum())}

@@ -18,9 +18,10 @@ all values 1) and each call a copy new to the function, made untimed: the demos'
 graph ready made, so no conversion is timed on either side; dspla's planning and its graph-only
 values are.
 
-The demos print times in 0.1 ms steps (bfs, cc, sssp, PageRank per call) or 1 us (tc). Results:
-the demos print the triangle count, the number of components (one significant digit) and the
-sum of the PageRanks; the rest comes from a results program when one is given
+The demos print times in 0.1 ms steps (bfs, cc, sssp, PageRank per call) or 1 us (tc): email-
+Enron's BFS, about 0.6-0.7 ms, prints as 0.6 or 0.7 and the median of those lands on either step.
+Results: the demos print the triangle count, the number of components (one significant digit)
+and the sum of the PageRanks; the rest comes from a results program when one is given
 (``--lagraph-results EXE``), a small C program of your own: ``EXE MATRIX.mtx SOURCE`` (SOURCE
 0-based) reads the graph as each demo does (``readproblem`` of src/benchmark/LAGraph_demo.h),
 makes the demo's call and prints one line each (unreached: no level; SSSP length INT32_MAX)::
@@ -30,6 +31,14 @@ makes the demo's call and prints one line each (unreached: no level; SSSP length
     cc components K                                  LAGr_ConnectedComponents
     tc triangles T                                   LAGr_TriangleCount, default method
     sssp source S reached R sum D max M              LAGr_SingleSourceShortestPath, delta 2, int32
+
+and, as ``EXE MATRIX.mtx SOURCE MODE RUNS`` (MODE ``bfs-level`` or ``bfs-parent``), reads the graph
+as bfs_demo does, makes one untimed call (the demo's warm-up), then RUNS calls of
+``LAGr_BreadthFirstSearch`` for the levels only (as dspla's BFS computes) or the parents only (the
+demo's call), each timed by ``LAGraph_WallClockTime`` and its result freed untimed, and prints
+``MODE seconds T1 ... TRUNS`` (at least microseconds). Those are the rows ``bfs-level`` and
+``bfs-parent``: the same comparison as ``bfs``, to the microsecond, and, for ``bfs-level``, of the
+same result; without a results program they are skipped.
 
 Built beside the demos (L: LAGraph's source, GB: the GraphBLAS library, INC: GraphBLAS.h's
 directory)::
@@ -125,6 +134,14 @@ def parse_sssp(text: str) -> dict:
             "seconds": [float(t) for _, t in rows][1:]}   # the first call is cold
 
 
+def parse_timed(text: str, mode: str) -> dict:
+    """The results program's ``MODE seconds T1 ... TN`` line (bfs-level, bfs-parent)."""
+    m = _need(re.findall(rf"^{mode} seconds((?:\s+{FLOAT[1:-1]})+)\s*$", text, re.M),
+              f"'{mode} seconds ...' line", text)
+    return {"read_s": None, "seconds": [float(t) for t in m[-1].split()]}
+
+
+TIMED = ("bfs-level", "bfs-parent")   # (the rows timed through the results program)
 PARSERS = {"bfs": parse_bfs, **{alg: parse_pagerank for alg in pc.PAGERANK}, "cc": parse_cc, "tc": parse_tc,
            "sssp": parse_sssp}
 
@@ -165,7 +182,9 @@ def peer_seconds(alg: str, parsed: dict) -> list:
 
 
 # ---------------------------------------------------------------------------- the comparison
-def _demo_cmd(progs: dict, alg: str, g: pc.Graph, sources: str) -> list:
+def _demo_cmd(progs: dict, alg: str, g: pc.Graph, sources: str, results_exe: str | None, runs: int) -> list:
+    if alg in TIMED:
+        return [results_exe, g.mtx, g.source, alg, runs]
     return [progs[alg], g.mtx] + ([sources] if alg in ("bfs", "sssp") else [])
 
 
@@ -185,10 +204,13 @@ def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repe
     process with one GraphBLAS thread); medians over all runs, the ratio dspla / LAGraph."""
     import graphblas as gb
     env = {**os.environ, "OMP_NUM_THREADS": "1", "LD_LIBRARY_PATH": _library_path()}
-    algs = [a for a in algs if a in progs]
+    skipped = [a for a in algs if a in TIMED and not results_exe]
+    algs = [a for a in algs if a in progs or (a in TIMED and results_exe)]
     threads = gb.ss.config["nthreads"]
     gb.ss.config["nthreads"] = 1
     out: dict = {"rows": [], "versions": {}}
+    if skipped:
+        out["skipped"] = f"{', '.join(skipped)}: not run (they time LAGraph's calls through --lagraph-results)"
     try:
         for g in graphs.values():
             A = sp.csr_array(sp.load_npz(g.npz))
@@ -207,8 +229,8 @@ def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repe
             seen: dict = {}
 
             def step(alg: str) -> None:
-                text = pc.run(_demo_cmd(progs, alg, g, sources), env)
-                parsed = PARSERS[alg](text)
+                text = pc.run(_demo_cmd(progs, alg, g, sources, results_exe, runs), env)
+                parsed = parse_timed(text, alg) if alg in TIMED else PARSERS[alg](text)
                 seen[alg] = parsed
                 out["versions"] = out["versions"] or versions(text)
                 f, ins, res = state[alg]
@@ -216,7 +238,7 @@ def compare(progs: dict, results_exe: str | None, graphs: dict, algs: list, repe
                 times[alg][0].append(pc.per_iteration(alg, pc.timed_calls(alg, f, ins, runs), res))
             pc.rounds(repeats, [(g.name, algs)], step, say)
             for alg in algs:
-                exact = theirs_exact.get("pagerank" if alg in pc.PAGERANK else alg)
+                exact = theirs_exact.get("pagerank" if alg in pc.PAGERANK else "bfs" if alg in TIMED else alg)
                 out["rows"].append(_row(g, alg, times[alg], state[alg][2], seen[alg], exact))
     finally:
         gb.ss.config["nthreads"] = threads
@@ -231,7 +253,9 @@ def _row(g: pc.Graph, alg: str, times: tuple, ours: dict, parsed: dict, exact: d
         row.update(dspla_iterations=ours["iterations"], peer_iterations=parsed["std"]["iterations"])
     if alg == "tc":
         row["peer_method"] = parsed.get("method")
-    if alg in ("bfs", "sssp"):
+    if alg in TIMED:
+        row["peer_sources"] = [g.source]   # (the results program's argument)
+    elif alg in ("bfs", "sssp"):
         row["peer_sources"] = parsed["sources"]
         if parsed["sources"] != [g.source]:
             row["check"] = {"ok": False, "text": f"the demo ran from {parsed['sources']}, not {g.source}"}
@@ -241,20 +265,20 @@ def _row(g: pc.Graph, alg: str, times: tuple, ours: dict, parsed: dict, exact: d
         ours = {**ours, "components_g": f"{ours['components']:.0g}"}
     ok, text = pc.check(alg, ours, theirs_res)
     if ok is None and not exact:
-        text = f"not checked: {DEMOS[alg]} prints no result (--lagraph-results gives one)"
-    row["check"] = {"ok": ok, "text": text, "from": "results program" if exact else DEMOS[alg]}
+        text = f"not checked: {DEMOS.get(alg, 'the results program')} prints no result (--lagraph-results gives one)"
+    row["check"] = {"ok": ok, "text": text, "from": "results program" if exact else DEMOS.get(alg, "results program")}
     return row
 
 
 def table(section: dict) -> list:
     lines = ["medians in ms (PageRank: ms per iteration); dspla/LAGraph: of the medians, its range over the "
              "repeats, and of the minima",
-             f"{'graph':<9} {'algorithm':<9} {'LAGraph':>8} {'dspla':>8} {'dspla/LAGraph':>13} {'per repeat':>12} "
+             f"{'graph':<9} {'algorithm':<10} {'LAGraph':>8} {'dspla':>8} {'dspla/LAGraph':>13} {'per repeat':>12} "
              f"{'of minima':>9}  check"]
     for r in section["rows"]:
         per = r["ratio_by_repeat"]
         ok = {True: "same", False: "DIFFERENT", None: "-"}[r["check"]["ok"]]
-        lines.append(f"{r['graph']:<9} {r['algorithm']:<9} {r['peer_ms']:>8.3f} {r['dspla_ms']:>8.3f} "
+        lines.append(f"{r['graph']:<9} {r['algorithm']:<10} {r['peer_ms']:>8.3f} {r['dspla_ms']:>8.3f} "
                      f"{r['ratio']:>13.2f} {min(per):>5.2f}-{max(per):<6.2f} {r['ratio_min']:>9.2f}  {ok}: "
                      f"{r['check']['text']}")
-    return lines
+    return lines + ([section["skipped"]] if section.get("skipped") else [])

@@ -29,8 +29,8 @@ def test_arguments():
     assert (a.Ks, a.Ps, a.rounds, a.trials, a.json, a.worker) == ([16, 64], [1, 2], 10, 2, None, None)
     assert a.graph.endswith("soc-Slashdot0902.txt.gz")
     assert (a.peer_list, a.graph_list, a.algorithm_list, a.spgemm_list) == \
-        (["petsc", "lagraph", "combblas"], ["slashdot", "enron"], ["bfs", "pagerank", "pagerank64", "cc", "tc", "sssp"],
-         ["enron"])
+        (["petsc", "lagraph", "combblas"], ["slashdot", "enron"],
+         ["bfs", "bfs-level", "bfs-parent", "pagerank", "pagerank64", "cc", "tc", "sssp"], ["enron"])
     assert (a.repeats, a.runs, a.combblas_Ps, a.lagraph, a.combblas) == (3, 8, [1, 2, 4], None, None)
     a = peers.parse(["--K", "4,8", "--P", "2", "--rounds", "1", "--trials", "3", "--spgemm-graphs", "",
                      "--peers", "lagraph", "--algorithms", "bfs,tc", "--combblas-P", "1,4"])
@@ -189,6 +189,10 @@ def test_parsing_the_results_program():
     assert got == {"bfs": {"reached": 9, "maxlevel": 3, "levelsum": 14}, "cc": {"components": 2},
                    "pagerank": {"iterations": 35, "top": [[5, 0.25], [1, 0.125]]}, "tc": {"triangles": 7},
                    "sssp": {"reached": 9, "sum": 40, "max": 9}}
+    timed = "read time: 0.07\nbfs-level seconds 0.000734715 0.00072 7.3e-04\n"
+    assert lg.parse_timed(timed, "bfs-level")["seconds"] == [0.000734715, 0.00072, 0.00073]
+    with pytest.raises(ValueError, match="'bfs-parent seconds ...' line"):
+        lg.parse_timed(timed, "bfs-parent")
 
 
 SPMSPV_OUT = """\
@@ -341,6 +345,9 @@ for k in range(3):
 """,
     "lagraph_results": "import sys\nMATRIX = sys.argv[1]" + ORACLE + """
 s = int(sys.argv[2])
+if len(sys.argv) == 5:   # MODE RUNS: the BFS calls timed
+    print(f"read time: 0.01\\n{sys.argv[3]} seconds" + " 0.000500123" * int(sys.argv[4]))
+    sys.exit(0)
 lv, d, (r, its) = bfs(s), sssp(s), pagerank()
 top = np.argsort(-r, kind="stable")[:10]
 print(f"bfs source {s} reached {lv.size} maxlevel {lv.max()} levelsum {lv.sum() + WRONG}")
@@ -394,8 +401,10 @@ def test_the_lagraph_comparison_against_stand_ins(tiny, capsys):
     assert peers.main(argv + ["--lagraph-results", str(top / "lagraph_results")]) == 0, capsys.readouterr().out
     got = json.loads(out.read_text())
     rows = {r["algorithm"]: r for r in got["lagraph"]["rows"]}
-    assert set(rows) == {"bfs", "pagerank", "pagerank64", "cc", "tc", "sssp"}
+    assert set(rows) == {"bfs", "bfs-level", "bfs-parent", "pagerank", "pagerank64", "cc", "tc", "sssp"}
     assert all(r["check"]["ok"] and r["check"]["from"] == "results program" for r in rows.values())
+    for timed in ("bfs-level", "bfs-parent"):   # the results program's timed calls, to the microsecond
+        assert rows[timed]["peer_ms"] == pytest.approx(0.500123) and rows[timed]["peer_runs"] == 4   # 2 repeats x 2
     assert rows["pagerank"]["dspla_iterations"] < rows["pagerank64"]["dspla_iterations"]   # float32 to 1e-4
     assert rows["bfs"]["peer_ms"] == pytest.approx(1.0) and rows["bfs"]["peer_runs"] == 6     # 2 repeats x 3 trials
     assert rows["sssp"]["peer_ms"] == pytest.approx(3.0) and rows["sssp"]["peer_runs"] == 4   # cold trials dropped
@@ -406,8 +415,11 @@ def test_the_lagraph_comparison_against_stand_ins(tiny, capsys):
     assert got["graphs"]["tiny"]["source"] == rows["bfs"]["peer_sources"][0]
     # without the results program: what the demos print (the triangles, the components' one digit)
     assert peers.main(argv) == 0
-    rows = {r["algorithm"]: r for r in json.loads(out.read_text())["lagraph"]["rows"]}
+    section = json.loads(out.read_text())["lagraph"]
+    rows = {r["algorithm"]: r for r in section["rows"]}
     assert rows["tc"]["check"]["ok"] and rows["cc"]["check"]["ok"] and rows["bfs"]["check"]["ok"] is None
+    assert "bfs-level" not in rows and "bfs-level, bfs-parent: not run" in section["skipped"]
+    assert "bfs-level, bfs-parent: not run" in capsys.readouterr().out
     # a peer that disagrees fails the bench
     _stand_ins(top, wrong=1)
     assert peers.main(argv + ["--lagraph-results", str(top / "lagraph_results"), "--algorithms", "bfs"]) == 1
