@@ -91,6 +91,7 @@ class DistSession:
         self._stats: Stats | None = None
         self._pending: tuple | None = None   # rank 0: the last run's figures, until last_stats is read
         self._node: int | None = None   # bytes a rank may share with the others (0: not on one node)
+        self._outs: dict | None = None   # every rank: output name -> (its Dist, shape, form), per plan
         self._call = f"a call of the function of {', '.join(name for name, _ in compiled.program.outputs)}"
 
     @property
@@ -217,7 +218,7 @@ class DistSession:
             layout = comm.bcast(layout, 0)
         else:
             programs = programs[0]
-        self.layout = layout
+        self.layout, self._outs = layout, None
         self.runtime = Runtime(programs, comm, shared_bytes=self._node, overflow=self.opt.overflow)
         self._held, self._copies = {}, set()
         self._runs = 0
@@ -244,7 +245,7 @@ class DistSession:
         shapes = {name: tuple(dims[d] if isinstance(d, str) else d for d in n.type.shape)
                   for name, n in plan.program.outputs}
         self.plan = plan   # (every rank: the same metadata; rank 0's is the one reported)
-        self.layout = (plan.dims, plan.output_layouts, shapes)
+        self.layout, self._outs = (plan.dims, plan.output_layouts, shapes), None
         self.runtime = Runtime(program, comm, shared_bytes=self._node, overflow=self.opt.overflow)
         self._held, self._copies = {}, set()
         self._runs = 0
@@ -339,15 +340,14 @@ class DistSession:
                     "bound, not because its condition became false"))
         if local:
             return out
-        dims_, layouts, shapes = self.layout
-        results = {}
-        forms = {name: n.type.form for name, n in self.compiled.program.outputs}
-        for name, M in out.items():
-            lay = layouts[name]
-            part = dims_[lay.dim] if lay.kind != "rep" else None
-            results[name] = Array(M, name, Dist(lay.kind, lay.dim, part, comm), shapes[name],
-                                  form=forms.get(name, "matrix"))
-        return results
+        outs = self._outs
+        if outs is None:   # (once per plan: each result's layout, shape and form, shared by its Arrays)
+            dims_, layouts, shapes = self.layout
+            forms = {name: n.type.form for name, n in self.compiled.program.outputs}
+            outs = self._outs = {
+                name: (Dist(lay.kind, lay.dim, dims_[lay.dim] if lay.kind != "rep" else None, comm), shapes[name],
+                       forms.get(name, "matrix")) for name, lay in layouts.items() if name in shapes}
+        return {name: Array(M, name, outs[name][0], outs[name][1], form=outs[name][2]) for name, M in out.items()}
 
     def explain(self) -> str:
         """The plan this session runs: every product's candidates and the choice (rank 0)."""

@@ -3,7 +3,7 @@ communicator. The handlers live beside it, one module per kind of instruction.""
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import defaultdict
 from typing import Callable
 
 from ...instr import Allreduce, Local, Loop, RankProgram, SmallAllreduce, Traffic, Where, walk
@@ -145,7 +145,8 @@ class Runtime:
         self.at_bound: dict = {}     # loop -> (source position, bound), when it stopped at its bound
         self.loop_s: dict = {}       # loop -> seconds in it
         self.loop_words: dict = {}   # loop -> words this rank sent in each iteration (the dynamic ones' too)
-        self.routes: Counter = Counter()   # local product route (kernels/routes.py) -> times taken
+        # local product route (kernels/routes.py) -> times taken (a Counter's constructor is Python code)
+        self.routes: defaultdict = defaultdict(int)
         self.shm_sends = 0                 # sends written into the receiver's memory (shm.py)
         self.packs_reused = 0              # Packs of an unchanged input: the last rows sent again
 
