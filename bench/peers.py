@@ -6,7 +6,9 @@ it is absent (docs/benchmarks.md says how to build them):
   both sides. Runs when the system Python has petsc4py (Debian: ``apt install python3-petsc4py``).
 - LAGraph (bench/_peers_lagraph.py, ``--lagraph DIR``): BFS, PageRank, connected components,
   triangle counting and SSSP, one process and one thread each, LAGraph's own demo programs
-  against dspla's examples/ functions in this process.
+  against dspla's examples/ functions in this process; with ``--lagraph-results EXE``, BFS also
+  timed to the microsecond by that program, for levels (``bfs-level``, dspla's result) and for
+  parents (``bfs-parent``, the demo's call).
 - CombBLAS (bench/_peers_combblas.py, ``--combblas DIR``): BFS, connected components (FastSV) and
   SpGEMM (``A @ A``) under the venv's mpiexec at P processes (CombBLAS: square P only).
 
