@@ -18,8 +18,8 @@ all values 1) and each call a copy new to the function, made untimed: the demos'
 graph ready made, so no conversion is timed on either side; dspla's planning and its graph-only
 values are.
 
-The demos print times in 0.1 ms steps (bfs, cc, sssp, PageRank per call) or 1 us (tc): email-
-Enron's BFS, about 0.6-0.7 ms, prints as 0.6 or 0.7 and the median of those lands on either step.
+The demos print times in 0.1 ms steps (bfs, cc, sssp, PageRank per call) or 1 us (tc): the BFS
+of email-Enron, about 0.6-0.7 ms, prints as 0.6 or 0.7 and the median lands on either step.
 Results: the demos print the triangle count, the number of components (one significant digit)
 and the sum of the PageRanks; the rest comes from a results program when one is given
 (``--lagraph-results EXE``), a small C program of your own: ``EXE MATRIX.mtx SOURCE`` (SOURCE
