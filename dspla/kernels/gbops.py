@@ -21,6 +21,11 @@ def _user(*ops) -> bool:
     return any(getattr(o, "func", None) is not None or getattr(o, "builtin", True) is False for o in ops)
 
 
+def builtin_ops(*ops) -> bool:
+    """Whether every operator is GraphBLAS's own (none a user's Python function or monoid)."""
+    return not _user(*ops)
+
+
 @lru_cache(maxsize=None)
 def semiring(sr: Semiring, dtype: DType):
     if _user(sr.monoid, sr.mult):

@@ -27,6 +27,7 @@ import graphblas as gb
 import numpy as np
 from suitesparse_graphblas import ffi, lib
 
+from ..algebra import BinaryOp, Semiring
 from ..errors import DsplaError
 from ..ir import Node, Op
 from ..ir.types import DType
@@ -85,7 +86,7 @@ def _needs(mult: str) -> tuple[bool, bool]:
     """Which operands' magnitudes bound a term of ``mult`` (pair and comparisons need neither)."""
     if mult in ("plus", "minus", "rminus", "times", "min", "max", "any"):
         return True, True
-    return mult == "first", mult == "second"
+    return mult == "first", mult in ("second", "pow")
 
 
 def _term_of(mult: str, x, y, mag=maxabs) -> int:
@@ -104,6 +105,8 @@ def _term(mult: str, ma: int, mb: int) -> int:
         return max(ma, mb) if mult != "first" else ma
     if mult == "second":
         return mb
+    if mult == "pow":   # (GraphBLAS's int64 power saturates at int64's limits; x^0 is 1)
+        return 1 if mb == 0 else LIMIT - 1
     return 1   # pair, comparisons, logical: 0 or 1
 
 
@@ -134,8 +137,7 @@ def risky(node: Node) -> bool:
     if op is Op.REDUCE:
         return node.attr("monoid").name in ("plus", "times")
     if op is Op.MXM:
-        sr = node.attr("semiring")
-        return sr.builtin and (sr.monoid.name in ("plus", "times") or sr.mult.name in ARITH)
+        return _checked_semiring(node.attr("semiring"))
     if op is Op.UPDATE:
         acc = node.attr("accum")
         return acc is not None and acc.func is None and acc.name in ARITH
@@ -182,17 +184,42 @@ def product_bound(a, b, sr, inner: int | None = None, mag=maxabs) -> int:
                    min(a.ncols, b.nrows) if inner is None else inner)
 
 
+def _checked_semiring(sr) -> bool:
+    """Whether an int64 product over ``sr`` can leave int64 by GraphBLAS's own arithmetic: its
+    monoid sums or multiplies, or its multiply does arithmetic, and neither is a user's Python
+    function (a semiring defined from built-in operators is checked as a built-in one)."""
+    return gbops.builtin_ops(sr.monoid, sr.mult) and (sr.monoid.name in ("plus", "times") or sr.mult.name in ARITH)
+
+
 def int_product(sr, compute: DType) -> bool:
     """Whether a product over ``sr`` computing in ``compute`` is checked at all."""
-    return compute is DType.int64 and sr.builtin and (sr.monoid.name in ("plus", "times") or sr.mult.name in ARITH)
+    return compute is DType.int64 and _checked_semiring(sr)
 
 
 def _fold2(monoid: str, x: int, y: int) -> int:
     return x + y if monoid == "plus" else x * y if monoid == "times" else max(x, y)
 
 
+def _saturated_pow(x, y):
+    """x^y in float64 as GraphBLAS's int64 power leaves it: cut at int64's limits (kept within
+    2^62 of them, as float64 holds no value just below 2^63), 0^-k as the largest."""
+    top = 9223372036854774784.0   # (2^63 - 1024: the largest float64 below 2^63)
+    if x == 0.0 and y < 0.0:
+        return top
+    r = x ** y
+    if r != r:
+        return 0.0
+    return min(max(r, -top), top)
+
+
+_SATURATED_POW = BinaryOp("int64_pow_shadow", "arith", "int64_pow_shadow", func=_saturated_pow)
+
+
 def _float_product(pairs: list, sr, mask=None):
-    """⊕ over pairs of a ⊕.⊗ b, in float64 (the check's shadow)."""
+    """⊕ over pairs of a ⊕.⊗ b, in float64 (the check's shadow; an int64 power's terms saturated
+    as GraphBLAS saturates them: a sum of them that leaves int64 still wrapped)."""
+    if sr.mult.name == "pow":
+        sr = Semiring(f"{sr.monoid.name}_int64_pow_shadow", sr.monoid, _SATURATED_POW, builtin=False)
     fsr = gbops.semiring(sr, DType.float64)
     acc = gbops.binary(sr.monoid.op, DType.float64)
     out = None

@@ -137,3 +137,75 @@ def test_steps_that_cannot_grow_an_entry_are_not_checked_and_stay_exact():
     for grows in (X * 2, 0 - X):
         assert risky(dp.function({"y": grows}).program.outputs[0][1])
     fails(dp.function({"y": 0 - X}, inputs=[X]), {"X": x}, 1)
+
+
+# a semiring defined from GraphBLAS's own operators computes GraphBLAS's arithmetic: checked as the
+# built-in ones are (it wrapped silently); its powers saturate at int64's limits, as GraphBLAS's
+# int64 power does, and a sum of saturated powers that leaves int64 is an error too
+dp.semiring.define("ovf_plus_times", monoid="plus", op="times")
+dp.semiring.define("ovf_plus_pow", monoid="plus", op="pow")
+dp.semiring.define("ovf_times_pow", monoid="times", op="pow")
+
+
+def _product(semiring: str, a: list, b: list, **kw):
+    A, B = dp.sparse("A", ("n", "k"), dtype="int64"), dp.sparse("B", ("k", "m"), dtype="int64")
+    f = dp.function({"C": dp.mxm(A, B, semiring)}, **kw)
+    return f, {"A": sp.csr_array(np.array(a, np.int64)), "B": sp.csr_array(np.array(b, np.int64))}
+
+
+@pytest.mark.parametrize("P", [1, 2])
+@pytest.mark.parametrize("semiring, a, b", [
+    ("ovf_plus_times", [[BIG, 2, 1]], [[2], [1], [1]]),       # 2^63 + 3
+    ("ovf_plus_pow", [[10, 2, 7]], [[30], [1], [40]]),         # two powers saturated at 2^63 - 1, plus 2
+    ("ovf_times_pow", [[10, 3]], [[30], [2]]),                  # (2^63 - 1) * 9
+])
+def test_a_semiring_of_built_in_operators_is_checked_as_a_built_in_one(semiring, a, b, P):
+    f, ins = _product(semiring, a, b)
+    assert f"mxm[{semiring}]" in fails(f, ins, P)
+    g, ins = _product(semiring, a, b, overflow="wrap")   # (simulated ranks take it as an option: named again)
+    got = int(run(g, ins, P, **({"overflow": "wrap"} if P > 1 else {}))["C"].to_numpy()[0, 0])
+    # two's complement: 2^62 * 2 + 3 is -2^63 + 3; 2 * (2^63 - 1) + 2 is 0; (2^63 - 1) * 9 is 2^63 - 9
+    assert got == {"ovf_plus_times": -(2**63) + 3, "ovf_plus_pow": 0, "ovf_times_pow": 2**63 - 9}[semiring]
+
+
+def test_saturated_powers_whose_sum_stays_in_int64_are_exact():
+    f, ins = _product("ovf_plus_pow", [[10, 2, -3]], [[30], [3], [3]])   # (2^63 - 1) + 8 - 27
+    assert int(run(f, ins, 1)["C"].to_numpy()[0, 0]) == 2**63 - 1 + 8 - 27
+    f, ins = _product("ovf_times_pow", [[2, 3]], [[3], [2]])
+    assert int(run(f, ins, 1)["C"].to_numpy()[0, 0]) == 72
+
+
+def _spgemm(semiring="plus_times"):
+    A, B = dp.sparse("A", ("n", "k"), dtype="int64"), dp.sparse("B", ("k", "m"), dtype="int64")
+    return dp.function({"C": dp.mxm(A, B, semiring)})
+
+
+def _exact(a, b) -> np.ndarray:
+    """a @ b in Python integers (no wrap)."""
+    return a.toarray().astype(object).dot(b.toarray().astype(object))
+
+
+@pytest.mark.parametrize("P, plan", [(4, "summa2d_sparse"), (2, "spgemm3d"), (4, "spgemm3d")])
+def test_sparse_times_sparse_plans_check_their_blocks_and_layers(P, plan):
+    # Sparse SUMMA's block and 3D's layers: the block's check was dropped when its rows left (the
+    # product wrapped silently), and the layers' partials were summed unchecked
+    rng = np.random.default_rng(0)
+    a = sp.random_array((8, 8), density=0.5, rng=rng, format="csr")
+    a = sp.csr_array((np.full(a.nnz, 2**61, np.int64), a.indices, a.indptr), shape=a.shape)
+    b = sp.csr_array(a.T)
+    b.data[:] = 3
+    assert "mxm[plus_times]" in fails(_spgemm(), {"A": a, "B": b}, P, plan=plan)
+    small = sp.csr_array((a.data >> 30, a.indices, a.indptr), shape=a.shape)   # in range: exact
+    got = run(_spgemm(), {"A": small, "B": b}, P, plan=plan)["C"].to_numpy(fill=0)
+    assert np.array_equal(got.astype(object), _exact(small, b))
+
+
+def test_3d_layers_partials_in_range_whose_sum_leaves_int64_are_an_error():
+    # each layer's partial is 2^62 (its own bound clears it); their sum, made when the rows return
+    # to their owner, is 2^63
+    a = sp.csr_array(np.full((1, 4), 2**61, np.int64))
+    b = sp.csr_array(np.ones((4, 1), np.int64))
+    assert "overflows int64" in fails(_spgemm(), {"A": a, "B": b}, 2, plan="spgemm3d")
+    ok = sp.csr_array(np.full((1, 4), 2**60, np.int64))
+    got = run(_spgemm(), {"A": ok, "B": b}, 2, plan="spgemm3d")["C"].to_numpy(fill=0)
+    assert got.tolist() == [[2**62]]

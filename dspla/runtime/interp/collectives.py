@@ -381,13 +381,21 @@ def _alltoall_sparse(rt: Runtime, i: AlltoallSparse):
     g = rt.groups[i.group]
     M = rt.slots[i.src]
     rt.slots[i.src] = None   # (the block is freed before the buffers are made: a rank's peak)
+    # the block's float64 shadow, when its product's bound could not clear int64 (StackedMxM): each
+    # entry is checked before it leaves, as the block is complete here (a 3D layer's partial: a
+    # running total that leaves int64 is reported, as an accumulated product's is)
+    shadow = rt.shadows.take(i.src)
     if not i.batches:
+        if shadow is not None:
+            overflow.compare(M, shadow, rt.product_name(i))
         rt.slots[i.out] = _return_rows(rt, i, g, M, i.cols, 0, i.ncols)
         return
     pieces = []   # C's column batches, each made, returned and built before the next
     for k, (lo, hi) in enumerate(i.batches):
         t0 = time.perf_counter()
         C = M.batch(k)
+        if shadow is not None:
+            overflow.compare(C, shadow[:, M.positions[k]].new(), rt.product_name(i))
         rt.timed("compute_s", t0)
         pieces.append(_return_rows(rt, i, g, C, i.cols[M.positions[k]], lo, hi - lo))
         C = None
@@ -416,4 +424,22 @@ def _return_rows(rt: Runtime, i: AlltoallSparse, g, M, cols: np.ndarray, lo: int
     dup = None if i.monoid is None else gbops.binary(i.monoid.op, dt)
     C = gbops.sparse_output(i.nrows, ncols, dt)
     C.build(recv[0], recv[1], recv[2], dup_op=dup)
+    if rt.checked and dt is DType.int64 and i.monoid is not None and i.monoid.builtin and \
+            i.monoid.name in ("plus", "times"):
+        _check_layers(rt, i, g, C, recv, ncols)
     return C
+
+
+def _check_layers(rt: Runtime, i: AlltoallSparse, g, C, recv, ncols: int) -> None:
+    """The members' partials of one position (3D's layers) summed or multiplied in int64 against
+    the same in float64, where their magnitudes cannot clear int64 (each partial is exact: it
+    was checked before it left)."""
+    v = recv[2]
+    if len(v) == C.nvals:   # (no position arrived twice: nothing combined)
+        return
+    most = int(np.abs(v).max()) if len(v) else 0
+    if (most * g.size if i.monoid.name == "plus" else most ** g.size) < overflow.LIMIT:
+        return
+    F = gbops.sparse_output(i.nrows, ncols, DType.float64)
+    F.build(recv[0], recv[1], v.astype(np.float64), dup_op=gbops.binary(i.monoid.op, DType.float64))
+    overflow.compare(C, F, rt.product_name(i))

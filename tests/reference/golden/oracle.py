@@ -29,6 +29,22 @@ class OracleDomainError(TypeError):
     """The operation does not apply to these dtypes (dspla must raise DomainMismatch)."""
 
 
+class OracleOverflow(ValueError):
+    """An int64 sum, difference or product whose true value leaves int64: numpy wraps it
+    silently, while dspla raises IntegerOverflow by default, so no test expects the wrapped value."""
+
+
+def _checked(values: np.ndarray, shadow: np.ndarray, what: str) -> np.ndarray:
+    """``values`` (int64, numpy's wrapped arithmetic) unless the float64 ``shadow`` of the same
+    arithmetic says one wrapped (OracleOverflow): a wrapped value is off by a multiple of 2^64,
+    while the shadow's rounding moves it by far less than 2^62."""
+    with np.errstate(all="ignore"):
+        wrapped = ~(np.abs(values.astype(np.float64) - shadow) < 2.0 ** 62)
+    if wrapped.any():
+        raise OracleOverflow(f"int64 {what} leaves int64 (a true value of about {shadow[wrapped].flat[0]:.3g})")
+    return values
+
+
 @dataclass
 class Mat:
     values: np.ndarray
@@ -152,18 +168,18 @@ def _pow(a, b, c):
     return np.where(b == 0, np.ones((), c), r)
 
 
+_ARITH = {"plus": np.add, "minus": np.subtract, "rminus": lambda a, b: b - a, "times": np.multiply}
+
+
 def binop(op: str, a: np.ndarray, b: np.ndarray, compute: np.dtype) -> np.ndarray:
     """f(a, b) on arrays already cast to the compute dtype. For 'any' returns a's value (the
     caller records both as acceptable)."""
     with np.errstate(all="ignore"):
-        if op == "plus":
-            return a + b
-        if op == "minus":
-            return a - b
-        if op == "rminus":
-            return b - a
-        if op == "times":
-            return a * b
+        arith = _ARITH.get(op)
+        if arith is not None:
+            r = arith(a, b)
+            # (int64: the same arithmetic in float64 beside it, to see a value numpy wrapped)
+            return _checked(r, arith(a.astype(np.float64), b.astype(np.float64)), op) if compute == I64 else r
         if op == "pow":
             return _pow(a, b, compute)
         if op == "div":
@@ -249,6 +265,9 @@ def monoid_reduce(m: str, terms: np.ndarray, where: np.ndarray, axis: int):
         ufunc = np.fmax if d.kind == "f" else np.maximum
     with np.errstate(all="ignore"):
         vals = ufunc.reduce(terms, axis=axis, where=where, initial=_identity(m, d))
+        if m in NUMERIC_MONOIDS and d == I64:
+            shadow = ufunc.reduce(terms.astype(np.float64), axis=axis, where=where, initial=float(_identity(m, d)))
+            vals = _checked(np.asarray(vals), np.asarray(shadow), f"{m} reduction")
     return np.asarray(vals).astype(d), present, None
 
 

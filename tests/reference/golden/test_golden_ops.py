@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 import dspla as dp
+from dspla.kernels.overflow import IntegerOverflow
 
 from . import oracle
 from .gen import check, random_mat, seed_of, to_input
-from .oracle import OracleDomainError
+from .oracle import OracleDomainError, OracleOverflow
 
 MAIN_DTYPES = ("float64", "int64", "bool")
 SHORT = {"float64": "f64", "float32": "f32", "int64": "i64", "bool": "bool"}
@@ -123,12 +124,17 @@ def test_mxm(sr, da, db, variant):
     def build():
         return fn(declare("A", ka, a_shape, da), declare("B", kb, b_shape, db), semiring)
 
+    via = spec.get("via", "scipy")
+    inputs = {"A": to_input(A, ka, via), "B": to_input(B, kb, via)}
     try:
         expected = oracle.mxm(A, B, mon, mult)
     except OracleDomainError:
         return expect_domain_error(build)
-    via = spec.get("via", "scipy")
-    run({"C": build()}, {"A": to_input(A, ka, via), "B": to_input(B, kb, via)}, {"C": expected})
+    except OracleOverflow:   # (an int64 sum of powers past int64: each power saturates, the sum would wrap)
+        with pytest.raises(IntegerOverflow, match="overflows int64"):
+            dp.function(outputs={"C": build()})(**inputs)
+        return
+    run({"C": build()}, inputs, {"C": expected})
 
 
 # ---------------------------------------------------------------------------- element-wise
@@ -528,3 +534,16 @@ def test_sssp_step_program(seed):
     step = dp.ewise_add(dv, dp.vxm(dv, a, "min_plus"), "min")
     exp = oracle.ewise_add(d, oracle.mxm(d, A, "min", "plus"), "min")
     run({"d2": step}, {"A": to_input(A, "sparse"), "d": to_input(d, "sparse")}, {"d2": exp})
+
+
+def test_the_oracle_refuses_an_int64_value_numpy_wrapped():
+    # numpy's int64 arithmetic wraps silently: (-2)^64 came out 0, which a generated program then
+    # expected where dspla (rightly) raised IntegerOverflow
+    with pytest.raises(OracleOverflow, match="times reduction leaves int64"):
+        oracle.reduce(oracle.mat(np.full((1, 64), -2, np.int64)), "times", "all")
+    with pytest.raises(OracleOverflow, match="plus leaves int64"):
+        oracle.binop("plus", np.array([2**62]), np.array([2**62]), oracle.I64)
+    top = oracle.reduce(oracle.mat(np.array([[2**63 - 1]], np.int64)), "plus", "all")   # in range: kept
+    assert top.values.tolist() == [[2**63 - 1]]
+    assert oracle.reduce(oracle.mat(np.array([[-(2**63), 1]], np.int64)), "plus", "all").values.tolist() == \
+        [[-(2**63) + 1]]
