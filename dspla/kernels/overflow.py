@@ -127,7 +127,7 @@ def risky(node: Node) -> bool:
     if getattr(node.type, "dtype", None) is not DType.int64:
         return False
     op = node.op
-    if op in (Op.EWISE_ADD, Op.EWISE_MULT, Op.APPLY_BIND):
+    if op in (Op.EWISE_ADD, Op.EWISE_MULT, Op.APPLY_BIND, Op.EWISE_UNION, Op.KRONECKER):
         o = node.attr("op")
         if op is Op.APPLY_BIND and _keeps_magnitude(o.name, node.attr("scalar"), node.attr("side")):
             return False
@@ -156,15 +156,18 @@ def bound(node: Node, args: list, mag=maxabs) -> int:
     """A bound on the magnitude of every entry of ``node`` over ``args`` (exact integers; ``mag``
     as _term_of's)."""
     op = node.op
-    if op in (Op.EWISE_ADD, Op.EWISE_MULT, Op.UPDATE):
+    if op in (Op.EWISE_ADD, Op.EWISE_MULT, Op.UPDATE, Op.KRONECKER):
         x, y = args[0], args[1]
         name = node.attr("accum" if op is Op.UPDATE else "op").name
         return _term_of(name, x, y, mag)
+    if op is Op.EWISE_UNION:   # (an operand missing on one side takes that side's default)
+        left, right = (_scalar_magnitude(node.attr(k)) for k in ("left", "right"))
+        return _term(node.attr("op").name, max(mag(args[0]), left), max(mag(args[1]), right))
     if op is Op.APPLY_BIND:
         s, name = node.attr("scalar"), node.attr("op").name
         if name == "times" and s == 0:
             return 0   # (x * 0: nothing to read)
-        return _term(name, mag(args[0]), abs(int(s)) if float(s).is_integer() else LIMIT)
+        return _term(name, mag(args[0]), _scalar_magnitude(s))
     if op is Op.APPLY:
         m = mag(args[0])
         return m * m if node.attr("op").name == "square" else m
@@ -176,6 +179,11 @@ def bound(node: Node, args: list, mag=maxabs) -> int:
         sr = node.attr("semiring")
         return product_bound(args[0], args[1], sr, mag=mag)
     return LIMIT
+
+
+def _scalar_magnitude(v) -> int:
+    """|v| of a scalar attribute as int64 arithmetic sees it (a fraction: no bound)."""
+    return abs(int(v)) if float(v).is_integer() else LIMIT
 
 
 def product_bound(a, b, sr, inner: int | None = None, mag=maxabs) -> int:

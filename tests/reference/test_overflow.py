@@ -209,3 +209,36 @@ def test_3d_layers_partials_in_range_whose_sum_leaves_int64_are_an_error():
     ok = sp.csr_array(np.full((1, 4), 2**60, np.int64))
     got = run(_spgemm(), {"A": ok, "B": b}, 2, plan="spgemm3d")["C"].to_numpy(fill=0)
     assert got.tolist() == [[2**62]]
+
+
+@pytest.mark.parametrize("op", ["kronecker", "ewise_union"])
+def test_kronecker_and_ewise_union_are_checked(op):
+    v, w = dp.sparse("v", (2, 1), dtype="int64"), dp.sparse("w", (2, 1), dtype="int64")
+    expr = dp.kronecker(v, w, "times") if op == "kronecker" else dp.ewise_union(v, w, "times", 2**40, 3)
+    f = dp.function({"y": expr})
+    big = {"v": sp.csr_array(np.array([[2**40], [3]], np.int64)), "w": sp.csr_array(np.array([[2**30], [0]], np.int64))}
+    assert f"{op}[times" in fails(f, big, 1)
+    # in range: exact (the union's right default, 3, stands in for w's missing entry)
+    v0 = sp.csr_array((np.array([2**20, 3], np.int64), ([0, 1], [0, 0])), shape=(2, 1))
+    w0 = sp.csr_array((np.array([5], np.int64), ([0], [0])), shape=(2, 1))
+    got = run(f, {"v": v0, "w": w0}, 1)["y"].to_numpy(fill=0).ravel().tolist()
+    assert got == ([5 * 2**20, 0, 15, 0] if op == "kronecker" else [5 * 2**20, 3 * 3])
+
+
+@pytest.mark.parametrize("P", [1, 2])
+def test_an_iteration_whose_product_wraps_is_an_error_though_the_next_ones_do_not(P):
+    # the first iteration's product wraps (4 x 2^62) and the next, masked off that row, is in range:
+    # its float64 copy was dropped when the second product took the slot, and the loop went on
+    A, x = dp.sparse("A", ("n", "n"), dtype="int64"), dp.sparse("x", ("n", 1), dtype="int64")
+
+    def body(v):
+        y = dp.mxm(A, v, "plus_times", mask=v, complement=True, structure=True)
+        return (dp.update(v, y, mask=y, structure=True),)
+    (y,) = dp.while_loop(lambda v: dp.nvals(v) >= 0, body, (x,), 3)
+    f = dp.function({"y": y})
+    n = 6
+    a = sp.csr_array((np.full(n - 1, 4, np.int64), (np.arange(1, n), np.arange(n - 1))), shape=(n, n))
+    x0 = sp.csr_array((np.array([2**62], np.int64), ([0], [0])), shape=(n, 1))
+    fails(f, {"A": a, "x": x0}, P)
+    x0 = sp.csr_array((np.array([2**10], np.int64), ([0], [0])), shape=(n, 1))   # (a new object: read again)
+    assert run(f, {"A": a, "x": x0}, P)["y"].to_numpy(fill=0).ravel().tolist() == [2**10, 2**12, 2**14, 2**16, 0, 0]

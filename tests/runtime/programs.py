@@ -119,7 +119,7 @@ def _step(rng, pool, k: int):
         comp, struct = bool(rng.random() < 0.4), bool(rng.random() < 0.5)
         return (f"mxm({na}, {nb}, {s}, mask={nm}, complement={comp}, structure={struct})",
                 lambda: dp.mxm(a, b, s, mask=m, complement=comp, structure=struct),
-                lambda: oracle.mask(oracle.mxm(A, B, monoid, mult), M, comp, struct))
+                lambda: oracle.mask(oracle.mxm(A, B, monoid, mult, oracle.holds(M, comp, struct)), M, comp, struct))
     if what == "loop":   # k iterations of x = x op (A ⊕.⊗ x), A square
         pick = _binary_pick(rng, pool, lambda a, b: a.shape[0] == a.shape[1] == b.shape[0])
         if pick is None:
@@ -268,7 +268,7 @@ def _graphblas_step(rng, pool, what: str, one):
         def want():
             Q, S = F, V
             for _ in range(k):
-                Q = oracle.mask(oracle.mxm(A, Q, monoid, mult), S, True, True)
+                Q = oracle.mask(oracle.mxm(A, Q, monoid, mult, oracle.holds(S, True, True)), S, True, True)
                 if Q.dtype != F.dtype:
                     raise OracleDomainError("the loop changes the carried dtype")
                 S = oracle.update(S, Q, None, Q, structure=True)

@@ -74,11 +74,15 @@ def _iterate(rt: Runtime, i: Loop, words: list, static_words: int) -> tuple[int,
         go = test(s) if test is not None else None
         if go is None:   # (no test of its own, or not for this value)
             rt.execute(i.cond)
+            if rt.shadows.by_slot:   # (its int64 products are complete: did one wrap?)
+                rt.shadows.flush_all(s)
             go = _agreed(rt, i, truth(s[i.cond_slot]))
         checks += 1
         if not go or it == i.max_iter:
             return it, checks, go
         rt.execute(i.body)
+        if rt.shadows.by_slot:   # (the iteration's int64 products are complete, and the next writes their slots)
+            rt.shadows.flush_all(s)
         # all at once: a result may be another carried value's slot (body(x, p) -> (x + 1, x))
         new = [s[r] for r in i.results]
         for c, v in zip(i.carry, new):

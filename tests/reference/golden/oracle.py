@@ -292,14 +292,18 @@ def semiring_types(monoid: str, mult: str, a: np.dtype, b: np.dtype) -> tuple[np
     return compute, out
 
 
-def mxm(A: Mat, B: Mat, monoid: str, mult: str) -> Mat:
+def mxm(A: Mat, B: Mat, monoid: str, mult: str, holds: np.ndarray | None = None) -> Mat:
     """C(i,j) = monoid over k with A(i,k) and B(k,j) both present of mult(A(i,k), B(k,j));
-    missing when there is no such k."""
+    missing when there is no such k. ``holds``: only where it holds (a mask's ``holds``: C<M> =
+    A ⊕.⊗ B never makes the other entries, so their values cannot overflow either)."""
     assert A.shape[1] == B.shape[0]
     compute, out = semiring_types(monoid, mult, A.dtype, B.dtype)
-    a, b = cast(A.values, compute), cast(B.values, compute)
-    terms = cast(binop(mult, a[:, :, None], b[None, :, :], compute), out)
     where = A.present[:, :, None] & B.present[None, :, :]
+    if holds is not None:
+        where = where & holds[:, None, :]
+    a = np.where(where, cast(A.values, compute)[:, :, None], np.zeros((), compute))
+    b = np.where(where, cast(B.values, compute)[None, :, :], np.zeros((), compute))
+    terms = cast(binop(mult, a, b, compute), out)
     vals, present, choices = monoid_reduce(monoid, terms, where, axis=1)
     return Mat(vals, present, choices)
 
@@ -406,6 +410,8 @@ def apply(X: Mat, op: str) -> Mat:
     d = unary_types(op, X.dtype)
     with np.errstate(all="ignore"):
         vals = UNARY[op][1](cast(X.values, d))
+        if d == I64 and op in ("neg", "abs", "square"):   # (-(-2^63) and 2^32 squared wrap)
+            vals = _checked(np.asarray(vals), UNARY[op][1](X.values.astype(np.float64)), op)
     return Mat(np.asarray(vals, d), X.present.copy())
 
 
@@ -452,13 +458,16 @@ def mask_value_holds(values: np.ndarray) -> np.ndarray:
     return cast(values, BOOL)
 
 
+def holds(M: Mat, complement=False, structure=False) -> np.ndarray:
+    """Where the mask M holds: M present and (structure or M's value is nonzero), or not (complement)."""
+    got = M.present if structure else (M.present & mask_value_holds(M.values))
+    return ~got if complement else got
+
+
 def mask(X: Mat, M: Mat, complement=False, structure=False) -> Mat:
-    """Keep X where M holds: M present and (structure or M's value is nonzero)."""
+    """Keep X where M holds (``holds``)."""
     assert X.shape == M.shape
-    holds = M.present if structure else (M.present & mask_value_holds(M.values))
-    if complement:
-        holds = ~holds
-    return Mat(X.values.copy(), X.present & holds)
+    return Mat(X.values.copy(), X.present & holds(M, complement, structure))
 
 
 def select(X: Mat, op: str, thunk=0) -> Mat:
