@@ -37,9 +37,11 @@ class Program:
     """outputs: name -> Expr; declared: the inputs' Exprs (some may be used by no output);
     inputs: name -> the value passed; expected: name -> oracle Mat."""
 
-    def __init__(self, seed: int, outputs: dict, declared: list, inputs: dict, expected: dict, text: list[str]):
+    def __init__(self, seed: int, outputs: dict, declared: list, inputs: dict, expected: dict, text: list[str],
+                 wraps: bool = False):
         self.seed, self.outputs, self.declared, self.inputs = seed, outputs, declared, inputs
         self.expected, self.text = expected, text
+        self.wraps = wraps   # (big programs: the output's true value leaves int64; expected is empty)
 
     def function(self):
         return dp.function(outputs=self.outputs, inputs=self.declared)
@@ -54,10 +56,12 @@ class Program:
         return f"program {self.seed}:\n  " + "\n  ".join(self.text)
 
 
-def _declare(rng, name: str, shape: tuple, sizes: dict, kind: str, dtype: str, eager: bool):
+def _declare(rng, name: str, shape: tuple, sizes: dict, kind: str, dtype: str, eager: bool, scale: int = 0):
     concrete = tuple(sizes[d] if isinstance(d, str) else d for d in shape)
     density = "full" if kind == "dense" else str(rng.choice(["sparse", "half", "empty", "sparse"]))
     X = random_mat(rng, concrete, dtype, density)
+    if scale and X.dtype == np.int64:
+        X = oracle.Mat(X.values << np.int64(scale), X.present)
     value = to_input(X, kind)
     if eager:   # (the value itself: every step then runs at once)
         return dp.array(value, name), X, value
@@ -65,16 +69,17 @@ def _declare(rng, name: str, shape: tuple, sizes: dict, kind: str, dtype: str, e
     return e, X, value
 
 
-def _inputs(rng, sizes: dict, eager: bool = False):
-    """Declared inputs: (pool of (name, Expr or eager value, Mat), inputs passed)."""
+def _inputs(rng, sizes: dict, eager: bool = False, scale: int = 0):
+    """Declared inputs: (pool of (name, Expr or eager value, Mat), inputs passed); int64 values
+    times 2^scale."""
     pool, given = [], {}
     specs = [("A", ("n", "n"), "sparse"), ("B", ("n", "m"), "sparse"), ("X", ("n", "f"), "dense"),
              ("Y", ("m", "f"), "dense"), ("v", ("n", 1), "dense"), ("S", ("m", "m"), "sparse")]
     chosen = [s for s in specs if rng.random() < 0.55] or [specs[int(rng.integers(len(specs)))]]
     for name, shape, kind in chosen:
-        u = rng.random()
+        u = rng.random() * (0.4 if scale else 1.0)   # (big programs: mostly int64)
         dtype = "int64" if u < 0.3 else "bool" if u < 0.38 else "float32" if u < 0.48 else "float64"
-        e, X, value = _declare(rng, name, shape, sizes, kind, dtype, eager)
+        e, X, value = _declare(rng, name, shape, sizes, kind, dtype, eager, scale)
         pool.append((name, e, X))
         given[name] = value
     return pool, given
@@ -286,14 +291,17 @@ def _graphblas_step(rng, pool, what: str, one):
     return None
 
 
-def generate(seed: int, steps: tuple[int, int] = (1, 7), eager: bool = False) -> Program:
+def generate(seed: int, steps: tuple[int, int] = (1, 7), eager: bool = False, big: bool = False) -> Program:
     """The seed's program; ``eager``: its inputs are values (``dp.array``), so each step runs at
-    once and the outputs are values (the picks then see sizes where a program sees dims)."""
+    once and the outputs are values (the picks then see sizes where a program sees dims).
+    ``big``: mostly int64 inputs, times 2^48..2^61, and a step whose true value leaves int64 (the
+    oracle's OracleOverflow) ends the program as its one output (``wraps``)."""
     rng = np.random.default_rng(seed)
+    scale = int(rng.integers(48, 62)) if big else 0
     sizes = {"n": int(rng.choice(SIZES)), "m": int(rng.choice(SIZES)), "f": int(rng.choice((0, 1, 2, 3, 4)))}
-    pool, given = _inputs(rng, sizes, eager)
-    text = [f"sizes {sizes}"] + [f"input {n}: {f'{e.shape} {e.dtype}' if eager else e.type} "
-                                 f"({X.present.sum()} present)" for n, e, X in pool]
+    pool, given = _inputs(rng, sizes, eager, scale)
+    text = [f"sizes {sizes}" + (f", int64 inputs times 2^{scale}" if big else "")] + \
+        [f"input {n}: {f'{e.shape} {e.dtype}' if eager else e.type} ({X.present.sum()} present)" for n, e, X in pool]
     made = []
     for k in range(int(rng.integers(*steps))):
         step = _step(rng, pool, k)
@@ -302,14 +310,24 @@ def generate(seed: int, steps: tuple[int, int] = (1, 7), eager: bool = False) ->
         what, build, want = step
         try:
             expected = want()
+        except oracle.OracleOverflow:
+            if not big:
+                continue
+            try:
+                e = build()
+            except (DsplaError, TypeError):
+                continue
+            text += [f"t{k} = {what}  (leaves int64)", f"output t{k}"]
+            return Program(seed, {f"t{k}": e}, [e_ for n, e_, _ in pool if n in given], given, {}, text, wraps=True)
         except (OracleDomainError, ValueError):
             continue
         try:
             e = build()
         except (DsplaError, TypeError):
             continue
-        if expected.dtype.kind == "i" and expected.present.any() and np.abs(expected.values).max() > 1 << 40:
-            continue   # (kept far from int64's limits: the overflow check is tested apart)
+        if not big and expected.dtype.kind == "i" and expected.present.any() and \
+                np.abs(expected.values).max() > 1 << 40:
+            continue   # (kept far from int64's limits: big programs test the overflow check)
         name = f"t{k}"
         pool.append((name, e, expected))
         made.append(name)
