@@ -138,7 +138,7 @@ def risky(node: Node) -> bool:
         return node.attr("monoid").name in ("plus", "times")
     if op is Op.MXM:
         return _checked_semiring(node.attr("semiring"))
-    if op is Op.UPDATE:
+    if op in (Op.UPDATE, Op.ASSIGN):
         acc = node.attr("accum")
         return acc is not None and acc.func is None and acc.name in ARITH
     return False
@@ -160,6 +160,10 @@ def bound(node: Node, args: list, mag=maxabs) -> int:
         x, y = args[0], args[1]
         name = node.attr("accum" if op is Op.UPDATE else "op").name
         return _term_of(name, x, y, mag)
+    if op is Op.ASSIGN:   # (C accum= A over the region, C as it was elsewhere)
+        value, c = node.attr("value"), mag(args[0])
+        a = _scalar_magnitude(value) if value is not None else mag(args[1])
+        return max(c, _term(node.attr("accum").name, c, a))
     if op is Op.EWISE_UNION:   # (an operand missing on one side takes that side's default)
         left, right = (_scalar_magnitude(node.attr(k)) for k in ("left", "right"))
         return _term(node.attr("op").name, max(mag(args[0]), left), max(mag(args[1]), right))

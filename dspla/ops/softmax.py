@@ -12,16 +12,25 @@ from __future__ import annotations
 
 from ..errors import Span
 from ..ir.node import Node, Op
+from ..ir.types import DType
 from .apply import exp, log
-from .define import EXPR, Expr, composite, span_or_caller, spelling
+from .cast import cast
+from .define import EXPR, Expr, composite, node_of, span_or_caller, spelling
 from .ewise import ewise_mult
 from .reduce import reduce_rows
+
+
+def _floating(x: Expr, span: Span | None) -> Expr:
+    """x, or x in float64 when it holds integers: the shift by the row max is made there (an
+    int64 x - max(x) can leave int64 where the softmax itself is plain)."""
+    return cast(x, "float64", span=span) if node_of(x).type.dtype is DType.int64 else x
 
 
 @spelling(file=(("x", EXPR),))
 def softmax(x: Expr, *, span: Span | None = None) -> Expr:
     """Row-wise softmax over the present entries of each row (shifted by the row max)."""
     span = span_or_caller(span)
+    x = _floating(x, span)
     e = exp(ewise_mult(x, reduce_rows(x, "max", span=span), "minus", span=span), span=span)
     return ewise_mult(e, reduce_rows(e, "plus", span=span), "div", span=span)
 
@@ -30,6 +39,7 @@ def softmax(x: Expr, *, span: Span | None = None) -> Expr:
 def log_softmax(x: Expr, *, span: Span | None = None) -> Expr:
     """Row-wise log-softmax over the present entries of each row."""
     span = span_or_caller(span)
+    x = _floating(x, span)
     y = ewise_mult(x, reduce_rows(x, "max", span=span), "minus", span=span)
     lse = log(reduce_rows(exp(y, span=span), "plus", span=span), span=span)
     return ewise_mult(y, lse, "minus", span=span)

@@ -242,3 +242,44 @@ def test_an_iteration_whose_product_wraps_is_an_error_though_the_next_ones_do_no
     fails(f, {"A": a, "x": x0}, P)
     x0 = sp.csr_array((np.array([2**10], np.int64), ([0], [0])), shape=(n, 1))   # (a new object: read again)
     assert run(f, {"A": a, "x": x0}, P)["y"].to_numpy(fill=0).ravel().tolist() == [2**10, 2**12, 2**14, 2**16, 0, 0]
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_of_integers_shifts_in_float64(fn):
+    # x - max_row(x) in int64 left int64 for a row spanning more than 2^63 (an overflow error
+    # where the softmax itself is plain)
+    Y = dp.dense("Y", ("n", "f"), dtype="int64")
+    y = np.array([[-(2**62) - 5, 2**62, 3], [1, 2, 3]], np.int64)
+    got = dp.function({"s": getattr(dp, fn)(Y)})(Y=y)["s"].to_numpy()
+    z = y.astype(np.float64) - y.astype(np.float64).max(axis=1, keepdims=True)
+    lse = np.log(np.exp(z).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(got, np.exp(z - lse) if fn == "softmax" else z - lse, rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("P", [1, 2])
+def test_an_assign_with_an_accumulator_is_checked(P):
+    C, A = dp.dense("C", ("n", "k"), dtype="int64"), dp.dense("A", (1, 1), dtype="int64")
+    f = dp.function({"s": dp.assign(C, -1, [1], [0], accum="plus"), "e": dp.assign(C, A, [1], [0], accum="plus")})
+    c = np.array([[0, 0], [-(2**63), 5], [7, 7]], np.int64)
+    assert "assign[" in fails(f, {"C": c, "A": np.array([[-1]], np.int64)}, P)
+    c = np.array([[0, 0], [-(2**62), 5], [7, 7]], np.int64)   # in range: exact
+    out = run(f, {"C": c, "A": np.array([[-1]], np.int64)}, P)
+    want = [[0, 0], [-(2**62) - 1, 5], [7, 7]]
+    assert out["s"].to_numpy().tolist() == want and out["e"].to_numpy().tolist() == want
+
+
+@pytest.mark.parametrize("P", [2, 3])
+def test_a_product_whose_b_rows_are_fetched_is_checked(P):
+    # a loop's product of a value computed at run time with the carried sparse A fetches the rows
+    # of A it names from their owners (FetchMxM), which checked nothing
+    A = dp.sparse("A", ("n", "n"), dtype="int64")
+    t = dp.mxm(A, A, "min_first")
+    (y,) = dp.while_loop(lambda v: dp.nvals(v) >= 0,
+                         lambda v: (dp.ewise_add(v, dp.mxm(t, v, "plus_times"), "second"),), (A,), 2)
+    f = dp.function({"y": y})
+    rng = np.random.default_rng(3)
+    a = sp.random_array((8, 8), density=0.5, rng=rng, format="csr")
+    big = sp.csr_array((rng.integers(1, 8, a.nnz) << 56, a.indices, a.indptr), shape=a.shape)
+    fails(f, {"A": big}, P)
+    small = sp.csr_array((rng.integers(1, 8, a.nnz), a.indices, a.indptr), shape=a.shape)
+    assert np.array_equal(run(f, {"A": small}, P)["y"].to_numpy(fill=0), run(f, {"A": small}, 1)["y"].to_numpy(fill=0))

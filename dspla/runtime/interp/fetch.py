@@ -12,7 +12,7 @@ import numpy as np
 from ...algebra import REDUCTIONS
 from ...instr import FetchGather, FetchMxM
 from ...kernels import buffers as local
-from ...kernels import gbops
+from ...kernels import gbops, overflow
 from ...ops.gather import outside, outside_error
 from ..failure import PeerError
 from .compute import _multiply, _output_mask
@@ -100,8 +100,13 @@ def _fetch_mxm(rt: Runtime, i: FetchMxM):
     owner = i.parts[used]
     C = gbops.sparse_output(a.nrows, b.ncols, compute)
     mine = used[owner == me]
+    checked, what = rt.checked and overflow.int_product(i.semiring, compute), rt.product_name(i)
     if mine.size:
-        C(mask=mask) << a[:, mine].new().mxm(b[i.pos[mine], :].new(), op)
+        am, bm = a[:, mine].new(), b[i.pos[mine], :].new()
+        C(mask=mask) << am.mxm(bm, op)
+        if checked:   # (C grows by each fetched part: followed in float64 where its bound cannot clear it)
+            rt.shadows.product(i.out, [(am, bm)], i.semiring, what, mask)
+        del am, bm
     sent = got = msgs_sent = msgs_got = 0
     for k in range(1, P):   # round k: ask rank me + k for its rows, answer rank me - k
         to, frm = (me + k) % P, (me - k) % P
@@ -116,8 +121,12 @@ def _fetch_mxm(rt: Runtime, i: FetchMxM):
         if want.size and vv.size:
             rows = gb.Matrix.from_coo(rr, cc, vv, nrows=want.size, ncols=b.ncols, dtype=compute.gb)
             del rr, cc, vv
-            C(mask=mask, accum=acc) << a[:, want].new().mxm(rows, op)
-            del rows
+            aw = a[:, want].new()
+            follow = checked and rt.shadows.before_accumulating(i.out, C, aw, rows, i.semiring, what)
+            C(mask=mask, accum=acc) << aw.mxm(rows, op)
+            if follow:
+                rt.shadows.accumulated(i.out, aw, rows, i.semiring, mask)
+            del rows, aw
     rt.count_dynamic(i, (sent, msgs_sent, got, msgs_got))
     rt.slots[i.out] = gbops.cast(C, out)
     rt.timed("compute_s", t0)

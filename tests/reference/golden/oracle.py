@@ -171,15 +171,18 @@ def _pow(a, b, c):
 _ARITH = {"plus": np.add, "minus": np.subtract, "rminus": lambda a, b: b - a, "times": np.multiply}
 
 
-def binop(op: str, a: np.ndarray, b: np.ndarray, compute: np.dtype) -> np.ndarray:
+def binop(op: str, a: np.ndarray, b: np.ndarray, compute: np.dtype, checked: bool = True) -> np.ndarray:
     """f(a, b) on arrays already cast to the compute dtype. For 'any' returns a's value (the
-    caller records both as acceptable)."""
+    caller records both as acceptable). ``checked``: an int64 value that wrapped raises
+    OracleOverflow (a product's terms are not: only the entry they sum to counts)."""
     with np.errstate(all="ignore"):
         arith = _ARITH.get(op)
         if arith is not None:
             r = arith(a, b)
-            # (int64: the same arithmetic in float64 beside it, to see a value numpy wrapped)
-            return _checked(r, arith(a.astype(np.float64), b.astype(np.float64)), op) if compute == I64 else r
+            if compute != I64 or not checked:
+                return r
+            # (the same arithmetic in float64 beside it, to see a value numpy wrapped)
+            return _checked(r, arith(a.astype(np.float64), b.astype(np.float64)), op)
         if op == "pow":
             return _pow(a, b, compute)
         if op == "div":
@@ -242,9 +245,9 @@ def _identity(m: str, d: np.dtype):
     raise KeyError(m)
 
 
-def monoid_reduce(m: str, terms: np.ndarray, where: np.ndarray, axis: int):
+def monoid_reduce(m: str, terms: np.ndarray, where: np.ndarray, axis: int, checked: bool = True):
     """Reduce ``terms`` along ``axis`` over the positions where ``where`` holds.
-    Returns (values, present, choices-or-None)."""
+    Returns (values, present, choices-or-None); ``checked`` as binop's."""
     d = terms.dtype
     present = where.any(axis=axis)
     if m == "any":
@@ -265,7 +268,7 @@ def monoid_reduce(m: str, terms: np.ndarray, where: np.ndarray, axis: int):
         ufunc = np.fmax if d.kind == "f" else np.maximum
     with np.errstate(all="ignore"):
         vals = ufunc.reduce(terms, axis=axis, where=where, initial=_identity(m, d))
-        if m in NUMERIC_MONOIDS and d == I64:
+        if checked and m in NUMERIC_MONOIDS and d == I64:
             shadow = ufunc.reduce(terms.astype(np.float64), axis=axis, where=where, initial=float(_identity(m, d)))
             vals = _checked(np.asarray(vals), np.asarray(shadow), f"{m} reduction")
     return np.asarray(vals).astype(d), present, None
@@ -303,8 +306,14 @@ def mxm(A: Mat, B: Mat, monoid: str, mult: str, holds: np.ndarray | None = None)
         where = where & holds[:, None, :]
     a = np.where(where, cast(A.values, compute)[:, :, None], np.zeros((), compute))
     b = np.where(where, cast(B.values, compute)[None, :, :], np.zeros((), compute))
-    terms = cast(binop(mult, a, b, compute), out)
-    vals, present, choices = monoid_reduce(monoid, terms, where, axis=1)
+    terms = cast(binop(mult, a, b, compute, checked=False), out)
+    vals, present, choices = monoid_reduce(monoid, terms, where, axis=1, checked=False)
+    if out == I64 and monoid != "any" and (monoid in NUMERIC_MONOIDS or mult in _ARITH):
+        # the entry's true value: the same product in float64 (terms that wrap may sum into range)
+        ft = binop(mult, a.astype(np.float64), b.astype(np.float64), F64) if mult in _ARITH else \
+            terms.astype(np.float64)
+        fvals = monoid_reduce(monoid, ft, where, axis=1)[0]
+        _checked(np.where(present, vals, 0), np.where(present, fvals, 0.0), f"{monoid}_{mult} product")
     return Mat(vals, present, choices)
 
 
@@ -579,7 +588,7 @@ def _rowwise_shifted(X: Mat, name: str, f) -> Mat:
             if not p.any():
                 continue
             x = X.values[i, p]
-            vals[i, p] = f((x - x.max()).astype(out_d))
+            vals[i, p] = f(x.astype(out_d) - x.max().astype(out_d))   # (integers shifted in floats: no wrap)
     return Mat(vals, X.present.copy())
 
 
