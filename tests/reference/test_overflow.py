@@ -206,6 +206,9 @@ def test_3d_layers_partials_in_range_whose_sum_leaves_int64_are_an_error():
     a = sp.csr_array(np.full((1, 4), 2**61, np.int64))
     b = sp.csr_array(np.ones((4, 1), np.int64))
     assert "overflows int64" in fails(_spgemm(), {"A": a, "B": b}, 2, plan="spgemm3d")
+    # a layer's partial of exactly -2^63 (np.abs leaves it negative) and one of -1
+    low = sp.csr_array(np.array([[-(2**62), -(2**62), -1, 0]], np.int64))
+    assert "overflows int64" in fails(_spgemm(), {"A": low, "B": b}, 2, plan="spgemm3d")
     ok = sp.csr_array(np.full((1, 4), 2**60, np.int64))
     got = run(_spgemm(), {"A": ok, "B": b}, 2, plan="spgemm3d")["C"].to_numpy(fill=0)
     assert got.tolist() == [[2**62]]

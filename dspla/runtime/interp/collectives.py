@@ -437,7 +437,7 @@ def _check_layers(rt: Runtime, i: AlltoallSparse, g, C, recv, ncols: int) -> Non
     v = recv[2]
     if len(v) == C.nvals:   # (no position arrived twice: nothing combined)
         return
-    most = int(np.abs(v).max()) if len(v) else 0
+    most = max(int(v.max()), -int(v.min())) if len(v) else 0   # (np.abs leaves -2^63 negative)
     if (most * g.size if i.monoid.name == "plus" else most ** g.size) < overflow.LIMIT:
         return
     F = gbops.sparse_output(i.nrows, ncols, DType.float64)
