@@ -72,4 +72,3 @@ def laid_out_as(kind: str, key, lay: Layout, dims: dict) -> bool:
     if lay == REP or kind == "rep":
         return lay == REP and kind == "rep"
     return kind == lay.kind and key == dims[lay.dim].key
-

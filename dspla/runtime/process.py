@@ -207,7 +207,7 @@ def collect_young() -> None:
     gc.collect(1 if gc.get_count()[1] >= gc.get_threshold()[1] else 0)
 
 
-def older_collections() -> tuple[int, int]:
+def collections_so_far() -> tuple[int, int]:
     """How many times the interpreter has collected generation 0, and generation 1 or 2 (read
     before a run, for ``collect_run_garbage``)."""
     stats = gc.get_stats()
@@ -225,7 +225,7 @@ def collect_run_garbage(before: tuple[int, int]):
     collected during the run, which moves the objects alive then (the run's temporaries among
     them) one generation up, or into the oldest when it collected generation 1. So after a run
     the youngest generation is collected, the next one too when generation 0 was collected
-    during the run, and everything only when an older collection ran (``older_collections()``
+    during the run, and everything only when an older collection ran (``collections_so_far()``
     moved from ``before``) or every FULL_EVERY runs: a full collection scans every object the
     program holds, the user's made since the plan included, and cost 14 ms per call with
     100,000 of them and 175 ms with a million, against 86 us for the whole call without. What
@@ -234,7 +234,7 @@ def collect_run_garbage(before: tuple[int, int]):
     cycle outlives a run and dies later."""
     global _since_full
     _since_full += 1
-    young, older = older_collections()
+    young, older = collections_so_far()
     if older != before[1] or _since_full >= FULL_EVERY:
         gc.collect()
         _since_full = 0

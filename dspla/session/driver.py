@@ -45,8 +45,8 @@ from ..runtime.failure import PeerError, fail, is_quiet, on_root
 from ..runtime.interp import Runtime, shm
 from ..runtime.process import (
     collect_run_garbage,
+    collections_so_far,
     drop_plan_garbage,
-    older_collections,
     planning_mark,
     ran_a_plan,
     release_freed_memory,
@@ -316,14 +316,14 @@ class DistSession:
             if P > 1:
                 comm.barrier()
             t0 = time.perf_counter()
-            older = older_collections()
+            counts = collections_so_far()
             # a repeat is a benchmark's iteration: it counts the inputs as changed and packs and
             # sends them as a new X would be (counted unchanged, on one node p2p1d moved nothing,
             # and `dspla bench runtime` timed the local product alone)
             out = rt.run(held, unchanged if n == 0 else frozenset(), owned)
             ran_a_plan()
             if self._runs >= 1 and heap:
-                collect_run_garbage(older)   # this run's dead matrices (runtime/process.py)
+                collect_run_garbage(counts)   # this run's dead matrices (runtime/process.py)
             self._runs += 1
             times.append(time.perf_counter() - t0)
         mine = {"planning_s": planning_s if header["replan"] else 0.0,

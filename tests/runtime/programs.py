@@ -302,7 +302,7 @@ def generate(seed: int, steps: tuple[int, int] = (1, 7), eager: bool = False, bi
     pool, given = _inputs(rng, sizes, eager, scale)
     text = [f"sizes {sizes}" + (f", int64 inputs times 2^{scale}" if big else "")] + \
         [f"input {n}: {f'{e.shape} {e.dtype}' if eager else e.type} ({X.present.sum()} present)" for n, e, X in pool]
-    made = []
+    made, declared = [], [e for _, e, _ in pool]
     for k in range(int(rng.integers(*steps))):
         step = _step(rng, pool, k)
         if step is None:
@@ -313,18 +313,16 @@ def generate(seed: int, steps: tuple[int, int] = (1, 7), eager: bool = False, bi
         except oracle.OracleOverflow:
             if not big:
                 continue
-            try:
-                e = build()
-            except (DsplaError, TypeError):
-                continue
-            text += [f"t{k} = {what}  (leaves int64)", f"output t{k}"]
-            return Program(seed, {f"t{k}": e}, [e_ for n, e_, _ in pool if n in given], given, {}, text, wraps=True)
+            expected = None   # (its true value leaves int64: it ends a big program)
         except (OracleDomainError, ValueError):
             continue
         try:
             e = build()
         except (DsplaError, TypeError):
             continue
+        if expected is None:
+            text += [f"t{k} = {what}  (leaves int64)", f"output t{k}"]
+            return Program(seed, {f"t{k}": e}, declared, given, {}, text, wraps=True)
         if not big and expected.dtype.kind == "i" and expected.present.any() and \
                 np.abs(expected.values).max() > 1 << 40:
             continue   # (kept far from int64's limits: big programs test the overflow check)
@@ -335,5 +333,5 @@ def generate(seed: int, steps: tuple[int, int] = (1, 7), eager: bool = False, bi
     outs = made[-1:] + [m for m in made[:-1] if rng.random() < 0.3] if made else [pool[0][0]]
     by_name = {n: (e, X) for n, e, X in pool}
     text.append(f"output {', '.join(outs)}")
-    return Program(seed, {o: by_name[o][0] for o in outs}, [by_name[n][0] for n in given], given,
+    return Program(seed, {o: by_name[o][0] for o in outs}, declared, given,
                    {o: by_name[o][1] for o in outs}, text)

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 import dspla as dp
 from dspla.runtime import process
-from dspla.runtime.process import collect_run_garbage, older_collections
+from dspla.runtime.process import collect_run_garbage, collections_so_far
 
 
 class _Node:
@@ -24,7 +24,7 @@ def _cycle():
 
 
 def test_a_young_cycle_is_freed():
-    before = older_collections()
+    before = collections_so_far()
     dead = _cycle()
     assert dead() is not None   # (held by its cycle only)
     collect_run_garbage(before)
@@ -32,7 +32,7 @@ def test_a_young_cycle_is_freed():
 
 
 def test_a_cycle_moved_to_the_oldest_generation_during_the_run_is_freed():
-    before = older_collections()
+    before = collections_so_far()
     a = _Node()
     a.me = a
     dead = weakref.ref(a)
@@ -45,7 +45,7 @@ def test_a_cycle_moved_to_the_oldest_generation_during_the_run_is_freed():
 
 
 def test_a_cycle_moved_to_the_next_generation_during_the_run_is_freed():
-    before = older_collections()
+    before = collections_so_far()
     a = _Node()
     a.me = a
     dead = weakref.ref(a)
@@ -64,7 +64,7 @@ def test_a_run_no_collection_interrupted_collects_the_youngest_generation_only()
     def seen(phase, info):
         if phase == "start":
             gens.append(info["generation"])
-    before = older_collections()
+    before = collections_so_far()
     dead = _cycle()
     gc.callbacks.append(seen)
     try:
